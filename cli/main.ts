@@ -1,0 +1,164 @@
+#!/usr/bin/env node
+// The `kratzen` command: parses flags and calls the modules; no game logic lives here.
+
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import {
+  ReplayIllegalActionError,
+  ReplayOverflowError,
+  ValidationError,
+  randomSession,
+  replayRecord,
+  replayResult,
+  stateToRecord,
+} from '../env/rules/index.js';
+
+const USAGE = `kratzen <verb> [options]
+
+verbs:
+  replay <record.json|->      replay a record, print the result JSON (RULES.md ch. 6)
+  random --seed S [--profile didactic4|tavern5] [--players N] [--hands H] [--variant JSON]
+                              print the record of a session of uniformly random play
+  demo [--seed S]             play a random session and print its hands (what npm start runs)
+`;
+
+/** Exit codes: 0 ok, 1 illegal action or amount overflow, 2 bad input. */
+function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+function fail(code: number, value: Record<string, unknown>): never {
+  printJson(value);
+  process.exit(code);
+}
+
+function badInput(field: string, reason: string, error = 'invalid arguments'): never {
+  fail(2, { error, field, reason });
+}
+
+function readJson(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path === '-' ? 0 : path, 'utf8');
+  } catch (e) {
+    return badInput('record', `cannot read ${path}: ${(e as Error).message}`, 'malformed record');
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    return badInput('', `not JSON: ${(e as Error).message}`, 'malformed record');
+  }
+}
+
+/** Runs a function that may throw the rules core's typed errors and maps them to exit codes. */
+function reportingErrors<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (e) {
+    if (e instanceof ValidationError) fail(2, { error: e.error, field: e.field, reason: e.reason });
+    if (e instanceof ReplayIllegalActionError) {
+      fail(1, { error: 'illegal action', hand: e.hand, action: e.actionIndex, seat: e.seat, reason: e.reason });
+    }
+    if (e instanceof ReplayOverflowError) {
+      fail(1, {
+        error: 'amount overflow',
+        hand: e.hand,
+        action: e.actionIndex,
+        seat: e.seat,
+        reason: 'an amount would pass 2^53 - 1 units; the session stops rather than round',
+      });
+    }
+    throw e;
+  }
+}
+
+function integerFlag(value: string | undefined, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^-?\d+$/.test(value)) badInput(field, `--${field} must be an integer, got "${value}"`);
+  return Number(value);
+}
+
+function sessionRules(values: Record<string, string | boolean | undefined>): Record<string, unknown> {
+  let variant: Record<string, unknown> = {};
+  if (typeof values.variant === 'string') {
+    try {
+      variant = JSON.parse(values.variant);
+    } catch (e) {
+      badInput('variant', `--variant must be a JSON object: ${(e as Error).message}`);
+    }
+    if (variant === null || typeof variant !== 'object' || Array.isArray(variant)) {
+      badInput('variant', '--variant must be a JSON object');
+    }
+  }
+  const rules: Record<string, unknown> = { ...variant };
+  if (values.profile !== undefined) rules.profile = values.profile;
+  const players = integerFlag(values.players as string | undefined, 'players');
+  if (players !== undefined) rules.players = players;
+  const hands = integerFlag(values.hands as string | undefined, 'hands');
+  if (hands !== undefined) rules.hands = hands;
+  return rules;
+}
+
+function seedFlag(value: string | boolean | undefined): number | string {
+  if (typeof value !== 'string') return 0;
+  return /^-?\d+$/.test(value) ? Number(value) : value;
+}
+
+const SESSION_OPTIONS = {
+  seed: { type: 'string' },
+  profile: { type: 'string' },
+  players: { type: 'string' },
+  hands: { type: 'string' },
+  variant: { type: 'string' },
+} as const;
+
+function main(argv: string[]): void {
+  const [verb, ...rest] = argv;
+  switch (verb) {
+    case 'replay': {
+      const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
+      if (positionals.length !== 1) badInput('record', 'usage: kratzen replay <record.json|->');
+      const record = readJson(positionals[0]!);
+      printJson(reportingErrors(() => replayRecord(record).result));
+      return;
+    }
+    case 'random': {
+      const { values } = parseArgs({ args: rest, options: SESSION_OPTIONS });
+      if (values.seed === undefined) badInput('seed', 'kratzen random needs --seed S');
+      const seed = seedFlag(values.seed);
+      const state = reportingErrors(() => randomSession(sessionRules(values), seed));
+      printJson(stateToRecord(state));
+      return;
+    }
+    case 'demo': {
+      const { values } = parseArgs({ args: rest, options: SESSION_OPTIONS });
+      const seed = seedFlag(values.seed);
+      const state = reportingErrors(() => randomSession(sessionRules(values), seed));
+      const result = replayResult(state);
+      result.hands.forEach((hand, h) => {
+        process.stdout.write(
+          `hand ${h}: dealer ${hand.dealer}, trump ${hand.trump}, ${hand.kind}${hand.walkover ? ' (walkover)' : ''}, ` +
+            `pot ${hand.potBeforePlay} -> ${hand.potAfter}, tricks [${hand.tricks}], balances [${hand.balances}]\n`,
+        );
+      });
+      process.stdout.write(`final: balances [${result.final.balances}], pot ${result.final.pot}, winners [${result.final.winners}]\n`);
+      return;
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return;
+    default:
+      process.stderr.write(`kratzen: unknown verb "${verb}"\n\n${USAGE}`);
+      process.exit(2);
+  }
+}
+
+try {
+  main(process.argv.slice(2));
+} catch (e) {
+  if ((e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) badInput('arguments', (e as Error).message);
+  throw e;
+}

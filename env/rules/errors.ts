@@ -1,0 +1,40 @@
+// Typed errors of the rules core: each names what was wrong so callers can report it precisely.
+
+/** An action that the current state does not allow; the state is left unchanged. */
+export class IllegalActionError extends Error {
+  constructor(
+    readonly action: number,
+    readonly seat: number,
+    readonly reason: string,
+  ) {
+    super(`illegal action ${action} by seat ${seat}: ${reason}`);
+    this.name = 'IllegalActionError';
+  }
+}
+
+/** A rule set, record or option that fails validation; `field` is a path like `rules.players`. */
+export class ValidationError extends Error {
+  constructor(
+    readonly error: string,
+    readonly field: string,
+    readonly reason: string,
+  ) {
+    super(`${error}: ${field ? `${field}: ` : ''}${reason}`);
+    this.name = 'ValidationError';
+  }
+}
+
+export class RuleSetError extends ValidationError {
+  constructor(field: string, reason: string) {
+    super('invalid rule set', field, reason);
+    this.name = 'RuleSetError';
+  }
+}
+
+/** A settlement whose amounts would pass 2^53 - 1 units (RULES.md ch. 3, Ledger). */
+export class AmountOverflowError extends Error {
+  constructor(readonly hand: number) {
+    super(`amount overflow in hand ${hand}: an amount would pass 2^53 - 1 units`);
+    this.name = 'AmountOverflowError';
+  }
+}

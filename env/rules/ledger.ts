@@ -1,0 +1,98 @@
+// Money (RULES.md ch. 3 and 4, Settlement): exact integer units, never rounded.
+// didactic4 counts quarter chips (P/4 per trick is exact because every P is whole chips);
+// tavern5 counts fifths of a chip, and a share is floor(P_units / 5) [D-5].
+
+/** Largest amount in units an engine keeps exactly; passing it is an `amount overflow`. */
+export const MAX_UNITS = Number.MAX_SAFE_INTEGER;
+
+export interface SettlementInput {
+  numPlayers: number;
+  dealer: number;
+  /** P: the pot just before play, in units. */
+  potBeforePlay: number;
+  /** 1 for every seat that played the tricks. */
+  playing: ArrayLike<number>;
+  tricks: ArrayLike<number>;
+  quotas: ArrayLike<number>;
+}
+
+export interface Settlement {
+  payouts: number[];
+  penalties: number[];
+  potAfter: number;
+  /** Some non-Bettler player missed the quota: the next tavern5 deal is a Muss. */
+  anyMissedQuota: boolean;
+}
+
+/** didactic4: P/4 per trick in a normal hand, nothing in a Muss; then P per failure, 2P for the declarer. */
+export function settleDidactic4(input: SettlementInput, isMuss: boolean): Settlement {
+  const { numPlayers, dealer, potBeforePlay: P, playing, tricks, quotas } = input;
+  const payouts = new Array<number>(numPlayers).fill(0);
+  const penalties = new Array<number>(numPlayers).fill(0);
+  let pot = P;
+  let anyMissedQuota = false;
+  const perTrick = P / 4; // exact: P is whole chips, so a multiple of 4 quarter units
+  for (let s = 0; s < numPlayers; s++) {
+    if (!playing[s]) continue;
+    if (!isMuss) {
+      payouts[s] = tricks[s]! * perTrick;
+      pot -= payouts[s]!;
+    }
+    if (tricks[s]! < quotas[s]!) {
+      // Every penalty comes from the same P, never from the pot as it changes.
+      penalties[s] = s === dealer ? 2 * P : P;
+      pot += penalties[s]!;
+      anyMissedQuota = true;
+    }
+  }
+  return { payouts, penalties, potAfter: pot, anyMissedQuota };
+}
+
+export interface Tavern5SettlementInput extends SettlementInput {
+  anteUnits: number;
+  failPenalty: 'double-ante' | 'pot';
+  /** 1 for a seat playing a Bettler contract. */
+  bettler: ArrayLike<number>;
+  bettlerBonusUnits: number;
+}
+
+/** tavern5: tricks x share to those who met the quota, then 2 x ante (or P) per failure; Bettlers [D-6]. */
+export function settleTavern5(input: Tavern5SettlementInput): Settlement {
+  const { numPlayers, potBeforePlay: P, playing, tricks, quotas, bettler } = input;
+  const payouts = new Array<number>(numPlayers).fill(0);
+  const penalties = new Array<number>(numPlayers).fill(0);
+  const share = Math.floor(P / 5);
+  const failure = input.failPenalty === 'pot' ? P : 2 * input.anteUnits;
+  let pot = P;
+  let anyMissedQuota = false;
+  for (let s = 0; s < numPlayers; s++) {
+    if (!playing[s] || bettler[s]) continue;
+    if (tricks[s]! >= quotas[s]!) {
+      payouts[s] = tricks[s]! * share;
+      pot -= payouts[s]!;
+    } else {
+      penalties[s] = failure;
+      pot += failure;
+      anyMissedQuota = true;
+    }
+  }
+  for (let s = 0; s < numPlayers; s++) {
+    if (!playing[s] || !bettler[s]) continue;
+    if (tricks[s] === 0) {
+      // A won Bettler is paid by every other player in the hand, straight, not through the pot.
+      for (let o = 0; o < numPlayers; o++) {
+        if (o === s || !playing[o]) continue;
+        penalties[o] += input.bettlerBonusUnits;
+        payouts[s] += input.bettlerBonusUnits;
+      }
+    } else {
+      penalties[s] += P;
+      pot += P;
+    }
+  }
+  return { payouts, penalties, potAfter: pot, anyMissedQuota };
+}
+
+export function exceedsUnits(value: number): boolean {
+  return !(Math.abs(value) <= MAX_UNITS);
+}

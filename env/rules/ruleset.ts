@@ -1,0 +1,159 @@
+// Rule sets (RULES.md ch. 0): the zod schema, profile defaults and variant switches.
+// Input is a plain JSON object; the output is a complete, frozen `RuleSet` with every default
+// filled in and every amount also given in exact integer units.
+
+import { z } from 'zod';
+import { RuleSetError } from './errors.js';
+
+export type Profile = 'didactic4' | 'tavern5';
+export type DeckStyle = 'german' | 'french' | 'french-joker';
+
+export interface ExchangeVariant {
+  /** Most cards one player may exchange (1-5). */
+  maxCards: number;
+  /** Chips paid into the pot per exchanged card. */
+  feePerCard: number;
+}
+
+export interface RuleSet {
+  profile: Profile;
+  /** Seats at the table, 3-6. */
+  players: number;
+  /** Hands (deals) in a session; default one full rotation of dealers. */
+  hands: number;
+  /** Card names and symbols only; never changes play. */
+  deckStyle: DeckStyle;
+  // ---- tavern5 only (defaults are kept for didactic4 but never used there) ----
+  /** Chips each player dealt in puts in the pot every deal. */
+  ante: number;
+  /** `highest`: the Salzburg rule, Weli above the trump Ace. */
+  weliRank: 'second' | 'highest';
+  /** Tricks the dealer needs. */
+  dealerMinTricks: 2 | 3;
+  /** What a player who missed the quota pays: twice the ante, or the pot before play. */
+  failPenalty: 'double-ante' | 'pot';
+  /** Card exchange with the talon after the declarations; null when off. */
+  exchange: ExchangeVariant | null;
+  /** Zero-trick contract; null when off. */
+  bettler: { bonus: number } | null;
+  /** Each player's stack at the start; null when absent. */
+  startingChips: number | null;
+  /** A stack at or above this ends the session; null when absent. */
+  targetChips: number | null;
+}
+
+/** Exact money: didactic4 pays P/4 per trick (quarter chips), tavern5 uses fifths of a chip. */
+export function unitsPerChip(profile: Profile): number {
+  return profile === 'didactic4' ? 4 : 5;
+}
+
+const TAVERN5_ONLY = [
+  'ante',
+  'weliRank',
+  'dealerMinTricks',
+  'failPenalty',
+  'exchange',
+  'bettler',
+  'startingChips',
+  'targetChips',
+] as const;
+
+const UNDEFINED_RITUALS_REASON =
+  'Schlagen/Oder/Weiter-Oder/Weiter and the cut rituals are named but not defined by the sources ' +
+  '(seed 001, section 07: names alone do not define a procedure)';
+
+const isFifth = (x: number) => Math.abs(x * 5 - Math.round(x * 5)) < 1e-9;
+const fifths = (what: string) =>
+  z.number().refine(Number.isFinite, `${what} must be a finite number`).refine(isFifth, `${what} must be a multiple of 1/5 chip`);
+
+const ruleSetSchema = z.strictObject({
+  profile: z.enum(['didactic4', 'tavern5']).default('didactic4'),
+  players: z.number().int().min(3).max(6).default(4),
+  hands: z.number().int().min(1).optional(),
+  deckStyle: z.enum(['german', 'french', 'french-joker']).default('german'),
+  ante: fifths('ante').refine((x) => x > 0, 'ante must be positive').default(1),
+  weliRank: z.enum(['second', 'highest']).default('second'),
+  dealerMinTricks: z.union([z.literal(2), z.literal(3)]).default(2),
+  failPenalty: z.enum(['double-ante', 'pot']).default('double-ante'),
+  exchange: z
+    .strictObject({
+      maxCards: z.number().int().min(1).max(5).default(2),
+      feePerCard: fifths('feePerCard').refine((x) => x >= 0, 'feePerCard must not be negative').default(1),
+    })
+    .optional(),
+  bettler: z
+    .strictObject({
+      bonus: fifths('bonus').refine((x) => x >= 0, 'bonus must not be negative').default(2),
+    })
+    .optional(),
+  startingChips: fifths('startingChips').refine((x) => x > 0, 'startingChips must be positive').optional(),
+  targetChips: fifths('targetChips').refine((x) => x > 0, 'targetChips must be positive').optional(),
+});
+
+function dropNulls(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) if (v !== null) out[key] = dropNulls(v);
+  return out;
+}
+
+/**
+ * Validates a rule set and fills in its defaults. Throws `RuleSetError` naming the first bad
+ * field (`players`, `exchange.maxCards`, ...). `null` means absent, as in records.
+ */
+export function parseRuleSet(input: unknown): RuleSet {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new RuleSetError('', 'a rule set must be a JSON object');
+  }
+  const raw = dropNulls(input) as Record<string, unknown>;
+  for (const field of ['dealerChoice', 'cutRitual']) {
+    if (field in raw) throw new RuleSetError(field, UNDEFINED_RITUALS_REASON);
+  }
+  if ((raw.profile ?? 'didactic4') === 'didactic4') {
+    for (const field of TAVERN5_ONLY) {
+      if (field in raw) throw new RuleSetError(field, `${field} is a tavern5 rule; it is not allowed in didactic4`);
+    }
+  }
+  const parsed = ruleSetSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    let path = issue.path.map(String);
+    if (issue.code === 'unrecognized_keys') path = [...path, issue.keys[0]!];
+    const field = path.join('.');
+    const reason = issue.code === 'unrecognized_keys' ? `unknown field ${field}` : issue.message;
+    throw new RuleSetError(field, reason);
+  }
+  const r = parsed.data;
+  return Object.freeze({
+    profile: r.profile,
+    players: r.players,
+    hands: r.hands ?? r.players,
+    deckStyle: r.deckStyle,
+    ante: r.ante,
+    weliRank: r.weliRank,
+    dealerMinTricks: r.dealerMinTricks,
+    failPenalty: r.failPenalty,
+    exchange: r.exchange ? Object.freeze({ ...r.exchange }) : null,
+    bettler: r.bettler ? Object.freeze({ ...r.bettler }) : null,
+    startingChips: r.startingChips ?? null,
+    targetChips: r.targetChips ?? null,
+  });
+}
+
+/** The rule set as a record writes it: only the fields that differ from the defaults. */
+export function ruleSetToJson(rules: RuleSet): Record<string, unknown> {
+  const out: Record<string, unknown> = { profile: rules.profile, players: rules.players };
+  if (rules.hands !== rules.players) out.hands = rules.hands;
+  if (rules.deckStyle !== 'german') out.deckStyle = rules.deckStyle;
+  if (rules.profile === 'tavern5') {
+    if (rules.ante !== 1) out.ante = rules.ante;
+    if (rules.weliRank !== 'second') out.weliRank = rules.weliRank;
+    if (rules.dealerMinTricks !== 2) out.dealerMinTricks = rules.dealerMinTricks;
+    if (rules.failPenalty !== 'double-ante') out.failPenalty = rules.failPenalty;
+    if (rules.exchange) out.exchange = { ...rules.exchange };
+    if (rules.bettler) out.bettler = { ...rules.bettler };
+    if (rules.startingChips !== null) out.startingChips = rules.startingChips;
+    if (rules.targetChips !== null) out.targetChips = rules.targetChips;
+  }
+  return out;
+}

@@ -1,0 +1,2 @@
+// kratzen-gym: the package entry point. Everything a user imports comes through here.
+export * from './env/rules/index.js';
