@@ -4,11 +4,9 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import {
-  ReplayIllegalActionError,
-  ReplayOverflowError,
-  ValidationError,
+  errorReport,
   randomSession,
-  replayRecord,
+  replayToJson,
   replayResult,
   stateToRecord,
 } from '../env/rules/index.js';
@@ -55,19 +53,8 @@ function reportingErrors<T>(run: () => T): T {
   try {
     return run();
   } catch (e) {
-    if (e instanceof ValidationError) fail(2, { error: e.error, field: e.field, reason: e.reason });
-    if (e instanceof ReplayIllegalActionError) {
-      fail(1, { error: 'illegal action', hand: e.hand, action: e.actionIndex, seat: e.seat, reason: e.reason });
-    }
-    if (e instanceof ReplayOverflowError) {
-      fail(1, {
-        error: 'amount overflow',
-        hand: e.hand,
-        action: e.actionIndex,
-        seat: e.seat,
-        reason: 'an amount would pass 2^53 - 1 units; the session stops rather than round',
-      });
-    }
+    const report = errorReport(e);
+    if (report) fail(report.exitCode, report.output);
     throw e;
   }
 }
@@ -119,7 +106,9 @@ function main(argv: string[]): void {
       const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
       if (positionals.length !== 1) badInput('record', 'usage: kratzen replay <record.json|->');
       const record = readJson(positionals[0]!);
-      printJson(reportingErrors(() => replayRecord(record).result));
+      const { exitCode, output } = replayToJson(record);
+      printJson(output);
+      process.exitCode = exitCode;
       return;
     }
     case 'random': {

@@ -23,7 +23,11 @@ export const MAX_SEATS = 6;
 /** Room for the largest hand: a didactic4 dealer holding two face-up cards (6). */
 const HAND_CAPACITY = 8;
 
-export type Phase = 'trump' | 'discard' | 'declare' | 'exchange' | 'play' | 'over';
+/**
+ * `deal`: the next hand waits for a deck (`dealNextHand`), as a record without a seed stops
+ * after its last hand; it has no legal actions but is not terminal. `over`: the session ended.
+ */
+export type Phase = 'deal' | 'trump' | 'discard' | 'declare' | 'exchange' | 'play' | 'over';
 export type HandKind = 'funding-muss' | 'forced-muss' | 'normal' | 'muss' | 'tie-break';
 
 /** Declarations by seat: not (yet) declared, out, in, bettler. */
@@ -288,6 +292,7 @@ export class KratzenState {
         return this.applyExchange(action);
       case 'play':
         return this.applyPlay(action);
+      case 'deal':
       case 'over':
         return;
     }
@@ -310,7 +315,9 @@ export class KratzenState {
     const text = actionToString(action);
     switch (this.phase) {
       case 'over':
-        return 'the session is over';
+        return this.overflowed ? 'the session stopped: amount overflow' : 'the session is over';
+      case 'deal':
+        return 'the next hand has not been dealt: no deck is known for it';
       case 'trump':
         return `the dealer must name the trump suit after a turned Weli, not ${text}`;
       case 'discard':
@@ -383,6 +390,7 @@ export class KratzenState {
         for (let i = 0; i < this.handLength[seat]!; i++) if (bits & (1 << i)) legal[count++] = this.hands[base + i]!;
         break;
       }
+      case 'deal':
       case 'over':
         break;
     }
@@ -398,8 +406,7 @@ export class KratzenState {
     return s;
   }
 
-  private takeDeck(): void {
-    const supplied = this.deckSupply[this.handIndex];
+  private takeDeck(supplied: ArrayLike<number> | null | undefined): void {
     if (supplied) {
       this.deck.set(supplied);
     } else {
@@ -468,7 +475,28 @@ export class KratzenState {
   private startHand(): void {
     this.handIndex++;
     this.resetHand();
-    this.takeDeck();
+    const supplied = this.deckSupply[this.handIndex];
+    if (!supplied && !this.rng) {
+      this.phase = 'deal';
+      this.currentSeat = -1;
+      return;
+    }
+    this.dealHand(supplied);
+  }
+
+  /** Deals the waiting hand (phase `deal`) from an explicit deck of 33 card ids, top first. */
+  dealNextHand(deck: ArrayLike<number>): void {
+    if (this.phase !== 'deal') throw new Error(`no hand is waiting for a deck (phase ${this.phase})`);
+    const seen = new Set(Array.from(deck));
+    if (deck.length !== NUM_CARDS || seen.size !== NUM_CARDS || [...seen].some((c) => !(c >= 0 && c < NUM_CARDS))) {
+      throw new ValidationError('invalid deck', 'deck', `a deck lists each of the ${NUM_CARDS} card ids once`);
+    }
+    this.legalFresh = false;
+    this.dealHand(deck);
+  }
+
+  private dealHand(supplied: ArrayLike<number> | null | undefined): void {
+    this.takeDeck(supplied);
     if (this.rules.profile === 'didactic4') this.startDidactic4Hand();
     else this.startTavern5Hand();
   }

@@ -263,3 +263,35 @@ export function stateToRecord(state: KratzenState): GameRecord {
   }));
   return record;
 }
+
+/** The JSON an error is reported as, with its exit code: 1 illegal action or overflow, 2 bad input. */
+export function errorReport(e: unknown): { exitCode: number; output: Record<string, unknown> } | null {
+  if (e instanceof ValidationError) return { exitCode: 2, output: { error: e.error, field: e.field, reason: e.reason } };
+  if (e instanceof ReplayIllegalActionError) {
+    return { exitCode: 1, output: { error: 'illegal action', hand: e.hand, action: e.actionIndex, seat: e.seat, reason: e.reason } };
+  }
+  if (e instanceof ReplayOverflowError) {
+    return {
+      exitCode: 1,
+      output: {
+        error: 'amount overflow',
+        hand: e.hand,
+        action: e.actionIndex,
+        seat: e.seat,
+        reason: 'an amount would pass 2^53 - 1 units; the session stops rather than round',
+      },
+    };
+  }
+  return null;
+}
+
+/** `kratzen replay` as a function: the result JSON and exit code 0, or the error JSON and its code. */
+export function replayToJson(input: unknown): { exitCode: number; output: object } {
+  try {
+    return { exitCode: 0, output: replayRecord(input).result };
+  } catch (e) {
+    const report = errorReport(e);
+    if (report) return report;
+    throw e;
+  }
+}

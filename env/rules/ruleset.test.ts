@@ -1,0 +1,85 @@
+// Rule-set validation (RULES.md ch. 0): defaults, and errors that name the field.
+import { describe, expect, it } from 'vitest';
+import { RuleSetError, parseRuleSet } from './index.js';
+
+function rejection(input: unknown): { field: string; reason: string } {
+  try {
+    parseRuleSet(input);
+  } catch (e) {
+    expect(e).toBeInstanceOf(RuleSetError);
+    return { field: (e as RuleSetError).field, reason: (e as RuleSetError).reason };
+  }
+  throw new Error(`accepted ${JSON.stringify(input)}`);
+}
+
+describe('rule sets', () => {
+  it('fills in the defaults: didactic4, 4 players, one rotation of dealers', () => {
+    const rules = parseRuleSet({});
+    expect(rules).toMatchObject({ profile: 'didactic4', players: 4, hands: 4, deckStyle: 'german' });
+    expect(parseRuleSet({ players: 6 }).hands).toBe(6);
+  });
+  it('fills in tavern5 variant defaults: exchange {} and bettler {}', () => {
+    const rules = parseRuleSet({ profile: 'tavern5', exchange: {}, bettler: {} });
+    expect(rules.exchange).toEqual({ maxCards: 2, feePerCard: 1 });
+    expect(rules.bettler).toEqual({ bonus: 2 });
+    expect(rules.ante).toBe(1);
+    expect(rules.weliRank).toBe('second');
+    expect(rules.dealerMinTricks).toBe(2);
+    expect(rules.failPenalty).toBe('double-ante');
+  });
+  it('treats null as absent', () => {
+    expect(parseRuleSet({ profile: 'tavern5', exchange: null }).exchange).toBeNull();
+  });
+  it.each([
+    [{ players: 2 }, 'players'],
+    [{ players: 7 }, 'players'],
+    [{ players: 4.5 }, 'players'],
+    [{ hands: 0 }, 'hands'],
+    [{ profile: 'tavern6' }, 'profile'],
+    [{ deckStyle: 'tarot' }, 'deckStyle'],
+    [{ colour: 'red' }, 'colour'],
+    [{ profile: 'tavern5', ante: 0 }, 'ante'],
+    [{ profile: 'tavern5', ante: 0.3 }, 'ante'],
+    [{ profile: 'tavern5', weliRank: 'third' }, 'weliRank'],
+    [{ profile: 'tavern5', dealerMinTricks: 4 }, 'dealerMinTricks'],
+    [{ profile: 'tavern5', failPenalty: 'triple' }, 'failPenalty'],
+    [{ profile: 'tavern5', exchange: { maxCards: 6 } }, 'exchange.maxCards'],
+    [{ profile: 'tavern5', exchange: { maxCards: 0 } }, 'exchange.maxCards'],
+    [{ profile: 'tavern5', exchange: { feePerCard: -1 } }, 'exchange.feePerCard'],
+    [{ profile: 'tavern5', exchange: { cards: 2 } }, 'exchange.cards'],
+    [{ profile: 'tavern5', bettler: { bonus: -0.2 } }, 'bettler.bonus'],
+    [{ profile: 'tavern5', startingChips: 0 }, 'startingChips'],
+    [{ profile: 'tavern5', targetChips: -5 }, 'targetChips'],
+    [{ profile: 'tavern5', targetChips: 10.1 }, 'targetChips'],
+  ])('rejects %j naming %s', (input, field) => {
+    expect(rejection(input).field).toBe(field);
+  });
+  it('accepts amounts in fifths of a chip', () => {
+    expect(parseRuleSet({ profile: 'tavern5', ante: 0.2, bettler: { bonus: 1.4 } }).ante).toBe(0.2);
+  });
+  it.each(['ante', 'weliRank', 'dealerMinTricks', 'failPenalty', 'exchange', 'bettler', 'startingChips', 'targetChips'])(
+    'rejects the tavern5 field %s in didactic4',
+    (field) => {
+      const values: Record<string, unknown> = {
+        ante: 1, weliRank: 'highest', dealerMinTricks: 3, failPenalty: 'pot', exchange: {}, bettler: {}, startingChips: 10, targetChips: 20,
+      };
+      const r = rejection({ profile: 'didactic4', [field]: values[field] });
+      expect(r.field).toBe(field);
+      expect(r.reason).toMatch(/tavern5/);
+    },
+  );
+  it.each(['dealerChoice', 'cutRitual'])('always rejects %s with the reason from RULES.md', (field) => {
+    for (const profile of ['didactic4', 'tavern5']) {
+      const r = rejection({ profile, [field]: 'Schlagen' });
+      expect(r.field).toBe(field);
+      expect(r.reason).toBe(
+        'Schlagen/Oder/Weiter-Oder/Weiter and the cut rituals are named but not defined by the sources ' +
+          '(seed 001, section 07: names alone do not define a procedure)',
+      );
+    }
+  });
+  it('rejects what is not an object', () => {
+    expect(rejection([]).field).toBe('');
+    expect(rejection('didactic4').field).toBe('');
+  });
+});

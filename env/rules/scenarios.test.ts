@@ -1,0 +1,465 @@
+// Scripted scenarios with card tokens, each citing the rule or decision it checks.
+import { describe, expect, it } from 'vitest';
+import seedrandom from 'seedrandom';
+import { buildDeck, type DeckPlan } from '../../test/helpers/decks.js';
+import {
+  ACTION_BETTLER,
+  ACTION_DONE,
+  ACTION_IN,
+  ACTION_OUT,
+  AmountOverflowError,
+  IllegalActionError,
+  ReplayIllegalActionError,
+  ReplayOverflowError,
+  createGame,
+  discardAction,
+  parseAction,
+  parseCard,
+  playRandomly,
+  replayRecord,
+  replayResult,
+  settleDidactic4,
+  settleTavern5,
+  stateToRecord,
+  type KratzenState,
+} from './index.js';
+
+type Script = [seat: number, action: string][];
+const actions = (script: Script) => script.map(([seat, action]) => ({ seat, action }));
+
+function stateFor(rules: Record<string, unknown>, plan: Omit<DeckPlan, 'profile' | 'players'>, start: Record<string, unknown> = {}) {
+  const game = createGame(rules);
+  const deck = buildDeck({ ...plan, profile: game.rules.profile, players: game.numPlayers }).map(parseCard);
+  // `start` amounts are given in chips here, as in records; the state keeps units.
+  const units = {
+    ...start,
+    pot: game.toUnits((start.pot as number | undefined) ?? 0),
+    balances: (start.balances as number[] | undefined)?.map((b) => game.toUnits(b)),
+  };
+  return game.newState({ seed: 1, decks: [deck], start: { dealer: plan.dealer, ...units } });
+}
+
+function run(state: KratzenState, script: Script) {
+  for (const [seat, action] of script) state.applyAs(seat, parseAction(action));
+  return state;
+}
+
+/** The settlement example of seed 001 section 08, dealt so that P = 12 and tricks are 1, 2, 1, 0. */
+const SETTLEMENT_PLAN = {
+  dealer: 0,
+  hands: { 0: ['Ac', '7s', '8h', '7h'], 1: ['Qc', 'Ks', 'Ad', 'Kc'], 2: ['7d', 'As', 'Td', 'Ah'], 3: ['8d', '8s', '9d', 'Js'] },
+  faceUp: ['9c'],
+};
+const SETTLEMENT_SCRIPT: Script = [
+  [0, 'discard 9c'], [1, 'in'], [2, 'in'], [3, 'in'],
+  [0, 'play Ac'], [1, 'play Qc'], [2, 'play 7d'], [3, 'play 8d'],
+  [0, 'play 7s'], [1, 'play Ks'], [2, 'play As'], [3, 'play 8s'],
+  [2, 'play Td'], [3, 'play 9d'], [0, 'play 8h'], [1, 'play Ad'],
+  [1, 'play Kc'], [2, 'play Ah'], [3, 'play Js'], [0, 'play 7h'],
+];
+
+describe('didactic4 settlement (RULES.md ch. 3, seed example)', () => {
+  it('P = 12: pays P/4 per trick, then 2P for the declarer and P for a player without a trick; next pot 36', () => {
+    const deck = buildDeck({ profile: 'didactic4', players: 4, ...SETTLEMENT_PLAN });
+    const { result } = replayRecord({
+      rules: { profile: 'didactic4', players: 4 },
+      start: { dealer: 0, pot: 11 },
+      hands: [{ deck, actions: actions(SETTLEMENT_SCRIPT) }],
+    });
+    expect(result.hands).toEqual([
+      {
+        dealer: 0, trump: 'c', indicator: '9c', kind: 'normal', walkover: false, potBeforePlay: 12,
+        in: [true, true, true, true], tricks: [1, 2, 1, 0], payouts: [3, 6, 3, 0], penalties: [24, 0, 0, 12],
+        potAfter: 36, balances: [-22, 6, 3, -12],
+      },
+    ]);
+    expect(result.final).toEqual({ balances: [-22, 6, 3, -12], pot: 36, complete: false });
+  });
+
+  it('the ledger computes penalties from the same P, never from the changed pot', () => {
+    const s = settleDidactic4(
+      { numPlayers: 4, dealer: 0, potBeforePlay: 48, playing: [1, 1, 1, 1], tricks: [1, 2, 1, 0], quotas: [2, 1, 1, 1] },
+      false,
+    );
+    expect(s.payouts).toEqual([12, 24, 12, 0]);
+    expect(s.penalties).toEqual([96, 0, 0, 48]);
+    expect(s.potAfter).toBe(144);
+  });
+
+  it('the worked trick example is enforced in live play: D must play the Ace over the Weli', () => {
+    const state = stateFor({}, {
+      dealer: 0,
+      hands: { 0: ['Kc', '7h', '8h', '9h'], 1: ['W', '7s', '8s', '9s'], 2: ['8c', 'Th', 'Ts', 'Jh'], 3: ['Ac', 'Qc', 'Js', 'Qs'] },
+      faceUp: ['9c'],
+    }, { pot: 4 });
+    run(state, [[0, 'discard 9c'], [1, 'in'], [2, 'in'], [3, 'in'], [0, 'play Kc'], [1, 'play W'], [2, 'play 8c']]);
+    expect(state.legalActions()).toEqual([parseAction('play Ac')]);
+    expect(() => state.apply(parseAction('play Qc'))).toThrow(IllegalActionError);
+    state.apply(parseAction('play Ac'));
+    expect(state.tricksWon[3]).toBe(1);
+    expect(state.currentSeat).toBe(3);
+  });
+});
+
+describe('didactic4 hands', () => {
+  it('funding Muss on an empty pot: everybody pays 1, the dealer 2; no payout; dealer leads', () => {
+    const state = stateFor({}, SETTLEMENT_PLAN);
+    expect(state.kind).toBe('funding-muss');
+    expect(Array.from(state.balances)).toEqual([-8, -4, -4, -4]);
+    expect(state.pot).toBe(20);
+    run(state, [[0, 'discard 9c']]);
+    expect(state.phase).toBe('play'); // Muss hands have no declarations
+    expect(state.currentSeat).toBe(0);
+    expect(state.isLegal(ACTION_IN)).toBe(false);
+    run(state, SETTLEMENT_SCRIPT.slice(4));
+    const [hand] = replayResult(state).hands;
+    expect(hand).toMatchObject({ kind: 'funding-muss', potBeforePlay: 5, payouts: [0, 0, 0, 0], penalties: [10, 0, 0, 5], potAfter: 20 });
+  });
+
+  it('[D-1] a Weli indicator turns the next card too, which sets trump and counts for the 7 rule', () => {
+    const state = stateFor({}, {
+      dealer: 1,
+      hands: { 0: ['Ac', 'Kc', 'Qc', 'Jc'], 1: ['As', 'Ks', 'Qs', 'Js'], 2: ['Ah', 'Kh', 'Qh', 'Jh'], 3: ['Ad', 'Kd', 'Qd', 'Jd'] },
+      faceUp: ['W', '7h'],
+    }, { pot: 6 });
+    expect(state.trump).toBe(2);
+    expect(state.indicator).toBe(parseCard('7h'));
+    expect(state.kind).toBe('forced-muss');
+    expect(state.handOf(1).length).toBe(6); // the dealer takes both face-up cards
+    expect(Array.from(state.quotas.subarray(0, 4))).toEqual([1, 1, 1, 1]);
+    run(state, [[1, 'discard W'], [1, 'discard Js']]);
+    expect(state.phase).toBe('play');
+    expect(state.handOf(1)).toEqual(['As', 'Ks', 'Qs', '7h'].map(parseCard));
+    // The contributions are those of a non-empty pot: only the dealer's chip.
+    expect(state.pot).toBe(28); // units: 6 chips + 1
+  });
+
+  it('[D-2] a 7 indicator in a funding Muss lowers the declarer quota to 1 as well', () => {
+    const state = stateFor({}, { ...SETTLEMENT_PLAN, faceUp: ['7c'] });
+    expect(state.kind).toBe('funding-muss');
+    expect(Array.from(state.quotas.subarray(0, 4))).toEqual([1, 1, 1, 1]);
+    run(state, [[0, 'discard 7c'], ...SETTLEMENT_SCRIPT.slice(4)]);
+    // The declarer made 1 trick: no penalty; only the player without a trick pays P.
+    expect(replayResult(state).hands[0]).toMatchObject({ tricks: [1, 2, 1, 0], penalties: [0, 0, 0, 5] });
+  });
+
+  it('a walkover: everybody else out, the declarer takes the pot unplayed; the next hand is a funding Muss', () => {
+    const state = stateFor({}, SETTLEMENT_PLAN, { pot: 11 });
+    run(state, [[0, 'discard 9c'], [1, 'out'], [2, 'out'], [3, 'out']]);
+    expect(replayResult(state).hands[0]).toEqual({
+      dealer: 0, trump: 'c', indicator: '9c', kind: 'normal', walkover: true, potBeforePlay: 12,
+      in: [true, false, false, false], tricks: [0, 0, 0, 0], payouts: [12, 0, 0, 0], penalties: [0, 0, 0, 0],
+      potAfter: 0, balances: [11, 0, 0, 0],
+    });
+    expect(state.dealer).toBe(1);
+    expect(state.kind).toBe('funding-muss');
+  });
+
+  it('out costs nothing; only players in take tricks; the dealer always leads the first trick', () => {
+    const state = stateFor({}, SETTLEMENT_PLAN, { pot: 12 });
+    run(state, [[0, 'discard 9c'], [1, 'in'], [2, 'out'], [3, 'in']]);
+    expect(state.currentSeat).toBe(0);
+    run(state, [[0, 'play Ac'], [1, 'play Qc'], [3, 'play 8d']]);
+    expect(state.tricksWon[0]).toBe(1);
+    playRandomly(state, seedrandom('rest'));
+    const hand = replayResult(state).hands[0]!;
+    expect(hand.in).toEqual([true, true, false, true]);
+    expect(hand.penalties[2]).toBe(0);
+    expect(hand.payouts[2]).toBe(0);
+  });
+
+  it('an illegal action throws a typed error with a reason and changes nothing', () => {
+    const state = stateFor({}, SETTLEMENT_PLAN, { pot: 12 });
+    const before = JSON.stringify(stateToRecord(state));
+    expect(() => state.apply(parseAction('in'))).toThrow(/discard/);
+    expect(() => state.applyAs(2, discardAction(parseCard('9c')))).toThrow(/turn/);
+    try {
+      state.apply(discardAction(parseCard('As')));
+    } catch (e) {
+      expect(e).toBeInstanceOf(IllegalActionError);
+      expect((e as IllegalActionError).reason).toMatch(/does not hold/);
+    }
+    expect(JSON.stringify(stateToRecord(state))).toBe(before);
+  });
+
+  it('an amount past 2^53 - 1 units stops the session with amount overflow, never a rounded amount', () => {
+    const deck = buildDeck({ profile: 'didactic4', players: 4, ...SETTLEMENT_PLAN });
+    const record = { rules: {}, start: { dealer: 0, pot: 2 ** 50 - 1 }, hands: [{ deck, actions: actions(SETTLEMENT_SCRIPT) }] };
+    expect(() => replayRecord(record)).toThrow(ReplayOverflowError);
+    const state = stateFor({}, SETTLEMENT_PLAN, { pot: 2 ** 50 - 1 });
+    expect(() => run(state, SETTLEMENT_SCRIPT)).toThrow(AmountOverflowError);
+    expect(state.overflowed).toBe(true);
+    expect(state.isTerminal).toBe(true);
+  });
+
+  it('a session is one rotation of dealers by default, then complete with the leaders as winners', () => {
+    const state = playRandomly(createGame({ players: 5 }).newState({ seed: 9 }), seedrandom('x'));
+    expect(state.results.map((r) => r.dealer)).toEqual([0, 1, 2, 3, 4].map((k) => (state.startInfo.dealer + k) % 5));
+    const final = replayResult(state).final;
+    const best = Math.max(...final.balances);
+    expect(final.winners).toEqual(final.balances.flatMap((b, s) => (b === best ? [s] : [])));
+  });
+});
+
+const T5 = { profile: 'tavern5', players: 4 };
+const T5_PLAN = {
+  dealer: 0,
+  hands: {
+    0: ['Ac', 'Kc', 'Qc', 'As', 'Ks'],
+    1: ['Jc', 'Tc', 'Ah', 'Kh', 'Qh'],
+    2: ['9c', '8c', 'Ad', 'Kd', 'Qd'],
+    3: ['Qs', 'Js', 'Ts', '9s', '8s'],
+  },
+  faceUp: ['9h'],
+  talon: ['W', '7c', '7s', '7h', '7d'],
+};
+
+describe('tavern5 deals', () => {
+  it('[D-3] every player dealt in pays the ante, the dealer too and no more', () => {
+    const state = stateFor({ ...T5, ante: 2 }, T5_PLAN);
+    expect(Array.from(state.balances)).toEqual([-10, -10, -10, -10]);
+    expect(state.pot).toBe(40);
+    expect(state.kind).toBe('normal');
+    expect(state.phase).toBe('declare');
+    expect(state.currentSeat).toBe(1);
+    expect(Array.from(state.quotas.subarray(0, 4))).toEqual([2, 1, 1, 1]);
+  });
+
+  it('deals 3 then 2 to each from the dealer\'s left; the turned card stays face up, out of play', () => {
+    const state = stateFor(T5, T5_PLAN);
+    expect(state.handOf(0)).toEqual(T5_PLAN.hands[0].map(parseCard));
+    expect(state.handOf(3)).toEqual(T5_PLAN.hands[3].map(parseCard));
+    expect(state.trump).toBe(2);
+    expect(state.indicator).toBe(parseCard('9h'));
+  });
+
+  it('[D-4] everybody else out: the dealer takes the pot without play, reported as in didactic4', () => {
+    const state = stateFor(T5, T5_PLAN);
+    run(state, [[1, 'out'], [2, 'out'], [3, 'out']]);
+    expect(replayResult(state).hands[0]).toMatchObject({
+      walkover: true, kind: 'normal', potBeforePlay: 4, payouts: [4, 0, 0, 0], tricks: [0, 0, 0, 0], potAfter: 0,
+      in: [true, false, false, false], balances: [3, -1, -1, -1],
+    });
+    expect(state.kind).toBe('normal'); // no failure: the next deal is Normal unless a 7 turns
+  });
+
+  it('forehand leads; shares are floor(P/5) units to those who met the quota, remainder stays [D-5]', () => {
+    const state = stateFor(T5, T5_PLAN, { pot: 0.6 });
+    run(state, [[1, 'in'], [2, 'out'], [3, 'in']]);
+    expect(state.currentSeat).toBe(1); // forehand: the first player in, left of the dealer
+    playRandomly(state, seedrandom('d5'));
+    const hand = replayResult(state).hands[0]!;
+    expect(hand.potBeforePlay).toBe(4.6); // 23 units: one share is 4 units (0.8 chip)
+    let paid = 0;
+    for (const s of [0, 1, 3]) {
+      const quota = s === 0 ? 2 : 1;
+      if (hand.tricks[s]! >= quota) {
+        expect(hand.payouts[s]).toBeCloseTo(hand.tricks[s]! * 0.8, 9);
+        expect(hand.penalties[s]).toBe(0);
+      } else {
+        expect(hand.payouts[s]).toBe(0);
+        expect(hand.penalties[s]).toBe(2); // 2 x ante
+      }
+      paid += hand.payouts[s]!;
+    }
+    expect(hand.potAfter).toBeCloseTo(4.6 - paid + hand.penalties.reduce((a, b) => a + b, 0), 9);
+  });
+
+  it('[D-5] the ledger keeps the remainder of floor(P/5) in the pot', () => {
+    const s = settleTavern5({
+      numPlayers: 3, dealer: 0, potBeforePlay: 23, playing: [1, 1, 1], tricks: [2, 2, 1], quotas: [2, 1, 1],
+      anteUnits: 5, failPenalty: 'double-ante', bettler: [0, 0, 0], bettlerBonusUnits: 0,
+    });
+    expect(s.payouts).toEqual([8, 8, 4]);
+    expect(s.potAfter).toBe(3);
+  });
+
+  it('a failure makes the next deal a Muss; a 7 turned makes a Muss; start.muss starts in one', () => {
+    expect(stateFor(T5, { ...T5_PLAN, faceUp: ['7h'], talon: ['W', '7c', '7s', '9h', '7d'] }).kind).toBe('muss');
+    const muss = stateFor(T5, T5_PLAN, { muss: true });
+    expect(muss.kind).toBe('muss');
+    expect(muss.phase).toBe('play');
+    expect(muss.currentSeat).toBe(1);
+    const s = settleTavern5({
+      numPlayers: 3, dealer: 0, potBeforePlay: 15, playing: [1, 1, 1], tricks: [1, 4, 0], quotas: [2, 1, 1],
+      anteUnits: 5, failPenalty: 'double-ante', bettler: [0, 0, 0], bettlerBonusUnits: 0,
+    });
+    expect(s.anyMissedQuota).toBe(true);
+    expect(s.penalties).toEqual([10, 0, 10]);
+  });
+
+  it('a Muss deal still pays shares (only didactic4 Muss hands pay nothing)', () => {
+    const state = stateFor(T5, T5_PLAN, { muss: true });
+    playRandomly(state, seedrandom('m'));
+    const hand = replayResult(state).hands[0]!;
+    expect(hand.kind).toBe('muss');
+    expect(hand.payouts.some((p) => p > 0)).toBe(true);
+  });
+
+  it('failPenalty pot: a player who missed the quota pays P', () => {
+    const s = settleTavern5({
+      numPlayers: 3, dealer: 0, potBeforePlay: 15, playing: [1, 1, 1], tricks: [1, 4, 0], quotas: [2, 1, 1],
+      anteUnits: 5, failPenalty: 'pot', bettler: [0, 0, 0], bettlerBonusUnits: 0,
+    });
+    expect(s.penalties).toEqual([15, 0, 15]);
+    expect(s.payouts).toEqual([0, 12, 0]);
+  });
+
+  it('dealerMinTricks 3 raises the dealer quota', () => {
+    expect(stateFor({ ...T5, dealerMinTricks: 3 }, T5_PLAN).quotas[0]).toBe(3);
+  });
+
+  it('a turned Weli: the dealer names trump first, the indicator is null', () => {
+    const state = stateFor(T5, { ...T5_PLAN, faceUp: ['W'], talon: ['9h'] });
+    expect(state.phase).toBe('trump');
+    expect(state.currentSeat).toBe(0);
+    expect(state.legalActions().map((a) => a - parseAction('trump c'))).toEqual([0, 1, 2, 3]);
+    run(state, [[0, 'trump d'], [1, 'out'], [2, 'out'], [3, 'out']]);
+    expect(replayResult(state).hands[0]).toMatchObject({ trump: 'd', indicator: null });
+  });
+
+  it('weliRank highest: the Weli beats the trump Ace in play', () => {
+    const plan = { ...T5_PLAN, hands: { ...T5_PLAN.hands, 1: ['W', 'Tc', 'Ah', 'Kh', 'Qh'] }, faceUp: ['9d'], talon: ['Jc'] };
+    const script: Script = [[1, 'in'], [2, 'in'], [3, 'in'], [1, 'play W'], [2, 'play Ad'], [3, 'play Qs'], [0, 'play As']];
+    expect(run(stateFor({ ...T5, weliRank: 'highest' }, plan), script).tricksWon[1]).toBe(1);
+    expect(run(stateFor(T5, plan), script).tricksWon[2]).toBe(1);
+  });
+
+  it('[D-7] following a trump lead, any trump is legal', () => {
+    const state = stateFor(T5, {
+      dealer: 0,
+      hands: { 0: ['Ac', 'Tc', '9c', 'As', 'Ks'], 1: ['Qc', 'Jc', 'Ah', 'Kh', 'Qh'], 2: ['Kc', 'Jh', 'Ad', 'Kd', 'Qd'], 3: ['Qs', 'Js', 'Ts', '9s', '8s'] },
+      faceUp: ['8c'],
+    });
+    run(state, [[1, 'in'], [2, 'in'], [3, 'in'], [1, 'play Jc'], [2, 'play Kc'], [3, 'play 8s']]);
+    // didactic4 would allow only the Ace (it must head the King); tavern5 allows every trump.
+    expect(state.legalActions()).toEqual(['Ac', 'Tc', '9c'].map((c) => parseAction(`play ${c}`)).sort((a, b) => a - b));
+  });
+});
+
+describe('tavern5 variants', () => {
+  it('exchange: in players from the dealer\'s left, dealer last, replace from the talon at done and pay the fee', () => {
+    const state = stateFor({ ...T5, exchange: { maxCards: 2, feePerCard: 0.4 } }, T5_PLAN);
+    run(state, [[1, 'in'], [2, 'out'], [3, 'in']]);
+    expect(state.phase).toBe('exchange');
+    expect(state.currentSeat).toBe(1);
+    run(state, [[1, 'discard Qh'], [1, 'discard Kh']]);
+    expect(state.isLegal(discardAction(parseCard('Ah')))).toBe(false); // maxCards reached
+    run(state, [[1, 'done'], [3, 'done'], [0, 'discard Ks']]);
+    expect(state.handOf(1)).toEqual(['Jc', 'Tc', 'Ah', 'W', '7c'].map(parseCard));
+    run(state, [[0, 'done']]);
+    expect(state.handOf(0)).toEqual(['Ac', 'Kc', 'Qc', 'As', '7s'].map(parseCard));
+    expect(state.phase).toBe('play');
+    playRandomly(state, seedrandom('x'));
+    const hand = replayResult(state).hands[0]!;
+    expect(hand.fees).toEqual([0.4, 0.8, 0, 0]);
+    expect(hand.potBeforePlay).toBe(5.2);
+    expect(Object.keys(hand)).toEqual([
+      'dealer', 'trump', 'indicator', 'kind', 'walkover', 'potBeforePlay', 'in', 'tricks', 'payouts', 'penalties', 'fees', 'potAfter', 'balances',
+    ]);
+  });
+
+  it('exchange: nobody may discard more cards than the talon still holds', () => {
+    const rules = { profile: 'tavern5', players: 6, exchange: { maxCards: 5, feePerCard: 0 } };
+    const state = createGame(rules).newState({ seed: 3, start: { dealer: 0 } });
+    if (state.phase === 'trump') state.apply(parseAction('trump c'));
+    if (state.kind !== 'normal') return; // this seed deals a Normal hand; the guard keeps the test honest
+    for (let s = 1; s < 6; s++) state.apply(ACTION_IN);
+    let discards = 0;
+    while (state.numLegalActions() > 1) {
+      state.apply(state.legalActions()[0]!);
+      discards++;
+    }
+    expect(discards).toBe(2); // 6 x 5 dealt + 1 turned leaves a talon of 2
+    expect(state.legalActions()).toEqual([ACTION_DONE]);
+  });
+
+  it('[D-8] no exchange in a Muss deal', () => {
+    const state = stateFor({ ...T5, exchange: {} }, T5_PLAN, { muss: true });
+    expect(state.phase).toBe('play');
+  });
+
+  it('[D-6] bettler: only in Normal deals, never the dealer; a won Bettler is paid the bonus by every other player in', () => {
+    const rules = { ...T5, bettler: { bonus: 2 } };
+    expect(stateFor(rules, T5_PLAN, { muss: true }).isLegal(ACTION_BETTLER)).toBe(false);
+    const state = stateFor(rules, T5_PLAN);
+    expect(state.isLegal(ACTION_BETTLER)).toBe(true);
+    expect(stateFor(T5, T5_PLAN).isLegal(ACTION_BETTLER)).toBe(false);
+    // Seat 3 holds only spades below the dealer's As/Ks and plays them under the others.
+    run(state, [[1, 'in'], [2, 'out'], [3, 'bettler']]);
+    expect(state.phase).toBe('play');
+    const s = settleTavern5({
+      numPlayers: 4, dealer: 0, potBeforePlay: 20, playing: [1, 1, 0, 1], tricks: [3, 2, 0, 0], quotas: [2, 1, 1, 0],
+      anteUnits: 5, failPenalty: 'double-ante', bettler: [0, 0, 0, 1], bettlerBonusUnits: 10,
+    });
+    expect(s.payouts).toEqual([12, 8, 0, 20]);
+    expect(s.penalties).toEqual([10, 10, 0, 0]);
+    expect(s.potAfter).toBe(0);
+    expect(s.anyMissedQuota).toBe(false);
+  });
+
+  it('[D-6] a failed Bettler pays P into the pot, takes no shares, and does not make the next deal a Muss', () => {
+    const s = settleTavern5({
+      numPlayers: 3, dealer: 0, potBeforePlay: 15, playing: [1, 1, 1], tricks: [2, 2, 1], quotas: [2, 1, 0],
+      anteUnits: 5, failPenalty: 'double-ante', bettler: [0, 0, 1], bettlerBonusUnits: 10,
+    });
+    expect(s.payouts).toEqual([6, 6, 0]);
+    expect(s.penalties).toEqual([0, 0, 15]);
+    expect(s.potAfter).toBe(15 - 12 + 15);
+    expect(s.anyMissedQuota).toBe(false);
+  });
+});
+
+describe('tavern5 sessions', () => {
+  it('a tie for the lead brings one tie-break deal: the tied players and the next dealer, who alone ante', () => {
+    const rules = { ...T5, hands: 1 };
+    const state = stateFor(rules, { ...T5_PLAN, dealer: 2 }, { balances: [5, 5, 0, 0] });
+    run(state, [[3, 'out'], [0, 'out'], [1, 'out']]);
+    // Walkover: [4, 4, 3, -1] - seats 0 and 1 tie; seat 3 deals next and is dealt in.
+    expect(state.complete).toBe(false);
+    expect(state.kind).toBe('tie-break');
+    expect(state.dealer).toBe(3);
+    expect(Array.from(state.dealtIn.subarray(0, 4))).toEqual([1, 1, 0, 1]);
+    expect(Array.from(state.balances)).toEqual([15, 15, 15, -10]);
+    expect(state.handOf(2)).toEqual([]);
+    expect(state.phase).not.toBe('declare');
+    playRandomly(state, seedrandom('tb'));
+    const result = replayResult(state);
+    expect(result.hands[1]).toMatchObject({ kind: 'tie-break', dealer: 3, in: [true, true, false, true] });
+    expect(result.final.complete).toBe(true);
+    const best = Math.max(...result.final.balances);
+    expect(result.final.winners).toEqual(result.final.balances.flatMap((b, s) => (b === best ? [s] : [])));
+  });
+
+  it('startingChips: a stack at 0 or less ends the session after that deal', () => {
+    const state = playRandomly(createGame({ ...T5, hands: 20, startingChips: 1 }).newState({ seed: 4 }), seedrandom('s'));
+    const regular = state.results.filter((r) => r.kind !== 'tie-break');
+    expect(regular.length).toBeLessThan(20);
+    const last = regular[regular.length - 1]!;
+    expect(last.balances.some((b) => 5 + b <= 0)).toBe(true);
+    for (const r of regular.slice(0, -1)) expect(r.balances.every((b) => 5 + b > 0)).toBe(true);
+  });
+
+  it('targetChips: a stack reaching the target ends the session; without startingChips the stack is the balance', () => {
+    const state = playRandomly(createGame({ ...T5, hands: 50, targetChips: 2 }).newState({ seed: 5 }), seedrandom('t'));
+    const regular = state.results.filter((r) => r.kind !== 'tie-break');
+    const last = regular[regular.length - 1]!;
+    expect(regular.length < 50 ? last.balances.some((b) => b >= 10) : true).toBe(true);
+    for (const r of regular.slice(0, -1)) expect(r.balances.every((b) => b < 10)).toBe(true);
+  });
+});
+
+describe('replay errors', () => {
+  it('the first illegal action stops the replay with hand, action index, seat and reason', () => {
+    const deck = buildDeck({ profile: 'didactic4', players: 4, ...SETTLEMENT_PLAN });
+    const script = SETTLEMENT_SCRIPT.slice();
+    script[5] = [1, 'play Ad']; // must follow the trump lead
+    try {
+      replayRecord({ rules: {}, start: { dealer: 0, pot: 11 }, hands: [{ deck, actions: actions(script) }] });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ReplayIllegalActionError);
+      expect(e).toMatchObject({ hand: 0, actionIndex: 5, seat: 1 });
+    }
+  });
+});
