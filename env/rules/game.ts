@@ -114,7 +114,8 @@ export class KratzenState {
   readonly rules: RuleSet;
   readonly numPlayers: number;
   readonly seed: number | string | undefined;
-  private rng: seedrandom.StatefulPRNG<seedrandom.State.Arc4> | null;
+  /** seedrandom's Alea: cheap to seed (a session is short) and its state can be copied. */
+  private rng: seedrandom.StatefulPRNG<seedrandom.State.Alea> | null;
 
   // ---- session ----
   /** Index of the hand being played (or of the next one once the session is over). */
@@ -188,7 +189,7 @@ export class KratzenState {
     this.seed = options.seed;
     this.deckSupply = options.decks ?? [];
     this.balances = new Float64Array(this.numPlayers);
-    this.rng = options.seed === undefined ? null : seedrandom(String(options.seed), { state: true });
+    this.rng = options.seed === undefined ? null : seedrandom.alea(String(options.seed), { state: true });
     if (skipInit) {
       this.startInfo = { dealer: 0, pot: 0, balances: [], muss: false };
       return;
@@ -369,7 +370,8 @@ export class KratzenState {
         if (this.rules.profile === 'tavern5' && this.rules.bettler) legal[count++] = ACTION_BETTLER;
         break;
       case 'exchange': {
-        const talonLeft = NUM_CARDS - this.talonPosition - this.pendingExchange;
+        // Discards are replaced only at `done`, so the talon must still hold one more card.
+        const talonLeft = NUM_CARDS - this.talonPosition;
         if (this.pendingExchange < this.rules.exchange!.maxCards && this.pendingExchange < talonLeft) {
           for (let i = 0; i < this.handLength[seat]!; i++) legal[count++] = ACTION_DISCARD + this.hands[base + i]!;
         }
@@ -810,7 +812,7 @@ export class KratzenState {
       else if (Array.isArray(value)) (copy as any)[key] = value.slice();
       else (copy as any)[key] = value;
     }
-    (copy as any).rng = this.rng ? seedrandom('', { state: this.rng.state() }) : null;
+    (copy as any).rng = this.rng ? seedrandom.alea('', { state: this.rng.state() }) : null;
     (copy as any).startInfo = this.startInfo;
     return copy;
   }

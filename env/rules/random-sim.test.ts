@@ -119,3 +119,25 @@ describe.each(PROFILES)('random simulation: %s', (_name, profileRules) => {
     });
   });
 });
+
+describe('the random simulation reaches every rule path', () => {
+  it('tie-breaks, walkovers, Muss deals, named trumps, bettlers and exchanges all occur', () => {
+    const seen = new Map<string, number>();
+    const bump = (key: string) => seen.set(key, (seen.get(key) ?? 0) + 1);
+    for (let seed = 0; seed < 300; seed++) {
+      const rules = { profile: 'tavern5', players: 3 + (seed % 4), exchange: {}, bettler: {}, hands: 3 };
+      const state = randomSession(rules, seed);
+      for (const r of state.results) {
+        bump(r.kind);
+        if (r.walkover) bump('walkover');
+        if (r.indicator < 0) bump('named trump');
+        if (r.fees?.some((f) => f > 0)) bump('exchange fee');
+      }
+      const record = stateToRecord(state);
+      for (const hand of record.hands ?? []) for (const a of hand.actions ?? []) if (a.action === 'bettler') bump('bettler');
+    }
+    for (const key of ['normal', 'muss', 'tie-break', 'walkover', 'named trump', 'exchange fee', 'bettler']) {
+      expect(seen.get(key) ?? 0, key).toBeGreaterThan(0);
+    }
+  });
+});

@@ -1,0 +1,28 @@
+// `npm run bench [-- --json] [-- --only rules,env] [-- --seconds S]`: throughput figures of every layer.
+// `--json` prints one JSON object mapping metric names to numbers.
+
+import { parseArgs } from 'node:util';
+import { benchRules } from './rules.js';
+
+const SUITES: Record<string, (seconds: number) => Record<string, number> | Promise<Record<string, number>>> = {
+  rules: benchRules,
+};
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { json: { type: 'boolean' }, only: { type: 'string' }, seconds: { type: 'string', default: '1' } },
+  });
+  const chosen = values.only ? values.only.split(',') : Object.keys(SUITES);
+  const seconds = Number(values.seconds);
+  const metrics: Record<string, number> = {};
+  for (const name of chosen) {
+    const suite = SUITES[name];
+    if (!suite) throw new Error(`unknown bench suite "${name}"; known: ${Object.keys(SUITES).join(', ')}`);
+    const result = await suite(seconds);
+    Object.assign(metrics, result);
+    if (!values.json) for (const [k, v] of Object.entries(result)) console.log(`${k.padEnd(44)} ${v.toLocaleString('en-US')}`);
+  }
+  if (values.json) console.log(JSON.stringify(metrics));
+}
+
+await main();

@@ -1,0 +1,87 @@
+// The `kratzen` command end to end: replay and random through the built bin, as a user runs them.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..');
+const BIN = join(ROOT, 'dist/cli/main.js');
+const FIXTURES = join(ROOT, 'test/fixtures/records');
+const tmp = mkdtempSync(join(tmpdir(), 'kratzen-cli-'));
+
+function kratzen(...args: string[]) {
+  const run = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8' });
+  return { code: run.status, json: run.stdout ? JSON.parse(run.stdout) : null, stderr: run.stderr };
+}
+
+function writeTmp(name: string, value: unknown): string {
+  const path = join(tmp, name);
+  writeFileSync(path, typeof value === 'string' ? value : JSON.stringify(value));
+  return path;
+}
+
+describe('kratzen replay', () => {
+  it('prints the section-6 result of a record', () => {
+    const { code, json } = kratzen('replay', join(FIXTURES, 'd4_normal_seed_example.record.json'));
+    expect(code).toBe(0);
+    expect(json).toEqual(JSON.parse(readFileSync(join(FIXTURES, 'd4_normal_seed_example.expected.json'), 'utf8')));
+  });
+  it('exits 1 with hand, action index, seat and reason on an illegal action', () => {
+    const { code, json } = kratzen('replay', join(FIXTURES, 'd4_illegal_must_head.record.json'));
+    expect(code).toBe(1);
+    expect(json).toMatchObject({ error: 'illegal action', hand: 0, action: 7, seat: 3 });
+    expect(json.reason).toMatch(/head/);
+  });
+  it('exits 2 naming the field of a malformed record or invalid rule set', () => {
+    expect(kratzen('replay', join(FIXTURES, 'd4_invalid_rules_players.record.json'))).toMatchObject({
+      code: 2,
+      json: { error: 'invalid rule set', field: 'rules.players' },
+    });
+    expect(kratzen('replay', writeTmp('bad.json', '{"rules": {}, '))).toMatchObject({ code: 2, json: { error: 'malformed record' } });
+    expect(kratzen('replay', writeTmp('noseat.json', { rules: {}, seed: 1, hands: [{ actions: [{ action: 'in' }] }] }))).toMatchObject({
+      code: 2,
+      json: { error: 'malformed record', field: 'hands[0].actions[0].seat' },
+    });
+    expect(kratzen('replay', writeTmp('norules.json', { seed: 1 }))).toMatchObject({ code: 2, json: { field: 'rules' } });
+    expect(kratzen('replay', join(tmp, 'missing.json')).code).toBe(2);
+  });
+});
+
+describe('kratzen random', () => {
+  it('prints a record with explicit 33-card decks that replays to a complete session', () => {
+    const first = kratzen('random', '--profile', 'tavern5', '--players', '5', '--seed', '11', '--variant', '{"exchange":{},"bettler":{}}');
+    expect(first.code).toBe(0);
+    expect(first.json.rules).toMatchObject({ profile: 'tavern5', players: 5, exchange: { maxCards: 2, feePerCard: 1 } });
+    for (const hand of first.json.hands) expect(new Set(hand.deck).size).toBe(33);
+    // Another engine would replay it from the decks alone: drop the seed.
+    const { seed: _seed, ...withoutSeed } = first.json;
+    const replay = kratzen('replay', writeTmp('random.json', withoutSeed));
+    expect(replay.code).toBe(0);
+    expect(replay.json.final.complete).toBe(true);
+    expect(replay.json.hands.length).toBeGreaterThanOrEqual(5);
+    expect(kratzen('random', '--profile', 'tavern5', '--players', '5', '--seed', '11', '--variant', '{"exchange":{},"bettler":{}}').json).toEqual(first.json);
+  });
+  it('honours --hands and the didactic4 default', () => {
+    const { code, json } = kratzen('random', '--seed', '3', '--hands', '2');
+    expect(code).toBe(0);
+    expect(json.rules).toEqual({ profile: 'didactic4', players: 4, hands: 2 });
+    expect(json.hands.length).toBe(2);
+  });
+  it('rejects bad flags with an error naming the field', () => {
+    expect(kratzen('random', '--seed', '1', '--players', '9')).toMatchObject({ code: 2, json: { field: 'players' } });
+    expect(kratzen('random', '--seed', '1', '--variant', '{"dealerChoice":"Oder"}')).toMatchObject({ code: 2, json: { field: 'dealerChoice' } });
+    expect(kratzen('random', '--seed', '1', '--variant', 'nope')).toMatchObject({ code: 2, json: { field: 'variant' } });
+    expect(kratzen('random')).toMatchObject({ code: 2, json: { field: 'seed' } });
+  });
+});
+
+describe('the package', () => {
+  it("can be imported as 'kratzen-gym'", () => {
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', "import { createGame, NUM_ACTIONS } from 'kratzen-gym'; console.log(NUM_ACTIONS, createGame({}).numPlayers)"], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(run.stdout.trim()).toBe('74 4');
+  });
+});
