@@ -1,2 +1,3 @@
 // kratzen-gym: the package entry point. Everything a user imports comes through here.
 export * from './env/rules/index.js';
+export * from './env/index.js';

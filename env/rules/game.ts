@@ -21,7 +21,7 @@ import { legalPlayBits, trickWinnerIndex } from './trick.js';
 
 export const MAX_SEATS = 6;
 /** Room for the largest hand: a didactic4 dealer holding two face-up cards (6). */
-const HAND_CAPACITY = 8;
+export const HAND_CAPACITY = 8;
 
 /**
  * `deal`: the next hand waits for a deck (`dealNextHand`), as a record without a seed stops
@@ -71,6 +71,8 @@ export interface NewStateOptions {
   seed?: number | string;
   /** Decks by hand index (33 card ids, top first); a missing one is shuffled from the seed. */
   decks?: ReadonlyArray<ArrayLike<number> | null | undefined>;
+  /** Stop in phase `deal` after every hand until `dealNextHand()` (one-hand episodes). */
+  pauseBetweenHands?: boolean;
   start?: SessionStart;
 }
 
@@ -109,7 +111,31 @@ export function createGame(rules: unknown = {}): KratzenGame {
   return new KratzenGame(rules);
 }
 
+// Every fixed-size array of a state lives in one ArrayBuffer, so a state is a few contiguous cache
+// lines rather than a score of scattered allocations; this matters when a vector env steps
+// thousands of states in turn. Field initializers run in order, so `beginArena()` comes first.
+const ARENA_BYTES = 512;
+let arena: ArrayBuffer = new ArrayBuffer(0);
+let arenaOffset = 0;
+function beginArena(): ArrayBuffer {
+  arena = new ArrayBuffer(ARENA_BYTES);
+  arenaOffset = 0;
+  return arena;
+}
+function carve<T>(make: (buffer: ArrayBuffer, offset: number, length: number) => T, bytesPer: number, length: number): T {
+  arenaOffset = Math.ceil(arenaOffset / bytesPer) * bytesPer;
+  const view = make(arena, arenaOffset, length);
+  arenaOffset += bytesPer * length;
+  if (arenaOffset > ARENA_BYTES) throw new Error('state arena too small');
+  return view;
+}
+const i8 = (length: number) => carve((b, o, l) => new Int8Array(b, o, l), 1, length);
+const u8 = (length: number) => carve((b, o, l) => new Uint8Array(b, o, l), 1, length);
+const i16 = (length: number) => carve((b, o, l) => new Int16Array(b, o, l), 2, length);
+const f64 = (length: number) => carve((b, o, l) => new Float64Array(b, o, l), 8, length);
+
 export class KratzenState {
+  private readonly arena = beginArena();
   readonly game: KratzenGame;
   readonly rules: RuleSet;
   readonly numPlayers: number;
@@ -127,11 +153,14 @@ export class KratzenState {
   overflowed = false;
   isTieBreak = false;
   pot = 0;
+  private readonly balanceSlots = f64(MAX_SEATS);
+  /** Balances in units, one per seat (a view of the state's arena). */
   readonly balances: Float64Array;
   readonly startInfo: { dealer: number; pot: number; balances: number[]; muss: boolean };
   private nextDealIsMuss = false;
   readonly results: HandResult[] = [];
   private readonly deckSupply: ReadonlyArray<ArrayLike<number> | null | undefined>;
+  private readonly pauseBetweenHands: boolean;
 
   // ---- the hand ----
   phase: Phase = 'over';
@@ -142,20 +171,20 @@ export class KratzenState {
   /** The card whose suit set trump, -1 when none (yet). */
   indicator = -1;
   /** Face-up cards everybody saw: didactic4's indicator(s), tavern5's turned card. */
-  readonly faceUp = new Int8Array(2);
+  readonly faceUp = i8(2);
   numFaceUp = 0;
-  readonly deck = new Int8Array(NUM_CARDS);
-  readonly dealtIn = new Uint8Array(MAX_SEATS);
-  readonly playing = new Uint8Array(MAX_SEATS);
-  readonly declaration = new Uint8Array(MAX_SEATS);
-  readonly quotas = new Uint8Array(MAX_SEATS);
-  readonly tricksWon = new Uint8Array(MAX_SEATS);
-  readonly hands = new Int8Array(MAX_SEATS * HAND_CAPACITY);
-  readonly handLength = new Uint8Array(MAX_SEATS);
+  readonly deck = i8(NUM_CARDS);
+  readonly dealtIn = u8(MAX_SEATS);
+  readonly playing = u8(MAX_SEATS);
+  readonly declaration = u8(MAX_SEATS);
+  readonly quotas = u8(MAX_SEATS);
+  readonly tricksWon = u8(MAX_SEATS);
+  readonly hands = i8(MAX_SEATS * HAND_CAPACITY);
+  readonly handLength = u8(MAX_SEATS);
   /** Which seat discarded each card this hand (-1: none); only that seat may ever see it. */
-  readonly discardedBy = new Int8Array(NUM_CARDS);
-  readonly exchanged = new Uint8Array(MAX_SEATS);
-  readonly fees = new Float64Array(MAX_SEATS);
+  readonly discardedBy = i8(NUM_CARDS);
+  readonly exchanged = u8(MAX_SEATS);
+  readonly fees = f64(MAX_SEATS);
   /** Cards discarded by the exchanging player and not yet replaced. */
   pendingExchange = 0;
   talonPosition = 0;
@@ -163,13 +192,13 @@ export class KratzenState {
   // ---- tricks ----
   trickNumber = 0;
   leader = -1;
-  readonly trickCards = new Int8Array(MAX_SEATS);
-  readonly trickSeats = new Int8Array(MAX_SEATS);
+  readonly trickCards = i8(MAX_SEATS);
+  readonly trickSeats = i8(MAX_SEATS);
   trickLength = 0;
   numPlaying = 0;
   /** Card played by each seat in each trick (trick * MAX_SEATS + seat), -1 when none. */
-  readonly playedCards = new Int8Array(5 * MAX_SEATS);
-  readonly trickWinners = new Int8Array(5);
+  readonly playedCards = i8(5 * MAX_SEATS);
+  readonly trickWinners = i8(5);
 
   // ---- record ----
   private readonly decksUsed: Int8Array[] = [];
@@ -178,7 +207,7 @@ export class KratzenState {
   private readonly handLogStart: number[] = [];
 
   // ---- legal actions, computed once per state ----
-  private readonly legal = new Int16Array(NUM_CARDS * 2 + 8);
+  private readonly legal = i16(NUM_CARDS * 2 + 8);
   private numLegal = 0;
   private legalFresh = false;
 
@@ -188,7 +217,8 @@ export class KratzenState {
     this.numPlayers = game.numPlayers;
     this.seed = options.seed;
     this.deckSupply = options.decks ?? [];
-    this.balances = new Float64Array(this.numPlayers);
+    this.pauseBetweenHands = options.pauseBetweenHands ?? false;
+    this.balances = this.balanceSlots.subarray(0, this.numPlayers);
     this.rng = options.seed === undefined ? null : seedrandom.alea(String(options.seed), { state: true });
     if (skipInit) {
       this.startInfo = { dealer: 0, pot: 0, balances: [], muss: false };
@@ -476,28 +506,38 @@ export class KratzenState {
 
   private startHand(): void {
     this.handIndex++;
-    this.resetHand();
     const supplied = this.deckSupply[this.handIndex];
-    if (!supplied && !this.rng) {
+    // Waiting keeps the finished hand visible (its tricks, its tricks won) until the next deal.
+    if ((this.pauseBetweenHands && this.handIndex > 0) || (!supplied && !this.rng)) {
       this.phase = 'deal';
       this.currentSeat = -1;
+      this.legalFresh = false;
       return;
     }
     this.dealHand(supplied);
   }
 
-  /** Deals the waiting hand (phase `deal`) from an explicit deck of 33 card ids, top first. */
-  dealNextHand(deck: ArrayLike<number>): void {
+  /**
+   * Deals the waiting hand (phase `deal`): from `deck` (33 card ids, top first) when given, else
+   * from the record's decks or the seeded generator. In phase `deal` the `dealer` field already
+   * names the dealer of the waiting hand.
+   */
+  dealNextHand(deck?: ArrayLike<number>): void {
     if (this.phase !== 'deal') throw new Error(`no hand is waiting for a deck (phase ${this.phase})`);
-    const seen = new Set(Array.from(deck));
-    if (deck.length !== NUM_CARDS || seen.size !== NUM_CARDS || [...seen].some((c) => !(c >= 0 && c < NUM_CARDS))) {
-      throw new ValidationError('invalid deck', 'deck', `a deck lists each of the ${NUM_CARDS} card ids once`);
+    if (deck) {
+      const seen = new Set(Array.from(deck));
+      if (deck.length !== NUM_CARDS || seen.size !== NUM_CARDS || [...seen].some((c) => !(c >= 0 && c < NUM_CARDS))) {
+        throw new ValidationError('invalid deck', 'deck', `a deck lists each of the ${NUM_CARDS} card ids once`);
+      }
     }
+    const source = deck ?? this.deckSupply[this.handIndex];
+    if (!source && !this.rng) throw new ValidationError('invalid deck', 'deck', 'no deck given and no seed to draw one');
     this.legalFresh = false;
-    this.dealHand(deck);
+    this.dealHand(source);
   }
 
   private dealHand(supplied: ArrayLike<number> | null | undefined): void {
+    this.resetHand();
     this.takeDeck(supplied);
     if (this.rules.profile === 'didactic4') this.startDidactic4Hand();
     else this.startTavern5Hand();
@@ -804,10 +844,10 @@ export class KratzenState {
   // ======================= copies and records =======================
 
   clone(): KratzenState {
-    const copy = new KratzenState(this.game, { seed: this.seed, decks: this.deckSupply }, true);
+    const copy = new KratzenState(this.game, { seed: this.seed, decks: this.deckSupply, pauseBetweenHands: this.pauseBetweenHands }, true);
     for (const key of Object.keys(this) as (keyof this)[]) {
       const value = this[key];
-      if (key === 'game' || key === 'rules' || key === 'deckSupply') continue;
+      if (key === 'game' || key === 'rules' || key === 'deckSupply' || key === 'arena') continue;
       if (ArrayBuffer.isView(value)) (copy as any)[key] = (value as unknown as Int8Array).slice();
       else if (Array.isArray(value)) (copy as any)[key] = value.slice();
       else (copy as any)[key] = value;

@@ -1,0 +1,43 @@
+// Environment throughput (didactic4, 4 players): steps/s with observation and mask encoding,
+// actions drawn uniformly from the returned masks.
+
+import { KratzenEnv, NUM_ACTIONS, VecEnv, WorkerVecEnv, randomLegalAction } from '../index.js';
+import { fastRng, measure } from './timing.js';
+
+const CONFIG = { rules: { profile: 'didactic4', players: 4 } };
+
+function vecBody(env: VecEnv | WorkerVecEnv, random: () => number): () => number {
+  const actions = new Int32Array(env.numEnvs);
+  return () => {
+    const masks = env.masks;
+    for (let i = 0; i < env.numEnvs; i++) actions[i] = randomLegalAction(masks, i, NUM_ACTIONS, random);
+    env.step(actions);
+    return env.numEnvs;
+  };
+}
+
+export async function benchEnv(seconds: number): Promise<Record<string, number>> {
+  const metrics: Record<string, number> = {};
+  const random = fastRng(1);
+
+  const single = new KratzenEnv(CONFIG);
+  let current = single.reset({ seed: 0 });
+  const singleRate = measure(() => {
+    const step = single.step(randomLegalAction(current.mask, 0, NUM_ACTIONS, random));
+    current = step.terminated || step.truncated ? single.reset() : step;
+    return 1;
+  }, seconds);
+  metrics['env.single.stepsPerSec'] = Math.round(singleRate.count / singleRate.seconds);
+
+  for (const n of [1, 64, 1024]) {
+    const vec = new VecEnv({ numEnvs: n, config: CONFIG }).reset(0);
+    const rate = measure(vecBody(vec, random), seconds);
+    metrics[`env.vec.n${n}.stepsPerSec`] = Math.round(rate.count / rate.seconds);
+  }
+
+  const workers = new WorkerVecEnv({ numEnvs: 1024, numWorkers: 2, config: CONFIG }).reset(0);
+  const rate = measure(vecBody(workers, random), seconds);
+  metrics['env.worker.w2.stepsPerSec'] = Math.round(rate.count / rate.seconds);
+  await workers.close();
+  return metrics;
+}

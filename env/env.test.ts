@@ -1,0 +1,218 @@
+// Env API: checkEnv on every profile and player count, the single and multi-agent views,
+// episode modes, illegal-action policies, and VecEnv / WorkerVecEnv agreement.
+import { afterAll, describe, expect, it } from 'vitest';
+import seedrandom from 'seedrandom';
+import {
+  IllegalActionError,
+  KratzenEnv,
+  MAX_SEATS,
+  NUM_ACTIONS,
+  OBS_SIZE,
+  RandomPolicy,
+  SingleAgentEnv,
+  ValidationError,
+  VecEnv,
+  WorkerVecEnv,
+  checkEnv,
+  randomLegalAction,
+  type Policy,
+} from '../index.js';
+
+const PROFILES = [
+  { profile: 'didactic4' },
+  { profile: 'tavern5' },
+  { profile: 'tavern5', exchange: {}, bettler: {}, startingChips: 10 },
+];
+
+describe.each(PROFILES)('checkEnv %j', (profileRules) => {
+  it.each([3, 4, 5, 6])('%i players, session and hand episodes', (players) => {
+    const rules = { ...profileRules, players };
+    expect(checkEnv({ rules }, { episodes: 2, seed: players }).checks).toContain('autoreset');
+    expect(checkEnv({ rules, episode: 'hand', rewardScale: 0.5 }, { episodes: 3, seed: players }).steps).toBeGreaterThan(10);
+  });
+});
+
+describe('KratzenEnv', () => {
+  it('rejects a bad config naming the field', () => {
+    expect(() => new KratzenEnv({ rules: { players: 9 } })).toThrow(/rules\.players/);
+    expect(() => new KratzenEnv({ episode: 'game' } as never)).toThrow(ValidationError);
+    expect(() => new KratzenEnv({ speed: 1 } as never)).toThrow(/speed/);
+  });
+
+  it('resets from a seed deterministically, with float32 observations and uint8 masks', () => {
+    const a = new KratzenEnv().reset({ seed: 5 });
+    const b = new KratzenEnv().reset({ seed: 5 });
+    const c = new KratzenEnv().reset({ seed: 6 });
+    expect(a.obs).toBeInstanceOf(Float32Array);
+    expect(a.obs.length).toBe(OBS_SIZE);
+    expect(a.mask).toBeInstanceOf(Uint8Array);
+    expect(a.mask.length).toBe(NUM_ACTIONS);
+    expect(Array.from(a.obs)).toEqual(Array.from(b.obs));
+    expect(Array.from(a.obs)).not.toEqual(Array.from(c.obs));
+  });
+
+  it('every seat acts in turn; rewards sum to the balances; info reports hands and the session end', () => {
+    const env = new KratzenEnv({ rules: { players: 4 } });
+    let step = env.reset({ seed: 1 });
+    const random = seedrandom('x');
+    const totals = [0, 0, 0, 0];
+    let handsReported = 0;
+    let session: unknown;
+    for (;;) {
+      expect(step.seat).toBe(env.agentSelection);
+      const result = env.step(randomLegalAction(step.mask, 0, NUM_ACTIONS, random));
+      result.reward.forEach((r, s) => (totals[s]! += r));
+      handsReported += result.info.hands?.length ?? 0;
+      session ??= result.info.session;
+      if (result.terminated) break;
+      step = result;
+    }
+    expect(handsReported).toBe(4);
+    const balances = Array.from(env.state.balances, (u) => u / 4);
+    totals.forEach((t, s) => expect(t).toBeCloseTo(balances[s]!, 4));
+    expect(session).toMatchObject({ balances });
+    expect(env.agentSelection).toBe(-1);
+    expect(() => env.step(0)).toThrow(/reset/);
+  });
+
+  it('last() gives the seat to act its rewards since it last acted', () => {
+    const env = new KratzenEnv({ rules: { players: 3 } });
+    env.reset({ seed: 2 });
+    const random = seedrandom('y');
+    const since = [0, 0, 0];
+    for (let t = 0; t < 200 && env.agentSelection >= 0; t++) {
+      const { seat, reward, mask } = env.last();
+      expect(reward).toBeCloseTo(since[seat]!, 4);
+      since[seat] = 0;
+      const result = env.step(randomLegalAction(mask, 0, NUM_ACTIONS, random));
+      result.reward.forEach((r, s) => (since[s]! += r));
+    }
+  });
+
+  it('hand episodes: one hand each, the pot and balances carried into the next', () => {
+    const env = new KratzenEnv({ episode: 'hand', rules: { players: 4 } });
+    let step = env.reset({ seed: 3 });
+    const random = seedrandom('z');
+    let episodes = 0;
+    let lastBalances = [0, 0, 0, 0];
+    while (episodes < 6) {
+      const result = env.step(randomLegalAction(step.mask, 0, NUM_ACTIONS, random));
+      if (result.terminated) {
+        expect(result.info.hands?.length).toBe(1);
+        lastBalances = result.info.hands![0]!.balances;
+        episodes++;
+        step = env.reset();
+        const view = env.view();
+        if (episodes % 4 !== 0) {
+          // The session continues: the balances the next hand starts from are the last ones.
+          expect(env.state.results.length).toBe(episodes % 4);
+          expect(view.pot).toBeGreaterThanOrEqual(0);
+        }
+        expect(lastBalances.length).toBe(4);
+      } else step = result;
+    }
+  });
+
+  it('throws on an illegal action by default; terminate mode ends the episode with the penalty', () => {
+    const env = new KratzenEnv();
+    const { mask } = env.reset({ seed: 4 });
+    const illegal = mask.indexOf(0);
+    expect(() => env.step(illegal)).toThrow(IllegalActionError);
+    const lenient = new KratzenEnv({ illegalAction: 'terminate', illegalActionPenalty: 7 });
+    const first = lenient.reset({ seed: 4 });
+    const result = lenient.step(illegal);
+    expect(result.terminated).toBe(true);
+    expect(result.reward[first.seat]).toBe(-7);
+    expect(result.info.illegalActionSeat).toBe(first.seat);
+    expect(Array.from(result.mask).every((m) => m === 0)).toBe(true);
+  });
+
+  it('truncates after maxSteps', () => {
+    const env = new KratzenEnv({ maxSteps: 5 });
+    let step = env.reset({ seed: 1 });
+    const random = seedrandom('t');
+    for (let t = 0; t < 4; t++) step = env.step(randomLegalAction(step.mask, 0, NUM_ACTIONS, random));
+    const result = env.step(randomLegalAction(step.mask, 0, NUM_ACTIONS, random));
+    expect(result.truncated).toBe(true);
+    expect(result.terminated).toBe(false);
+  });
+});
+
+describe('SingleAgentEnv', () => {
+  it('returns only at the learner\'s turns; its rewards sum to its balance over the session', () => {
+    const calls: number[] = [];
+    const spy: Policy = {
+      act(obs, masks, seats) {
+        calls.push(seats[0]!);
+        return new RandomPolicy(seats[0]).act(obs, masks, seats);
+      },
+    };
+    const env = new SingleAgentEnv({ config: { rules: { players: 4 } }, learnerSeat: 2, opponents: spy });
+    let { mask } = env.reset({ seed: 8 });
+    const random = seedrandom('s');
+    let total = 0;
+    for (;;) {
+      expect(env.state.currentSeat).toBe(2);
+      const step = env.step(randomLegalAction(mask, 0, NUM_ACTIONS, random));
+      total += step.reward;
+      if (step.terminated) {
+        expect(total).toBeCloseTo(step.info.balances[2]!, 4);
+        break;
+      }
+      mask = step.mask;
+    }
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.every((s) => s !== 2)).toBe(true);
+  });
+});
+
+describe('VecEnv', () => {
+  it('states its autoreset mode and gives each env its own seed', () => {
+    const vec = new VecEnv({ numEnvs: 3 }).reset(9);
+    expect(vec.metadata.autoresetMode).toBe('same-step');
+    const rows = [0, 1, 2].map((i) => Array.from(vec.observations.subarray(i * OBS_SIZE, (i + 1) * OBS_SIZE)));
+    expect(rows[0]).not.toEqual(rows[1]);
+    const again = new VecEnv({ numEnvs: 3 }).reset(9);
+    expect(Array.from(again.observations)).toEqual(Array.from(vec.observations));
+    expect(vec.rewards.length).toBe(3 * MAX_SEATS);
+  });
+});
+
+describe('WorkerVecEnv', () => {
+  const workers: WorkerVecEnv[] = [];
+  afterAll(async () => Promise.all(workers.map((w) => w.close())));
+
+  it.each([
+    [{ rules: { profile: 'didactic4', players: 4 } }, 7, 2],
+    [{ rules: { profile: 'tavern5', players: 5, exchange: {} }, episode: 'hand' as const }, 5, 3],
+  ])('follows the same trajectories as VecEnv for the same seeds (%j)', (config, numEnvs, numWorkers) => {
+    const vec = new VecEnv({ numEnvs, config }).reset(11);
+    const par = new WorkerVecEnv({ numEnvs, numWorkers, config }).reset(11);
+    workers.push(par);
+    const random = seedrandom('w');
+    const actions = new Int32Array(numEnvs);
+    let finished = 0;
+    for (let t = 0; t < 400; t++) {
+      expect(Array.from(par.observations)).toEqual(Array.from(vec.observations));
+      expect(Array.from(par.masks)).toEqual(Array.from(vec.masks));
+      expect(Array.from(par.seats)).toEqual(Array.from(vec.seats));
+      for (let i = 0; i < numEnvs; i++) actions[i] = randomLegalAction(vec.masks, i, NUM_ACTIONS, random);
+      vec.step(actions);
+      par.step(actions);
+      expect(Array.from(par.rewards)).toEqual(Array.from(vec.rewards));
+      expect(Array.from(par.terminated)).toEqual(Array.from(vec.terminated));
+      for (let i = 0; i < numEnvs; i++) {
+        expect(par.finalInfo(i)).toEqual(vec.finalInfo(i));
+        finished += vec.terminated[i]!;
+      }
+    }
+    expect(finished).toBeGreaterThan(0);
+  });
+
+  it('reports an illegal action from a worker as an error', () => {
+    const par = new WorkerVecEnv({ numEnvs: 2, numWorkers: 2 }).reset(1);
+    workers.push(par);
+    const illegal = new Int32Array([par.masks.indexOf(0), par.masks.indexOf(0)]);
+    expect(() => par.step(illegal)).toThrow(/illegal/);
+  });
+});

@@ -1,0 +1,164 @@
+// The single-table environment with Gymnasium/PettingZoo semantics in camelCase. Multi-agent
+// (AEC-style): every seat acts in turn; `step` returns the observation and legal-action mask of
+// the seat to act next.
+//
+// Rewards: `reward[s]` is seat s's chip change caused by this step (contributions, antes, fees,
+// payouts, penalties), times `rewardScale`. Summed over an episode they equal each seat's net
+// balance change over it (for a session episode, the final balances; for a hand episode, the
+// hand's settlement including its contributions). `last()` gives the seat to act the sum of its
+// rewards since it last acted, as PettingZoo's `_cumulative_rewards`.
+//
+// At the end of an episode (`terminated`), `seat` is -1, the mask is all zero and the observation
+// is that of the seat that acted last.
+
+import { NUM_ACTIONS, replayResult, stateToRecord, type HandReport } from './rules/index.js';
+import { OBS_SIZE, encodeObservation, observationSpec, observationView, type ObservationSpec, type ObservationView } from './observation.js';
+import { TERMINATED, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
+
+export interface EnvStepInfo {
+  /** Hands finished by this step (RULES.md ch. 6 reports, chips). */
+  hands?: HandReport[];
+  /** Present when the session ended in this step. */
+  session?: { balances: number[]; pot: number; winners: number[] };
+  /** The offending seat, when the episode ended on an illegal action. */
+  illegalActionSeat?: number;
+}
+
+export interface EnvReset {
+  obs: Float32Array;
+  mask: Uint8Array;
+  seat: number;
+  info: EnvStepInfo;
+}
+
+export interface EnvStep extends EnvReset {
+  reward: Float32Array;
+  terminated: boolean;
+  truncated: boolean;
+}
+
+export interface EnvMetadata {
+  obsVersion: number;
+  numActions: number;
+  observationSize: number;
+  autoresetMode: 'same-step' | 'none';
+  rewardScale: number;
+}
+
+export class KratzenEnv {
+  readonly config: EnvConfig;
+  readonly numPlayers: number;
+  readonly numActions = NUM_ACTIONS;
+  readonly observationSize = OBS_SIZE;
+  readonly possibleAgents: number[];
+  readonly metadata: EnvMetadata;
+  private readonly table: Table;
+  private readonly cumulative: Float32Array;
+  private readonly stepReward: Float32Array;
+  private resultsSeen = 0;
+  private done = true;
+
+  constructor(config: EnvConfigInput = {}) {
+    const { config: parsed, game } = parseEnvConfig(config);
+    this.config = parsed;
+    this.table = new Table(game, parsed);
+    this.numPlayers = game.numPlayers;
+    this.possibleAgents = Array.from({ length: game.numPlayers }, (_, s) => s);
+    this.cumulative = new Float32Array(game.numPlayers);
+    this.stepReward = new Float32Array(game.numPlayers);
+    this.metadata = {
+      obsVersion: observationSpec().version,
+      numActions: NUM_ACTIONS,
+      observationSize: OBS_SIZE,
+      autoresetMode: 'none',
+      rewardScale: parsed.rewardScale,
+    };
+  }
+
+  observationSpec(): ObservationSpec {
+    return observationSpec();
+  }
+
+  /** The underlying rules-core state (read it, do not mutate it). */
+  get state() {
+    return this.table.state;
+  }
+
+  /** PettingZoo's `agent_selection`: the seat to act, -1 when the episode is over. */
+  get agentSelection(): number {
+    return this.done ? -1 : this.table.seatToAct;
+  }
+
+  reset(options: { seed?: number | string; options?: Record<string, never> } = {}): EnvReset {
+    this.table.reset(options.seed);
+    this.cumulative.fill(0);
+    this.resultsSeen = this.table.state.results.length;
+    this.done = false;
+    return { ...this.current(), info: {} };
+  }
+
+  step(action: number): EnvStep {
+    if (this.done) throw new Error('step() called on a finished episode: call reset() first');
+    const outcome = this.table.step(action, this.stepReward, 0);
+    // PettingZoo: the actor's running sum restarts when it acts, then every seat adds this step.
+    this.cumulative[this.table.lastActor] = 0;
+    for (let s = 0; s < this.numPlayers; s++) this.cumulative[s]! += this.stepReward[s]!;
+    this.done = outcome !== 0;
+    const info = this.info();
+    return {
+      ...this.current(),
+      reward: this.stepReward.slice(),
+      terminated: outcome === TERMINATED,
+      truncated: outcome === TRUNCATED,
+      info,
+    };
+  }
+
+  /** PettingZoo's `last()`: the seat to act, its observation, and its rewards since it last acted. */
+  last(): { seat: number; obs: Float32Array; mask: Uint8Array; reward: number; terminated: boolean; truncated: boolean } {
+    const seat = this.agentSelection;
+    const { obs, mask } = this.current();
+    return { seat, obs, mask, reward: seat >= 0 ? this.cumulative[seat]! : 0, terminated: this.done, truncated: false };
+  }
+
+  /** The observation of any seat (what that seat may know), e.g. for PettingZoo's `observe`. */
+  observe(seat: number): Float32Array {
+    const obs = new Float32Array(OBS_SIZE);
+    encodeObservation(this.table.state, seat, obs);
+    return obs;
+  }
+
+  /** The structured view of a seat's observation. */
+  view(seat: number = this.table.observer): ObservationView {
+    return observationView(this.table.state, seat);
+  }
+
+  /** The record of the session so far (RULES.md ch. 5). */
+  record() {
+    return stateToRecord(this.table.state);
+  }
+
+  private current(): { obs: Float32Array; mask: Uint8Array; seat: number } {
+    const obs = new Float32Array(OBS_SIZE);
+    const mask = new Uint8Array(NUM_ACTIONS);
+    const seat = this.done ? -1 : this.table.seatToAct;
+    encodeObservation(this.table.state, this.table.observer, obs);
+    if (seat >= 0) this.table.state.legalActionMask(mask);
+    return { obs, mask, seat };
+  }
+
+  private info(): EnvStepInfo {
+    const state = this.table.state;
+    const info: EnvStepInfo = {};
+    if (state.results.length > this.resultsSeen) {
+      const result = replayResult(state);
+      info.hands = result.hands.slice(this.resultsSeen);
+      this.resultsSeen = state.results.length;
+      if (state.complete) {
+        info.session = { balances: result.final.balances, pot: result.final.pot, winners: result.final.winners ?? [] };
+      }
+    }
+    if (this.table.illegalActionSeat >= 0) info.illegalActionSeat = this.table.illegalActionSeat;
+    return info;
+  }
+}

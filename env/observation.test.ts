@@ -1,0 +1,136 @@
+// Observation layout, round trip through the decoder, and the no-leak property.
+import { describe, expect, it } from 'vitest';
+import seedrandom from 'seedrandom';
+import {
+  ACTION_DISCARD,
+  ACTION_IN,
+  NUM_CARDS,
+  OBS_SIZE,
+  createGame,
+  decodeObservation,
+  encodeObservation,
+  observationSpec,
+  observationView,
+  type KratzenState,
+} from '../index.js';
+
+const CONFIGS = [
+  { profile: 'didactic4', players: 3 },
+  { profile: 'didactic4', players: 4 },
+  { profile: 'didactic4', players: 6 },
+  { profile: 'tavern5', players: 4, exchange: {}, bettler: {} },
+  { profile: 'tavern5', players: 5, startingChips: 20, targetChips: 30 },
+];
+
+/** Random states along random sessions, with the actions that led to them. */
+function* randomStates(rules: object, sessions: number, every = 3) {
+  for (let seed = 0; seed < sessions; seed++) {
+    const state = createGame(rules).newState({ seed });
+    const random = seedrandom(`obs-${seed}`);
+    const actions: number[] = [];
+    let t = 0;
+    while (!state.isTerminal) {
+      if (t++ % every === 0) yield { state, actions: actions.slice(), seed };
+      const action = state.legalActionAt(Math.floor(random() * state.numLegalActions()));
+      actions.push(action);
+      state.apply(action);
+    }
+    yield { state, actions, seed };
+  }
+}
+
+describe('observation spec', () => {
+  it('derives offsets from the named slices and ends exactly at OBS_SIZE', () => {
+    const spec = observationSpec();
+    let offset = 0;
+    for (const slice of spec.slices) {
+      expect(slice.offset).toBe(offset);
+      offset += slice.size;
+    }
+    expect(offset).toBe(OBS_SIZE);
+    expect(spec.size).toBe(OBS_SIZE);
+    expect(spec.version).toBe(1);
+  });
+});
+
+describe.each(CONFIGS)('observation of %j', (rules) => {
+  it('decodes back to the structured view, for every seat', () => {
+    const obs = new Float32Array(OBS_SIZE + 7);
+    for (const { state } of randomStates(rules, 3)) {
+      for (let seat = 0; seat < state.numPlayers; seat++) {
+        encodeObservation(state, seat, obs, 7);
+        const decoded = decodeObservation(obs, 7);
+        const view = observationView(state, seat);
+        const { pot, potBeforePlay, balances, handsPlayedFraction, ...exact } = decoded;
+        const { pot: p, potBeforePlay: pb, balances: b, handsPlayedFraction: h, ...viewExact } = view;
+        expect(exact).toEqual(viewExact);
+        expect(pot).toBeCloseTo(p, 3);
+        expect(potBeforePlay).toBeCloseTo(pb, 3);
+        expect(handsPlayedFraction).toBeCloseTo(h, 6);
+        balances.forEach((x, s) => expect(x).toBeCloseTo(b[s]!, 2));
+      }
+    }
+  });
+
+  it('does not leak: permuting the cards the seat cannot see leaves its observation unchanged', () => {
+    const game = createGame(rules);
+    let compared = 0;
+    for (const { state, actions, seed } of randomStates(rules, 4, 5)) {
+      if (state.phase === 'over' || state.handIndex !== state.results.length) continue;
+      const handStart = actionsOfCurrentHand(state, actions);
+      for (let seat = 0; seat < state.numPlayers; seat++) {
+        const hidden = hiddenCards(state, seat);
+        const random = seedrandom(`perm-${seed}-${seat}-${actions.length}`);
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const shuffled = hidden.slice();
+          for (let i = shuffled.length - 1; i > 0; i--) {
+            const j = Math.floor(random() * (i + 1));
+            [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
+          }
+          const pi = new Map(hidden.map((c, i) => [c, shuffled[i]!]));
+          const map = (c: number) => pi.get(c) ?? c;
+          const twin = replayWithPermutation(game, state, actions, handStart, map);
+          if (!twin) continue; // the permutation contradicts what play revealed (voids): not consistent
+          const a = new Float32Array(OBS_SIZE);
+          const b = new Float32Array(OBS_SIZE);
+          encodeObservation(state, seat, a);
+          encodeObservation(twin, seat, b);
+          expect(Array.from(b)).toEqual(Array.from(a));
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(50);
+  });
+});
+
+/** Cards `seat` cannot see: not in its hand, not its discards, not face up, not played. */
+function hiddenCards(state: KratzenState, seat: number): number[] {
+  const visible = new Set<number>(state.handOf(seat));
+  state.discardedBy.forEach((by, card) => by === seat && visible.add(card));
+  for (let i = 0; i < state.numFaceUp; i++) visible.add(state.faceUp[i]!);
+  for (const card of state.playedCards) if (card >= 0) visible.add(card);
+  return Array.from({ length: NUM_CARDS }, (_, c) => c).filter((c) => !visible.has(c));
+}
+
+function actionsOfCurrentHand(state: KratzenState, actions: number[]): number {
+  const logs = state.handLogs();
+  const before = logs.slice(0, -1).reduce((n, h) => n + h.actions.length, 0);
+  return before;
+}
+
+/** The same session with the current hand's deck and hidden discards relabelled by `map`. */
+function replayWithPermutation(game: ReturnType<typeof createGame>, state: KratzenState, actions: number[], handStart: number, map: (c: number) => number) {
+  const logs = state.handLogs();
+  const decks = logs.map((h, k) => (k === logs.length - 1 ? h.deck.map(map) : h.deck));
+  const twin = game.newState({ seed: state.seed, decks, start: { dealer: state.startInfo.dealer } });
+  try {
+    actions.forEach((action, i) => {
+      const isDiscard = action >= ACTION_DISCARD && action < ACTION_IN;
+      twin.apply(i >= handStart && isDiscard ? ACTION_DISCARD + map(action - ACTION_DISCARD) : action);
+    });
+  } catch {
+    return null;
+  }
+  return twin;
+}

@@ -1,0 +1,499 @@
+// The observation of one seat: a fixed-length Float32Array with a versioned layout of named
+// slices, a structured JSON view of the same information, and a decoder from vector to view.
+//
+// Everything here is what the seat may know and nothing more: its own hand and discards, the
+// face-up card(s), trump, every card played (by relative seat and trick), declarations, exchange
+// counts, tricks won, quotas, dealer, hand kind, pot, balances and session progress. Other hands,
+// the undealt cards / talon and other seats' discards never enter (tested by permuting them).
+//
+// Seats in the vector are *relative*: slot 0 is the observer, slot k the k-th seat clockwise.
+// Amounts (chips) are squashed by symlog(x) = sign(x) * ln(1 + |x|), which keeps every value
+// within [-AMOUNT_BOUND, AMOUNT_BOUND] for any amount the engine can hold (2^53 units).
+//
+// | slice            | size   | meaning                                                          |
+// |------------------|--------|------------------------------------------------------------------|
+// | hand             | 33     | 1 for each card in the observer's hand (card ids of cards.ts)     |
+// | ownDiscards      | 33     | cards the observer discarded this hand (dealer discard, exchange) |
+// | faceUp           | 33     | face-up cards: didactic4 indicator(s), tavern5 turned card        |
+// | trump            | 4      | one-hot trump suit c,s,h,d (all 0 while a named trump is pending) |
+// | currentTrick     | 33     | cards in the trick in progress (who played each: playedBy)        |
+// | playedBy         | 6 x 33 | card played this hand (finished or current trick) by relative seat|
+// | playedTrick      | 33     | (t + 1) / 5 for a card played in trick t (0-based), 0 if unplayed |
+// | trickLeader      | 6      | one-hot relative seat that led the trick in progress              |
+// | declarations     | 6 x 4  | per relative seat one-hot none, out, in, bettler                  |
+// | exchanged        | 6      | cards exchanged by each relative seat / 5                         |
+// | tricksWon        | 6      | tricks won by each relative seat / 5                              |
+// | quotas           | 6      | trick quota of each relative seat / 5 (0 when not dealt in)       |
+// | dealtIn          | 6      | 1 for relative seats dealt into this hand                         |
+// | seatExists       | 6      | 1 for relative seats at the table (numPlayers of them)            |
+// | dealer           | 6      | one-hot relative seat of the dealer (the didactic4 declarer)      |
+// | toAct            | 6      | one-hot relative seat to act (all 0 when none)                    |
+// | seat             | 6      | one-hot absolute seat of the observer                             |
+// | numPlayers       | 4      | one-hot 3, 4, 5, 6                                                |
+// | profile          | 2      | one-hot didactic4, tavern5                                        |
+// | kind             | 5      | one-hot funding-muss, forced-muss, normal, muss, tie-break        |
+// | phase            | 7      | one-hot deal, trump, discard, declare, exchange, play, over        |
+// | trickNumber      | 1      | tricks finished this hand / 5                                     |
+// | talonLeft        | 1      | tavern5 talon cards left / 33                                     |
+// | pot              | 1      | symlog(pot in chips)                                              |
+// | potBeforePlay    | 1      | symlog(P in chips), 0 before play                                 |
+// | balances         | 6      | symlog(balance in chips) by relative seat                         |
+// | handsPlayed      | 1      | regular hands finished / hands in the session                     |
+// | tieBreak         | 1      | 1 during a tavern5 tie-break deal                                 |
+//
+// Version history: 1 - first layout.
+
+import {
+  DECL_NONE,
+  HAND_CAPACITY,
+  MAX_SEATS,
+  NUM_CARDS,
+  SUIT_LETTERS,
+  cardToken,
+  parseCard,
+  type HandKind,
+  type KratzenState,
+  type Phase,
+  type Profile,
+} from './rules/index.js';
+
+export const OBS_VERSION = 1;
+const MAX_TRICKS = 5;
+const NUM_DECLARATIONS = 4;
+export const PHASES: readonly Phase[] = ['deal', 'trump', 'discard', 'declare', 'exchange', 'play', 'over'];
+export const HAND_KINDS: readonly HandKind[] = ['funding-muss', 'forced-muss', 'normal', 'muss', 'tie-break'];
+export const DECLARATION_NAMES = ['none', 'out', 'in', 'bettler'] as const;
+const PROFILES: readonly Profile[] = ['didactic4', 'tavern5'];
+/** Largest |symlog(chips)| for amounts up to 2^53 units of a quarter chip. */
+export const AMOUNT_BOUND = 37;
+
+/** The slices in order: [name, size, low, high]. The layout is derived from this list alone. */
+export const OBS_LAYOUT = [
+  ['hand', NUM_CARDS, 0, 1],
+  ['ownDiscards', NUM_CARDS, 0, 1],
+  ['faceUp', NUM_CARDS, 0, 1],
+  ['trump', 4, 0, 1],
+  ['currentTrick', NUM_CARDS, 0, 1],
+  ['playedBy', MAX_SEATS * NUM_CARDS, 0, 1],
+  ['playedTrick', NUM_CARDS, 0, 1],
+  ['trickLeader', MAX_SEATS, 0, 1],
+  ['declarations', MAX_SEATS * NUM_DECLARATIONS, 0, 1],
+  ['exchanged', MAX_SEATS, 0, 1],
+  ['tricksWon', MAX_SEATS, 0, 1],
+  ['quotas', MAX_SEATS, 0, 1],
+  ['dealtIn', MAX_SEATS, 0, 1],
+  ['seatExists', MAX_SEATS, 0, 1],
+  ['dealer', MAX_SEATS, 0, 1],
+  ['toAct', MAX_SEATS, 0, 1],
+  ['seat', MAX_SEATS, 0, 1],
+  ['numPlayers', 4, 0, 1],
+  ['profile', 2, 0, 1],
+  ['kind', HAND_KINDS.length, 0, 1],
+  ['phase', PHASES.length, 0, 1],
+  ['trickNumber', 1, 0, 1],
+  ['talonLeft', 1, 0, 1],
+  ['pot', 1, 0, AMOUNT_BOUND],
+  ['potBeforePlay', 1, 0, AMOUNT_BOUND],
+  ['balances', MAX_SEATS, -AMOUNT_BOUND, AMOUNT_BOUND],
+  ['handsPlayed', 1, 0, 1],
+  ['tieBreak', 1, 0, 1],
+] as const;
+
+export type SliceName = (typeof OBS_LAYOUT)[number][0];
+
+export interface ObservationSlice {
+  name: SliceName;
+  offset: number;
+  size: number;
+  low: number;
+  high: number;
+}
+
+export interface ObservationSpec {
+  version: number;
+  size: number;
+  slices: ObservationSlice[];
+}
+
+const SLICES: ObservationSlice[] = [];
+let cursor = 0;
+for (const [name, size, low, high] of OBS_LAYOUT) {
+  SLICES.push({ name, offset: cursor, size, low, high });
+  cursor += size;
+}
+/** Observation length; the same for every rule set so policies carry over between tables. */
+export const OBS_SIZE = cursor;
+function offsetOf(name: SliceName): number {
+  return SLICES.find((s) => s.name === name)!.offset;
+}
+// Offsets as plain constants: the hot encoder must not look names up in an object.
+const O_hand = offsetOf('hand');
+const O_ownDiscards = offsetOf('ownDiscards');
+const O_faceUp = offsetOf('faceUp');
+const O_trump = offsetOf('trump');
+const O_currentTrick = offsetOf('currentTrick');
+const O_playedBy = offsetOf('playedBy');
+const O_playedTrick = offsetOf('playedTrick');
+const O_trickLeader = offsetOf('trickLeader');
+const O_declarations = offsetOf('declarations');
+const O_exchanged = offsetOf('exchanged');
+const O_tricksWon = offsetOf('tricksWon');
+const O_quotas = offsetOf('quotas');
+const O_dealtIn = offsetOf('dealtIn');
+const O_seatExists = offsetOf('seatExists');
+const O_dealer = offsetOf('dealer');
+const O_toAct = offsetOf('toAct');
+const O_seat = offsetOf('seat');
+const O_numPlayers = offsetOf('numPlayers');
+const O_profile = offsetOf('profile');
+const O_kind = offsetOf('kind');
+const O_phase = offsetOf('phase');
+const O_trickNumber = offsetOf('trickNumber');
+const O_talonLeft = offsetOf('talonLeft');
+const O_pot = offsetOf('pot');
+const O_potBeforePlay = offsetOf('potBeforePlay');
+const O_balances = offsetOf('balances');
+const O_handsPlayed = offsetOf('handsPlayed');
+const O_tieBreak = offsetOf('tieBreak');
+
+const O: Record<SliceName, number> = Object.fromEntries(SLICES.map((s) => [s.name, s.offset])) as Record<SliceName, number>;
+
+/** The documented layout: named slices with offsets, sizes and bounds. */
+export function observationSpec(): ObservationSpec {
+  return { version: OBS_VERSION, size: OBS_SIZE, slices: SLICES.map((s) => ({ ...s })) };
+}
+
+export function symlog(x: number): number {
+  return x < 0 ? -Math.log1p(-x) : Math.log1p(x);
+}
+
+function symexp(y: number): number {
+  return y < 0 ? -Math.expm1(-y) : Math.expm1(y);
+}
+
+// The encoder first lists the observation's non-zero entries (at most MAX_NONZERO) in scratch
+// arrays; writers then either clear a row and scatter them, or, for rows they own, clear only the
+// entries they set last time. Rows in shared memory need the latter: TypedArray.fill on a
+// SharedArrayBuffer takes V8's slow relaxed-atomic path.
+const MAX_NONZERO = 256;
+const nzIndex = new Uint16Array(MAX_NONZERO);
+const nzValue = new Float32Array(MAX_NONZERO);
+/** Appends a non-zero entry at position k; returns the next position. Small enough to inline. */
+function put(k: number, index: number, value: number): number {
+  if (value === 0) return k;
+  nzIndex[k] = index;
+  nzValue[k] = value;
+  return k + 1;
+}
+
+/**
+ * Lists the non-zero entries of the observation of `seat`. Reads only what `seat` may know: see
+ * the file header.
+ */
+function collectObservation(state: KratzenState, seat: number): number {
+  const n = state.numPlayers;
+  const chip = state.game.unitsPerChip;
+  let k = 0;
+  // Relative seat of s is s - seat, wrapped into 0..n-1 (a branch: cheaper than %).
+
+  const hand = state.hands;
+  const handBase = seat * HAND_CAPACITY;
+  const handLength = state.handLength[seat]!;
+  for (let i = 0; i < handLength; i++) k = put(k, O_hand + hand[handBase + i]!, 1);
+  const discardedBy = state.discardedBy;
+  for (let c = 0; c < NUM_CARDS; c++) if (discardedBy[c] === seat) k = put(k, O_ownDiscards + c, 1);
+  for (let i = 0; i < state.numFaceUp; i++) k = put(k, O_faceUp + state.faceUp[i]!, 1);
+  if (state.trump >= 0) k = put(k, O_trump + state.trump, 1);
+
+  const played = state.playedCards;
+  const lastTrick = Math.min(state.trickNumber, MAX_TRICKS - 1);
+  for (let t = 0; t <= lastTrick; t++) {
+    for (let s = 0; s < n; s++) {
+      const card = played[t * MAX_SEATS + s]!;
+      if (card < 0) continue;
+      const r = s >= seat ? s - seat : s - seat + n;
+      k = put(k, O_playedBy + r * NUM_CARDS + card, 1);
+      k = put(k, O_playedTrick + card, (t + 1) / MAX_TRICKS);
+    }
+  }
+  if (state.phase === 'play') {
+    for (let i = 0; i < state.trickLength; i++) k = put(k, O_currentTrick + state.trickCards[i]!, 1);
+    k = put(k, O_trickLeader + relative(state.leader, seat, n), 1);
+  }
+
+  for (let s = 0; s < n; s++) {
+    const r = s >= seat ? s - seat : s - seat + n;
+    k = put(k, O_declarations + r * NUM_DECLARATIONS + state.declaration[s]!, 1);
+    k = put(k, O_exchanged + r, state.exchanged[s]! / 5);
+    k = put(k, O_tricksWon + r, state.tricksWon[s]! / MAX_TRICKS);
+    k = put(k, O_quotas + r, state.quotas[s]! / MAX_TRICKS);
+    k = put(k, O_dealtIn + r, state.dealtIn[s]!);
+    k = put(k, O_seatExists + r, 1);
+    k = put(k, O_balances + r, symlogUnits(state.balances[s]!, chip));
+  }
+  k = put(k, O_dealer + relative(state.dealer, seat, n), 1);
+  if (state.currentSeat >= 0) k = put(k, O_toAct + relative(state.currentSeat, seat, n), 1);
+  k = put(k, O_seat + seat, 1);
+  k = put(k, O_numPlayers + n - 3, 1);
+  k = put(k, O_profile + (state.rules.profile === 'didactic4' ? 0 : 1), 1);
+  k = put(k, O_kind + kindIndex(state.kind), 1);
+  k = put(k, O_phase + phaseIndex(state.phase), 1);
+  k = put(k, O_trickNumber, state.trickNumber / MAX_TRICKS);
+  if (state.rules.profile === 'tavern5') k = put(k, O_talonLeft, (NUM_CARDS - state.talonPosition) / NUM_CARDS);
+  k = put(k, O_pot, symlogUnits(state.pot, chip));
+  k = put(k, O_potBeforePlay, symlogUnits(state.potBeforePlay, chip));
+  k = put(k, O_handsPlayed, state.handsPlayed / state.rules.hands);
+  k = put(k, O_tieBreak, state.isTieBreak ? 1 : 0);
+  return k;
+}
+
+/** Writes the observation of `seat` into `out` at `offset` (OBS_SIZE floats). Allocates nothing. */
+export function encodeObservation(state: KratzenState, seat: number, out: Float32Array, offset = 0): void {
+  const count = collectObservation(state, seat);
+  out.fill(0, offset, offset + OBS_SIZE);
+  for (let k = 0; k < count; k++) out[offset + nzIndex[k]!] = nzValue[k]!;
+}
+
+/**
+ * Observation rows that this writer alone fills: each write clears only the entries its last
+ * write set, so a row costs ~its non-zero count rather than OBS_SIZE. Callers must treat the
+ * rows as read-only (an entry written by someone else would not be cleared).
+ */
+export class ObservationRows {
+  private readonly setIndices: Uint16Array;
+  private readonly setCounts: Uint16Array;
+
+  constructor(
+    readonly out: Float32Array,
+    readonly numRows: number,
+  ) {
+    this.setIndices = new Uint16Array(numRows * MAX_NONZERO);
+    this.setCounts = new Uint16Array(numRows);
+    out.fill(0, 0, numRows * OBS_SIZE);
+  }
+
+  write(state: KratzenState, seat: number, row: number): void {
+    const out = this.out;
+    const offset = row * OBS_SIZE;
+    const base = row * MAX_NONZERO;
+    const previous = this.setCounts[row]!;
+    for (let k = 0; k < previous; k++) out[offset + this.setIndices[base + k]!] = 0;
+    const count = collectObservation(state, seat);
+    for (let k = 0; k < count; k++) {
+      const index = nzIndex[k]!;
+      out[offset + index] = nzValue[k]!;
+      this.setIndices[base + k] = index;
+    }
+    this.setCounts[row] = count;
+  }
+}
+
+function relative(s: number, seat: number, n: number): number {
+  return s >= seat ? s - seat : s - seat + n;
+}
+
+// Switches on interned strings compile to pointer compares; keyed object lookups do not.
+function kindIndex(kind: HandKind): number {
+  switch (kind) {
+    case 'funding-muss':
+      return 0;
+    case 'forced-muss':
+      return 1;
+    case 'normal':
+      return 2;
+    case 'muss':
+      return 3;
+    case 'tie-break':
+      return 4;
+  }
+}
+
+function phaseIndex(phase: Phase): number {
+  switch (phase) {
+    case 'deal':
+      return 0;
+    case 'trump':
+      return 1;
+    case 'discard':
+      return 2;
+    case 'declare':
+      return 3;
+    case 'exchange':
+      return 4;
+    case 'play':
+      return 5;
+    case 'over':
+      return 6;
+  }
+}
+
+// A direct-mapped memo of symlog over amounts in units: a session sees few distinct amounts,
+// and ln1p costs more than the rest of the encoding of a seat.
+const MEMO_SIZE = 1024;
+const memoUnits = new Float64Array(MEMO_SIZE).fill(NaN);
+const memoChip = new Float64Array(MEMO_SIZE);
+const memoValue = new Float64Array(MEMO_SIZE);
+function symlogUnits(units: number, unitsPerChip: number): number {
+  const slot = (units + unitsPerChip * 7919) & (MEMO_SIZE - 1);
+  if (memoUnits[slot] === units && memoChip[slot] === unitsPerChip) return memoValue[slot]!;
+  const value = symlog(units / unitsPerChip);
+  memoUnits[slot] = units;
+  memoChip[slot] = unitsPerChip;
+  memoValue[slot] = value;
+  return value;
+}
+
+/** The structured view of an observation; seats here are absolute. */
+export interface ObservationView {
+  obsVersion: number;
+  profile: Profile;
+  numPlayers: number;
+  seat: number;
+  phase: Phase;
+  /** Absolute seat to act, -1 when none. */
+  toAct: number;
+  dealer: number;
+  kind: HandKind;
+  trump: string | null;
+  faceUp: string[];
+  hand: string[];
+  ownDiscards: string[];
+  /** Per seat: none, out, in, bettler. */
+  declarations: string[];
+  exchanged: number[];
+  tricksWon: number[];
+  quotas: number[];
+  dealtIn: boolean[];
+  /** The card each seat played to the trick in progress, null when none. */
+  currentTrick: (string | null)[];
+  trickLeader: number;
+  /** playedBy[seat] = cards that seat played this hand, in trick order. */
+  playedBy: string[][];
+  trickNumber: number;
+  talonLeft: number;
+  pot: number;
+  potBeforePlay: number;
+  balances: number[];
+  handsPlayedFraction: number;
+  tieBreak: boolean;
+}
+
+const tokens = (cards: Iterable<number>) => Array.from(cards, cardToken).sort(cardOrder);
+function cardOrder(a: string, b: string): number {
+  return parseCard(a) - parseCard(b);
+}
+
+/** The view of `seat`, built from the state directly (the decoder must agree with it). */
+export function observationView(state: KratzenState, seat: number): ObservationView {
+  const n = state.numPlayers;
+  const chip = state.game.unitsPerChip;
+  const seats = Array.from({ length: n }, (_, s) => s);
+  const ownDiscards: number[] = [];
+  state.discardedBy.forEach((by, card) => by === seat && ownDiscards.push(card));
+  const currentTrick: (string | null)[] = seats.map(() => null);
+  if (state.phase === 'play') {
+    for (let i = 0; i < state.trickLength; i++) currentTrick[state.trickSeats[i]!] = cardToken(state.trickCards[i]!);
+  }
+  const playedBy = seats.map((s) => {
+    const cards: number[] = [];
+    for (let t = 0; t < MAX_TRICKS; t++) {
+      const card = state.playedCards[t * MAX_SEATS + s]!;
+      if (card >= 0) cards.push(card);
+    }
+    return cards.map(cardToken);
+  });
+  return {
+    obsVersion: OBS_VERSION,
+    profile: state.rules.profile,
+    numPlayers: n,
+    seat,
+    phase: state.phase,
+    toAct: state.currentSeat,
+    dealer: state.dealer,
+    kind: state.kind,
+    trump: state.trump >= 0 ? SUIT_LETTERS[state.trump]! : null,
+    faceUp: tokens(state.faceUp.subarray(0, state.numFaceUp)),
+    hand: tokens(state.handOf(seat)),
+    ownDiscards: tokens(ownDiscards),
+    declarations: seats.map((s) => DECLARATION_NAMES[state.declaration[s]!]!),
+    exchanged: seats.map((s) => state.exchanged[s]!),
+    tricksWon: seats.map((s) => state.tricksWon[s]!),
+    quotas: seats.map((s) => state.quotas[s]!),
+    dealtIn: seats.map((s) => state.dealtIn[s] === 1),
+    currentTrick,
+    trickLeader: state.phase === 'play' ? state.leader : -1,
+    playedBy,
+    trickNumber: state.trickNumber,
+    talonLeft: state.rules.profile === 'tavern5' ? NUM_CARDS - state.talonPosition : 0,
+    pot: state.pot / chip,
+    potBeforePlay: state.potBeforePlay / chip,
+    balances: seats.map((s) => state.balances[s]! / chip),
+    handsPlayedFraction: state.handsPlayed / state.rules.hands,
+    tieBreak: state.isTieBreak,
+  };
+}
+
+/** Turns an observation vector back into its view. Amounts come back to float32 precision. */
+export function decodeObservation(vector: Float32Array, offset = 0): ObservationView {
+  const at = (name: SliceName, i = 0) => vector[offset + O[name] + i]!;
+  const oneHot = (name: SliceName, size: number) => {
+    for (let i = 0; i < size; i++) if (at(name, i) === 1) return i;
+    return -1;
+  };
+  const cardsIn = (name: SliceName, base = 0) => {
+    const out: number[] = [];
+    for (let c = 0; c < NUM_CARDS; c++) if (at(name, base + c) === 1) out.push(c);
+    return out;
+  };
+  const seat = oneHot('seat', MAX_SEATS);
+  const n = oneHot('numPlayers', 4) + 3;
+  const abs = (r: number) => (r < 0 ? -1 : (r + seat) % n);
+  const bySeat = <T>(f: (r: number) => T): T[] => {
+    const out = new Array<T>(n);
+    for (let r = 0; r < n; r++) out[abs(r)] = f(r);
+    return out;
+  };
+  const trump = oneHot('trump', 4);
+  const trickOf = new Map<number, number>();
+  for (let c = 0; c < NUM_CARDS; c++) if (at('playedTrick', c) > 0) trickOf.set(c, Math.round(at('playedTrick', c) * MAX_TRICKS) - 1);
+  const phase = PHASES[oneHot('phase', PHASES.length)]!;
+  return {
+    obsVersion: OBS_VERSION,
+    profile: PROFILES[oneHot('profile', 2)]!,
+    numPlayers: n,
+    seat,
+    phase,
+    toAct: abs(oneHot('toAct', MAX_SEATS)),
+    dealer: abs(oneHot('dealer', MAX_SEATS)),
+    kind: HAND_KINDS[oneHot('kind', HAND_KINDS.length)]!,
+    trump: trump >= 0 ? SUIT_LETTERS[trump]! : null,
+    faceUp: tokens(cardsIn('faceUp')),
+    hand: tokens(cardsIn('hand')),
+    ownDiscards: tokens(cardsIn('ownDiscards')),
+    declarations: bySeat((r) => {
+      for (let d = 0; d < NUM_DECLARATIONS; d++) if (at('declarations', r * NUM_DECLARATIONS + d) === 1) return DECLARATION_NAMES[d]!;
+      return DECLARATION_NAMES[DECL_NONE]!;
+    }),
+    exchanged: bySeat((r) => Math.round(at('exchanged', r) * 5)),
+    tricksWon: bySeat((r) => Math.round(at('tricksWon', r) * MAX_TRICKS)),
+    quotas: bySeat((r) => Math.round(at('quotas', r) * MAX_TRICKS)),
+    dealtIn: bySeat((r) => at('dealtIn', r) === 1),
+    currentTrick: bySeat((r) => {
+      const inTrick = cardsIn('playedBy', r * NUM_CARDS).filter((c) => at('currentTrick', c) === 1);
+      return inTrick.length ? cardToken(inTrick[0]!) : null;
+    }),
+    trickLeader: abs(oneHot('trickLeader', MAX_SEATS)),
+    playedBy: bySeat((r) =>
+      cardsIn('playedBy', r * NUM_CARDS)
+        .sort((a, b) => trickOf.get(a)! - trickOf.get(b)!)
+        .map(cardToken),
+    ),
+    trickNumber: Math.round(at('trickNumber') * MAX_TRICKS),
+    talonLeft: Math.round(at('talonLeft') * NUM_CARDS),
+    pot: symexp(at('pot')),
+    potBeforePlay: symexp(at('potBeforePlay')),
+    balances: bySeat((r) => symexp(at('balances', r))),
+    handsPlayedFraction: at('handsPlayed'),
+    tieBreak: at('tieBreak') === 1,
+  };
+}

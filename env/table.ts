@@ -1,0 +1,142 @@
+// One table of the environment: episode bookkeeping over a rules-core state (seeding, resets,
+// reward accounting, illegal-action policy). The single, vector and worker envs all step tables,
+// so every env produces the same trajectories from the same seeds.
+
+import { z } from 'zod';
+import {
+  IllegalActionError,
+  KratzenGame,
+  RuleSetError,
+  ValidationError,
+  type KratzenState,
+} from './rules/index.js';
+
+export const envConfigSchema = z.strictObject({
+  /** Rule set (RULES.md ch. 0). @default {} (didactic4, 4 players) */
+  rules: z.record(z.string(), z.unknown()).default({}),
+  /** An episode is a whole session, or one hand with the pot and balances carried on. @default 'session' */
+  episode: z.enum(['session', 'hand']).default('session'),
+  /** `throw` an IllegalActionError, or `terminate` the episode with a penalty. @default 'throw' */
+  illegalAction: z.enum(['throw', 'terminate']).default('throw'),
+  /** Chips taken from the offending seat's reward when `illegalAction` is `terminate`. @default 10 */
+  illegalActionPenalty: z.number().nonnegative().default(10),
+  /** Rewards are chip deltas times this factor. @default 1 */
+  rewardScale: z.number().positive().default(1),
+  /** Truncate an episode after this many steps; 0 means never. @default 0 */
+  maxSteps: z.number().int().nonnegative().default(0),
+});
+
+export type EnvConfigInput = z.input<typeof envConfigSchema>;
+export type EnvConfig = z.output<typeof envConfigSchema>;
+
+/** Validates an env config; rule-set errors keep the field path (`rules.players`). */
+export function parseEnvConfig(input: EnvConfigInput = {}): { config: EnvConfig; game: KratzenGame } {
+  const parsed = envConfigSchema.safeParse(input ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const path = issue.path.map(String);
+    if (issue.code === 'unrecognized_keys') path.push(issue.keys[0]!);
+    throw new ValidationError('invalid env config', path.join('.'), issue.message);
+  }
+  try {
+    return { config: parsed.data, game: new KratzenGame(parsed.data.rules) };
+  } catch (e) {
+    if (e instanceof RuleSetError) throw new RuleSetError(e.field ? `rules.${e.field}` : 'rules', e.reason);
+    throw e;
+  }
+}
+
+/** Step outcome codes, kept numeric so vector envs can store them in typed arrays. */
+export const RUNNING = 0;
+export const TERMINATED = 1;
+export const TRUNCATED = 2;
+
+export class Table {
+  readonly game: KratzenGame;
+  readonly config: EnvConfig;
+  state!: KratzenState;
+  /** Balances (units) at the last reward: rewards are the change since then. */
+  private readonly baseline: Float64Array;
+  private readonly rewardPerUnit: number;
+  private sessionSeed: string = '0';
+  private sessions = 0;
+  steps = 0;
+  /** The seat that acted last (the terminal observation is theirs). */
+  lastActor = 0;
+  /** Set when the episode ended on an illegal action under `illegalAction: 'terminate'`. */
+  illegalActionSeat = -1;
+
+  constructor(game: KratzenGame, config: EnvConfig) {
+    this.game = game;
+    this.config = config;
+    this.baseline = new Float64Array(game.numPlayers);
+    this.rewardPerUnit = config.rewardScale / game.unitsPerChip;
+  }
+
+  /**
+   * Starts an episode. With a seed, a new session from that seed; without one, hand episodes
+   * continue the session (next hand) and session episodes start the next session of the seed's
+   * sequence (`<seed>/<k>`), so a seeded run stays reproducible across auto-resets.
+   */
+  reset(seed?: number | string): void {
+    const handEpisode = this.config.episode === 'hand';
+    if (seed !== undefined) {
+      this.sessionSeed = String(seed);
+      this.sessions = 0;
+    }
+    if (seed !== undefined || !this.state || !handEpisode || this.state.complete) {
+      const sessionSeed = this.sessions === 0 ? this.sessionSeed : `${this.sessionSeed}/${this.sessions}`;
+      this.sessions++;
+      this.state = this.game.newState({ seed: sessionSeed, pauseBetweenHands: handEpisode });
+      this.baseline.fill(0);
+    } else {
+      this.baseline.set(this.state.balances);
+      this.state.dealNextHand();
+    }
+    this.steps = 0;
+    this.illegalActionSeat = -1;
+    this.lastActor = Math.max(0, this.state.currentSeat);
+  }
+
+  get seatToAct(): number {
+    return this.state.currentSeat;
+  }
+
+  /**
+   * Applies `action` for the seat to act, writes every seat's reward since the last step into
+   * `rewards` at `offset`, and returns RUNNING, TERMINATED or TRUNCATED.
+   */
+  step(action: number, rewards: Float32Array, offset: number): number {
+    const state = this.state;
+    const seat = state.currentSeat;
+    const n = this.game.numPlayers;
+    if (!state.isLegal(action)) {
+      if (this.config.illegalAction === 'throw' || seat < 0) {
+        state.apply(action); // throws IllegalActionError with the reason, state unchanged
+        throw new IllegalActionError(action, seat, 'illegal action');
+      }
+      this.lastActor = seat;
+      rewards.fill(0, offset, offset + n);
+      rewards[offset + seat] = -this.config.illegalActionPenalty * this.config.rewardScale;
+      this.illegalActionSeat = seat;
+      return TERMINATED;
+    }
+    this.lastActor = seat;
+    state.apply(action);
+    this.steps++;
+    const balances = state.balances;
+    for (let s = 0; s < n; s++) {
+      rewards[offset + s] = (balances[s]! - this.baseline[s]!) * this.rewardPerUnit;
+      this.baseline[s] = balances[s]!;
+    }
+    if (state.phase === 'over' || state.phase === 'deal') return TERMINATED;
+    if (this.config.maxSteps > 0 && this.steps >= this.config.maxSteps) return TRUNCATED;
+    return RUNNING;
+  }
+
+  /** The seat whose observation is shown: the seat to act, or the last actor once it is over. */
+  get observer(): number {
+    const seat = this.state.currentSeat;
+    return seat >= 0 ? seat : this.lastActor;
+  }
+}

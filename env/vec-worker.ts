@@ -1,0 +1,67 @@
+// The worker side of WorkerVecEnv: one VecEnv over a block of envs in shared memory, driven by
+// Atomics commands from the main thread.
+
+import { workerData } from 'node:worker_threads';
+import { VecEnv, sliceVecBuffers, type VecBuffers } from './vec-env.js';
+import {
+  CMD_CLOSE,
+  CMD_RESET,
+  CMD_STEP,
+  CTRL_COMMAND,
+  CTRL_ERROR,
+  CTRL_FIRST_ACK,
+  CTRL_SEQUENCE,
+  TEXT_BYTES,
+  type WorkerInit,
+} from './worker-vec-env.js';
+
+const init = workerData as WorkerInit;
+const s = init.shared;
+const all: VecBuffers = {
+  observations: new Float32Array(s.observations),
+  masks: new Uint8Array(s.masks),
+  seats: new Int32Array(s.seats),
+  rewards: new Float32Array(s.rewards),
+  terminated: new Uint8Array(s.terminated),
+  truncated: new Uint8Array(s.truncated),
+  finalObservations: new Float32Array(s.finalObservations),
+  finalBalances: new Float64Array(s.finalBalances),
+  finalHands: new Int32Array(s.finalHands),
+  finalIllegalSeat: new Int32Array(s.finalIllegalSeat),
+};
+const env = new VecEnv({
+  numEnvs: init.count,
+  config: init.config,
+  firstEnvIndex: init.start,
+  buffers: sliceVecBuffers(all, init.start, init.count),
+});
+const actions = new Int32Array(s.actions).subarray(init.start, init.start + init.count);
+const control = new Int32Array(s.control);
+const text = new Uint8Array(s.text);
+const ack = CTRL_FIRST_ACK + init.workerIndex;
+
+let seen = 0;
+for (;;) {
+  Atomics.wait(control, CTRL_SEQUENCE, seen);
+  const sequence = Atomics.load(control, CTRL_SEQUENCE);
+  if (sequence === seen) continue;
+  seen = sequence;
+  const command = Atomics.load(control, CTRL_COMMAND);
+  if (command === CMD_CLOSE) break;
+  try {
+    if (command === CMD_RESET) {
+      const length = new DataView(text.buffer).getInt32(TEXT_BYTES, true);
+      env.reset(new TextDecoder().decode(text.slice(0, length)));
+    } else if (command === CMD_STEP) {
+      env.step(actions);
+    }
+  } catch (e) {
+    if (Atomics.compareExchange(control, CTRL_ERROR, 0, 1) === 0) {
+      const bytes = new TextEncoder().encode(`worker ${init.workerIndex}: ${(e as Error).message}`).subarray(0, TEXT_BYTES);
+      text.set(bytes);
+      new DataView(text.buffer).setInt32(TEXT_BYTES, bytes.length, true);
+    }
+  }
+  Atomics.store(control, ack, sequence);
+  Atomics.notify(control, ack);
+}

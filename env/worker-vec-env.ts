@@ -1,0 +1,180 @@
+// VecEnv over worker_threads: the envs are split into contiguous blocks, one per worker, each a
+// VecEnv writing straight into SharedArrayBuffer-backed buffers. `step` is synchronous (Atomics),
+// has the same API as VecEnv, and yields the same trajectories for the same seeds.
+
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { NUM_ACTIONS } from './rules/index.js';
+import { OBS_SIZE } from './observation.js';
+import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
+import { allocateVecBuffers, type EpisodeInfo, type VecBuffers } from './vec-env.js';
+import type { EnvMetadata } from './env.js';
+
+/** Control words (Int32): command sequence, command, then one acknowledged sequence per worker. */
+export const CTRL_SEQUENCE = 0;
+export const CTRL_COMMAND = 1;
+export const CTRL_ERROR = 2;
+export const CTRL_FIRST_ACK = 3;
+export const CMD_RESET = 1;
+export const CMD_STEP = 2;
+export const CMD_CLOSE = 3;
+/** Bytes for a reset seed or an error message passed through shared memory. */
+export const TEXT_BYTES = 1024;
+
+export interface WorkerVecEnvOptions {
+  numEnvs: number;
+  /** Worker threads; default 2 (one per core here). */
+  numWorkers?: number;
+  config?: EnvConfigInput;
+}
+
+export interface WorkerInit {
+  config: EnvConfig;
+  start: number;
+  count: number;
+  numEnvs: number;
+  workerIndex: number;
+  shared: Record<keyof VecBuffers | 'actions' | 'control' | 'text', SharedArrayBuffer>;
+}
+
+function workerScript(): URL {
+  const beside = new URL('./vec-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(beside))) return beside;
+  // Running from TypeScript sources (tests): use the build, which `npm test` makes first.
+  return new URL('../dist/env/vec-worker.js', import.meta.url);
+}
+
+export class WorkerVecEnv {
+  readonly numEnvs: number;
+  readonly numWorkers: number;
+  readonly numPlayers: number;
+  readonly numActions = NUM_ACTIONS;
+  readonly observationSize = OBS_SIZE;
+  readonly config: EnvConfig;
+  readonly metadata: EnvMetadata;
+  readonly buffers: VecBuffers;
+  private readonly actions: Int32Array;
+  private readonly control: Int32Array;
+  private readonly text: Uint8Array;
+  private readonly workers: Worker[] = [];
+  private sequence = 0;
+  private closed = false;
+
+  constructor(options: WorkerVecEnvOptions) {
+    const { config, game } = parseEnvConfig(options.config);
+    this.config = config;
+    this.numEnvs = options.numEnvs;
+    this.numPlayers = game.numPlayers;
+    this.numWorkers = Math.max(1, Math.min(options.numWorkers ?? 2, this.numEnvs));
+    const shared: Partial<WorkerInit['shared']> = {};
+    const sharedBuffers: SharedArrayBuffer[] = [];
+    this.buffers = allocateVecBuffers(this.numEnvs, (bytes) => {
+      const sab = new SharedArrayBuffer(bytes);
+      sharedBuffers.push(sab);
+      return sab;
+    });
+    const names = Object.keys(this.buffers) as (keyof VecBuffers)[];
+    names.forEach((key, k) => (shared[key] = sharedBuffers[k]!));
+    shared.actions = new SharedArrayBuffer(this.numEnvs * 4);
+    shared.control = new SharedArrayBuffer((CTRL_FIRST_ACK + this.numWorkers) * 4);
+    shared.text = new SharedArrayBuffer(TEXT_BYTES + 4);
+    this.actions = new Int32Array(shared.actions);
+    this.control = new Int32Array(shared.control);
+    this.text = new Uint8Array(shared.text);
+    this.metadata = { obsVersion: 1, numActions: NUM_ACTIONS, observationSize: OBS_SIZE, autoresetMode: 'same-step', rewardScale: config.rewardScale };
+
+    const script = workerScript();
+    const base = Math.floor(this.numEnvs / this.numWorkers);
+    let start = 0;
+    for (let w = 0; w < this.numWorkers; w++) {
+      const count = base + (w < this.numEnvs % this.numWorkers ? 1 : 0);
+      const init: WorkerInit = { config, start, count, numEnvs: this.numEnvs, workerIndex: w, shared: shared as WorkerInit['shared'] };
+      const worker = new Worker(script, { workerData: init });
+      worker.unref();
+      this.workers.push(worker);
+      start += count;
+    }
+  }
+
+  get observations() {
+    return this.buffers.observations;
+  }
+  get masks() {
+    return this.buffers.masks;
+  }
+  get seats() {
+    return this.buffers.seats;
+  }
+  get rewards() {
+    return this.buffers.rewards;
+  }
+  get terminated() {
+    return this.buffers.terminated;
+  }
+  get truncated() {
+    return this.buffers.truncated;
+  }
+  get finalObservations() {
+    return this.buffers.finalObservations;
+  }
+
+  reset(seed: number | string = 0): this {
+    const bytes = new TextEncoder().encode(String(seed));
+    if (bytes.length > TEXT_BYTES) throw new RangeError(`seed longer than ${TEXT_BYTES} bytes`);
+    new DataView(this.text.buffer).setInt32(TEXT_BYTES, bytes.length, true);
+    this.text.set(bytes);
+    this.command(CMD_RESET);
+    return this;
+  }
+
+  step(actions: ArrayLike<number>): this {
+    this.actions.set(actions);
+    this.command(CMD_STEP);
+    return this;
+  }
+
+  finalInfo(i: number): EpisodeInfo | null {
+    const b = this.buffers;
+    if (!b.terminated[i] && !b.truncated[i]) return null;
+    const info: EpisodeInfo = {
+      balances: Array.from(b.finalBalances.subarray(i * 6, i * 6 + this.numPlayers)),
+      hands: b.finalHands[i]!,
+    };
+    if (b.finalIllegalSeat[i]! >= 0) info.illegalActionSeat = b.finalIllegalSeat[i]!;
+    return info;
+  }
+
+  /** Stops the workers. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    Atomics.store(this.control, CTRL_COMMAND, CMD_CLOSE);
+    Atomics.add(this.control, CTRL_SEQUENCE, 1);
+    Atomics.notify(this.control, CTRL_SEQUENCE);
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+
+  private command(command: number): void {
+    if (this.closed) throw new Error('WorkerVecEnv is closed');
+    const control = this.control;
+    Atomics.store(control, CTRL_ERROR, 0);
+    Atomics.store(control, CTRL_COMMAND, command);
+    const sequence = ++this.sequence;
+    Atomics.store(control, CTRL_SEQUENCE, sequence);
+    Atomics.notify(control, CTRL_SEQUENCE);
+    for (let w = 0; w < this.numWorkers; w++) {
+      const slot = CTRL_FIRST_ACK + w;
+      while (Atomics.load(control, slot) < sequence) {
+        // 30 s without an answer means a worker died (its error would have been reported).
+        if (Atomics.wait(control, slot, Atomics.load(control, slot), 30_000) === 'timed-out' && Atomics.load(control, slot) < sequence) {
+          throw new Error(`worker ${w} did not answer within 30 s`);
+        }
+      }
+    }
+    if (Atomics.load(control, CTRL_ERROR) !== 0) {
+      const length = new DataView(this.text.buffer).getInt32(TEXT_BYTES, true);
+      throw new Error(new TextDecoder().decode(this.text.slice(0, length)));
+    }
+  }
+}
