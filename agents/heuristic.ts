@@ -1,0 +1,174 @@
+// A rule-based player that follows the seeds' advice: fold weak hands in normal hands, count the
+// players already in, play marginal hands when the pot is fat, lead trumps early as the dealer,
+// keep the Weli for a trick that matters, and in a Muss make sure of a trick before anything else.
+// It reads only the observation (through the env's decoder) and the mask.
+
+import {
+  ACTION_BETTLER,
+  ACTION_DISCARD,
+  ACTION_DONE,
+  ACTION_IN,
+  ACTION_OUT,
+  ACTION_TRUMP,
+  NUM_ACTIONS,
+  WELI,
+  cardRank,
+  cardSuit,
+  effectiveSuit,
+  isTrump,
+  parseCard,
+  suitIndex,
+  trickValue,
+} from '../env/rules/index.js';
+import { OBS_SIZE, decodeObservation, type ObservationView } from '../env/observation.js';
+import type { Agent } from './agent.js';
+
+export interface HeuristicOptions {
+  /** Added to the declaration threshold: > 0 folds more, < 0 plays more. @default 0 */
+  caution?: number;
+}
+
+export class HeuristicAgent implements Agent {
+  readonly name = 'heuristic';
+  private readonly caution: number;
+
+  constructor(options: HeuristicOptions = {}) {
+    this.caution = options.caution ?? 0;
+  }
+
+  act(observations: Float32Array, masks: Uint8Array, seats: Int32Array): Int32Array {
+    const actions = new Int32Array(seats.length);
+    for (let i = 0; i < seats.length; i++) {
+      const legal: number[] = [];
+      for (let a = 0; a < NUM_ACTIONS; a++) if (masks[i * NUM_ACTIONS + a]) legal.push(a);
+      if (legal.length === 0) throw new Error(`heuristic agent: row ${i} has no legal action`);
+      actions[i] = legal.length === 1 ? legal[0]! : this.choose(decodeObservation(observations, i * OBS_SIZE), legal);
+    }
+    return actions;
+  }
+
+  /** One decision from a decoded view and the legal actions. */
+  choose(view: ObservationView, legal: number[]): number {
+    switch (view.phase) {
+      case 'trump':
+        return ACTION_TRUMP + bestTrumpSuit(view.hand.map(parseCard));
+      case 'discard':
+        return ACTION_DISCARD + weakest(view, legal.map((a) => a - ACTION_DISCARD));
+      case 'declare':
+        return this.declare(view, legal);
+      case 'exchange':
+        return exchange(view, legal);
+      default:
+        return play(view, legal);
+    }
+  }
+
+  private declare(view: ObservationView, legal: number[]): number {
+    const hand = view.hand.map(parseCard);
+    const trump = suitIndex(view.trump ?? 'c');
+    const weliHighest = false;
+    const expected = expectedTricks(hand, trump, weliHighest, view.numPlayers);
+    // Count the players in: those who said in, plus the dealer, plus half of those still to speak.
+    let opponents = 0;
+    view.declarations.forEach((d, s) => {
+      if (s === view.seat || !view.dealtIn[s]) return;
+      if (s === view.dealer || d === 'in' || d === 'bettler') opponents += 1;
+      else if (d === 'none') opponents += 0.5;
+    });
+    const quota = view.quotas[view.seat] || 1;
+    // A fat pot (many antes' worth) pays for a riskier call.
+    const potPerPlayer = view.pot / Math.max(1, view.numPlayers);
+    const fatPot = Math.min(0.35, Math.max(0, (potPerPlayer - 1.5) * 0.08));
+    const threshold = quota * (0.75 + 0.12 * Math.max(0, opponents - 1)) - fatPot + this.caution;
+    if (legal.includes(ACTION_BETTLER) && expected < 0.1 && hand.every((c) => !isTrump(c, trump) && cardRank(c) >= 4)) {
+      return ACTION_BETTLER;
+    }
+    return expected >= threshold ? ACTION_IN : ACTION_OUT;
+  }
+}
+
+/** Rough chance that each card takes a trick, summed. */
+function expectedTricks(hand: number[], trump: number, weliHighest: boolean, numPlayers: number): number {
+  const trumps = hand.filter((c) => isTrump(c, trump)).length;
+  let sum = 0;
+  for (const card of hand) {
+    if (card === WELI) sum += weliHighest ? 1 : 0.85;
+    else if (cardSuit(card) === trump) sum += [1, 0.7, 0.5, 0.35, 0.3, 0.25, 0.2, 0.2][cardRank(card)]! * (trumps >= 2 ? 1 : 0.8);
+    else if (cardRank(card) === 0) sum += numPlayers <= 4 ? 0.55 : 0.4;
+    else if (cardRank(card) === 1) sum += 0.15;
+  }
+  return sum;
+}
+
+function bestTrumpSuit(hand: number[]): number {
+  let best = 0;
+  let bestScore = -1;
+  for (let suit = 0; suit < 4; suit++) {
+    const score = hand.filter((c) => c !== WELI && cardSuit(c) === suit).reduce((s, c) => s + 10 + (8 - cardRank(c)), 0);
+    if (score > bestScore) {
+      bestScore = score;
+      best = suit;
+    }
+  }
+  return best;
+}
+
+/** How much a card is worth keeping: trumps by rank, then plain cards by rank. */
+function keepValue(card: number, trump: number): number {
+  return trickValue(card, -1, trump, false) || 8 - cardRank(card);
+}
+
+function weakest(view: ObservationView, cards: number[]): number {
+  const trump = suitIndex(view.trump ?? 'c');
+  return cards.reduce((a, b) => (keepValue(b, trump) < keepValue(a, trump) ? b : a));
+}
+
+function exchange(view: ObservationView, legal: number[]): number {
+  const trump = suitIndex(view.trump ?? 'c');
+  const candidates = legal.filter((a) => a >= ACTION_DISCARD && a < ACTION_IN).map((a) => a - ACTION_DISCARD);
+  // Change only plain cards below the Ten: they rarely take a trick, and each change costs a fee.
+  const poor = candidates.filter((c) => !isTrump(c, trump) && cardRank(c) >= 5);
+  return poor.length > 0 ? ACTION_DISCARD + weakest(view, poor) : ACTION_DONE;
+}
+
+function play(view: ObservationView, legal: number[]): number {
+  const trump = suitIndex(view.trump ?? 'c');
+  const cards = legal.map((a) => a); // play actions are card ids
+  const trick = view.currentTrick.flatMap((t, s) => (t ? [{ seat: s, card: parseCard(t) }] : []));
+  const tricksLeft = (view.profile === 'didactic4' ? 4 : 5) - view.trickNumber;
+  const need = Math.max(0, view.quotas[view.seat]! - view.tricksWon[view.seat]!);
+  // Extra tricks pay in every tavern5 deal and in a didactic4 normal hand, never in its Muss.
+  const payoutHand = view.profile === 'tavern5' || view.kind === 'normal';
+  const bettler = view.declarations[view.seat] === 'bettler';
+  const lowest = () => cards.reduce((a, b) => (keepValue(b, trump) < keepValue(a, trump) ? b : a));
+  if (trick.length === 0) {
+    if (bettler) return lowest();
+    const trumps = cards.filter((c) => isTrump(c, trump)).sort((a, b) => keepValue(b, trump) - keepValue(a, trump));
+    const nonWeli = trumps.filter((c) => c !== WELI);
+    if (view.seat === view.dealer && need > 0 && trumps.length >= 2 && nonWeli.length > 0) return nonWeli[0]!;
+    const aces = cards.filter((c) => !isTrump(c, trump) && cardRank(c) === 0);
+    if (aces.length > 0) return aces[0]!;
+    const plain = cards.filter((c) => !isTrump(c, trump));
+    if (plain.length > 0) {
+      const length = (c: number) => plain.filter((d) => cardSuit(d) === cardSuit(c)).length;
+      return plain.reduce((a, b) => (length(b) > length(a) || (length(b) === length(a) && cardRank(b) > cardRank(a)) ? b : a));
+    }
+    return need >= tricksLeft && trumps.length ? trumps[0]! : lowest();
+  }
+  const led = effectiveSuit(trick[0]!.card, trump);
+  const best = Math.max(...trick.map((t) => trickValue(t.card, led, trump, false)));
+  const winners = cards.filter((c) => trickValue(c, led, trump, false) > best).sort((a, b) => keepValue(a, trump) - keepValue(b, trump));
+  if (bettler) {
+    const losers = cards.filter((c) => trickValue(c, led, trump, false) <= best);
+    return losers.length ? losers.reduce((a, b) => (keepValue(b, trump) > keepValue(a, trump) ? b : a)) : lowest();
+  }
+  const wantTrick = need > 0 || payoutHand;
+  if (wantTrick && winners.length > 0) {
+    const withoutWeli = winners.filter((c) => c !== WELI);
+    // Keep the Weli for a trick that matters: spend it only when it is the one winner and a
+    // trick is still needed with few left.
+    if (withoutWeli.length > 0) return withoutWeli[0]!;
+    if (need > 0 && need >= tricksLeft - 1) return winners[0]!;
+  }
+  return lowest();
+}

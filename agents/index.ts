@@ -1,0 +1,7 @@
+// Agents: the interface, the baselines and search, and table play.
+export * from './agent.js';
+export * from './random.js';
+export * from './heuristic.js';
+export * from './determinize.js';
+export * from './pimc.js';
+export * from './play.js';

@@ -1,0 +1,105 @@
+// PIMC (perfect-information Monte Carlo) search: sample the hidden cards consistently with what
+// the seat knows (agents/determinize.ts), play each legal action out to the end of the hand with
+// a rollout policy, and choose the action with the best mean chip result for the seat.
+// Budget: a number of sampled deals per decision, or milliseconds (not reproducible across
+// machines, so the default is samples).
+
+import seedrandom from 'seedrandom';
+import { NUM_ACTIONS, createGame, type KratzenGame, type KratzenState } from '../env/rules/index.js';
+import { OBS_SIZE, decodeObservation, encodeObservation } from '../env/observation.js';
+import { randomLegalAction } from '../env/policy.js';
+import type { Agent } from './agent.js';
+import { HeuristicAgent } from './heuristic.js';
+import { sampleState } from './determinize.js';
+
+export interface PimcOptions {
+  /** The rule set of the table (variants matter to the simulation). @default {} */
+  rules?: unknown;
+  /** Sampled deals per decision. @default 12 */
+  samples?: number;
+  /** If set, sample until this many milliseconds have passed instead (at least one sample). */
+  timeBudgetMs?: number;
+  /** How the rest of the hand is played in each simulation. @default 'heuristic' */
+  rollout?: 'heuristic' | 'random';
+  seed?: number | string;
+}
+
+export class PimcAgent implements Agent {
+  readonly name = 'pimc';
+  private readonly game: KratzenGame;
+  private readonly samples: number;
+  private readonly timeBudgetMs: number | undefined;
+  private readonly rollout: 'heuristic' | 'random';
+  private readonly random: () => number;
+  private readonly heuristic = new HeuristicAgent();
+  private readonly obs = new Float32Array(OBS_SIZE);
+  private readonly mask = new Uint8Array(NUM_ACTIONS);
+  private readonly seat = new Int32Array(1);
+
+  constructor(options: PimcOptions = {}) {
+    this.game = createGame(options.rules ?? {});
+    this.samples = options.samples ?? 12;
+    this.timeBudgetMs = options.timeBudgetMs;
+    this.rollout = options.rollout ?? 'heuristic';
+    this.random = seedrandom(`pimc/${options.seed ?? 0}`);
+  }
+
+  act(observations: Float32Array, masks: Uint8Array, seats: Int32Array): Int32Array {
+    const actions = new Int32Array(seats.length);
+    for (let i = 0; i < seats.length; i++) actions[i] = this.decide(observations, masks, i);
+    return actions;
+  }
+
+  private decide(observations: Float32Array, masks: Uint8Array, row: number): number {
+    const legal: number[] = [];
+    for (let a = 0; a < NUM_ACTIONS; a++) if (masks[row * NUM_ACTIONS + a]) legal.push(a);
+    if (legal.length === 0) throw new Error(`pimc agent: row ${row} has no legal action`);
+    if (legal.length === 1) return legal[0]!;
+    const view = decodeObservation(observations, row * OBS_SIZE);
+    const totals = new Float64Array(legal.length);
+    let simulations = 0;
+    const started = Date.now();
+    for (let k = 0; ; k++) {
+      if (this.timeBudgetMs === undefined ? k >= this.samples : k > 0 && Date.now() - started >= this.timeBudgetMs) break;
+      const state = sampleState(this.game, view, this.random);
+      if (!state) {
+        if (k >= 3 * this.samples) break;
+        continue;
+      }
+      const start = state.balances[view.seat]!;
+      legal.forEach((action, j) => {
+        if (!state.isLegal(action)) return;
+        const copy = state.clone();
+        copy.apply(action);
+        this.playOut(copy);
+        totals[j]! += copy.balances[view.seat]! - start;
+      });
+      simulations++;
+    }
+    if (simulations === 0) {
+      // No consistent deal found (or a tie-break deal): fall back to the heuristic.
+      return this.heuristic.choose(view, legal);
+    }
+    let best = 0;
+    for (let j = 1; j < legal.length; j++) if (totals[j]! > totals[best]!) best = j;
+    return legal[best]!;
+  }
+
+  /** Plays the hand to its end (the state pauses between hands). */
+  private playOut(state: KratzenState): void {
+    while (state.phase !== 'deal' && state.phase !== 'over') {
+      const seat = state.currentSeat;
+      if (this.rollout === 'random') {
+        state.apply(state.legalActionAt(Math.floor(this.random() * state.numLegalActions())));
+        continue;
+      }
+      encodeObservation(state, seat, this.obs);
+      state.legalActionMask(this.mask);
+      this.seat[0] = seat;
+      const count = state.numLegalActions();
+      const action = count === 1 ? state.legalActionAt(0) : this.heuristic.act(this.obs, this.mask, this.seat)[0]!;
+      state.apply(action);
+    }
+  }
+}
+
