@@ -5,3 +5,6 @@ export * from './heuristic.js';
 export * from './determinize.js';
 export * from './pimc.js';
 export * from './play.js';
+export * from './registry.js';
+export * from './tfjs.js';
+export * from './policy-agent.js';

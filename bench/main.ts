@@ -2,12 +2,14 @@
 // `--json` prints one JSON object mapping metric names to numbers.
 
 import { parseArgs } from 'node:util';
+import { benchAgents } from './agents.js';
 import { benchEnv } from './env.js';
 import { benchRules } from './rules.js';
 
 const SUITES: Record<string, (seconds: number) => Record<string, number> | Promise<Record<string, number>>> = {
   rules: benchRules,
   env: benchEnv,
+  agents: benchAgents,
 };
 
 async function main(): Promise<void> {

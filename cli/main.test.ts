@@ -76,6 +76,27 @@ describe('kratzen random', () => {
   });
 });
 
+describe('kratzen eval', () => {
+  it('--json prints agents with meanChipsPerHand and ci95, the head-to-head table and ratings', () => {
+    const out = join(tmp, 'eval');
+    const { code, json, stderr } = kratzen('eval', '--agents', 'heuristic,random', '--hands', '96', '--seed', '5', '--workers', '1', '--json', '--out', out);
+    expect(code).toBe(0);
+    expect(json.agents.map((a: { name: string }) => a.name)).toEqual(['heuristic', 'random']);
+    for (const a of json.agents) {
+      expect(typeof a.meanChipsPerHand).toBe('number');
+      expect(a.ci95).toBeGreaterThan(0);
+      expect(typeof a.rating).toBe('number');
+    }
+    expect(json.headToHead[0]).toMatchObject({ a: 'heuristic', b: 'random' });
+    expect(json.config.deals).toBe(6);
+    expect(stderr).toMatch(/report: .*report\.html/);
+    expect(readFileSync(join(out, 'report.html'), 'utf8')).toMatch(/<svg/);
+  });
+  it('names a bad agent', () => {
+    expect(kratzen('eval', '--agents', 'heuristic,nobody', '--hands', '32', '--workers', '1')).toMatchObject({ code: 2, json: { field: 'agents' } });
+  });
+});
+
 describe('the package', () => {
   it("can be imported as 'kratzen-gym'", () => {
     const run = spawnSync(process.execPath, ['--input-type=module', '-e', "import { createGame, NUM_ACTIONS } from 'kratzen-gym'; console.log(NUM_ACTIONS, createGame({}).numPlayers)"], {

@@ -2,6 +2,8 @@
 // The `kratzen` command: parses flags and calls the modules; no game logic lives here.
 
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   errorReport,
@@ -9,7 +11,11 @@ import {
   replayToJson,
   replayResult,
   stateToRecord,
+  createGame,
+  ruleSetToJson,
 } from '../env/rules/index.js';
+import { ProgressBar, runTournament, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
+import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 
 const USAGE = `kratzen <verb> [options]
 
@@ -17,7 +23,9 @@ verbs:
   replay <record.json|->      replay a record, print the result JSON (RULES.md ch. 6)
   random --seed S [--profile didactic4|tavern5] [--players N] [--hands H] [--variant JSON]
                               print the record of a session of uniformly random play
-  demo [--seed S]             play a random session and print its hands (what npm start runs)
+  demo [--seed S]             play a random session and print its hands
+  eval --agents A,B[,...] [--hands N] [--profile P] [--players N] [--seed S] [--workers W] [--out DIR] [--json]
+                              duplicate tournament; agents: random, heuristic, pimc[:samples=K], or a checkpoint dir
 `;
 
 /** Exit codes: 0 ok, 1 illegal action or amount overflow, 2 bad input. */
@@ -99,7 +107,54 @@ const SESSION_OPTIONS = {
   variant: { type: 'string' },
 } as const;
 
-function main(argv: string[]): void {
+async function runEval(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      ...SESSION_OPTIONS,
+      agents: { type: 'string' },
+      workers: { type: 'string' },
+      out: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
+  if (!values.agents) badInput('agents', 'kratzen eval needs --agents A,B[,...]');
+  const agents = values.agents.split(',').map((a) => a.trim()).filter(Boolean);
+  if (agents.length < 2) badInput('agents', 'name at least two agents');
+  // --hands is the evaluation's size here, not the session length.
+  const rules = sessionRules({ ...values, hands: undefined });
+  const game = reportingErrors(() => createGame(rules));
+  const hands = integerFlag(values.hands as string | undefined, 'hands') ?? 1000;
+  // --hands counts hands over all rotations: deals x seats x hands per session.
+  const deals = Math.max(2, Math.ceil(hands / (game.numPlayers * game.rules.hands)));
+  const workers = integerFlag(values.workers, 'workers') ?? Math.min(2, availableParallelism());
+  const seed = seedFlag(values.seed);
+  const config: TournamentConfig = { agents, rules: ruleSetToJson(game.rules), deals, seed, workers };
+  const bar = new ProgressBar('eval', deals);
+  let result: TournamentResult;
+  try {
+    result = await runTournament(config, {
+      loadCheckpoint,
+      checkpointModule: new URL('../checkpoints/agent-loader.js', import.meta.url).href,
+      onDeal: (done) => bar.update(done),
+    });
+  } catch (e) {
+    return badInput('agents', (e as Error).message, 'evaluation failed');
+  }
+  const out = values.out ?? join('runs', `eval-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  const path = writeTournamentReport(result, out);
+  if (values.json) {
+    printJson(result);
+    process.stderr.write(`report: ${path}\n`);
+    return;
+  }
+  for (const a of result.agents) {
+    process.stdout.write(`${a.name.padEnd(28)} ${a.meanChipsPerHand.toFixed(3).padStart(9)} ±${a.ci95.toFixed(3)} chips/hand, rating ${a.rating.toFixed(0)}\n`);
+  }
+  process.stdout.write(`report: ${path}\n`);
+}
+
+function main(argv: string[]): void | Promise<void> {
   const [verb, ...rest] = argv;
   switch (verb) {
     case 'replay': {
@@ -133,6 +188,8 @@ function main(argv: string[]): void {
       process.stdout.write(`final: balances [${result.final.balances}], pot ${result.final.pot}, winners [${result.final.winners}]\n`);
       return;
     }
+    case 'eval':
+      return runEval(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -146,7 +203,7 @@ function main(argv: string[]): void {
 }
 
 try {
-  main(process.argv.slice(2));
+  await main(process.argv.slice(2));
 } catch (e) {
   if ((e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) badInput('arguments', (e as Error).message);
   throw e;

@@ -1,0 +1,245 @@
+// The TF.js policy: an MLP over the observation vector with a policy head (NUM_ACTIONS logits,
+// illegal actions masked before the softmax) and a value head, and the Agent that plays it.
+
+import seedrandom from 'seedrandom';
+import { NUM_ACTIONS } from '../env/rules/index.js';
+import { OBS_SIZE } from '../env/observation.js';
+import type { Agent } from './agent.js';
+import { tf } from './tfjs.js';
+
+/**
+ * The logit given to illegal actions. Finite on purpose: softmax still sends it to exactly 0,
+ * while log-softmax and `p * log p` (entropy) stay finite where -Infinity would make NaN.
+ */
+export const MASKED_LOGIT = -1e9;
+
+export const ACTIVATIONS = ['relu', 'tanh', 'elu', 'selu', 'swish'] as const;
+export type Activation = (typeof ACTIVATIONS)[number];
+
+export interface PolicyArchitecture {
+  /** Widths of the hidden layers shared by both heads. @default [256, 256] */
+  hiddenSizes: number[];
+  /** @default 'relu' */
+  activation: Activation;
+}
+
+export const DEFAULT_ARCHITECTURE: Readonly<PolicyArchitecture> = Object.freeze({ hiddenSizes: [256, 256], activation: 'relu' });
+
+/** Output names of the model, fixed so training code and checkpoints can rely on them. */
+export const POLICY_OUTPUT = 'policy_logits';
+export const VALUE_OUTPUT = 'value';
+
+/**
+ * Builds the network: OBS_SIZE inputs -> hidden layers -> [logits (N x NUM_ACTIONS), value (N x 1)].
+ * Weights are a function of `seed` alone (TF.js seeded initializers draw on the JS side, so
+ * every backend gets the same numbers).
+ */
+export function createPolicyModel(architecture: Partial<PolicyArchitecture> = {}, seed = 0): tf.LayersModel {
+  const arch = { ...DEFAULT_ARCHITECTURE, ...architecture };
+  if (arch.hiddenSizes.length === 0 || !arch.hiddenSizes.every((h) => Number.isInteger(h) && h > 0)) {
+    throw new RangeError(`hiddenSizes must be positive integers, got [${arch.hiddenSizes.join(', ')}]`);
+  }
+  // Each layer gets its own seed: one seed for all would give identically-shaped layers equal weights.
+  let layerSeed = seed * 1000;
+  const glorot = () => tf.initializers.glorotUniform({ seed: layerSeed++ });
+  const input = tf.input({ shape: [OBS_SIZE], name: 'observation' });
+  let x: tf.SymbolicTensor = input;
+  arch.hiddenSizes.forEach((units, i) => {
+    x = tf.layers
+      .dense({ units, activation: arch.activation, kernelInitializer: glorot(), name: `hidden_${i}` })
+      .apply(x) as tf.SymbolicTensor;
+  });
+  // A small policy head starts near the uniform policy, the usual PPO initialization.
+  const logits = tf.layers
+    .dense({
+      units: NUM_ACTIONS,
+      kernelInitializer: tf.initializers.varianceScaling({ scale: 0.01, mode: 'fanAvg', distribution: 'uniform', seed: layerSeed++ }),
+      name: POLICY_OUTPUT,
+    })
+    .apply(x) as tf.SymbolicTensor;
+  const value = tf.layers.dense({ units: 1, kernelInitializer: glorot(), name: VALUE_OUTPUT }).apply(x) as tf.SymbolicTensor;
+  return tf.model({ inputs: input, outputs: [logits, value], name: 'kratzen_policy' });
+}
+
+/** Throws unless `model` maps OBS_SIZE inputs to [NUM_ACTIONS logits, 1 value]. */
+export function checkPolicyModel(model: tf.LayersModel): void {
+  const inShape = model.inputs.length === 1 ? model.inputs[0]!.shape : null;
+  const outShapes = model.outputs.map((o) => o.shape);
+  const ok =
+    inShape?.length === 2 &&
+    inShape[1] === OBS_SIZE &&
+    outShapes.length === 2 &&
+    outShapes[0]![1] === NUM_ACTIONS &&
+    outShapes[1]![1] === 1;
+  if (!ok) {
+    throw new Error(
+      `not a policy model: expected input [null, ${OBS_SIZE}] and outputs [[null, ${NUM_ACTIONS}], [null, 1]], ` +
+        `got input ${JSON.stringify(inShape)} and outputs ${JSON.stringify(outShapes)}`,
+    );
+  }
+}
+
+/** The hidden layers of a policy model as an architecture; throws if they do not form one. */
+export function architectureOf(model: tf.LayersModel): PolicyArchitecture {
+  const hidden = model.layers
+    .filter((l) => l.getClassName() === 'Dense' && l.name !== POLICY_OUTPUT && l.name !== VALUE_OUTPUT)
+    .map((l) => l.getConfig() as { units: number; activation: string });
+  const activation = hidden[0]?.activation as Activation | undefined;
+  if (!activation || !ACTIVATIONS.includes(activation) || hidden.some((h) => h.activation !== activation)) {
+    throw new Error(`not a policy model: hidden layers must be Dense with one activation of ${ACTIVATIONS.join(', ')}`);
+  }
+  return { hiddenSizes: hidden.map((h) => h.units), activation };
+}
+
+export function sameArchitecture(a: PolicyArchitecture, b: PolicyArchitecture): boolean {
+  return a.activation === b.activation && a.hiddenSizes.join() === b.hiddenSizes.join();
+}
+
+export type PolicyMode = 'greedy' | 'sample';
+
+export interface PolicyAgentOptions {
+  /** A model to play (e.g. loaded from a checkpoint); built from `architecture` and `seed` when absent. */
+  model?: tf.LayersModel;
+  /** @default DEFAULT_ARCHITECTURE, or read from `model` (and checked against it when both are given) */
+  architecture?: Partial<PolicyArchitecture>;
+  /** Seeds the weight initialization (when the model is built here) and the sampling generator. @default 0 */
+  seed?: number;
+  /** `greedy` plays the most probable legal action, `sample` draws from the policy. @default 'sample' */
+  mode?: PolicyMode;
+  /** @default 'policy' */
+  name?: string;
+  /** Whether `dispose()` disposes the model. @default true when built here, false for a given `model` */
+  ownsModel?: boolean;
+}
+
+export interface PolicyEvaluation {
+  /** N x NUM_ACTIONS; 0 for illegal actions, each row sums to 1. */
+  probs: Float32Array;
+  /** N state values. */
+  values: Float32Array;
+  /** N x NUM_ACTIONS masked logits (illegal actions at MASKED_LOGIT). */
+  logits: Float32Array;
+}
+
+export class PolicyAgent implements Agent {
+  readonly name: string;
+  readonly model: tf.LayersModel;
+  readonly architecture: PolicyArchitecture;
+  readonly seed: number;
+  mode: PolicyMode;
+  private rng: () => number;
+  private readonly ownsModel: boolean;
+
+  constructor(options: PolicyAgentOptions = {}) {
+    this.seed = options.seed ?? 0;
+    const wanted = { ...DEFAULT_ARCHITECTURE, ...options.architecture };
+    this.model = options.model ?? createPolicyModel(wanted, this.seed);
+    checkPolicyModel(this.model);
+    // Read back from the model, so a checkpoint of this agent describes the weights it holds.
+    this.architecture = architectureOf(this.model);
+    if (options.model && options.architecture && !sameArchitecture(this.architecture, wanted)) {
+      throw new Error(`the model's architecture ${JSON.stringify(this.architecture)} is not the one given, ${JSON.stringify(wanted)}`);
+    }
+    this.ownsModel = options.ownsModel ?? options.model === undefined;
+    this.mode = options.mode ?? 'sample';
+    this.name = options.name ?? 'policy';
+    this.rng = seedrandom.alea(`policy:${this.seed}`);
+  }
+
+  /** Restarts the sampling generator, so a run can be repeated exactly. */
+  reseed(seed: number | string = this.seed): void {
+    this.rng = seedrandom.alea(`policy:${seed}`);
+  }
+
+  /**
+   * Masked logits and values as tensors, for use inside the caller's `tf.tidy` or gradient
+   * function (the PPO learner). `obs` N x OBS_SIZE float32, `mask` N x NUM_ACTIONS (nonzero = legal).
+   */
+  forward(obs: tf.Tensor2D, mask: tf.Tensor2D, training = false): { logits: tf.Tensor2D; value: tf.Tensor1D } {
+    return tf.tidy(() => {
+      const [raw, value] = this.model.apply(obs, { training }) as [tf.Tensor2D, tf.Tensor2D];
+      // where(), not an added penalty: illegal logits are exactly MASKED_LOGIT and get no gradient.
+      const logits = tf.where(tf.cast(mask, 'bool'), raw, tf.fill(raw.shape, MASKED_LOGIT)) as tf.Tensor2D;
+      return { logits, value: value.reshape([-1]) as tf.Tensor1D };
+    });
+  }
+
+  /** Probabilities, values and masked logits of N rows (observations N x OBS_SIZE, masks N x NUM_ACTIONS). */
+  evaluate(observations: Float32Array, masks: Uint8Array): PolicyEvaluation {
+    const n = checkBatch(observations, masks);
+    return tf.tidy(() => {
+      const { logits, value } = this.forward(tf.tensor2d(observations, [n, OBS_SIZE]), tf.tensor2d(masks, [n, NUM_ACTIONS], 'bool'));
+      return {
+        probs: tf.softmax(logits).dataSync() as Float32Array,
+        values: value.dataSync() as Float32Array,
+        logits: logits.dataSync() as Float32Array,
+      };
+    });
+  }
+
+  act(observations: Float32Array, masks: Uint8Array, _seats: Int32Array): Int32Array {
+    // Seats are not an input: the observation already encodes the observer's seat.
+    const n = checkBatch(observations, masks);
+    if (n === 0) return new Int32Array(0);
+    const logits = tf.tidy(() => {
+      const [raw] = this.model.predict(tf.tensor2d(observations, [n, OBS_SIZE])) as tf.Tensor[];
+      return raw!.dataSync() as Float32Array;
+    });
+    const actions = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      actions[i] = this.mode === 'greedy' ? greedyLegal(logits, masks, i) : this.sampleLegal(logits, masks, i);
+    }
+    return actions;
+  }
+
+  dispose(): void {
+    if (this.ownsModel) this.model.dispose();
+  }
+
+  /**
+   * Draws from the softmax over the legal actions of row `row`, in float64 on the JS side so the
+   * draw depends only on the seed (not on tf.multinomial's global generator or the backend).
+   */
+  private sampleLegal(logits: Float32Array, masks: Uint8Array, row: number): number {
+    const base = row * NUM_ACTIONS;
+    const best = greedyLegal(logits, masks, row);
+    const max = logits[base + best]!;
+    let total = 0;
+    for (let a = 0; a < NUM_ACTIONS; a++) if (masks[base + a]) total += Math.exp(logits[base + a]! - max);
+    // One draw per row whatever happens, so the generator stays in step across runs.
+    let u = this.rng() * total;
+    // Non-finite logits (a diverged model) make `total` NaN: play the argmax, still legal.
+    if (!Number.isFinite(total)) return best;
+    let last = best;
+    for (let a = 0; a < NUM_ACTIONS; a++) {
+      if (!masks[base + a]) continue;
+      u -= Math.exp(logits[base + a]! - max);
+      if (u < 0) return a;
+      last = a;
+    }
+    return last; // rounding left u a hair above 0
+  }
+}
+
+/** The legal action with the largest logit (lowest id on ties); throws if the row has none. */
+function greedyLegal(logits: Float32Array, masks: Uint8Array, row: number): number {
+  const base = row * NUM_ACTIONS;
+  let best = -1;
+  for (let a = 0; a < NUM_ACTIONS; a++) {
+    if (!masks[base + a]) continue;
+    if (best < 0 || logits[base + a]! > logits[base + best]!) best = a;
+  }
+  if (best < 0) throw new Error(`row ${row} has no legal action`);
+  return best;
+}
+
+function checkBatch(observations: Float32Array, masks: Uint8Array): number {
+  const n = masks.length / NUM_ACTIONS;
+  if (!Number.isInteger(n) || observations.length !== n * OBS_SIZE) {
+    throw new RangeError(
+      `batch shape mismatch: ${observations.length} observation floats and ${masks.length} mask bytes ` +
+        `(expected N x ${OBS_SIZE} and N x ${NUM_ACTIONS})`,
+    );
+  }
+  return n;
+}

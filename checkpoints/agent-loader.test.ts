@@ -1,0 +1,45 @@
+// The registry's checkpoint loader: a checkpoint or store directory becomes a legal, greedy agent.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { VecEnv } from '../env/vec-env.js';
+import { NUM_ACTIONS } from '../env/rules/index.js';
+import { assertLegal } from '../agents/agent.js';
+import { PolicyAgent } from '../agents/policy-agent.js';
+import { selectBackend } from '../agents/tfjs.js';
+import { loadCheckpoint } from './agent-loader.js';
+import { CheckpointStore } from './store.js';
+
+const RULES = { profile: 'didactic4', players: 4 };
+let tmp: string;
+
+beforeAll(async () => {
+  await selectBackend('wasm');
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'kratzen-loader-'));
+});
+
+afterAll(() => rm(tmp, { recursive: true, force: true }));
+
+it('loads a checkpoint or a store as a greedy agent for the rules, and refuses other rules', async () => {
+  const agent = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 4, mode: 'greedy' });
+  const store = new CheckpointStore(path.join(tmp, 'run'), { rules: RULES });
+  const { dir } = await store.save(agent, { step: 5 });
+  const env = new VecEnv({ numEnvs: 4, config: { rules: RULES } }).reset(1);
+  const expected = agent.act(env.observations, env.masks, env.seats);
+  for (const target of [dir, store.root]) {
+    const loaded = await loadCheckpoint(target, { rules: RULES, seed: 'x' });
+    expect(loaded.name).toBe(`policy:${path.basename(target)}`);
+    for (let step = 0; step < 50; step++) {
+      const actions = loaded.act(env.observations, env.masks, env.seats);
+      assertLegal(actions, env.masks, NUM_ACTIONS, loaded.name);
+      if (step === 0) expect(Array.from(actions)).toEqual(Array.from(expected));
+      env.step(actions);
+    }
+    env.reset(1);
+    loaded.dispose?.();
+  }
+  await expect(loadCheckpoint(dir, { rules: { profile: 'didactic4', players: 3 }, seed: 0 })).rejects.toMatchObject({ code: 'incompatible-rules' });
+  agent.dispose();
+});

@@ -1,0 +1,27 @@
+// Checkpoints as seatable agents: the loader that agents/registry.ts, the CLI and tournament
+// workers (which import this module by URL) use for an agent spec that is a directory.
+
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import type { Agent } from '../agents/agent.js';
+import type { AgentContext } from '../agents/registry.js';
+import { selectBackend } from '../agents/tfjs.js';
+import { loadCheckpoint as loadCheckpointDir, type RulesInput } from './checkpoint.js';
+import { MANIFEST_FILE } from './manifest.js';
+import { CheckpointStore } from './store.js';
+
+/**
+ * Loads `dir` (a checkpoint, or a store, whose `latest` is taken) as a greedy PolicyAgent for
+ * `context.rules`. Greedy because tournaments cache checkpoint agents across sessions and
+ * workers: a stateless agent plays the same whatever order the deals run in.
+ */
+export async function loadCheckpoint(dir: string, context: AgentContext): Promise<Agent> {
+  await selectBackend('auto');
+  const rules = context.rules as RulesInput;
+  const isCheckpoint = await access(path.join(dir, MANIFEST_FILE)).then(
+    () => true,
+    () => false,
+  );
+  const loaded = isCheckpoint ? await loadCheckpointDir(dir, { rules }) : await new CheckpointStore(dir, { rules }).load('latest');
+  return loaded.toAgent({ mode: 'greedy', name: `policy:${path.basename(path.resolve(dir))}` });
+}

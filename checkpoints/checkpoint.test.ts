@@ -1,0 +1,215 @@
+// One checkpoint directory on the wasm backend: round trip, the standard model.json format,
+// extras, corruption (each with its error code) and incompatibility.
+
+import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import seedrandom from 'seedrandom';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NUM_ACTIONS } from '../env/rules/index.js';
+import { OBS_SIZE, OBS_VERSION } from '../env/observation.js';
+import { PolicyAgent } from '../agents/policy-agent.js';
+import { selectBackend, tf } from '../agents/tfjs.js';
+import { loadCheckpoint, readManifest, writeCheckpoint } from './checkpoint.js';
+import { CheckpointError, type CheckpointErrorCode } from './errors.js';
+import { sha256 } from './manifest.js';
+
+const RULES = { profile: 'tavern5', players: 5, exchange: {} };
+let tmp: string;
+let agent: PolicyAgent;
+let dir: string;
+
+function batch(n: number) {
+  const rng = seedrandom.alea('batch');
+  const observations = new Float32Array(n * OBS_SIZE).map(() => (rng() < 0.2 ? rng() : 0));
+  const masks = new Uint8Array(n * NUM_ACTIONS).map(() => (rng() < 0.5 ? 1 : 0));
+  for (let i = 0; i < n; i++) masks[i * NUM_ACTIONS + (i % NUM_ACTIONS)] = 1;
+  return { observations, masks, seats: new Int32Array(n) };
+}
+
+async function expectCode(promise: Promise<unknown>, code: CheckpointErrorCode): Promise<CheckpointError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(CheckpointError);
+  expect((error as CheckpointError).code).toBe(code);
+  return error as CheckpointError;
+}
+
+/** A copy of the checkpoint to damage, optionally edited and with the manifest hash refreshed. */
+async function copyWith(file: string, edit: (bytes: Buffer) => Buffer | string, rehash = false): Promise<string> {
+  const copy = await mkdtemp(path.join(tmp, 'copy-'));
+  for (const f of ['manifest.json', 'model.json', 'weights.bin', 'optimizer.bin']) await writeFile(path.join(copy, f), await readFile(path.join(dir, f)));
+  const edited = edit(await readFile(path.join(copy, file)));
+  await writeFile(path.join(copy, file), edited);
+  if (rehash) {
+    const manifest = JSON.parse(await readFile(path.join(copy, 'manifest.json'), 'utf8'));
+    const bytes = await readFile(path.join(copy, file));
+    manifest.files[file] = { sha256: sha256(bytes), bytes: bytes.byteLength };
+    await writeFile(path.join(copy, 'manifest.json'), JSON.stringify(manifest));
+  }
+  return copy;
+}
+
+function editManifest(change: (m: Record<string, any>) => void) {
+  return (bytes: Buffer) => {
+    const m = JSON.parse(bytes.toString('utf8'));
+    change(m);
+    return JSON.stringify(m);
+  };
+}
+
+beforeAll(async () => {
+  await selectBackend('wasm');
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'kratzen-ckpt-'));
+  agent = new PolicyAgent({ architecture: { hiddenSizes: [48, 24], activation: 'tanh' }, seed: 21 });
+  dir = path.join(tmp, 'step-1');
+  await writeCheckpoint(dir, {
+    agent,
+    rules: RULES,
+    step: 1,
+    metrics: { meanReward: 0.25 },
+    extras: { optimizer: { data: new Uint8Array([1, 2, 3, 4, 5]), meta: { kind: 'adam', beta1: 0.9 } } },
+  });
+});
+
+afterAll(async () => {
+  agent.dispose();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+describe('checkpoint directory', () => {
+  it('round-trips: identical probabilities, values and sampled actions', async () => {
+    const loaded = await loadCheckpoint(dir, { rules: RULES });
+    const copy = loaded.toAgent();
+    const { observations, masks, seats } = batch(32);
+    const a = agent.evaluate(observations, masks);
+    const b = copy.evaluate(observations, masks);
+    expect(b.probs).toEqual(a.probs);
+    expect(b.values).toEqual(a.values);
+    agent.reseed();
+    expect(Array.from(copy.act(observations, masks, seats))).toEqual(Array.from(agent.act(observations, masks, seats)));
+    expect(copy.name).toBe('policy:step-1');
+    expect(copy.architecture).toEqual({ hiddenSizes: [48, 24], activation: 'tanh' });
+    const before = tf.memory().numTensors;
+    copy.dispose(); // the agent owns the loaded model
+    expect(tf.memory().numTensors).toBeLessThan(before);
+  });
+
+  it('writes a manifest with rules, versions, hashes and extras', async () => {
+    const { manifest } = await readManifest(dir);
+    expect(manifest).toMatchObject({
+      formatVersion: 1,
+      rules: { profile: 'tavern5', players: 5, exchange: { maxCards: 2, feePerCard: 1 } },
+      obsVersion: OBS_VERSION,
+      numActions: NUM_ACTIONS,
+      observationSize: OBS_SIZE,
+      architecture: { hiddenSizes: [48, 24], activation: 'tanh' },
+      step: 1,
+      metrics: { meanReward: 0.25 },
+      seed: 21,
+      backend: 'wasm',
+      extras: { optimizer: { file: 'optimizer.bin', meta: { kind: 'adam', beta1: 0.9 } } },
+    });
+    expect(Object.keys(manifest.files).sort()).toEqual(['model.json', 'optimizer.bin', 'weights.bin']);
+    expect(new Date(manifest.createdAt).toISOString()).toBe(manifest.createdAt);
+    const loaded = await loadCheckpoint(dir);
+    expect(Array.from(loaded.extras.get('optimizer')!.data)).toEqual([1, 2, 3, 4, 5]);
+    expect(loaded.extras.get('optimizer')!.meta).toEqual({ kind: 'adam', beta1: 0.9 });
+    loaded.model.dispose();
+  });
+
+  it('writes the standard TF.js layers-model files', async () => {
+    const json = JSON.parse(await readFile(path.join(dir, 'model.json'), 'utf8'));
+    expect(json.format).toBe('layers-model');
+    expect(json.modelTopology.class_name).toBe('Model');
+    expect(json.weightsManifest).toHaveLength(1);
+    expect(json.weightsManifest[0].paths).toEqual(['weights.bin']);
+    const specs: { shape: number[]; dtype: string }[] = json.weightsManifest[0].weights;
+    expect(specs.every((s) => s.dtype === 'float32')).toBe(true);
+    const floats = specs.reduce((sum, s) => sum + s.shape.reduce((p, d) => p * d, 1), 0);
+    expect((await readFile(path.join(dir, 'weights.bin'))).byteLength).toBe(floats * 4);
+  });
+
+  it('loads as a browser would: tf.loadLayersModel over HTTP, weights found beside model.json', async () => {
+    const requested: string[] = [];
+    const fetchFunc = async (input: string | URL | Request) => {
+      const url = String(input);
+      requested.push(url);
+      return new Response(await readFile(path.join(dir, path.basename(new URL(url).pathname))));
+    };
+    const model = await tf.loadLayersModel(tf.io.http('https://example.test/ckpt/model.json', { fetchFunc }));
+    expect(requested).toEqual(['https://example.test/ckpt/model.json', 'https://example.test/ckpt/weights.bin']);
+    const { observations } = batch(4);
+    const logits = (m: tf.LayersModel) => tf.tidy(() => (m.predict(tf.tensor2d(observations, [4, OBS_SIZE])) as tf.Tensor[])[0]!.dataSync());
+    expect(logits(model)).toEqual(logits(agent.model));
+    model.dispose();
+  });
+
+  it('refuses an existing name and bad content', async () => {
+    await expectCode(writeCheckpoint(dir, { agent, rules: RULES, step: 2 }), 'already-exists');
+    await expectCode(writeCheckpoint(path.join(tmp, 'x'), { agent, rules: { players: 9 }, step: 2 }), 'invalid-argument');
+    await expectCode(writeCheckpoint(path.join(tmp, 'y'), { agent, rules: RULES, step: -1 }), 'invalid-argument');
+    await expectCode(writeCheckpoint(path.join(tmp, 'z'), { agent, rules: RULES, step: 1, metrics: { x: NaN } }), 'invalid-argument');
+    await expectCode(writeCheckpoint(path.join(tmp, 'w'), { agent, rules: RULES, step: 1, extras: { weights: { data: new Uint8Array(1) } } }), 'invalid-argument');
+  });
+});
+
+describe('corruption is detected', () => {
+  it('a truncated weights.bin', async () => {
+    const copy = await copyWith('weights.bin', (b) => b);
+    await truncate(path.join(copy, 'weights.bin'), 100);
+    const error = await expectCode(loadCheckpoint(copy, { rules: RULES }), 'hash-mismatch');
+    expect(error.message).toMatch(/weights\.bin \(100 bytes\)/);
+  });
+
+  it('a flipped byte in weights.bin and an edited model.json or extra', async () => {
+    await expectCode(loadCheckpoint(await copyWith('weights.bin', (b) => ((b[7] = b[7]! ^ 1), b))), 'hash-mismatch');
+    await expectCode(loadCheckpoint(await copyWith('model.json', (b) => b.toString().replace('"tanh"', '"relu"'))), 'hash-mismatch');
+    await expectCode(loadCheckpoint(await copyWith('optimizer.bin', (b) => ((b[0] = 9), b))), 'hash-mismatch');
+  });
+
+  it('a missing file', async () => {
+    const copy = await copyWith('weights.bin', (b) => b);
+    await rm(path.join(copy, 'weights.bin'));
+    await expectCode(loadCheckpoint(copy), 'missing-file');
+    await expectCode(loadCheckpoint(path.join(tmp, 'nothing-here')), 'missing-file');
+  });
+
+  it('an edited or broken manifest', async () => {
+    await expectCode(loadCheckpoint(await copyWith('manifest.json', (b) => b.subarray(0, 50))), 'bad-manifest');
+    await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => (m.surprise = 1)))), 'bad-manifest');
+    await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => (m.formatVersion = 2)))), 'bad-manifest');
+    await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => delete m.files['weights.bin']))), 'bad-manifest');
+    await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => (m.rules = { players: 42 })))), 'bad-manifest');
+    const hash = editManifest((m) => (m.files['model.json'].sha256 = '0'.repeat(64)));
+    await expectCode(loadCheckpoint(await copyWith('manifest.json', hash)), 'hash-mismatch');
+    // A consistent edit of the manifest alone is caught by the hash a pointer records (store.test.ts).
+  });
+
+  it('a model.json that hashes right but is not a loadable policy model', async () => {
+    const copy = await copyWith('model.json', (b) => b.toString().replace('"weights.bin"', '"other.bin"'), true);
+    await expectCode(loadCheckpoint(copy), 'bad-model');
+    const arch = editManifest((m) => (m.architecture.hiddenSizes = [48, 25]));
+    const error = await expectCode(loadCheckpoint(await copyWith('manifest.json', arch)), 'bad-model');
+    expect(error.message).toMatch(/model\.json has architecture/);
+  });
+});
+
+describe('incompatible checkpoints are refused', () => {
+  it('other rules', async () => {
+    const error = await expectCode(loadCheckpoint(dir, { rules: { profile: 'tavern5', players: 5 } }), 'incompatible-rules');
+    expect(error.message).toMatch(/trained for rules/);
+    await expectCode(loadCheckpoint(dir, { rules: {} }), 'incompatible-rules');
+    // The same rules written differently (defaults spelled out, other key order) are compatible.
+    const same = await loadCheckpoint(dir, { rules: { exchange: { feePerCard: 1, maxCards: 2 }, players: 5, profile: 'tavern5', ante: 1 } });
+    same.model.dispose();
+  });
+
+  it('another observation version or size, or action count', async () => {
+    await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => (m.obsVersion = OBS_VERSION + 1)))), 'incompatible-obs');
+    await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => (m.observationSize = 10)))), 'incompatible-obs');
+    await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => (m.numActions = 75)))), 'incompatible-actions');
+  });
+});

@@ -1,0 +1,240 @@
+// One checkpoint directory: written atomically (temp directory next to it, fsync, rename) and
+// loaded only after its manifest, its compatibility with this build and every file hash check out.
+
+import { access, mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { NUM_ACTIONS, RuleSetError, type RuleSet } from '../env/rules/index.js';
+import { OBS_SIZE, OBS_VERSION } from '../env/observation.js';
+import { PolicyAgent, architectureOf, checkPolicyModel, sameArchitecture, type PolicyAgentOptions } from '../agents/policy-agent.js';
+import { tf } from '../agents/tfjs.js';
+import { syncDir, writeFileDurable } from './durable-fs.js';
+import { CheckpointError } from './errors.js';
+import {
+  CHECKPOINT_FORMAT_VERSION,
+  MANIFEST_FILE,
+  MODEL_FILE,
+  NAME_PATTERN,
+  WEIGHTS_FILE,
+  canonicalJson,
+  manifestSchema,
+  normalizeRules,
+  sha256,
+  type CheckpointManifest,
+  type JsonValue,
+} from './manifest.js';
+import { modelFromFiles, modelToFiles } from './model-files.js';
+
+export type RulesInput = Record<string, unknown> | RuleSet;
+
+/** A named binary blob stored beside the model, e.g. optimizer state, with a JSON description. */
+export interface ExtraBlob {
+  data: Uint8Array;
+  meta?: JsonValue;
+}
+
+export interface CheckpointContent {
+  agent: PolicyAgent;
+  /** The rule set the policy was trained for; stored normalized. */
+  rules: RulesInput;
+  step: number;
+  /** @default {} */
+  metrics?: Record<string, number>;
+  /** Stored as `<name>.bin`, hashed like the model files. @default {} */
+  extras?: Record<string, ExtraBlob>;
+}
+
+export interface WrittenCheckpoint {
+  dir: string;
+  manifest: CheckpointManifest;
+  /** sha256 of manifest.json, which pointers record so an edited manifest is caught. */
+  manifestSha256: string;
+}
+
+const RESERVED_EXTRAS = new Set(['weights', 'manifest', 'model']);
+
+/** Writes a new checkpoint at `dir`; a failure or crash never leaves anything under that name. */
+export async function writeCheckpoint(dir: string, content: CheckpointContent): Promise<WrittenCheckpoint> {
+  const parent = path.dirname(dir);
+  const name = path.basename(dir);
+  if (!NAME_PATTERN.test(name)) throw new CheckpointError('invalid-argument', dir, `checkpoint name must match ${NAME_PATTERN}`);
+  let rules: Record<string, unknown>;
+  try {
+    rules = normalizeRules(content.rules);
+  } catch (e) {
+    if (e instanceof RuleSetError) throw new CheckpointError('invalid-argument', dir, e.message);
+    throw e;
+  }
+
+  const { modelJson, weights } = await modelToFiles(content.agent.model);
+  const files = new Map<string, Uint8Array>([
+    [MODEL_FILE, modelJson],
+    [WEIGHTS_FILE, weights],
+  ]);
+  const extras: CheckpointManifest['extras'] = {};
+  for (const [extraName, blob] of Object.entries(content.extras ?? {})) {
+    if (!NAME_PATTERN.test(extraName) || RESERVED_EXTRAS.has(extraName)) {
+      throw new CheckpointError('invalid-argument', dir, `extra name '${extraName}' is reserved or not a plain name`);
+    }
+    files.set(`${extraName}.bin`, blob.data);
+    extras[extraName] = { file: `${extraName}.bin`, meta: blob.meta ?? null };
+  }
+  const parsed = manifestSchema.safeParse({
+    formatVersion: CHECKPOINT_FORMAT_VERSION,
+    rules,
+    obsVersion: OBS_VERSION,
+    numActions: NUM_ACTIONS,
+    observationSize: OBS_SIZE,
+    architecture: content.agent.architecture,
+    step: content.step,
+    metrics: content.metrics ?? {},
+    seed: content.agent.seed,
+    createdAt: new Date().toISOString(),
+    backend: tf.getBackend(),
+    files: Object.fromEntries([...files].map(([file, data]) => [file, { sha256: sha256(data), bytes: data.byteLength }])),
+    extras,
+  });
+  if (!parsed.success) throw new CheckpointError('invalid-argument', dir, describeIssue(parsed.error.issues[0]!));
+  const manifestBytes = new TextEncoder().encode(`${JSON.stringify(parsed.data, null, 2)}\n`);
+
+  if (await exists(dir)) throw new CheckpointError('already-exists', dir, 'checkpoints are immutable; choose another name');
+  await mkdir(parent, { recursive: true });
+  // The temp directory lies beside the target: rename() is atomic only within one file system.
+  const temp = await mkdtemp(path.join(parent, `.tmp-${name}-`));
+  try {
+    for (const [file, data] of files) await writeFileDurable(path.join(temp, file), data);
+    // The manifest last: a directory with a manifest had all its files written first.
+    await writeFileDurable(path.join(temp, MANIFEST_FILE), manifestBytes);
+    await syncDir(temp);
+    await rename(temp, dir).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOTEMPTY' || e.code === 'EEXIST') throw new CheckpointError('already-exists', dir, 'written concurrently by another writer');
+      throw e;
+    });
+  } catch (e) {
+    await rm(temp, { recursive: true, force: true });
+    throw e;
+  }
+  await syncDir(parent);
+  return { dir, manifest: parsed.data, manifestSha256: sha256(manifestBytes) };
+}
+
+export interface LoadCheckpointOptions {
+  /**
+   * The rule set the caller plays; a checkpoint for other rules is refused. Omit it only to
+   * take the checkpoint's own rules (`manifest.rules`) as the ones to play.
+   */
+  rules?: RulesInput;
+  /** The manifest's sha256 as a pointer recorded it. */
+  manifestSha256?: string;
+}
+
+export interface LoadedCheckpoint {
+  dir: string;
+  manifest: CheckpointManifest;
+  /** The caller owns it (dispose it, or hand it to `toAgent`). */
+  model: tf.LayersModel;
+  extras: Map<string, ExtraBlob>;
+  /** A PolicyAgent playing this model; it owns (and disposes) the model. */
+  toAgent(options?: Omit<PolicyAgentOptions, 'model' | 'architecture'>): PolicyAgent;
+}
+
+/** Reads and validates manifest.json alone (no file hashes): for listings. */
+export async function readManifest(dir: string): Promise<{ manifest: CheckpointManifest; bytes: Uint8Array }> {
+  const bytes = await readRequired(dir, MANIFEST_FILE);
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch (e) {
+    throw new CheckpointError('bad-manifest', dir, `${MANIFEST_FILE} is not JSON: ${(e as Error).message}`);
+  }
+  const parsed = manifestSchema.safeParse(json);
+  if (!parsed.success) throw new CheckpointError('bad-manifest', dir, describeIssue(parsed.error.issues[0]!));
+  return { manifest: parsed.data, bytes };
+}
+
+/** Loads a checkpoint, refusing it (CheckpointError) unless every check passes. */
+export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions = {}): Promise<LoadedCheckpoint> {
+  const { manifest, bytes } = await readManifest(dir);
+  if (options.manifestSha256 !== undefined && sha256(bytes) !== options.manifestSha256) {
+    throw new CheckpointError('hash-mismatch', dir, `${MANIFEST_FILE} differs from the one its pointer recorded`);
+  }
+  checkCompatible(dir, manifest, options.rules);
+
+  const files = new Map<string, Uint8Array>();
+  for (const [file, expected] of Object.entries(manifest.files)) {
+    const data = await readRequired(dir, file);
+    if (data.byteLength !== expected.bytes || sha256(data) !== expected.sha256) {
+      throw new CheckpointError('hash-mismatch', dir, `${file} (${data.byteLength} bytes) does not match its manifest hash (${expected.bytes} bytes)`);
+    }
+    files.set(file, data);
+  }
+  const model = await modelFromFiles({ modelJson: files.get(MODEL_FILE)!, weights: files.get(WEIGHTS_FILE)! }, dir);
+  try {
+    checkPolicyModel(model);
+    const actual = architectureOf(model);
+    if (!sameArchitecture(actual, manifest.architecture)) {
+      throw new Error(`model.json has architecture ${JSON.stringify(actual)}, the manifest says ${JSON.stringify(manifest.architecture)}`);
+    }
+  } catch (e) {
+    model.dispose();
+    throw new CheckpointError('bad-model', dir, (e as Error).message);
+  }
+  const extras = new Map<string, ExtraBlob>();
+  for (const [name, extra] of Object.entries(manifest.extras)) extras.set(name, { data: files.get(extra.file)!, meta: extra.meta });
+  return {
+    dir,
+    manifest,
+    model,
+    extras,
+    toAgent: (agentOptions = {}) =>
+      new PolicyAgent({
+        seed: manifest.seed,
+        name: `policy:${path.basename(dir)}`,
+        ownsModel: true,
+        ...agentOptions,
+        model,
+        architecture: manifest.architecture,
+      }),
+  };
+}
+
+function checkCompatible(dir: string, manifest: CheckpointManifest, rules: RulesInput | undefined): void {
+  if (manifest.obsVersion !== OBS_VERSION || manifest.observationSize !== OBS_SIZE) {
+    throw new CheckpointError(
+      'incompatible-obs',
+      dir,
+      `trained on observation version ${manifest.obsVersion} (${manifest.observationSize} floats); this build has version ${OBS_VERSION} (${OBS_SIZE} floats)`,
+    );
+  }
+  if (manifest.numActions !== NUM_ACTIONS) {
+    throw new CheckpointError('incompatible-actions', dir, `trained for ${manifest.numActions} actions; this build has ${NUM_ACTIONS}`);
+  }
+  let stored: string;
+  try {
+    stored = canonicalJson(normalizeRules(manifest.rules));
+  } catch (e) {
+    throw new CheckpointError('bad-manifest', dir, `rules: ${(e as Error).message}`);
+  }
+  if (rules === undefined) return;
+  const wanted = canonicalJson(normalizeRules(rules));
+  if (stored !== wanted) throw new CheckpointError('incompatible-rules', dir, `trained for rules ${stored}, not ${wanted}`);
+}
+
+async function readRequired(dir: string, file: string): Promise<Uint8Array> {
+  try {
+    return await readFile(path.join(dir, file));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new CheckpointError('missing-file', dir, `${file} is missing`);
+    throw e;
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  return access(p).then(
+    () => true,
+    () => false,
+  );
+}
+
+function describeIssue(issue: { path: PropertyKey[]; message: string }): string {
+  return `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`;
+}

@@ -1,0 +1,31 @@
+// The checkpoint store's public surface.
+export { CHECKPOINT_ERROR_CODES, CheckpointError, type CheckpointErrorCode } from './errors.js';
+export {
+  CHECKPOINT_FORMAT_VERSION,
+  MANIFEST_FILE,
+  MODEL_FILE,
+  WEIGHTS_FILE,
+  manifestSchema,
+  type CheckpointManifest,
+  type JsonValue,
+} from './manifest.js';
+export { modelFromFiles, modelToFiles, type ModelFiles } from './model-files.js';
+export {
+  loadCheckpoint,
+  readManifest,
+  writeCheckpoint,
+  type CheckpointContent,
+  type ExtraBlob,
+  type LoadCheckpointOptions,
+  type LoadedCheckpoint,
+  type RulesInput,
+  type WrittenCheckpoint,
+} from './checkpoint.js';
+export {
+  CheckpointStore,
+  checkpointName,
+  type CheckpointStoreOptions,
+  type CheckpointSummary,
+  type PointerName,
+  type SaveOptions,
+} from './store.js';

@@ -1,0 +1,71 @@
+// manifest.json: what a checkpoint was trained for (rules, observation version, action count),
+// what it is (architecture, step, metrics, seed), and the sha256 of every other file in it.
+
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { parseRuleSet, ruleSetToJson } from '../env/rules/index.js';
+import { ACTIVATIONS } from '../agents/policy-agent.js';
+
+export const CHECKPOINT_FORMAT_VERSION = 1;
+export const MANIFEST_FILE = 'manifest.json';
+export const MODEL_FILE = 'model.json';
+export const WEIGHTS_FILE = 'weights.bin';
+
+/** Names of checkpoints and extras: plain file names, no paths, no hidden or temp entries. */
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex sha256');
+
+export const manifestSchema = z
+  .strictObject({
+    formatVersion: z.literal(CHECKPOINT_FORMAT_VERSION),
+    /** The normalized rule set (ruleSetToJson of the parsed rules). */
+    rules: z.record(z.string(), z.unknown()),
+    obsVersion: z.number().int().positive(),
+    numActions: z.number().int().positive(),
+    observationSize: z.number().int().positive(),
+    architecture: z.strictObject({
+      hiddenSizes: z.array(z.number().int().positive()).min(1),
+      activation: z.enum(ACTIVATIONS),
+    }),
+    /** Training step the weights belong to (the learner decides the unit, e.g. env steps). */
+    step: z.number().int().nonnegative(),
+    metrics: z.record(z.string(), z.number()),
+    seed: z.number().int(),
+    createdAt: z.iso.datetime(),
+    /** TF.js backend that produced the weights (for reports; any backend loads them). */
+    backend: z.string().min(1),
+    /** Every file of the checkpoint except the manifest itself. */
+    files: z.record(z.string().regex(NAME_PATTERN), z.strictObject({ sha256: sha256Hex, bytes: z.number().int().nonnegative() })),
+    /** Named binary blobs (e.g. optimizer state) with a JSON description each. */
+    extras: z.record(z.string().regex(NAME_PATTERN), z.strictObject({ file: z.string().regex(NAME_PATTERN), meta: z.json() })),
+  })
+  .superRefine((m, ctx) => {
+    for (const file of [MODEL_FILE, WEIGHTS_FILE]) {
+      if (!(file in m.files)) ctx.addIssue({ code: 'custom', path: ['files'], message: `files must list ${file}` });
+    }
+    for (const [name, extra] of Object.entries(m.extras)) {
+      if (!(extra.file in m.files)) ctx.addIssue({ code: 'custom', path: ['extras', name, 'file'], message: `${extra.file} is not in files` });
+    }
+  });
+
+export type CheckpointManifest = z.output<typeof manifestSchema>;
+export type JsonValue = z.output<ReturnType<typeof z.json>>;
+
+export function sha256(data: Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** The rule set in the one form that manifests store and compare (throws RuleSetError if invalid). */
+export function normalizeRules(rules: unknown): Record<string, unknown> {
+  return ruleSetToJson(parseRuleSet(rules));
+}
+
+/** JSON with sorted keys, so equal rule sets compare equal whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}

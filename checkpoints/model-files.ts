@@ -1,0 +1,63 @@
+// A LayersModel as the two standard TF.js files, model.json and weights.bin, in memory. This is
+// the format the browser's `tf.loadLayersModel(url)` reads; the file:// handler that writes it
+// in Node belongs to tfjs-node, which is optional, so the files go through node:fs instead.
+
+import { tf } from '../agents/tfjs.js';
+import { CheckpointError } from './errors.js';
+import { WEIGHTS_FILE } from './manifest.js';
+
+export interface ModelFiles {
+  modelJson: Uint8Array;
+  weights: Uint8Array;
+}
+
+export async function modelToFiles(model: tf.LayersModel): Promise<ModelFiles> {
+  let artifacts: tf.io.ModelArtifacts | undefined;
+  await model.save(
+    tf.io.withSaveHandler(async (a) => {
+      artifacts = a;
+      return { modelArtifactsInfo: tf.io.getModelArtifactsInfoForJSON(a) };
+    }),
+  );
+  if (!artifacts?.modelTopology || !artifacts.weightSpecs || !artifacts.weightData) {
+    throw new Error('TF.js returned no model topology or weights to save');
+  }
+  // Same fields, in the same order, as TF.js's own http/file handlers write.
+  const json: tf.io.ModelJSON = {
+    modelTopology: artifacts.modelTopology,
+    format: artifacts.format,
+    generatedBy: artifacts.generatedBy,
+    convertedBy: artifacts.convertedBy,
+    weightsManifest: [{ paths: [WEIGHTS_FILE], weights: artifacts.weightSpecs }],
+  };
+  if (artifacts.trainingConfig) json.trainingConfig = artifacts.trainingConfig;
+  if (artifacts.userDefinedMetadata) json.userDefinedMetadata = artifacts.userDefinedMetadata;
+  return {
+    modelJson: new TextEncoder().encode(JSON.stringify(json)),
+    weights: new Uint8Array(tf.io.CompositeArrayBuffer.join(artifacts.weightData)),
+  };
+}
+
+/** Builds the model from the two files' bytes; `where` names the checkpoint in errors. */
+export async function modelFromFiles(files: ModelFiles, where: string): Promise<tf.LayersModel> {
+  let json: tf.io.ModelJSON;
+  try {
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(files.modelJson)) as tf.io.ModelJSON;
+  } catch (e) {
+    throw new CheckpointError('bad-model', where, `model.json is not JSON: ${(e as Error).message}`);
+  }
+  const manifest = json?.weightsManifest;
+  const paths = Array.isArray(manifest) ? manifest.flatMap((group) => group.paths) : null;
+  if (typeof json?.modelTopology !== 'object' || json.modelTopology === null || paths?.length !== 1 || paths[0] !== WEIGHTS_FILE) {
+    throw new CheckpointError('bad-model', where, `model.json must have a modelTopology and one weights file ${WEIGHTS_FILE}`);
+  }
+  const { weights } = files;
+  // An exact ArrayBuffer of the weights: a Node Buffer may be a view into a larger pool.
+  const weightData = weights.buffer.slice(weights.byteOffset, weights.byteOffset + weights.byteLength) as ArrayBuffer;
+  try {
+    const artifacts = await tf.io.getModelArtifactsForJSON(json, async (m) => [tf.io.getWeightSpecs(m), weightData]);
+    return await tf.loadLayersModel(tf.io.fromMemory(artifacts));
+  } catch (e) {
+    throw new CheckpointError('bad-model', where, `TF.js could not load the model: ${(e as Error).message}`);
+  }
+}

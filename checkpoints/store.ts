@@ -1,0 +1,204 @@
+// A directory of checkpoints for one rule set: `step-<n>` checkpoint directories, the pointers
+// `latest.json` and `best.json` (replaced atomically, each naming a checkpoint and the sha256 of
+// its manifest), listing by step, and pruning. One writer per store at a time.
+
+import { readFile, readdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import type { PolicyAgent } from '../agents/policy-agent.js';
+import {
+  loadCheckpoint,
+  readManifest,
+  writeCheckpoint,
+  type ExtraBlob,
+  type LoadedCheckpoint,
+  type RulesInput,
+  type WrittenCheckpoint,
+} from './checkpoint.js';
+import { replaceFileAtomic } from './durable-fs.js';
+import { CheckpointError } from './errors.js';
+import { NAME_PATTERN, sha256, type CheckpointManifest } from './manifest.js';
+
+export type PointerName = 'latest' | 'best';
+
+const pointerSchema = z.strictObject({
+  checkpoint: z.string().regex(NAME_PATTERN),
+  step: z.number().int().nonnegative(),
+  manifestSha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+type Pointer = z.output<typeof pointerSchema>;
+
+export interface CheckpointStoreOptions {
+  /** The rule set every checkpoint of this store is for; loads of other rules fail. */
+  rules: RulesInput;
+  /** Makes `save` move `best` when this metric improves on the best checkpoint's. */
+  bestMetric?: { name: string; higherIsBetter: boolean };
+}
+
+export interface SaveOptions {
+  step: number;
+  metrics?: Record<string, number>;
+  extras?: Record<string, ExtraBlob>;
+  /** @default `step-<step, 12 digits>` (sorts by step as text too) */
+  name?: string;
+  /** Points `best` at this checkpoint whatever the metrics say. @default false */
+  best?: boolean;
+}
+
+export interface CheckpointSummary {
+  name: string;
+  dir: string;
+  step: number;
+  createdAt: string;
+  metrics: Record<string, number>;
+}
+
+export function checkpointName(step: number): string {
+  return `step-${String(step).padStart(12, '0')}`;
+}
+
+export class CheckpointStore {
+  readonly root: string;
+  private readonly options: CheckpointStoreOptions;
+
+  constructor(root: string, options: CheckpointStoreOptions) {
+    this.root = path.resolve(root);
+    this.options = options;
+  }
+
+  /** Writes a checkpoint, then points `latest` (and `best`, when it is) at it. */
+  async save(agent: PolicyAgent, options: SaveOptions): Promise<WrittenCheckpoint & { name: string }> {
+    const name = options.name ?? checkpointName(options.step);
+    if (name === 'latest' || name === 'best') throw new CheckpointError('invalid-argument', name, 'latest and best name the pointers');
+    const written = await writeCheckpoint(this.dir(name), {
+      agent,
+      rules: this.options.rules,
+      step: options.step,
+      metrics: options.metrics,
+      extras: options.extras,
+    });
+    const pointer: Pointer = { checkpoint: name, step: written.manifest.step, manifestSha256: written.manifestSha256 };
+    // A crash between the rename and here leaves a complete checkpoint that `latest` does not
+    // name yet: still a consistent store.
+    await this.writePointer('latest', pointer);
+    if (options.best || (await this.improvesBest(written.manifest))) await this.writePointer('best', pointer);
+    return { ...written, name };
+  }
+
+  /** Loads a checkpoint by name, or the one `latest` / `best` names (verifying its manifest hash). */
+  async load(nameOrPointer: string): Promise<LoadedCheckpoint> {
+    if (nameOrPointer === 'latest' || nameOrPointer === 'best') {
+      const pointer = await this.readPointer(nameOrPointer);
+      if (!pointer) throw new CheckpointError('missing-file', this.pointerFile(nameOrPointer), `the store has no ${nameOrPointer} checkpoint`);
+      return loadCheckpoint(this.dir(pointer.checkpoint), { rules: this.options.rules, manifestSha256: pointer.manifestSha256 });
+    }
+    return loadCheckpoint(this.dir(this.checkName(nameOrPointer)), { rules: this.options.rules });
+  }
+
+  /** The checkpoint a pointer names, or null when the store has none. */
+  async pointer(which: PointerName): Promise<string | null> {
+    return (await this.readPointer(which))?.checkpoint ?? null;
+  }
+
+  /** Points `best` at an existing checkpoint. */
+  async setBest(name: string): Promise<void> {
+    const { manifest, bytes } = await readManifest(this.dir(this.checkName(name)));
+    await this.writePointer('best', { checkpoint: name, step: manifest.step, manifestSha256: sha256(bytes) });
+  }
+
+  /** Checkpoints with a valid manifest, by step (then name). Temp and foreign entries are skipped. */
+  async list(): Promise<CheckpointSummary[]> {
+    const entries = await readdir(this.root, { withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return [];
+      throw e;
+    });
+    const out: CheckpointSummary[] = [];
+    for (const entry of entries) {
+      if (!entry.isDirectory() || !NAME_PATTERN.test(entry.name)) continue;
+      const dir = this.dir(entry.name);
+      const manifest = await readManifest(dir).then(
+        (m) => m.manifest,
+        () => null,
+      );
+      if (manifest) out.push({ name: entry.name, dir, step: manifest.step, createdAt: manifest.createdAt, metrics: manifest.metrics });
+    }
+    return out.sort((a, b) => a.step - b.step || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /**
+   * Keeps the `keep` newest checkpoints (by step) and whatever `latest` and `best` name; removes
+   * the rest and leftovers of interrupted writes. Returns the names removed.
+   */
+  async prune(keep: number): Promise<string[]> {
+    if (!Number.isInteger(keep) || keep < 1) throw new CheckpointError('invalid-argument', this.root, 'prune must keep at least one checkpoint');
+    const listed = await this.list();
+    const kept = new Set(listed.slice(-keep).map((c) => c.name));
+    for (const which of ['latest', 'best'] as const) {
+      const name = await this.pointer(which);
+      if (name) kept.add(name);
+    }
+    const removed: string[] = [];
+    for (const { name } of listed) {
+      if (kept.has(name)) continue;
+      // Renamed away first, so a crash mid-delete leaves no half checkpoint under its name.
+      const doomed = this.dir(`.tmp-deleted-${name}-${process.pid}`);
+      await rename(this.dir(name), doomed);
+      await rm(doomed, { recursive: true, force: true });
+      removed.push(name);
+    }
+    for (const entry of await readdir(this.root)) {
+      if (entry.startsWith('.tmp-') || /\.json\.tmp-/.test(entry)) await rm(this.dir(entry), { recursive: true, force: true });
+    }
+    return removed;
+  }
+
+  private async improvesBest(manifest: CheckpointManifest): Promise<boolean> {
+    const metric = this.options.bestMetric;
+    const value = metric ? manifest.metrics[metric.name] : undefined;
+    if (!metric || value === undefined) return false;
+    const current = await this.readPointer('best');
+    if (!current) return true;
+    const best = await readManifest(this.dir(current.checkpoint)).then(
+      (m) => m.manifest.metrics[metric.name],
+      () => undefined,
+    );
+    return best === undefined || (metric.higherIsBetter ? value > best : value < best);
+  }
+
+  private async readPointer(which: PointerName): Promise<Pointer | null> {
+    const file = this.pointerFile(which);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw e;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (e) {
+      throw new CheckpointError('bad-pointer', file, `not JSON: ${(e as Error).message}`);
+    }
+    const parsed = pointerSchema.safeParse(json);
+    if (!parsed.success) throw new CheckpointError('bad-pointer', file, parsed.error.issues[0]!.message);
+    return parsed.data;
+  }
+
+  private writePointer(which: PointerName, pointer: Pointer): Promise<void> {
+    return replaceFileAtomic(this.pointerFile(which), `${JSON.stringify(pointer, null, 2)}\n`);
+  }
+
+  private pointerFile(which: PointerName): string {
+    return path.join(this.root, `${which}.json`);
+  }
+
+  private checkName(name: string): string {
+    if (!NAME_PATTERN.test(name)) throw new CheckpointError('invalid-argument', name, `checkpoint name must match ${NAME_PATTERN}`);
+    return name;
+  }
+
+  private dir(name: string): string {
+    return path.join(this.root, name);
+  }
+}

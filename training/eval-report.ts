@@ -1,0 +1,44 @@
+// Writes a tournament's result.json and an HTML report with an SVG chart, atomically.
+
+import { join } from 'node:path';
+import { writeFileAtomic } from './files.js';
+import { barChartSvg, escapeHtml } from './svg.js';
+import type { TournamentResult } from './tournament.js';
+
+const round = (x: number, digits = 3) => (Number.isFinite(x) ? Number(x.toFixed(digits)) : x);
+
+export function tournamentHtml(result: TournamentResult): string {
+  const { config } = result;
+  const chart = barChartSvg(
+    'Mean chips per hand (95% CI)',
+    result.agents.map((a) => ({ label: a.name, value: a.meanChipsPerHand, error: a.ci95 })),
+  );
+  const agentRows = result.agents
+    .map((a) => `<tr><td>${escapeHtml(a.name)}</td><td>${round(a.meanChipsPerHand)}</td><td>±${round(a.ci95)}</td><td>${round(a.rating, 0)}</td></tr>`)
+    .join('');
+  const h2hRows = result.headToHead
+    .map(
+      (h) =>
+        `<tr><td>${escapeHtml(h.a)}</td><td>${escapeHtml(h.b)}</td><td>${round(h.meanDifference)}</td><td>±${round(h.ci95)}</td><td>${h.aWins} / ${h.deals}</td></tr>`,
+    )
+    .join('');
+  return `<!doctype html><html><head><meta charset="utf-8"><title>Kratzen duplicate tournament</title>
+<style>body{font-family:sans-serif;max-width:760px;margin:2em auto}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 10px;text-align:right}td:first-child,th:first-child{text-align:left}</style></head><body>
+<h1>Duplicate tournament</h1>
+<p>Rules <code>${escapeHtml(JSON.stringify(config.rules))}</code>, ${config.players} seats, ${config.deals} deals, each played in all ${config.players} seat rotations (${result.hands} hands), seed <code>${escapeHtml(String(config.seed))}</code>.</p>
+${chart}
+<h2>Agents</h2><table><tr><th>agent</th><th>chips / hand</th><th>95% CI</th><th>rating</th></tr>${agentRows}</table>
+<h2>Head to head</h2><p>Mean difference of chips per hand (a − b) over deals, with its 95% CI, and the deals a did better in.</p>
+<table><tr><th>a</th><th>b</th><th>a − b</th><th>95% CI</th><th>a better</th></tr>${h2hRows}</table>
+<p>Ratings: ${escapeHtml(result.ratingMethod)}.</p>
+</body></html>
+`;
+}
+
+/** Writes `result.json` and `report.html` into `dir`; returns the report's path. */
+export function writeTournamentReport(result: TournamentResult, dir: string): string {
+  writeFileAtomic(join(dir, 'result.json'), `${JSON.stringify(result, null, 2)}\n`);
+  const path = join(dir, 'report.html');
+  writeFileAtomic(path, tournamentHtml(result));
+  return path;
+}

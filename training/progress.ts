@@ -1,0 +1,41 @@
+// A progress bar with ETA on stderr: redrawn in place on a terminal, a line every ~10% otherwise
+// (so CI logs stay short).
+
+export class ProgressBar {
+  private readonly started = Date.now();
+  private lastDecile = -1;
+
+  constructor(
+    private readonly label: string,
+    private readonly total: number,
+    private readonly stream: NodeJS.WriteStream = process.stderr,
+  ) {}
+
+  update(done: number, extra = ''): void {
+    const fraction = this.total > 0 ? Math.min(1, done / this.total) : 1;
+    const elapsed = (Date.now() - this.started) / 1000;
+    const eta = fraction > 0 ? (elapsed / fraction) * (1 - fraction) : NaN;
+    const width = 28;
+    const filled = Math.round(fraction * width);
+    const line =
+      `${this.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${this.total} ` +
+      `${(fraction * 100).toFixed(0)}% ${formatSeconds(elapsed)} elapsed, ETA ${Number.isFinite(eta) ? formatSeconds(eta) : '?'}` +
+      (extra ? ` ${extra}` : '');
+    if (this.stream.isTTY) {
+      this.stream.write(`\r${line.padEnd(this.stream.columns ? this.stream.columns - 1 : 100)}`);
+      if (done >= this.total) this.stream.write('\n');
+      return;
+    }
+    const decile = Math.floor(fraction * 10);
+    if (decile !== this.lastDecile || done >= this.total) {
+      this.lastDecile = decile;
+      this.stream.write(`${line}\n`);
+    }
+  }
+}
+
+export function formatSeconds(seconds: number): string {
+  if (seconds < 60) return `${seconds.toFixed(0)}s`;
+  const m = Math.floor(seconds / 60);
+  return `${m}m${String(Math.round(seconds - 60 * m)).padStart(2, '0')}s`;
+}

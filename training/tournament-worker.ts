@@ -1,0 +1,17 @@
+// The worker side of runTournament: plays its share of the deals and posts each result.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Agent } from '../agents/index.js';
+import { playDeal, type CheckpointLoader, type TournamentConfig } from './tournament.js';
+
+const { config, deals, checkpointModule } = workerData as { config: TournamentConfig; deals: number[]; checkpointModule?: string };
+
+try {
+  const loadCheckpoint: CheckpointLoader | undefined = checkpointModule
+    ? ((await import(checkpointModule)) as { loadCheckpoint: CheckpointLoader }).loadCheckpoint
+    : undefined;
+  const cache = new Map<string, Agent>();
+  for (const deal of deals) parentPort!.postMessage(await playDeal(config, deal, loadCheckpoint, cache));
+} catch (e) {
+  parentPort!.postMessage({ error: (e as Error).message });
+}

@@ -1,0 +1,86 @@
+// Duplicate tournaments: rotations, fairness, significance, reproducibility.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { bradleyTerryElo, meanCi, runTournament, seating, writeTournamentReport } from './index.js';
+
+describe('seating', () => {
+  it.each([
+    [2, 4],
+    [3, 4],
+    [2, 3],
+    [4, 6],
+  ])('over all rotations, %i agents at %i seats each sit at every seat', (agents, seats) => {
+    const counts = Array.from({ length: agents }, () => new Array<number>(seats).fill(0));
+    for (let r = 0; r < seats; r++) seating(agents, seats, r).forEach((a, s) => counts[a]![s]!++);
+    for (const row of counts) expect(new Set(row).size).toBe(1); // the same number of times at every seat
+    for (const row of counts) expect(row[0]).toBeGreaterThan(0);
+  });
+});
+
+describe('duplicate tournaments', () => {
+  it('plays every deal in every rotation', async () => {
+    const result = await runTournament({ agents: ['heuristic', 'random'], rules: { players: 4 }, deals: 3, seed: 1 });
+    // didactic4, 4 players: a session is 4 hands; 4 rotations per deal.
+    expect(result.deals.map((d) => d.hands)).toEqual([16, 16, 16]);
+    expect(result.hands).toBe(48);
+  });
+
+  it('identical agents come out equal within the interval', async () => {
+    const result = await runTournament({ agents: ['random', 'random'], rules: { players: 4 }, deals: 30, seed: 2 });
+    const [h2h] = result.headToHead;
+    expect(Math.abs(h2h!.meanDifference)).toBeLessThanOrEqual(h2h!.ci95);
+    const same = await runTournament({ agents: ['heuristic', 'heuristic'], rules: { players: 3 }, deals: 4, seed: 2 });
+    expect(same.headToHead[0]!.meanDifference).toBe(0);
+  });
+
+  it('the heuristic beats random significantly', async () => {
+    const result = await runTournament({ agents: ['heuristic', 'random'], rules: { profile: 'tavern5', players: 4 }, deals: 30, seed: 3 });
+    const [h2h] = result.headToHead;
+    expect(h2h!.meanDifference - h2h!.ci95).toBeGreaterThan(0);
+    expect(result.agents[0]!.rating).toBeGreaterThan(result.agents[1]!.rating);
+  });
+
+  it('results depend only on the seed, not on the number of workers', async () => {
+    const config = { agents: ['pimc:samples=2', 'heuristic', 'random'], rules: { players: 4 }, deals: 4, seed: 'w' };
+    const inline = await runTournament({ ...config, workers: 1 });
+    const parallel = await runTournament({ ...config, workers: 2 });
+    expect(parallel).toEqual(inline);
+    const other = await runTournament({ ...config, seed: 'other' });
+    expect(other.deals).not.toEqual(inline.deals);
+  });
+
+  it('writes a JSON result and an HTML report with an SVG chart', async () => {
+    const result = await runTournament({ agents: ['heuristic', 'random'], rules: { players: 4 }, deals: 2, seed: 4 });
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-eval-'));
+    const path = writeTournamentReport(result, dir);
+    expect(readFileSync(path, 'utf8')).toMatch(/<svg[\s\S]*heuristic/);
+    expect(JSON.parse(readFileSync(join(dir, 'result.json'), 'utf8')).agents[0].name).toBe('heuristic');
+  });
+
+  it('rejects unknown agents and too few deals with clear errors', async () => {
+    await expect(runTournament({ agents: ['heuristic', 'grandmaster'], rules: {}, deals: 2, seed: 1 })).rejects.toThrow(/unknown agent "grandmaster"/);
+    await expect(runTournament({ agents: ['heuristic', 'random'], rules: {}, deals: 1, seed: 1 })).rejects.toThrow(/two deals/);
+    await expect(runTournament({ agents: ['pimc:depth=3', 'random'], rules: {}, deals: 2, seed: 1 })).rejects.toThrow(/unknown option depth/);
+  });
+});
+
+describe('statistics', () => {
+  it('meanCi uses Student t for small samples', () => {
+    const { mean, ci95 } = meanCi([1, 2, 3, 4]);
+    expect(mean).toBe(2.5);
+    expect(ci95).toBeCloseTo(3.182 * Math.sqrt(5 / 3) / 2, 6);
+  });
+  it('Bradley-Terry ratings order the players and stay finite when one is unbeaten', () => {
+    const elo = bradleyTerryElo([
+      [0, 9, 10],
+      [1, 0, 7],
+      [0, 3, 0],
+    ]);
+    expect(elo[0]).toBeGreaterThan(elo[1]!);
+    expect(elo[1]).toBeGreaterThan(elo[2]!);
+    expect(elo.every(Number.isFinite)).toBe(true);
+    expect(elo.reduce((a, b) => a + b, 0) / 3).toBeCloseTo(1500, 6);
+  });
+});

@@ -1,0 +1,187 @@
+// Duplicate tournaments: every deal (a seeded session, so the same cards in the same order) is
+// replayed once for every rotation of the agents over the seats, so the luck of the cards
+// cancels. Agents are cycled over the seats (3 agents at 4 seats: A B C A); rotation r seats
+// agent assignment[(s + r) % n] at seat s.
+//
+// For each deal and agent: chips won per seat-hand over all rotations. The deals are the
+// independent samples behind every confidence interval. Results depend only on the seed: every
+// agent is created afresh for each deal with a seed derived from (seed, deal, rotation, seat), and
+// deals are reassembled in order whatever the number of workers.
+
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { createGame } from '../env/rules/index.js';
+import { createAgent, playSession, sessionChips, type Agent, type AgentContext } from '../agents/index.js';
+import { bradleyTerryElo, meanCi, type MeanCi } from './stats.js';
+
+export interface TournamentConfig {
+  /** Agent specs (see agents/registry.ts): `random`, `heuristic`, `pimc[:opts]`, a checkpoint dir. */
+  agents: string[];
+  /** The table's rule set; `players` seats (3-6). */
+  rules: Record<string, unknown>;
+  /** Deals to play; each is played once per rotation (so seats x deals sessions in all). */
+  deals: number;
+  seed: number | string;
+  /** Worker threads; 0 or 1 runs in this thread. */
+  workers?: number;
+}
+
+export interface DealResult {
+  deal: number;
+  /** Chips per seat-hand for each agent in this deal (over all rotations). */
+  chipsPerHand: number[];
+  /** Hands played over all rotations. */
+  hands: number;
+}
+
+export interface AgentSummary {
+  name: string;
+  meanChipsPerHand: number;
+  /** Half-width of the 95% confidence interval of meanChipsPerHand. */
+  ci95: number;
+  rating: number;
+}
+
+export interface HeadToHead {
+  a: string;
+  b: string;
+  /** Mean of (a's chips per hand - b's) over deals, with its 95% CI half-width. */
+  meanDifference: number;
+  ci95: number;
+  /** Deals in which a did better than b (ties count half). */
+  aWins: number;
+  deals: number;
+}
+
+export interface TournamentResult {
+  config: { agents: string[]; rules: Record<string, unknown>; deals: number; seed: number | string; players: number };
+  agents: AgentSummary[];
+  headToHead: HeadToHead[];
+  ratingMethod: string;
+  hands: number;
+  deals: DealResult[];
+}
+
+/** The agent seated at seat s in rotation r. */
+export function seating(numAgents: number, numSeats: number, rotation: number): number[] {
+  return Array.from({ length: numSeats }, (_, s) => ((s + rotation) % numSeats) % numAgents);
+}
+
+export type CheckpointLoader = NonNullable<AgentContext['loadCheckpoint']>;
+
+/** Plays one deal under every rotation. `cache` keeps checkpoint agents (stateless, greedy). */
+export async function playDeal(
+  config: TournamentConfig,
+  deal: number,
+  loadCheckpoint: CheckpointLoader | undefined,
+  cache: Map<string, Agent>,
+): Promise<DealResult> {
+  const game = createGame(config.rules);
+  const n = game.numPlayers;
+  const k = config.agents.length;
+  const chips = new Array<number>(k).fill(0);
+  const seatHands = new Array<number>(k).fill(0);
+  let hands = 0;
+  const sessionSeed = `${config.seed}/deal${deal}`;
+  for (let rotation = 0; rotation < n; rotation++) {
+    const assignment = seating(k, n, rotation);
+    const agents: Agent[] = [];
+    for (let s = 0; s < n; s++) {
+      const spec = config.agents[assignment[s]!]!;
+      const cached = cache.get(spec);
+      if (cached) {
+        agents.push(cached);
+        continue;
+      }
+      const context: AgentContext = { rules: config.rules, seed: `${sessionSeed}/r${rotation}/s${s}`, loadCheckpoint };
+      const agent = await createAgent(spec, context);
+      if (existsSync(spec)) cache.set(spec, agent);
+      agents.push(agent);
+    }
+    const state = playSession(agents, { rules: config.rules, seed: sessionSeed });
+    const won = sessionChips(state);
+    hands += state.results.length;
+    for (let s = 0; s < n; s++) {
+      chips[assignment[s]!]! += won[s]!;
+      seatHands[assignment[s]!]! += state.results.length;
+    }
+  }
+  return { deal, chipsPerHand: chips.map((c, a) => c / seatHands[a]!), hands };
+}
+
+function workerScript(): URL {
+  const beside = new URL('./tournament-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(beside))) return beside;
+  return new URL('../dist/training/tournament-worker.js', import.meta.url);
+}
+
+export interface RunOptions {
+  loadCheckpoint?: CheckpointLoader;
+  /** Module that exports `loadCheckpoint` for workers (they cannot receive functions). */
+  checkpointModule?: string;
+  onDeal?: (done: number, total: number) => void;
+}
+
+/** Runs a tournament, in worker threads when `workers > 1`. */
+export async function runTournament(config: TournamentConfig, options: RunOptions = {}): Promise<TournamentResult> {
+  if (config.agents.length < 2) throw new Error('a tournament needs at least two agents');
+  if (!Number.isInteger(config.deals) || config.deals < 2) throw new Error('a tournament needs at least two deals (for intervals)');
+  const game = createGame(config.rules);
+  const workers = Math.max(1, Math.min(config.workers ?? 1, config.deals));
+  const results: DealResult[] = new Array(config.deals);
+  let done = 0;
+  if (workers === 1) {
+    const cache = new Map<string, Agent>();
+    for (let deal = 0; deal < config.deals; deal++) {
+      results[deal] = await playDeal(config, deal, options.loadCheckpoint, cache);
+      options.onDeal?.(++done, config.deals);
+    }
+  } else {
+    await Promise.all(
+      Array.from({ length: workers }, (_, w) => {
+        const deals = Array.from({ length: config.deals }, (_, d) => d).filter((d) => d % workers === w);
+        return new Promise<void>((resolve, reject) => {
+          const worker = new Worker(workerScript(), { workerData: { config, deals, checkpointModule: options.checkpointModule } });
+          worker.on('message', (message: DealResult | { error: string }) => {
+            if ('error' in message) return reject(new Error(message.error));
+            results[message.deal] = message;
+            options.onDeal?.(++done, config.deals);
+          });
+          worker.on('error', reject);
+          worker.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`tournament worker exited with ${code}`))));
+        });
+      }),
+    );
+  }
+  return summarize(config, game.numPlayers, results);
+}
+
+export function summarize(config: TournamentConfig, players: number, deals: DealResult[]): TournamentResult {
+  const names = config.agents;
+  const k = names.length;
+  const perAgent: MeanCi[] = names.map((_, a) => meanCi(deals.map((d) => d.chipsPerHand[a]!)));
+  const wins = names.map(() => new Array<number>(k).fill(0));
+  const headToHead: HeadToHead[] = [];
+  for (let a = 0; a < k; a++) {
+    for (let b = a + 1; b < k; b++) {
+      const diffs = deals.map((d) => d.chipsPerHand[a]! - d.chipsPerHand[b]!);
+      let aWins = 0;
+      for (const diff of diffs) aWins += diff > 0 ? 1 : diff === 0 ? 0.5 : 0;
+      wins[a]![b] = aWins;
+      wins[b]![a] = diffs.length - aWins;
+      const { mean, ci95 } = meanCi(diffs);
+      headToHead.push({ a: names[a]!, b: names[b]!, meanDifference: mean, ci95, aWins, deals: diffs.length });
+    }
+  }
+  const ratings = bradleyTerryElo(wins);
+  return {
+    config: { agents: names, rules: config.rules, deals: config.deals, seed: config.seed, players },
+    agents: names.map((name, a) => ({ name, meanChipsPerHand: perAgent[a]!.mean, ci95: perAgent[a]!.ci95, rating: ratings[a]! })),
+    headToHead,
+    ratingMethod:
+      'Bradley-Terry on the Elo scale (mean 1500): each deal is a pairing between every two agents, won by the one with more chips per hand; half a virtual draw per pair keeps ratings finite',
+    hands: deals.reduce((sum, d) => sum + d.hands, 0),
+    deals,
+  };
+}
