@@ -5,11 +5,13 @@ import { parseArgs } from 'node:util';
 import { benchAgents } from './agents.js';
 import { benchEnv } from './env.js';
 import { benchRules } from './rules.js';
+import { benchTrain } from './train.js';
 
 const SUITES: Record<string, (seconds: number) => Record<string, number> | Promise<Record<string, number>>> = {
   rules: benchRules,
   env: benchEnv,
   agents: benchAgents,
+  train: (seconds: number) => benchTrain(Math.max(seconds * 5, 5)),
 };
 
 async function main(): Promise<void> {

@@ -16,6 +16,7 @@ import {
 } from '../env/rules/index.js';
 import { ProgressBar, runTournament, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
+import { runTrain } from './train.js';
 
 const USAGE = `kratzen <verb> [options]
 
@@ -24,6 +25,9 @@ verbs:
   random --seed S [--profile didactic4|tavern5] [--players N] [--hands H] [--variant JSON]
                               print the record of a session of uniformly random play
   demo [--seed S]             play a random session and print its hands
+  train [--name N] [--updates U] [--seed S] [--profile P] [--players N] [--variant JSON] [--config FILE]
+        [--backend auto|tensorflow|wasm|cpu] [--resume]
+                              self-play PPO training; writes runs/<name>/ (checkpoints, metrics.jsonl, report.html)
   eval --agents A,B[,...] [--hands N] [--profile P] [--players N] [--seed S] [--workers W] [--out DIR] [--json]
                               duplicate tournament; agents: random, heuristic, pimc[:samples=K], or a checkpoint dir
 `;
@@ -106,6 +110,16 @@ const SESSION_OPTIONS = {
   hands: { type: 'string' },
   variant: { type: 'string' },
 } as const;
+
+async function reportingAsyncErrors(run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (e) {
+    const report = errorReport(e);
+    if (report) fail(report.exitCode, report.output);
+    throw e;
+  }
+}
 
 async function runEval(args: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -190,6 +204,8 @@ function main(argv: string[]): void | Promise<void> {
     }
     case 'eval':
       return runEval(rest);
+    case 'train':
+      return reportingAsyncErrors(() => runTrain(rest));
     case undefined:
     case 'help':
     case '--help':

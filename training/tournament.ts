@@ -121,6 +121,8 @@ export interface RunOptions {
   /** Module that exports `loadCheckpoint` for workers (they cannot receive functions). */
   checkpointModule?: string;
   onDeal?: (done: number, total: number) => void;
+  /** Agents already in memory, by the name used in `agents` (one worker only: they cannot move). */
+  preloaded?: Map<string, Agent>;
 }
 
 /** Runs a tournament, in worker threads when `workers > 1`. */
@@ -131,8 +133,9 @@ export async function runTournament(config: TournamentConfig, options: RunOption
   const workers = Math.max(1, Math.min(config.workers ?? 1, config.deals));
   const results: DealResult[] = new Array(config.deals);
   let done = 0;
+  if (options.preloaded && workers > 1) throw new Error('preloaded agents need workers: 1');
   if (workers === 1) {
-    const cache = new Map<string, Agent>();
+    const cache = new Map<string, Agent>(options.preloaded ?? []);
     for (let deal = 0; deal < config.deals; deal++) {
       results[deal] = await playDeal(config, deal, options.loadCheckpoint, cache);
       options.onDeal?.(++done, config.deals);

@@ -1,0 +1,87 @@
+// `kratzen train`: flags and an optional JSON config file into the trainer. Ctrl-C saves a
+// checkpoint after the current update and exits cleanly; a second Ctrl-C exits at once.
+
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ValidationError } from '../env/rules/index.js';
+import { train } from '../training/trainer.js';
+
+const FLAGS = {
+  config: { type: 'string' },
+  name: { type: 'string' },
+  'runs-dir': { type: 'string' },
+  seed: { type: 'string' },
+  updates: { type: 'string' },
+  profile: { type: 'string' },
+  players: { type: 'string' },
+  variant: { type: 'string' },
+  backend: { type: 'string' },
+  'num-envs': { type: 'string' },
+  'rollout-steps': { type: 'string' },
+  hidden: { type: 'string' },
+  lr: { type: 'string' },
+  'eval-every': { type: 'string' },
+  'final-eval-deals': { type: 'string' },
+  resume: { type: 'boolean' },
+} as const;
+
+function number(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new ValidationError('invalid arguments', flag, `--${flag} must be a number, got "${value}"`);
+  return n;
+}
+
+/** Builds the config object from a file and flags (flags win). */
+export function trainConfigFromArgs(args: string[]): { config: Record<string, unknown>; resume: boolean } {
+  const { values } = parseArgs({ args, options: FLAGS });
+  let config: Record<string, unknown> = {};
+  if (values.config) {
+    try {
+      config = JSON.parse(readFileSync(values.config, 'utf8'));
+    } catch (e) {
+      throw new ValidationError('invalid training config', 'config', `cannot read ${values.config}: ${(e as Error).message}`);
+    }
+  }
+  const rules = { ...((config.rules as Record<string, unknown>) ?? {}) };
+  if (values.variant) {
+    try {
+      Object.assign(rules, JSON.parse(values.variant));
+    } catch (e) {
+      throw new ValidationError('invalid arguments', 'variant', `--variant must be a JSON object: ${(e as Error).message}`);
+    }
+  }
+  if (values.profile) rules.profile = values.profile;
+  if (values.players) rules.players = number(values.players, 'players');
+  config.rules = rules;
+  const set = (key: string, value: unknown) => value !== undefined && (config[key] = value);
+  set('name', values.name);
+  set('runsDir', values['runs-dir']);
+  set('seed', values.seed === undefined ? undefined : /^-?\d+$/.test(values.seed) ? Number(values.seed) : values.seed);
+  set('updates', number(values.updates, 'updates'));
+  set('backend', values.backend);
+  set('numEnvs', number(values['num-envs'], 'num-envs'));
+  set('rolloutSteps', number(values['rollout-steps'], 'rollout-steps'));
+  set('hiddenSizes', values.hidden?.split(',').map((h) => number(h, 'hidden')));
+  set('learningRate', number(values.lr, 'lr'));
+  set('evalEvery', number(values['eval-every'], 'eval-every'));
+  set('finalEvalDeals', number(values['final-eval-deals'], 'final-eval-deals'));
+  return { config, resume: values.resume ?? false };
+}
+
+export async function runTrain(args: string[]): Promise<void> {
+  const { config, resume } = trainConfigFromArgs(args);
+  let stopRequested = false;
+  const onSigint = () => {
+    if (stopRequested) process.exit(130);
+    stopRequested = true;
+    process.stderr.write('\nstopping after this update (Ctrl-C again to quit at once)...\n');
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    const result = await train(config, { resume, shouldStop: () => stopRequested });
+    if (result.interrupted) process.stderr.write(`interrupted after update ${result.updates}; resume with --resume --name ${result.runDir.split('/').pop()}\n`);
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}

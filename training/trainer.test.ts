@@ -1,0 +1,97 @@
+// The PPO trainer: no tensor leaks and moving weights per update, config validation, resume that
+// reproduces an uninterrupted run, and a clean stop.
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PolicyAgent, selectBackend, tf } from '../agents/index.js';
+import { HeuristicAgent, RandomAgent } from '../agents/index.js';
+import { parseTrainConfig } from './config.js';
+import { PpoLearner } from './ppo.js';
+import { LEARNER, RolloutCollector } from './rollout.js';
+import { train, withoutTimings, type TrainOptions } from './trainer.js';
+
+beforeAll(async () => {
+  await selectBackend('wasm');
+});
+
+const TINY = {
+  rules: { players: 3 },
+  seed: 7,
+  updates: 4,
+  numEnvs: 6,
+  rolloutSteps: 12,
+  hiddenSizes: [16],
+  minibatchSize: 64,
+  epochs: 2,
+  evalEvery: 2,
+  evalDeals: 2,
+  finalEvalDeals: 0,
+  checkpointEvery: 1,
+  league: { snapshotEvery: 2 },
+};
+
+describe('PPO update', () => {
+  it('moves the weights and leaks no tensors', () => {
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 3 });
+    const learner = new PpoLearner(agent, { learningRate: 1e-3, epochs: 2, minibatchSize: 64, clip: 0.2, valueCoef: 0.5, entropyCoef: 0.01, maxGradNorm: 0.5 });
+    const collector = new RolloutCollector({ rules: { players: 4 }, numEnvs: 8, rolloutSteps: 24, rewardScale: 0.1 });
+    const draw = () => ({ seats: [LEARNER, 0, LEARNER, 1] });
+    const { batch, stats } = collector.collect(agent, [new HeuristicAgent(), new RandomAgent()], draw, { seed: 's', steps: 24, gamma: 1, lambda: 0.95 });
+    expect(batch.size).toBeGreaterThan(0);
+    expect(stats.episodes).toBeGreaterThan(0);
+    learner.update(batch, 'warm-up'); // creates the optimizer's slots once
+    const before = agent.model.getWeights().map((w) => w.dataSync().slice());
+    const tensors = tf.memory().numTensors;
+    const metrics = learner.update(batch, 'u1');
+    expect(tf.memory().numTensors).toBe(tensors);
+    const after = agent.model.getWeights().map((w) => w.dataSync());
+    expect(after.some((w, i) => w.some((v, k) => v !== before[i]![k]))).toBe(true);
+    for (const value of Object.values(metrics)) expect(Number.isFinite(value)).toBe(true);
+    agent.dispose();
+  });
+});
+
+describe('training config', () => {
+  it('fills defaults and names bad fields', () => {
+    const config = parseTrainConfig({}, new Date('2026-01-02T03:04:05Z'));
+    expect(config.name).toBe('train-20260102-030405');
+    expect(config.rules).toEqual({ profile: 'didactic4', players: 4 });
+    expect(() => parseTrainConfig({ updates: 0 })).toThrow(/updates/);
+    expect(() => parseTrainConfig({ league: { selfPlay: -1 } })).toThrow(/league\.selfPlay/);
+    expect(() => parseTrainConfig({ rules: { players: 9 } })).toThrow(/rules\.players/);
+    expect(() => parseTrainConfig({ learningrate: 1 })).toThrow(/learningrate/);
+  });
+});
+
+describe('trainer', () => {
+  const run = (name: string, dir: string, options: TrainOptions = {}) =>
+    train({ ...TINY, name, runsDir: dir }, { verbose: false, ...options });
+
+  it('resumes from the latest checkpoint with the same metrics as an uninterrupted run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    const straight = await run('straight', dir);
+    expect(straight.metrics.map((m) => m.update)).toEqual([1, 2, 3, 4]);
+    expect(straight.metrics[1]!.evalVsHeuristic).toBeTypeOf('number');
+    const first = await run('split', dir, { stopAfter: 2 });
+    expect(first.updates).toBe(2);
+    await expect(run('split', dir)).rejects.toThrow(/--resume/);
+    const resumed = await run('split', dir, { resume: true });
+    expect(resumed.updates).toBe(4);
+    expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
+    const lines = readFileSync(join(dir, 'split', 'metrics.jsonl'), 'utf8').trim().split('\n');
+    expect(lines.length).toBe(4);
+    expect(existsSync(join(dir, 'split', 'report.html'))).toBe(true);
+  });
+
+  it('stops cleanly when asked (Ctrl-C), leaving a resumable checkpoint', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    let calls = 0;
+    const stopped = await run('stop', dir, { shouldStop: () => ++calls >= 1 });
+    expect(stopped.interrupted).toBe(true);
+    expect(stopped.updates).toBe(1);
+    expect(existsSync(stopped.checkpoint)).toBe(true);
+    const resumed = await run('stop', dir, { resume: true });
+    expect(resumed.updates).toBe(4);
+  });
+});
