@@ -4,3 +4,4 @@ export * from './env/index.js';
 export * from './agents/index.js';
 export * from './checkpoints/index.js';
 export * from './training/index.js';
+export * from './bridge/index.js';

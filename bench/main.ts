@@ -3,6 +3,7 @@
 
 import { parseArgs } from 'node:util';
 import { benchAgents } from './agents.js';
+import { benchBridge } from './bridge.js';
 import { benchEnv } from './env.js';
 import { benchRules } from './rules.js';
 import { benchTrain } from './train.js';
@@ -11,6 +12,7 @@ const SUITES: Record<string, (seconds: number) => Record<string, number> | Promi
   rules: benchRules,
   env: benchEnv,
   agents: benchAgents,
+  bridge: benchBridge,
   train: (seconds: number) => benchTrain(Math.max(seconds * 5, 5)),
 };
 

@@ -17,6 +17,7 @@ import {
 import { ProgressBar, runTournament, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { runTrain } from './train.js';
+import { runServe } from './serve.js';
 
 const USAGE = `kratzen <verb> [options]
 
@@ -28,6 +29,8 @@ verbs:
   train [--name N] [--updates U] [--seed S] [--profile P] [--players N] [--variant JSON] [--config FILE]
         [--backend auto|tensorflow|wasm|cpu] [--resume]
                               self-play PPO training; writes runs/<name>/ (checkpoints, metrics.jsonl, report.html)
+  serve [--host 127.0.0.1] [--port 8765] [--token T]
+                              WebSocket bridge (bridge/protocol.ts); see kratzen serve --help
   eval --agents A,B[,...] [--hands N] [--profile P] [--players N] [--seed S] [--workers W] [--out DIR] [--json]
                               duplicate tournament; agents: random, heuristic, pimc[:samples=K], or a checkpoint dir
 `;
@@ -168,7 +171,7 @@ async function runEval(args: string[]): Promise<void> {
   process.stdout.write(`report: ${path}\n`);
 }
 
-function main(argv: string[]): void | Promise<void> {
+async function main(argv: string[]): Promise<void> {
   const [verb, ...rest] = argv;
   switch (verb) {
     case 'replay': {
@@ -206,6 +209,9 @@ function main(argv: string[]): void | Promise<void> {
       return runEval(rest);
     case 'train':
       return reportingAsyncErrors(() => runTrain(rest));
+    case 'serve':
+      await runServe(rest);
+      return;
     case undefined:
     case 'help':
     case '--help':

@@ -84,7 +84,9 @@ export class Table {
       this.sessionSeed = String(seed);
       this.sessions = 0;
     }
-    if (seed !== undefined || !this.state || !handEpisode || this.state.complete) {
+    // A hand cut short by an illegal action cannot continue: the next episode is a new session.
+    const handUnfinished = this.state !== undefined && this.state.phase !== 'deal';
+    if (seed !== undefined || !this.state || !handEpisode || this.state.complete || handUnfinished) {
       const sessionSeed = this.sessions === 0 ? this.sessionSeed : `${this.sessionSeed}/${this.sessions}`;
       this.sessions++;
       this.state = this.game.newState({ seed: sessionSeed, pauseBetweenHands: handEpisode });

@@ -1,0 +1,84 @@
+// The bridge's error codes, and the mapping from the project's typed errors to error replies.
+// Every failure a request can cause becomes one of these codes; nothing escapes to `ws`.
+
+import { IllegalActionError, ValidationError } from '../env/rules/index.js';
+import { ReplayIllegalActionError } from '../env/rules/record.js';
+import { CheckpointError } from '../checkpoints/errors.js';
+
+export const ERROR_CODES = {
+  parse_error: 'the frame is not valid UTF-8 JSON (id is null)',
+  invalid_request: 'not a request object: id or method missing or of the wrong type',
+  unknown_method: 'no such method',
+  invalid_params: 'params violate the method schema or the env config / rule set; field names the path',
+  handshake_required: 'the first request must be hello',
+  unsupported_version: 'the protocol version of hello is not the server one',
+  unauthorized: 'missing or wrong token; the server closes the connection after this reply',
+  unknown_session: 'no session with this id on this connection',
+  unknown_policy: 'no policy with this id on this connection',
+  not_reset: 'env.step before the first env.reset of the session',
+  illegal_action: 'an action the rules do not allow; nothing was stepped',
+  invalid_record: 'the record is malformed or replays an illegal action',
+  no_decision: 'nobody is to act in the record state (the session is over)',
+  checkpoint_error: 'the checkpoint could not be loaded (details.reason is the CheckpointError code)',
+  limit_exceeded: 'a per-connection limit (sessions, envs, policies, batch size) would be passed',
+  shutting_down: 'the server is closing and accepts no new work',
+  internal_error: 'an unexpected failure; the connection and other sessions keep working',
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** An error that becomes an error reply with this code. */
+export class BridgeError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly field?: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'BridgeError';
+  }
+}
+
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  field?: string;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * Maps anything a handler threw to a reply body. `fieldPrefix` places ValidationError fields
+ * (relative to what was validated, e.g. `rules.players`) in the request, e.g. `params.config`.
+ */
+export function toErrorBody(e: unknown, fieldPrefix = 'params'): ErrorBody {
+  if (e instanceof BridgeError) return withOptional({ code: e.code, message: e.message }, e.field, e.details);
+  if (e instanceof ReplayIllegalActionError) {
+    return { code: 'invalid_record', message: e.message, field: 'params.record', details: { hand: e.hand, action: e.actionIndex, seat: e.seat, reason: e.reason } };
+  }
+  if (e instanceof ValidationError) {
+    const field = e.field ? `${fieldPrefix}.${e.field}` : fieldPrefix;
+    return { code: 'invalid_params', message: `${field}: ${e.reason}`, field };
+  }
+  if (e instanceof IllegalActionError) {
+    return { code: 'illegal_action', message: e.message, details: { action: e.action, seat: e.seat, reason: e.reason } };
+  }
+  if (e instanceof CheckpointError) return { code: 'checkpoint_error', message: e.message, details: { reason: e.code } };
+  const message = e instanceof Error ? e.message : String(e);
+  return { code: 'internal_error', message };
+}
+
+function withOptional(body: ErrorBody, field?: string, details?: Record<string, unknown>): ErrorBody {
+  if (field !== undefined) body.field = field;
+  if (details !== undefined) body.details = details;
+  return body;
+}
+
+/** The first zod issue as a field path (`params.config.rules`) and a message naming it. */
+export function describeZodIssue(issue: { path: PropertyKey[]; message: string; code: string; keys?: string[] }): { field: string; message: string } {
+  const path = issue.path.map(String);
+  if (issue.code === 'unrecognized_keys' && issue.keys?.length) path.push(issue.keys[0]!);
+  const field = path.join('.') || '(root)';
+  const what = issue.code === 'unrecognized_keys' ? `unknown field${issue.keys && issue.keys.length > 1 ? 's' : ''} ${issue.keys?.join(', ')}` : issue.message;
+  return { field, message: `${field}: ${what}` };
+}

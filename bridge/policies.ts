@@ -1,0 +1,135 @@
+// Policy serving: agents loaded by spec (a checkpoint directory gives a TF.js PolicyAgent, which
+// also reports probabilities and values), acting on given observations or on a record's state.
+
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import { NUM_ACTIONS, ValidationError, actionToString, replayRecord } from '../env/rules/index.js';
+import { OBS_SIZE, encodeObservation, observationSpec } from '../env/observation.js';
+import type { Agent } from '../agents/agent.js';
+import { createAgent } from '../agents/registry.js';
+import { PolicyAgent } from '../agents/policy-agent.js';
+import { selectBackend, type BackendChoice } from '../agents/tfjs.js';
+import { loadCheckpoint as loadCheckpointDir, type RulesInput } from '../checkpoints/checkpoint.js';
+import { MANIFEST_FILE } from '../checkpoints/manifest.js';
+import { CheckpointStore } from '../checkpoints/store.js';
+import { CheckpointError } from '../checkpoints/errors.js';
+import { BridgeError } from './errors.js';
+import type { ParamsOf } from './protocol.js';
+
+export interface ServedPolicy {
+  id: string;
+  agent: Agent;
+  /** Set for checkpoints: the policy behind probabilities and values. */
+  policy?: PolicyAgent;
+  info: Record<string, unknown>;
+}
+
+/**
+ * Loads a checkpoint (or a store's `latest`) for `rules`, or for its own manifest rules when
+ * `rules` is absent. Unlike checkpoints/agent-loader.ts it keeps the backend the server chose.
+ */
+export async function loadCheckpointAgent(
+  dir: string,
+  options: { rules?: unknown; mode?: 'greedy' | 'sample'; seed?: number | string; backend: BackendChoice },
+): Promise<PolicyAgent> {
+  await selectBackend(options.backend);
+  const rules = options.rules as RulesInput | undefined;
+  const isCheckpoint = await access(path.join(dir, MANIFEST_FILE)).then(
+    () => true,
+    () => false,
+  );
+  const loaded = isCheckpoint ? await loadCheckpointDir(dir, { rules }) : await new CheckpointStore(dir, { rules: rules as RulesInput }).load('latest');
+  const agent = loaded.toAgent({ mode: options.mode ?? 'greedy', name: `policy:${path.basename(path.resolve(dir))}` });
+  if (options.seed !== undefined) agent.reseed(options.seed);
+  return agent;
+}
+
+export async function loadPolicy(id: string, params: ParamsOf<'policy.load'>, backend: BackendChoice): Promise<ServedPolicy> {
+  let agent: Agent;
+  try {
+    agent = await createAgent(params.agent, {
+      rules: params.rules,
+      seed: params.seed,
+      loadCheckpoint: (dir) => loadCheckpointAgent(dir, { rules: params.rules, mode: params.mode, seed: params.seed, backend }),
+    });
+  } catch (e) {
+    if (e instanceof CheckpointError) throw new BridgeError('checkpoint_error', e.message, 'params.agent', { reason: e.code });
+    throw new BridgeError('invalid_params', `params.agent: ${(e as Error).message}`, 'params.agent');
+  }
+  const policy = agent instanceof PolicyAgent ? agent : undefined;
+  const info: Record<string, unknown> = { policy: id, name: agent.name, probabilities: policy !== undefined };
+  if (policy) Object.assign(info, { architecture: policy.architecture, mode: policy.mode });
+  return { id, agent, policy, info };
+}
+
+const SEAT_SLICE = observationSpec().slices.find((s) => s.name === 'seat')!;
+
+/** The absolute seat an observation was encoded for (its one-hot `seat` slice). */
+function seatOf(observations: Float32Array, row: number): number {
+  const base = row * OBS_SIZE + SEAT_SLICE.offset;
+  for (let s = 0; s < SEAT_SLICE.size; s++) if (observations[base + s] === 1) return s;
+  return 0;
+}
+
+function flatten(rows: number[][], width: number, field: string, out: Float32Array | Uint8Array): void {
+  rows.forEach((row, i) => {
+    if (row.length !== width) throw new BridgeError('invalid_params', `${field}[${i}]: expected ${width} numbers, got ${row.length}`, `${field}[${i}]`);
+    out.set(row, i * width);
+  });
+}
+
+export function actWithPolicy(served: ServedPolicy, params: ParamsOf<'policy.act'>): Record<string, unknown> {
+  let observations: Float32Array;
+  let masks: Uint8Array;
+  let seats: Int32Array;
+  let fromRecord: { seat: number } | null = null;
+  if ('record' in params) {
+    let state;
+    try {
+      state = replayRecord(params.record).state;
+    } catch (e) {
+      if (e instanceof ValidationError) {
+        const field = e.field ? `params.record.${e.field}` : 'params.record';
+        throw new BridgeError('invalid_record', `${field}: ${e.reason}`, field);
+      }
+      throw e; // ReplayIllegalActionError maps to invalid_record in errors.ts
+    }
+    const seat = state.currentSeat;
+    if (seat < 0) throw new BridgeError('no_decision', `nobody is to act after the record (phase ${state.phase})`, 'params.record');
+    observations = new Float32Array(OBS_SIZE);
+    masks = new Uint8Array(NUM_ACTIONS);
+    encodeObservation(state, seat, observations);
+    state.legalActionMask(masks);
+    seats = Int32Array.of(seat);
+    fromRecord = { seat };
+  } else {
+    const n = params.observations.length;
+    if (params.masks.length !== n) throw new BridgeError('invalid_params', `params.masks: expected ${n} rows like observations, got ${params.masks.length}`, 'params.masks');
+    observations = new Float32Array(n * OBS_SIZE);
+    masks = new Uint8Array(n * NUM_ACTIONS);
+    flatten(params.observations, OBS_SIZE, 'params.observations', observations);
+    flatten(
+      params.masks.map((row) => row.map((v) => (v ? 1 : 0))),
+      NUM_ACTIONS,
+      'params.masks',
+      masks,
+    );
+    for (let i = 0; i < n; i++) {
+      if (!masks.subarray(i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS).includes(1)) {
+        throw new BridgeError('invalid_params', `params.masks[${i}]: no legal action`, `params.masks[${i}]`);
+      }
+    }
+    if (params.seats && params.seats.length !== n) throw new BridgeError('invalid_params', `params.seats: expected ${n} seats, got ${params.seats.length}`, 'params.seats');
+    seats = params.seats ? Int32Array.from(params.seats) : Int32Array.from({ length: n }, (_, i) => seatOf(observations, i));
+  }
+  const actions = served.agent.act(observations, masks, seats);
+  const result: Record<string, unknown> = { actions: Array.from(actions), actionNames: Array.from(actions, actionToString) };
+  if (fromRecord) result.seat = fromRecord.seat;
+  if (served.policy) {
+    const { probs, values } = served.policy.evaluate(observations, masks);
+    const n = seats.length;
+    result.probabilities = Array.from({ length: n }, (_, i) => Array.from(probs.subarray(i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS)));
+    result.values = Array.from(values);
+  }
+  return result;
+}

@@ -1,0 +1,98 @@
+// Policy serving from a checkpoint written here: actions equal the local agent's, probabilities
+// are a masked distribution, a record's current state is answered for its seat to act, and a
+// checkpoint can be an opponent of a single-agent session.
+
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { NUM_ACTIONS, VecEnv, createGame, stateToRecord } from '../index.js';
+import { PolicyAgent } from '../agents/policy-agent.js';
+import { selectBackend } from '../agents/tfjs.js';
+import { CheckpointStore } from '../checkpoints/store.js';
+import { writeCheckpoint } from '../checkpoints/checkpoint.js';
+import { BridgeClient } from './client.js';
+import { BridgeServer } from './server.js';
+
+const RULES = { profile: 'didactic4', players: 4 };
+let tmp: string;
+let storeDir: string;
+let checkpointDir: string;
+let agent: PolicyAgent;
+let server: BridgeServer;
+let client: BridgeClient;
+
+beforeAll(async () => {
+  await selectBackend('wasm');
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'kratzen-bridge-'));
+  agent = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 9, mode: 'greedy' });
+  storeDir = path.join(tmp, 'run');
+  await new CheckpointStore(storeDir, { rules: RULES }).save(agent, { step: 1 });
+  checkpointDir = path.join(tmp, 'single');
+  await writeCheckpoint(checkpointDir, { agent, rules: RULES, step: 2 });
+  server = await new BridgeServer({ port: 0, backend: 'wasm' }).start();
+  client = await BridgeClient.open(server.url);
+});
+
+afterAll(async () => {
+  await client.close();
+  await server.close();
+  agent.dispose();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+it('serves actions and probabilities of a checkpoint for given observations', async () => {
+  const loaded = (await client.call('policy.load', { agent: checkpointDir })).result;
+  expect(loaded).toMatchObject({ probabilities: true, mode: 'greedy', architecture: { hiddenSizes: [16] } });
+  const env = new VecEnv({ numEnvs: 5, config: { rules: RULES } }).reset(2);
+  const rows = <T extends Float32Array | Uint8Array>(a: T, w: number) => Array.from({ length: 5 }, (_, i) => Array.from(a.subarray(i * w, (i + 1) * w)));
+  const reply = (await client.call('policy.act', { policy: loaded.policy, observations: rows(env.observations, 475), masks: rows(env.masks, NUM_ACTIONS) })).result;
+  expect(reply.actions).toEqual(Array.from(agent.act(env.observations, env.masks, env.seats)));
+  const probs = reply.probabilities as number[][];
+  const expected = agent.evaluate(env.observations, env.masks);
+  probs.forEach((row, i) => {
+    expect(row.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 5);
+    row.forEach((p, a) => {
+      if (!env.masks[i * NUM_ACTIONS + a]) expect(p).toBe(0);
+      expect(p).toBeCloseTo(expected.probs[i * NUM_ACTIONS + a]!, 6);
+    });
+  });
+  expect((reply.values as number[]).length).toBe(5);
+  const wrongWidth = await client.request('policy.act', { policy: loaded.policy, observations: [[1, 2]], masks: [Array(NUM_ACTIONS).fill(1)] });
+  expect(wrongWidth.error).toMatchObject({ code: 'invalid_params', field: 'params.observations[0]' });
+  await client.call('policy.close', { policy: loaded.policy });
+  expect((await client.request('policy.act', { policy: loaded.policy, record: {} })).error).toMatchObject({ code: 'unknown_policy' });
+});
+
+it("answers for a record's seat to act, and refuses a finished or malformed record", async () => {
+  const policy = (await client.call('policy.load', { agent: storeDir, rules: RULES })).result.policy;
+  const state = createGame(RULES).newState({ seed: 5 });
+  for (let k = 0; k < 7; k++) state.apply(state.legalActions()[0]!);
+  const reply = (await client.call('policy.act', { policy, record: stateToRecord(state) })).result;
+  expect(reply.seat).toBe(state.currentSeat);
+  expect(state.legalActions()).toContain((reply.actions as number[])[0]);
+  expect((reply.actionNames as string[])[0]).toMatch(/^(play|discard|in|out)/);
+  const malformed = await client.request('policy.act', { policy, record: { rules: { players: 2 } } });
+  expect(malformed.error).toMatchObject({ code: 'invalid_record', field: 'params.record.rules.players' });
+  const record = stateToRecord(state);
+  record.hands![0]!.actions!.push({ seat: (state.currentSeat + 1) % 4, action: 'in' });
+  expect((await client.request('policy.act', { policy, record })).error).toMatchObject({ code: 'invalid_record' });
+  await client.call('policy.close', { policy });
+});
+
+it('reports unloadable checkpoints, and seats a checkpoint as an opponent', async () => {
+  const foreign = await client.request('policy.load', { agent: checkpointDir, rules: { profile: 'didactic4', players: 3 } });
+  expect(foreign.error).toMatchObject({ code: 'checkpoint_error', details: { reason: 'incompatible-rules' } });
+  const broken = path.join(tmp, 'broken');
+  await writeCheckpoint(broken, { agent, rules: RULES, step: 3 });
+  await writeFile(path.join(broken, 'weights.bin'), 'garbage');
+  expect((await client.request('policy.load', { agent: broken })).error).toMatchObject({ code: 'checkpoint_error', details: { reason: 'hash-mismatch' } });
+  expect((await client.request('policy.load', { agent: path.join(tmp, 'missing') })).error).toMatchObject({ code: 'invalid_params', field: 'params.agent' });
+
+  const session = (await client.call('env.create', { mode: 'single', numEnvs: 2, opponents: storeDir, config: { rules: RULES, episode: 'hand' } })).result.session;
+  let r = (await client.call('env.reset', { session, seed: 1 })).result;
+  for (let step = 0; step < 20; step++) {
+    r = (await client.call('env.step', { session, actions: (r.masks as number[][]).map((m) => m.indexOf(1)) })).result;
+  }
+  await client.call('env.close', { session });
+}, 60_000);

@@ -1,0 +1,214 @@
+// The bridge's wire protocol: one `.strict()` zod schema per request, joined in a discriminated
+// union on `method`, and the shapes of replies. protocol.schema.json is generated from here
+// (bridge/schema.ts) for clients in other languages.
+//
+// Transport: WebSocket. A request is one UTF-8 JSON text frame
+//   { "id": <string|integer>, "method": "<name>", "params": { ... } }
+// and gets exactly one reply, in request order, carrying the same id:
+//   { "id": ..., "result": { ... } }   or   { "id": ..., "error": { "code", "message", "field"? } }
+// The id is null when the request could not be parsed far enough to read it.
+// The first request must be `hello`; a server started with a token refuses every other method
+// until a `hello` carrying that token succeeds.
+//
+// Binary replies. A session created with `encoding: "binary"` answers `env.reset` and
+// `env.step` with a binary frame instead of a text frame:
+//   bytes [0, 4)        uint32 little-endian H, the length of the header
+//   bytes [4, 4 + H)    UTF-8 JSON header: the usual { "id", "result" } reply, whose
+//                       result.buffers maps names to { dtype, shape, offset, byteLength }
+//   padding to a multiple of 8 bytes, then the payload; buffer offsets are relative to the
+//   payload start and 8-byte aligned; all numbers are little-endian.
+// dtypes are "float32", "int32", "uint32", "uint16", "uint8". Observations travel sparse, as
+// CSR: `observations.indptr` (uint32, numEnvs + 1), `observations.indices` (uint16, column of
+// each non-zero), `observations.values` (float32): row i's non-zeros are entries
+// [indptr[i], indptr[i+1]). An observation has ~50 non-zeros of OBS_SIZE, so CSR is ~7x smaller
+// than dense float32, and a dense JSON array of 256 x OBS_SIZE floats is the slowest of all.
+// `finalObservations.*` is a CSR over the rows of `result.final` (same order). Other buffers
+// are dense: masks uint8 [numEnvs, NUM_ACTIONS], seats int32 [numEnvs], rewards float32
+// [numEnvs, numPlayers] (multi-agent) or [numEnvs] (single-agent), terminated / truncated
+// uint8 [numEnvs].
+
+import { z } from 'zod';
+import { envConfigSchema } from '../env/table.js';
+
+/** The binary reply layout above, for protocol.schema.json. */
+export const BINARY_FRAME_LAYOUT = [
+  'Sessions created with encoding "binary" answer env.reset and env.step with a binary frame:',
+  'uint32 LE header length H; H bytes of UTF-8 JSON header ({id, result}, result.buffers = {name: {dtype, shape, offset, byteLength}});',
+  'zero padding to a multiple of 8; the payload. Offsets are relative to the payload start and 8-byte aligned; numbers little-endian.',
+  'Observations are CSR: observations.indptr uint32[numEnvs+1], observations.indices uint16[nnz], observations.values float32[nnz];',
+  'row i = entries indptr[i]..indptr[i+1]. finalObservations.* is a CSR over the rows of result.final, in order.',
+  'Dense: masks uint8[numEnvs, NUM_ACTIONS], seats int32[numEnvs], rewards float32[numEnvs, numPlayers] (multi) or [numEnvs] (single),',
+  'terminated and truncated uint8[numEnvs].',
+].join(' ');
+
+/** Bumped on any incompatible change of a message; `hello` refuses other versions. */
+export const PROTOCOL_VERSION = 1;
+
+const id = z.union([z.string().max(128), z.number().int()]).describe('Request id, echoed in the reply.');
+const seed = z.union([z.number().int(), z.string().max(256)]).describe('Integer or string seed; 7 and "7" are the same seed.');
+const sessionId = z.string().max(64).describe('A session id returned by env.create.');
+const policyId = z.string().max(64).describe('A policy id returned by policy.load.');
+const agentSpec = z
+  .string()
+  .min(1)
+  .max(1024)
+  .describe('random, heuristic[:caution=x], pimc[:samples=k,timeBudgetMs=t,rollout=random|heuristic], or a checkpoint directory on the server');
+
+function request<M extends string, P extends z.ZodType>(method: M, params: P, description: string) {
+  return z.strictObject({ id, method: z.literal(method), params }).describe(description);
+}
+
+export const helloRequest = request(
+  'hello',
+  z.strictObject({
+    protocolVersion: z.number().int().describe('Must equal the server protocol version.'),
+    token: z.string().max(1024).optional().describe('Required when the server was started with --token.'),
+  }),
+  'Handshake; must come first.',
+);
+
+export const pingRequest = request('ping', z.strictObject({}).optional(), 'Liveness check; replies {}.');
+
+export const specRequest = request('spec', z.strictObject({}).optional(), 'Observation layout and action table.');
+
+export const createRequest = request(
+  'env.create',
+  z.strictObject({
+    mode: z.enum(['multi', 'single']).default('multi').describe('multi: the client acts for every seat (the seat to act of each env); single: one learner seat, opponents played on the server.'),
+    numEnvs: z.number().int().min(1).default(1),
+    config: envConfigSchema.optional().describe('Env config: rules, episode, illegalAction, illegalActionPenalty, rewardScale, maxSteps.'),
+    learnerSeat: z.number().int().min(0).default(0).describe('single mode: the learner seat.'),
+    opponents: z.union([agentSpec, z.array(agentSpec.nullable()).max(6)]).default('random').describe('single mode: one agent spec for all other seats, or one per seat (the learner entry ignored).'),
+    encoding: z.enum(['json', 'binary']).default('json').describe('How env.reset / env.step replies carry arrays (see the binary frame layout).'),
+  }),
+  'Creates an environment session of numEnvs tables; call env.reset before env.step.',
+);
+
+export const resetRequest = request(
+  'env.reset',
+  z.strictObject({
+    session: sessionId,
+    seed: seed.optional().describe('Env i plays the sessions "<seed>:<i>", "<seed>:<i>/1", ... Without a seed: envs that just started an episode keep it, else the next seed of the sequence.'),
+  }),
+  'Starts an episode in every env of the session.',
+);
+
+export const stepRequest = request(
+  'env.step',
+  z.strictObject({
+    session: sessionId,
+    actions: z.array(z.number().int()).min(1).max(65_536).describe('One action id per env (for its seat to act). With illegalAction "throw" a batch with an illegal action is refused whole and nothing is stepped.'),
+  }),
+  'Steps every env of the session; episodes that end are reset in the same step (final observations in result.final).',
+);
+
+export const closeRequest = request('env.close', z.strictObject({ session: sessionId }), 'Closes a session.');
+
+const matrix = z.array(z.array(z.number()));
+
+export const policyLoadRequest = request(
+  'policy.load',
+  z.strictObject({
+    agent: agentSpec,
+    rules: z.record(z.string(), z.unknown()).optional().describe("The rule set the policy plays; a checkpoint defaults to its own manifest's rules."),
+    mode: z.enum(['greedy', 'sample']).default('greedy').describe('Checkpoints: play the most probable action or sample.'),
+    seed: seed.default(0),
+  }),
+  'Loads an agent (a checkpoint directory gives a TF.js policy with probabilities).',
+);
+
+export const policyActRequest = request(
+  'policy.act',
+  z.union([
+    z.strictObject({
+      policy: policyId,
+      observations: matrix.min(1).max(1024).describe('N observations of OBS_SIZE floats.'),
+      masks: matrix.min(1).max(1024).describe('N masks of NUM_ACTIONS entries (nonzero = legal).'),
+      seats: z.array(z.number().int().min(0).max(5)).optional().describe('The absolute seat of each row. @default the seat encoded in each observation'),
+    }),
+    z.strictObject({
+      policy: policyId,
+      record: z.record(z.string(), z.unknown()).describe('A game record (RULES.md ch. 5); the policy acts for the seat to act after replaying it.'),
+    }),
+  ]),
+  'Actions (and, for checkpoints, probabilities and values) for given observations or a record.',
+);
+
+export const policyCloseRequest = request('policy.close', z.strictObject({ policy: policyId }), 'Releases a loaded policy.');
+
+export const requestSchema = z.discriminatedUnion('method', [
+  helloRequest,
+  pingRequest,
+  specRequest,
+  createRequest,
+  resetRequest,
+  stepRequest,
+  closeRequest,
+  policyLoadRequest,
+  policyActRequest,
+  policyCloseRequest,
+]);
+
+export type Request = z.output<typeof requestSchema>;
+export type Method = Request['method'];
+export type ParamsOf<M extends Method> = Extract<Request, { method: M }>['params'];
+
+/** Each method's schema, for dispatch: the method is checked before its params. */
+export const REQUEST_SCHEMAS: { [M in Method]: z.ZodType<Extract<Request, { method: M }>> } = {
+  hello: helloRequest,
+  ping: pingRequest,
+  spec: specRequest,
+  'env.create': createRequest,
+  'env.reset': resetRequest,
+  'env.step': stepRequest,
+  'env.close': closeRequest,
+  'policy.load': policyLoadRequest,
+  'policy.act': policyActRequest,
+  'policy.close': policyCloseRequest,
+} as never;
+
+export const METHODS = Object.keys(REQUEST_SCHEMAS) as Method[];
+
+// ---- replies (documented for other languages; the server builds them, it does not parse them)
+
+export const errorReply = z
+  .strictObject({
+    id: id.nullable(),
+    error: z.strictObject({
+      code: z.string().describe('One of ERROR_CODES (bridge/errors.ts).'),
+      message: z.string(),
+      field: z.string().optional().describe('Path of the offending field, e.g. params.config.rules.players.'),
+      details: z.record(z.string(), z.unknown()).optional(),
+    }),
+  })
+  .describe('An error reply; the connection stays usable unless the code is unauthorized.');
+
+const buffer = z.strictObject({
+  dtype: z.enum(['float32', 'int32', 'uint32', 'uint16', 'uint8']),
+  shape: z.array(z.number().int()),
+  offset: z.number().int(),
+  byteLength: z.number().int(),
+});
+
+const finalEntry = z.strictObject({
+  env: z.number().int(),
+  observation: z.array(z.number()).optional().describe('json encoding only; binary: finalObservations.* CSR rows.'),
+  info: z.record(z.string(), z.unknown()),
+});
+
+export const batchResult = z
+  .strictObject({
+    session: sessionId,
+    numEnvs: z.number().int(),
+    observations: matrix.optional(),
+    masks: matrix.optional(),
+    seats: z.array(z.number().int()).optional(),
+    rewards: z.union([matrix, z.array(z.number())]).optional(),
+    terminated: z.array(z.boolean()).optional(),
+    truncated: z.array(z.boolean()).optional(),
+    buffers: z.record(z.string(), buffer).optional().describe('binary encoding: the arrays above, in the payload.'),
+    final: z.array(finalEntry).describe('Envs whose episode ended in this step (auto-reset since).'),
+  })
+  .describe('Result of env.reset and env.step. JSON encoding: the arrays inline; binary: in buffers.');
+
+export const resultReply = z.strictObject({ id, result: z.record(z.string(), z.unknown()) }).describe('A successful reply.');

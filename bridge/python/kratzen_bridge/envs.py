@@ -1,0 +1,333 @@
+"""Gymnasium, PettingZoo AEC and vectorized envs over the bridge.
+
+Observations are float32 vectors of OBS_SIZE (layout: the `spec` method, env/observation.ts);
+actions are the 74 ids of env/rules/actions.ts; masks are np.int8 of shape (74,), 1 = legal.
+Rewards are chip changes times `reward_scale`.
+
+Illegal actions: the envs are created with `illegalAction: "terminate"`, so an unmasked
+illegal (or out-of-range) action never raises: it ends the episode, and the offender's reward
+for that step is `-illegal_action_penalty` (plus whatever it had pending), with
+`info["illegal_action"] = True`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+from ._compat import SAME_STEP, AECEnv, Dict as DictSpace, Discrete, Env, MultiDiscrete, VectorEnv
+from .client import NUM_ACTIONS, BridgeClient
+from .session import Seed, Session, as_action, env_config
+
+Opponents = Union[str, Sequence[Optional[str]]]
+
+
+def _wire_action(action) -> int:
+    a = as_action(action)
+    # Out of range is illegal either way; -1 keeps huge ints from failing the request schema.
+    return a if 0 <= a < NUM_ACTIONS else -1
+
+
+class KratzenEnv(Env):
+    """Single-agent Gymnasium env: the learner at `learner_seat`, other seats played on the
+    server by `opponents` (random, heuristic, pimc[:...], or a checkpoint directory).
+
+    `reset(seed=, options=)` -> `(obs, info)`; `step(a)` -> `(obs, reward, terminated,
+    truncated, info)`; `info["action_mask"]` is the np.int8 mask (also `action_masks()`).
+    Equal seeds give equal trajectories (the opponents are re-seeded with the env).
+    """
+
+    metadata = {"render_modes": [], "name": "kratzen_v1"}
+
+    def __init__(
+        self,
+        url: Optional[str] = None,
+        *,
+        client: Optional[BridgeClient] = None,
+        token: Optional[str] = None,
+        rules: Optional[dict] = None,
+        opponents: Opponents = "random",
+        learner_seat: int = 0,
+        episode: str = "hand",
+        illegal_action_penalty: float = 10.0,
+        reward_scale: float = 1.0,
+        max_steps: int = 0,
+        render_mode: Optional[str] = None,
+    ):
+        if render_mode is not None:
+            raise ValueError("KratzenEnv has no render modes")
+        self.render_mode = None
+        config = env_config(rules, episode, "terminate", illegal_action_penalty, reward_scale, max_steps)
+        self._session = Session(
+            url,
+            client,
+            token,
+            {"mode": "single", "numEnvs": 1, "config": config, "learnerSeat": learner_seat, "opponents": opponents if isinstance(opponents, str) else list(opponents)},
+        )
+        self.learner_seat = learner_seat
+        self.observation_space = self._session.observation_box()
+        self.action_space = Discrete(NUM_ACTIONS)
+        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._needs_reset = True
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        batch = self._session.reset(seed)
+        self._mask = batch.masks[0].copy()
+        self._needs_reset = False
+        return batch.observations[0].copy(), {"action_mask": self._mask.copy(), "seat": self.learner_seat}
+
+    def step(self, action):
+        if self._needs_reset:
+            raise RuntimeError("call reset() before step() (and after an episode ends)")
+        batch = self._session.step([_wire_action(action)])
+        terminated = bool(batch.terminated[0])
+        truncated = bool(batch.truncated[0])
+        info: Dict[str, Any] = {"seat": self.learner_seat}
+        if 0 in batch.final:
+            # The server has already started the next episode; what ended is in `final`.
+            obs, final_info = batch.final[0]
+            obs = obs.copy()
+            self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+            info["balances"] = final_info.get("balances")
+            if final_info.get("illegalAction"):
+                info["illegal_action"] = True
+            self._needs_reset = True
+        else:
+            obs = batch.observations[0].copy()
+            self._mask = batch.masks[0].copy()
+        info["action_mask"] = self._mask.copy()
+        return obs, float(batch.rewards[0]), terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The current mask (the name sb3-contrib's MaskablePPO looks for)."""
+        return self._mask.copy()
+
+    def render(self):
+        return None
+
+    def close(self):
+        self._session.close()
+
+
+class KratzenAECEnv(AECEnv):
+    """PettingZoo AEC env: every seat is an agent (`player_0`, ...), played in turn.
+
+    `observe(agent)` is `{"observation": float32[OBS_SIZE], "action_mask": int8[74]}`; the mask
+    is all zero unless the agent is to act. An agent that is not to act sees the observation
+    it last acted on (zeros before its first action of the episode). `last()` gives the
+    agent's reward summed since it last acted; finished agents are stepped with None.
+    """
+
+    metadata = {"render_modes": [], "name": "kratzen_v1", "is_parallelizable": False}
+
+    def __init__(
+        self,
+        url: Optional[str] = None,
+        *,
+        client: Optional[BridgeClient] = None,
+        token: Optional[str] = None,
+        rules: Optional[dict] = None,
+        episode: str = "hand",
+        illegal_action_penalty: float = 10.0,
+        reward_scale: float = 1.0,
+        max_steps: int = 0,
+        render_mode: Optional[str] = None,
+    ):
+        super().__init__()
+        if render_mode is not None:
+            raise ValueError("KratzenAECEnv has no render modes")
+        self.render_mode = None
+        config = env_config(rules, episode, "throw", illegal_action_penalty, reward_scale, max_steps)
+        self._session = Session(url, client, token, {"mode": "multi", "numEnvs": 1, "config": config})
+        self._penalty = float(illegal_action_penalty) * float(reward_scale)
+        n = self._session.num_players
+        self.possible_agents: List[str] = [f"player_{i}" for i in range(n)]
+        self.agents: List[str] = []
+        space = DictSpace({"observation": self._session.observation_box(), "action_mask": self._session.mask_box()})
+        action = Discrete(NUM_ACTIONS)
+        # One object per agent, the same on every call (api_test checks identity).
+        self.observation_spaces = {a: space for a in self.possible_agents}
+        self.action_spaces = {a: action for a in self.possible_agents}
+        self._zero_obs = np.zeros(self._session.obs_size, dtype=np.float32)
+        self._zero_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._seen: Dict[str, np.ndarray] = {}
+        self._mask = self._zero_mask
+        self.rewards: Dict[str, float] = {}
+        self._cumulative_rewards: Dict[str, float] = {}
+        self.terminations: Dict[str, bool] = {}
+        self.truncations: Dict[str, bool] = {}
+        self.infos: Dict[str, dict] = {}
+        self.agent_selection: str = self.possible_agents[0]
+
+    def observation_space(self, agent: str):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str):
+        return self.action_spaces[agent]
+
+    def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
+        batch = self._session.reset(seed)
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._seen = {}
+        self._select(batch)
+
+    def _select(self, batch) -> None:
+        agent = self.possible_agents[int(batch.seats[0])]
+        self.agent_selection = agent
+        self._seen[agent] = batch.observations[0].copy()
+        self._mask = batch.masks[0].copy()
+
+    def observe(self, agent: str) -> Dict[str, np.ndarray]:
+        mask = self._mask if agent == self.agent_selection and not self._done(agent) else self._zero_mask
+        return {"observation": self._seen.get(agent, self._zero_obs).copy(), "action_mask": mask.copy()}
+
+    def last(self, observe: bool = True):
+        agent = self.agent_selection
+        observation = self.observe(agent) if observe else None
+        return observation, self._cumulative_rewards[agent], self.terminations[agent], self.truncations[agent], self.infos[agent]
+
+    def _done(self, agent: str) -> bool:
+        return self.terminations.get(agent, False) or self.truncations.get(agent, False)
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if self._done(agent):
+            return self._was_dead_step(action)
+        wire = _wire_action(action)
+        self._cumulative_rewards[agent] = 0.0
+        if wire < 0 or not self._mask[wire]:
+            # Ended here, like the env's illegalAction "terminate": the server is never sent the
+            # action (its VecEnv cannot auto-reset a hand episode cut short), and reset() moves on.
+            self.rewards = {a: 0.0 for a in self.agents}
+            self.rewards[agent] = -self._penalty
+            self._cumulative_rewards[agent] -= self._penalty
+            self._end_episode("terminations", self._seen.get(agent, self._zero_obs), {}, agent)
+            self.infos[agent]["illegal_action"] = True
+            return
+        batch = self._session.step([wire])
+        rewards = batch.rewards[0]
+        self.rewards = {a: float(rewards[i]) for i, a in enumerate(self.possible_agents) if a in self.agents}
+        for a, r in self.rewards.items():
+            self._cumulative_rewards[a] += r
+        if 0 not in batch.final:
+            self._select(batch)
+            return
+        obs, info = batch.final[0]
+        self._end_episode("truncations" if batch.truncated[0] else "terminations", obs, info, agent)
+
+    def _end_episode(self, ended_by: str, last_obs: np.ndarray, info: dict, last_actor: str) -> None:
+        self._seen[last_actor] = last_obs.copy()
+        for a in self.agents:
+            getattr(self, ended_by)[a] = True
+            self.infos[a] = {"balances": info.get("balances")} if info else {}
+        self._mask = self._zero_mask
+        # Finished agents are stepped with None in order, starting with the next seat.
+        start = (self.possible_agents.index(last_actor) + 1) % len(self.possible_agents)
+        order = self.possible_agents[start:] + self.possible_agents[:start]
+        self.agent_selection = next(a for a in order if a in self.agents)
+
+    def _was_dead_step(self, action) -> None:
+        if action is not None:
+            raise ValueError("when an agent is terminated or truncated, the only valid action is None")
+        agent = self.agent_selection
+        for table in (self.terminations, self.truncations, self.rewards, self._cumulative_rewards, self.infos):
+            table.pop(agent, None)
+        self.agents.remove(agent)
+        if self.agents:
+            start = (self.possible_agents.index(agent) + 1) % len(self.possible_agents)
+            order = self.possible_agents[start:] + self.possible_agents[:start]
+            self.agent_selection = next(a for a in order if a in self.agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+
+    def render(self):
+        return None
+
+    def close(self) -> None:
+        self._session.close()
+
+
+class KratzenVecEnv(VectorEnv):
+    """N tables stepped by one message, numpy arrays in and out (Gymnasium vector API).
+
+    `mode="single"`: a learner seat per table, opponents on the server; rewards (N,).
+    `mode="multi"`: self-play, the action of each row is for `infos["seat"]`; rewards
+    (N, num_players). Autoreset is same-step (`metadata["autoreset_mode"]`): a table whose
+    episode ends is reset within `step`, and `infos["final_obs"]` / `infos["final_info"]`
+    (object arrays, with the boolean masks `_final_obs` / `_final_info`) hold what ended.
+    `infos["action_mask"]` is np.int8 (N, 74). `illegal_action` defaults to "terminate" in
+    single mode and "throw" in multi mode (a batch with an illegal action raises BridgeError
+    and nothing is stepped).
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        url: Optional[str] = None,
+        *,
+        client: Optional[BridgeClient] = None,
+        token: Optional[str] = None,
+        mode: str = "single",
+        rules: Optional[dict] = None,
+        opponents: Opponents = "random",
+        learner_seat: int = 0,
+        episode: str = "hand",
+        illegal_action: Optional[str] = None,
+        illegal_action_penalty: float = 10.0,
+        reward_scale: float = 1.0,
+        max_steps: int = 0,
+    ):
+        # Multi sessions of hand episodes refuse "terminate" (see bridge/session.ts).
+        if illegal_action is None:
+            illegal_action = "terminate" if mode == "single" else "throw"
+        config = env_config(rules, episode, illegal_action, illegal_action_penalty, reward_scale, max_steps)
+        params: Dict[str, Any] = {"mode": mode, "numEnvs": int(num_envs), "config": config}
+        if mode == "single":
+            params.update(learnerSeat=learner_seat, opponents=opponents if isinstance(opponents, str) else list(opponents))
+        self._session = Session(url, client, token, params)
+        self.num_envs = int(num_envs)
+        self.mode = mode
+        self.num_players = self._session.num_players
+        self.metadata = {"autoreset_mode": SAME_STEP, "render_modes": []}
+        self.render_mode = None
+        self.single_observation_space = self._session.observation_box()
+        self.observation_space = self._session.observation_box(self.num_envs)
+        self.single_action_space = Discrete(NUM_ACTIONS)
+        self.action_space = MultiDiscrete(np.full(self.num_envs, NUM_ACTIONS))
+        self.closed = False
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        if isinstance(seed, (list, tuple)):
+            raise ValueError("one seed for all envs: env i plays the sessions '<seed>:<i>', ...")
+        if seed is not None:
+            self._np_random = np.random.default_rng(seed)
+        batch = self._session.reset(seed)
+        return batch.observations, {"action_mask": batch.masks, "seat": batch.seats}
+
+    def step(self, actions):
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"expected {self.num_envs} actions, got shape {actions.shape}")
+        wire = np.where((actions >= 0) & (actions < NUM_ACTIONS), actions, -1).astype(np.int64).tolist()
+        batch = self._session.step(wire)
+        infos: Dict[str, Any] = {"action_mask": batch.masks, "seat": batch.seats}
+        if batch.final:
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            final_info = np.full(self.num_envs, None, dtype=object)
+            ended = np.zeros(self.num_envs, dtype=bool)
+            for i, (obs, info) in batch.final.items():
+                final_obs[i], final_info[i], ended[i] = obs, info, True
+            infos.update(final_obs=final_obs, _final_obs=ended, final_info=final_info, _final_info=ended.copy())
+        rewards = batch.rewards if self.mode == "multi" else batch.rewards.reshape(self.num_envs)
+        return batch.observations, rewards, batch.terminated, batch.truncated, infos
+
+    def close(self, **kwargs):
+        if not self.closed:
+            self.closed = True
+            self._session.close()

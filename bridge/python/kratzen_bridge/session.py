@@ -1,0 +1,112 @@
+"""A bridge env session and its replies as numpy arrays (shared by the three env classes)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Union
+
+import numpy as np
+
+from ._compat import Box
+from .client import NUM_ACTIONS, BridgeClient, csr_to_dense
+
+Seed = Optional[Union[int, str]]
+
+
+class Batch:
+    """One env.reset / env.step reply: dense observations and int8 masks, rows are envs."""
+
+    __slots__ = ("observations", "masks", "seats", "rewards", "terminated", "truncated", "final")
+
+    def __init__(self, result: Dict[str, Any], obs_size: int):
+        a = result["arrays"]
+        self.observations = csr_to_dense(a["observations.indptr"], a["observations.indices"], a["observations.values"], obs_size)
+        self.masks = a["masks"].astype(np.int8)
+        self.seats = a["seats"].astype(np.int64)
+        self.rewards = a["rewards"].astype(np.float32)
+        self.terminated = a["terminated"].astype(bool)
+        self.truncated = a["truncated"].astype(bool)
+        final_obs = csr_to_dense(
+            a["finalObservations.indptr"], a["finalObservations.indices"], a["finalObservations.values"], obs_size
+        )
+        # env index -> (final observation, info) of the episode that ended in this step
+        self.final = {f["env"]: (final_obs[k], f["info"]) for k, f in enumerate(result["final"])}
+
+
+class Session:
+    """Owns a server-side session (and the client, when it made it)."""
+
+    def __init__(
+        self,
+        url: Optional[str],
+        client: Optional[BridgeClient],
+        token: Optional[str],
+        params: Dict[str, Any],
+    ):
+        if client is None and url is None:
+            raise ValueError("pass a server url (ws://127.0.0.1:8765) or a BridgeClient")
+        self.owns_client = client is None
+        self.client = client if client is not None else BridgeClient(url, token=token)  # type: ignore[arg-type]
+        self.info = self.client.call("env.create", {**params, "encoding": "binary"})
+        self.id: str = self.info["session"]
+        spec = self.client.spec()["observation"]
+        self.obs_size: int = spec["size"]
+        low = np.zeros(self.obs_size, dtype=np.float32)
+        high = np.zeros(self.obs_size, dtype=np.float32)
+        for s in spec["slices"]:
+            low[s["offset"] : s["offset"] + s["size"]] = s["low"]
+            high[s["offset"] : s["offset"] + s["size"]] = s["high"]
+        self.obs_low, self.obs_high = low, high
+        self.num_players: int = self.info["numPlayers"]
+        self.num_envs: int = self.info["numEnvs"]
+        self.closed = False
+
+    def observation_box(self, batch: Optional[int] = None) -> Box:
+        if batch is None:
+            return Box(self.obs_low, self.obs_high, shape=(self.obs_size,), dtype=np.float32)
+        return Box(np.tile(self.obs_low, (batch, 1)), np.tile(self.obs_high, (batch, 1)), shape=(batch, self.obs_size), dtype=np.float32)
+
+    @staticmethod
+    def mask_box() -> Box:
+        return Box(0, 1, shape=(NUM_ACTIONS,), dtype=np.int8)
+
+    def reset(self, seed: Seed) -> Batch:
+        params: Dict[str, Any] = {"session": self.id}
+        if seed is not None:
+            # As a string: Python ints may pass 2**53, and "7" seeds exactly like 7.
+            params["seed"] = str(int(seed)) if not isinstance(seed, str) else seed
+        return Batch(self.client.call("env.reset", params), self.obs_size)
+
+    def step(self, actions: List[int]) -> Batch:
+        return Batch(self.client.call("env.step", {"session": self.id, "actions": actions}), self.obs_size)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.client.call("env.close", {"session": self.id})
+        except Exception:  # the connection may be gone; the server frees the session with it
+            pass
+        if self.owns_client:
+            self.client.close()
+
+
+def env_config(rules, episode, illegal_action, illegal_action_penalty, reward_scale, max_steps) -> Dict[str, Any]:
+    return {
+        "rules": dict(rules or {}),
+        "episode": episode,
+        "illegalAction": illegal_action,
+        "illegalActionPenalty": float(illegal_action_penalty),
+        "rewardScale": float(reward_scale),
+        "maxSteps": int(max_steps),
+    }
+
+
+def as_action(action) -> int:
+    """Python and numpy integers (and 0-d arrays) as an int; anything else is a TypeError."""
+    if isinstance(action, (bool, np.bool_)):
+        raise TypeError(f"an action is an integer id, not {action!r}")
+    try:
+        return int(np.asarray(action).item()) if isinstance(action, np.ndarray) else int(action.__index__())
+    except (AttributeError, TypeError, ValueError):
+        raise TypeError(f"an action is an integer id 0..{NUM_ACTIONS - 1}, not {action!r}") from None

@@ -1,0 +1,253 @@
+"""Drives a real `kratzen serve` (dist/cli/serve.js, built by `npm run build`) with the client.
+
+Run: /usr/bin/python3 -m unittest discover -s bridge/python/tests  (needs websockets, numpy).
+"""
+
+import os
+import sys
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from kratzen_bridge import (  # noqa: E402
+    NUM_ACTIONS,
+    BridgeClient,
+    BridgeError,
+    KratzenAECEnv,
+    KratzenEnv,
+    KratzenVecEnv,
+    LocalServer,
+)
+from kratzen_bridge._compat import HAVE_GYMNASIUM, HAVE_PETTINGZOO  # noqa: E402
+
+SERVER = None
+
+
+def setUpModule():
+    global SERVER
+    SERVER = LocalServer()
+
+
+def tearDownModule():
+    assert SERVER.stop() == 0, "graceful shutdown exits 0"
+
+
+def first_legal(mask):
+    return int(np.flatnonzero(mask)[0])
+
+
+def random_legal(rng, mask):
+    return np.int64(rng.choice(np.flatnonzero(mask)))
+
+
+class ClientTest(unittest.TestCase):
+    def test_errors_name_code_and_field(self):
+        with BridgeClient(SERVER.url) as client:
+            with self.assertRaises(BridgeError) as caught:
+                client.call("env.teleport", {})
+            self.assertEqual(caught.exception.code, "unknown_method")
+            with self.assertRaises(BridgeError) as caught:
+                client.call("env.create", {"config": {"rules": {"players": 9}}})
+            self.assertEqual(caught.exception.code, "invalid_params")
+            self.assertEqual(caught.exception.field, "params.config.rules.players")
+            self.assertEqual(client.call("ping"), {})
+
+    def test_token(self):
+        with LocalServer(args=["--token", "hunter2"]) as guarded:
+            with self.assertRaises(BridgeError) as caught:
+                BridgeClient(guarded.url)
+            self.assertEqual(caught.exception.code, "unauthorized")
+            with BridgeClient(guarded.url, token="hunter2") as client:
+                self.assertEqual(client.call("ping"), {})
+
+
+class GymTest(unittest.TestCase):
+    def setUp(self):
+        self.env = KratzenEnv(SERVER.url, opponents="heuristic", rules={"profile": "didactic4", "players": 4})
+
+    def tearDown(self):
+        self.env.close()
+
+    def play(self, seed, steps=80):
+        rng = np.random.default_rng(0)
+        obs, info = self.env.reset(seed=seed)
+        trace = [obs]
+        for _ in range(steps):
+            obs, reward, terminated, truncated, info = self.env.step(random_legal(rng, info["action_mask"]))
+            trace.append((obs, reward, terminated))
+            if terminated or truncated:
+                obs, info = self.env.reset()
+                trace.append(obs)
+        return trace
+
+    def test_spaces_dtypes_and_api(self):
+        env = self.env
+        self.assertIs(env.observation_space, env.observation_space)
+        obs, info = env.reset(seed=3, options=None)
+        self.assertEqual(obs.dtype, env.observation_space.dtype)
+        self.assertEqual(obs.shape, env.observation_space.shape)
+        self.assertTrue(env.observation_space.contains(obs))
+        mask = info["action_mask"]
+        self.assertEqual(mask.dtype, np.int8)
+        self.assertEqual(mask.shape, (NUM_ACTIONS,))
+        self.assertGreater(mask.sum(), 0)
+        ended = False
+        for _ in range(200):
+            obs, reward, terminated, truncated, info = env.step(first_legal(info["action_mask"]))
+            self.assertIs(type(reward), float)
+            self.assertIs(type(terminated), bool)
+            self.assertIs(type(truncated), bool)
+            self.assertTrue(env.observation_space.contains(obs))
+            self.assertEqual(info["action_mask"].dtype, np.int8)
+            if terminated or truncated:
+                ended = True
+                self.assertEqual(info["action_mask"].sum(), 0)
+                obs, info = env.reset()
+        self.assertTrue(ended)
+
+    def test_equal_seeds_equal_trajectories(self):
+        a, b = self.play(11), self.play(11)
+        for x, y in zip(a, b):
+            if isinstance(x, tuple):
+                np.testing.assert_array_equal(x[0], y[0])
+                self.assertEqual(x[1:], y[1:])
+            else:
+                np.testing.assert_array_equal(x, y)
+        c = self.play(12)
+        self.assertFalse(all(np.array_equal(x if not isinstance(x, tuple) else x[0], y if not isinstance(y, tuple) else y[0]) for x, y in zip(a, c)))
+
+    def test_illegal_action_ends_the_episode_with_the_penalty(self):
+        _, info = self.env.reset(seed=1)
+        illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])
+        obs, reward, terminated, truncated, info = self.env.step(np.int32(illegal))
+        self.assertTrue(terminated)
+        self.assertLessEqual(reward, -10.0)
+        self.assertTrue(info["illegal_action"])
+        self.env.reset(seed=1)
+        _, reward, terminated, _, _ = self.env.step(10_000_000_000_000_000_000)
+        self.assertTrue(terminated)
+
+    @unittest.skipUnless(HAVE_GYMNASIUM, "gymnasium not installed")
+    def test_gymnasium_checker(self):
+        from gymnasium.utils.env_checker import check_env
+
+        check_env(self.env, skip_render_check=True)
+
+
+class AECTest(unittest.TestCase):
+    def setUp(self):
+        self.env = KratzenAECEnv(SERVER.url, rules={"profile": "tavern5", "players": 5})
+
+    def tearDown(self):
+        self.env.close()
+
+    def test_agent_iter_rewards_and_dead_steps(self):
+        env = self.env
+        rng = np.random.default_rng(1)
+        env.reset(seed=4)
+        self.assertEqual(env.agents, env.possible_agents)
+        space = env.observation_space("player_0")
+        self.assertIs(space, env.observation_space("player_0"))
+        received = {a: 0.0 for a in env.possible_agents}
+        stepped_dead = []
+        for agent in env.agent_iter(10_000):
+            observation, reward, termination, truncation, info = env.last()
+            self.assertIs(type(termination), bool)
+            self.assertIs(type(truncation), bool)
+            self.assertEqual(observation["action_mask"].dtype, np.int8)
+            self.assertEqual(observation["action_mask"].shape, (NUM_ACTIONS,))
+            self.assertEqual(observation["observation"].dtype, np.float32)
+            self.assertTrue(space["observation"].contains(observation["observation"]))
+            received[agent] += reward
+            if termination or truncation:
+                stepped_dead.append(agent)
+                env.step(None)
+            else:
+                env.step(random_legal(rng, observation["action_mask"]))
+        self.assertEqual(sorted(stepped_dead), sorted(env.possible_agents))
+        self.assertEqual(env.agents, [])
+        # Rewards collected through last() add up to zero-sum chip flows into and out of the pot.
+        self.assertTrue(all(isinstance(v, float) for v in received.values()))
+
+    def test_rewards_sum_since_last_action(self):
+        env = self.env
+        env.reset(seed=9)
+        totals = {a: 0.0 for a in env.possible_agents}
+        via_last = {a: 0.0 for a in env.possible_agents}
+        for agent in env.agent_iter(10_000):
+            _, reward, termination, truncation, _ = env.last()
+            via_last[agent] += reward
+            if termination or truncation:
+                env.step(None)
+                continue
+            env.step(first_legal(env.observe(agent)["action_mask"]))
+            for a, r in env.rewards.items():
+                totals[a] += r
+        for a in env.possible_agents:
+            self.assertAlmostEqual(via_last[a], totals[a], places=4)
+
+    def test_dead_agent_only_takes_none_and_illegal_terminates(self):
+        env = self.env
+        env.reset(seed=2)
+        mask = env.observe(env.agent_selection)["action_mask"]
+        env.step(int(np.flatnonzero(mask == 0)[0]))
+        self.assertTrue(all(env.terminations.values()))
+        self.assertTrue(any(info.get("illegal_action") for info in env.infos.values()))
+        with self.assertRaises(ValueError):
+            env.step(0)
+
+    def test_equal_seeds(self):
+        def run(seed):
+            self.env.reset(seed=seed)
+            out = []
+            for agent in self.env.agent_iter(60):
+                obs, reward, term, trunc, _ = self.env.last()
+                out.append((agent, reward, obs["observation"].tobytes()))
+                self.env.step(None if term or trunc else first_legal(obs["action_mask"]))
+            return out
+
+        self.assertEqual(run(5), run(5))
+
+    @unittest.skipUnless(HAVE_PETTINGZOO, "pettingzoo not installed")
+    def test_pettingzoo_api_test(self):
+        from pettingzoo.test import api_test
+
+        api_test(self.env, num_cycles=200)
+
+
+class VecTest(unittest.TestCase):
+    def test_batched_numpy(self):
+        rng = np.random.default_rng(2)
+        with KratzenVecEnv(8, SERVER.url, mode="single", opponents="random") as venv:
+            obs, infos = venv.reset(seed=7)
+            self.assertEqual(obs.shape, (8, venv.single_observation_space.shape[0]))
+            self.assertEqual(obs.dtype, np.float32)
+            self.assertEqual(infos["action_mask"].dtype, np.int8)
+            self.assertEqual(infos["action_mask"].shape, (8, NUM_ACTIONS))
+            finals = 0
+            trace = []
+            for _ in range(60):
+                actions = np.array([random_legal(rng, m) for m in infos["action_mask"]])
+                obs, rewards, terminated, truncated, infos = venv.step(actions)
+                self.assertEqual(rewards.shape, (8,))
+                self.assertEqual(terminated.dtype, bool)
+                trace.append(obs.copy())
+                if "final_obs" in infos:
+                    finals += int(infos["_final_obs"].sum())
+                    for i in np.flatnonzero(infos["_final_obs"]):
+                        self.assertEqual(infos["final_obs"][i].dtype, np.float32)
+            self.assertGreater(finals, 0)
+            self.assertTrue(venv.observation_space.contains(obs))
+
+    def test_multi_mode_rewards_per_seat(self):
+        with KratzenVecEnv(4, SERVER.url, mode="multi", rules={"players": 3}) as venv:
+            _, infos = venv.reset(seed=1)
+            _, rewards, _, _, infos = venv.step(np.array([first_legal(m) for m in infos["action_mask"]]))
+            self.assertEqual(rewards.shape, (4, 3))
+            self.assertTrue(set(infos["seat"].tolist()) <= {0, 1, 2})
+
+
+if __name__ == "__main__":
+    unittest.main()

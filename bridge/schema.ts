@@ -1,0 +1,33 @@
+// Generates protocol.schema.json (JSON Schema 2020-12) from the zod schemas of protocol.ts, for
+// clients in other languages. `node dist/bridge/schema.js > bridge/protocol.schema.json`
+// rewrites it; a test fails when the checked-in file is stale.
+
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { ERROR_CODES } from './errors.js';
+import { BINARY_FRAME_LAYOUT, PROTOCOL_VERSION, batchResult, errorReply, requestSchema, resultReply } from './protocol.js';
+
+export function protocolJsonSchema(): Record<string, unknown> {
+  // io 'input': defaults make fields optional for the sender, which is what a client writes.
+  const schema = (s: z.ZodType) => z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' });
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    title: 'Kratzen Gym bridge protocol',
+    description: `Protocol version ${PROTOCOL_VERSION}. Requests are JSON text frames, one reply each, in order, with the request id (null when unparseable).`,
+    protocolVersion: PROTOCOL_VERSION,
+    binaryFrame: BINARY_FRAME_LAYOUT,
+    errorCodes: ERROR_CODES,
+    request: schema(requestSchema),
+    reply: { oneOf: [schema(resultReply), schema(errorReply)] },
+    batchResult: schema(batchResult),
+  };
+}
+
+export function protocolJsonSchemaText(): string {
+  return `${JSON.stringify(protocolJsonSchema(), null, 2)}\n`;
+}
+
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.stdout.write(protocolJsonSchemaText());
+}

@@ -1,0 +1,266 @@
+// Bridge server against a real socket on port 0: the check order (parse, method, params,
+// legality), sessions matching local envs, binary frames, limits, token, heartbeats, shutdown.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { NUM_ACTIONS, OBS_SIZE, VecEnv } from '../index.js';
+import { BridgeClient, BridgeRequestError } from './client.js';
+import { denseFromCsr } from './codec.js';
+import { PROTOCOL_VERSION } from './protocol.js';
+import { BridgeServer } from './server.js';
+
+let server: BridgeServer;
+let client: BridgeClient;
+
+beforeAll(async () => {
+  server = await new BridgeServer({ port: 0, maxSessionsPerConnection: 3, maxEnvsPerConnection: 64, maxMessageBytes: 64 * 1024 }).start();
+  client = await BridgeClient.open(server.url);
+});
+afterAll(async () => {
+  await client.close();
+  await server.close();
+});
+
+function firstLegal(masks: ArrayLike<number>, numEnvs: number): number[] {
+  return Array.from({ length: numEnvs }, (_, i) => {
+    for (let a = 0; a < NUM_ACTIONS; a++) if (masks[i * NUM_ACTIONS + a]) return a;
+    return -1;
+  });
+}
+
+const flat = (rows: number[][]) => rows.flat();
+
+describe('check order: parse, method, params', () => {
+  it('answers malformed JSON with parse_error and id null, then keeps serving', async () => {
+    const reply = await client.sendRaw('{"id": 1, "method": ');
+    expect(reply).toMatchObject({ id: null, error: { code: 'parse_error' } });
+    expect((await client.call('ping')).result).toEqual({});
+  });
+
+  it('answers non-requests with invalid_request', async () => {
+    expect(await client.sendRaw('[1,2]')).toMatchObject({ id: null, error: { code: 'invalid_request' } });
+    expect(await client.sendRaw('{"method":"ping"}')).toMatchObject({ id: null, error: { code: 'invalid_request', field: 'id' } });
+    expect(await client.sendRaw('{"id":{"a":1},"method":"ping"}')).toMatchObject({ id: null, error: { code: 'invalid_request' } });
+    expect(await client.sendRaw('{"id":"x","method":3}')).toMatchObject({ id: 'x', error: { code: 'invalid_request', field: 'method' } });
+  });
+
+  it('answers an unknown method with unknown_method and the request id', async () => {
+    const reply = await client.sendRaw('{"id":"q7","method":"env.explode","params":{}}');
+    expect(reply).toMatchObject({ id: 'q7', error: { code: 'unknown_method', field: 'method' } });
+    expect(reply.error!.message).toContain('env.explode');
+  });
+
+  it('names the field of a schema violation', async () => {
+    const bad = await client.request('env.create', { numEnvs: 'four' });
+    expect(bad.error).toMatchObject({ code: 'invalid_params', field: 'params.numEnvs' });
+    const extra = await client.request('env.create', { numEnvs: 1, colour: 'red' });
+    expect(extra.error).toMatchObject({ code: 'invalid_params', field: 'params.colour' });
+    expect(extra.error!.message).toContain('colour');
+    const topLevel = await client.sendRaw(JSON.stringify({ id: 5, method: 'ping', params: {}, extra: 1 }));
+    expect(topLevel).toMatchObject({ id: 5, error: { code: 'invalid_request', field: 'extra' } });
+  });
+
+  it('maps env config and rule-set errors to the field', async () => {
+    const players = await client.request('env.create', { config: { rules: { players: 9 } } });
+    expect(players.error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules.players' });
+    const episode = await client.request('env.create', { config: { episode: 'forever' } });
+    expect(episode.error).toMatchObject({ code: 'invalid_params', field: 'params.config.episode' });
+    const cutShort = await client.request('env.create', { config: { episode: 'hand', illegalAction: 'terminate' } });
+    expect(cutShort.error).toMatchObject({ code: 'invalid_params', field: 'params.config.illegalAction' });
+    const seat = await client.request('env.create', { mode: 'single', learnerSeat: 5 });
+    expect(seat.error).toMatchObject({ code: 'invalid_params', field: 'params.learnerSeat' });
+    const opponent = await client.request('env.create', { mode: 'single', opponents: 'grandmaster' });
+    expect(opponent.error).toMatchObject({ code: 'invalid_params', field: 'params.opponents' });
+    expect(opponent.error!.message).toContain('grandmaster');
+  });
+
+  it('answers unknown sessions and policies, and step before reset', async () => {
+    expect((await client.request('env.step', { session: 'nope', actions: [0] })).error).toMatchObject({ code: 'unknown_session', field: 'params.session' });
+    expect((await client.request('policy.act', { policy: 'p0', record: {} })).error).toMatchObject({ code: 'unknown_policy' });
+    const { result } = await client.call('env.create', { numEnvs: 1 });
+    expect((await client.request('env.step', { session: result.session, actions: [0] })).error).toMatchObject({ code: 'not_reset' });
+    await client.call('env.close', { session: result.session });
+  });
+
+  it('replies in request order when requests are pipelined', async () => {
+    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => client.sendRaw(JSON.stringify({ id: i, method: i % 3 ? 'ping' : 'spec' }))));
+    expect(replies.map((r) => r.id)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+  });
+});
+
+describe('handshake and token', () => {
+  it('requires hello first and refuses other protocol versions', async () => {
+    const raw = await BridgeClient.connect(server.url);
+    expect((await raw.request('ping')).error).toMatchObject({ code: 'handshake_required' });
+    expect((await raw.request('hello', { protocolVersion: 99 })).error).toMatchObject({ code: 'unsupported_version', field: 'params.protocolVersion' });
+    const hello = await raw.call('hello', { protocolVersion: PROTOCOL_VERSION });
+    expect(hello.result).toMatchObject({ protocolVersion: PROTOCOL_VERSION, numActions: NUM_ACTIONS, observationSize: OBS_SIZE });
+    await raw.close();
+  });
+
+  it('refuses a missing or wrong token and drops the peer; accepts the right one', async () => {
+    const guarded = await new BridgeServer({ port: 0, token: 's3cret' }).start();
+    for (const token of [undefined, 'wrong', 's3cret-and-more']) {
+      const peer = await BridgeClient.connect(guarded.url);
+      const params = token === undefined ? { protocolVersion: PROTOCOL_VERSION } : { protocolVersion: PROTOCOL_VERSION, token };
+      expect((await peer.request('hello', params)).error).toMatchObject({ code: 'unauthorized' });
+      await new Promise((r) => peer.ws.once('close', r));
+      expect(peer.closeCode).toBe(1008);
+    }
+    const good = await BridgeClient.open(guarded.url, 's3cret');
+    expect((await good.call('ping')).result).toEqual({});
+    await good.close();
+    await guarded.close();
+  });
+});
+
+describe('sessions', () => {
+  it('multi-agent: reset and steps equal a local VecEnv with the same seed; json and binary agree', async () => {
+    const config = { rules: { profile: 'tavern5', players: 5 }, episode: 'hand' as const };
+    const json = (await client.call('env.create', { numEnvs: 3, config })).result.session;
+    const bin = (await client.call('env.create', { numEnvs: 3, config, encoding: 'binary' })).result.session;
+    const local = new VecEnv({ numEnvs: 3, config }).reset(11);
+    let a = (await client.call('env.reset', { session: json, seed: 11 })).result;
+    let b = await client.call('env.reset', { session: bin, seed: '11' });
+    let endedSeen = 0;
+    for (let step = 0; step < 120; step++) {
+      expect(flat(a.observations as number[][])).toEqual(Array.from(local.observations));
+      expect(flat(a.masks as number[][])).toEqual(Array.from(local.masks));
+      expect(a.seats).toEqual(Array.from(local.seats));
+      const arrays = b.arrays!;
+      expect(Array.from(denseFromCsr(arrays['observations.indptr'] as Uint32Array, arrays['observations.indices'] as Uint16Array, arrays['observations.values'] as Float32Array))).toEqual(
+        Array.from(local.observations),
+      );
+      expect(Array.from(arrays.masks!)).toEqual(Array.from(local.masks));
+      const actions = firstLegal(local.masks, 3);
+      local.step(actions);
+      a = (await client.call('env.step', { session: json, actions })).result;
+      b = await client.call('env.step', { session: bin, actions });
+      expect(a.terminated).toEqual(Array.from(local.terminated, Boolean));
+      expect((a.rewards as number[][]).map((r) => r.length)).toEqual([5, 5, 5]);
+      const final = a.final as { env: number; observation: number[]; info: { balances: number[] } }[];
+      for (const f of final) {
+        endedSeen++;
+        expect(f.observation).toEqual(Array.from(local.finalObservations.subarray(f.env * OBS_SIZE, (f.env + 1) * OBS_SIZE)));
+        expect(f.info.balances).toEqual(local.finalInfo(f.env)!.balances);
+      }
+      expect((b.result.final as unknown[]).length).toBe(final.length);
+    }
+    expect(endedSeen).toBeGreaterThan(0);
+    await client.call('env.close', { session: json });
+    await client.call('env.close', { session: bin });
+  });
+
+  it('refuses a batch with one illegal action before stepping any env', async () => {
+    const session = (await client.call('env.create', { numEnvs: 4 })).result.session;
+    const local = new VecEnv({ numEnvs: 4, config: {} }).reset(3);
+    await client.call('env.reset', { session, seed: 3 });
+    const actions = firstLegal(local.masks, 4);
+    const illegal = [...actions];
+    illegal[2] = local.masks.subarray(2 * NUM_ACTIONS, 3 * NUM_ACTIONS).indexOf(0);
+    const refused = await client.request('env.step', { session, actions: illegal });
+    expect(refused.error).toMatchObject({ code: 'illegal_action', field: 'params.actions[2]', details: { env: 2, action: illegal[2] } });
+    expect(refused.error!.message).toMatch(/env 2: illegal action/);
+    expect((await client.request('env.step', { session, actions: [0, 1] })).error).toMatchObject({ code: 'invalid_params', field: 'params.actions' });
+    // Unchanged: the legal batch now gives what the local env gives after one step.
+    local.step(actions);
+    const after = (await client.call('env.step', { session, actions })).result;
+    expect(flat(after.observations as number[][])).toEqual(Array.from(local.observations));
+    await client.call('env.close', { session });
+  });
+
+  it('single-agent: opponents on the server, same-step autoreset, equal seeds give equal trajectories', async () => {
+    const create = { mode: 'single', numEnvs: 2, opponents: ['random', null, 'heuristic', 'random'], learnerSeat: 1, config: { episode: 'hand' } };
+    const session = (await client.call('env.create', create)).result.session;
+    const play = async () => {
+      const trace: unknown[] = [];
+      let r = (await client.call('env.reset', { session, seed: 42 })).result;
+      let ended = 0;
+      for (let step = 0; step < 60; step++) {
+        expect(r.seats).toEqual([1, 1]);
+        const actions = firstLegal(flat(r.masks as number[][]), 2);
+        r = (await client.call('env.step', { session, actions })).result;
+        trace.push(r.rewards, r.terminated, r.observations);
+        ended += (r.final as unknown[]).length;
+      }
+      return { trace, ended };
+    };
+    const first = await play();
+    const second = await play();
+    expect(first.ended).toBeGreaterThan(0);
+    expect(second.trace).toEqual(first.trace);
+    await client.call('env.close', { session });
+  });
+
+  it('illegalAction terminate: an illegal action ends the episode with the penalty', async () => {
+    const session = (await client.call('env.create', { mode: 'single', config: { illegalAction: 'terminate', illegalActionPenalty: 3 } })).result.session;
+    await client.call('env.reset', { session, seed: 1 });
+    const r = (await client.call('env.step', { session, actions: [999] })).result;
+    expect(r.terminated).toEqual([true]);
+    // The penalty, plus what the learner paid before its first action (the ante).
+    expect((r.rewards as number[])[0]).toBeLessThanOrEqual(-3);
+    expect((r.final as { info: { illegalAction?: boolean } }[])[0]!.info.illegalAction).toBe(true);
+    await client.call('env.close', { session });
+  });
+
+  it('serves the spec', async () => {
+    const { result } = await client.call('spec');
+    expect(result).toMatchObject({ protocolVersion: PROTOCOL_VERSION, numActions: NUM_ACTIONS });
+    expect((result.actions as string[])[66]).toBe('in');
+    expect((result.observation as { size: number }).size).toBe(OBS_SIZE);
+  });
+});
+
+describe('limits', () => {
+  it('limits sessions and envs per connection', async () => {
+    const peer = await BridgeClient.open(server.url);
+    const tooMany = await peer.request('env.create', { numEnvs: 65 });
+    expect(tooMany.error).toMatchObject({ code: 'limit_exceeded', field: 'params.numEnvs' });
+    for (let i = 0; i < 3; i++) await peer.call('env.create', { numEnvs: 1 });
+    expect((await peer.request('env.create', { numEnvs: 1 })).error).toMatchObject({ code: 'limit_exceeded' });
+    await peer.close();
+  });
+
+  it('closes a connection sending a frame over the size limit (1009), others keep working', async () => {
+    const peer = await BridgeClient.open(server.url);
+    await expect(peer.sendRaw(JSON.stringify({ id: 1, method: 'ping', pad: 'x'.repeat(70 * 1024) }))).rejects.toThrow(/closed/);
+    expect(peer.closeCode).toBe(1009);
+    expect((await client.call('ping')).result).toEqual({});
+  });
+
+  it('closes idle connections and terminates peers that stop answering pings', async () => {
+    const strict = await new BridgeServer({ port: 0, idleTimeoutMs: 150, heartbeatIntervalMs: 40 }).start();
+    const idle = await BridgeClient.open(strict.url);
+    await new Promise((r) => idle.ws.once('close', r));
+    expect(idle.closeCode).toBe(4000);
+    const deaf = new WebSocket(strict.url, { autoPong: false });
+    const code = await new Promise<number>((resolve) => deaf.on('close', (c) => resolve(c)));
+    expect(code).toBe(1006); // terminated, no close frame
+    await strict.close();
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('lets running work finish, closes sockets with 1001 and stops listening', async () => {
+    const doomed = await new BridgeServer({ port: 0 }).start();
+    const url = doomed.url;
+    const peer = await BridgeClient.open(url);
+    const session = (await peer.call('env.create', { numEnvs: 8 })).result.session;
+    // Pipelined: once the ping is answered the server holds the queued resets, which must finish.
+    const ping = peer.call('ping');
+    const pending = Array.from({ length: 5 }, (_, seed) => peer.call('env.reset', { session, seed }));
+    await ping;
+    const closing = doomed.close();
+    for (const reply of pending) await expect(reply).resolves.toMatchObject({ result: { numEnvs: 8 } });
+    await closing;
+    expect(peer.closeCode).toBe(1001);
+    expect(doomed.numConnections).toBe(0);
+    await expect(BridgeClient.connect(url)).rejects.toThrow();
+  });
+});
+
+it('BridgeRequestError carries code and field', async () => {
+  const error = await client.call('env.step', { session: 'x', actions: [1] }).catch((e) => e);
+  expect(error).toBeInstanceOf(BridgeRequestError);
+  expect(error).toMatchObject({ code: 'unknown_session', field: 'params.session' });
+});

@@ -1,0 +1,344 @@
+// Environment sessions: N tables stepped by one message. Multi-agent sessions wrap a VecEnv (the
+// client acts for the seat to act of every env); single-agent sessions hold N SingleAgentEnvs
+// whose other seats are played on the server by agents from the registry. Both auto-reset in the
+// same step, and both refuse a batch holding an illegal action before any env is stepped.
+
+import { MAX_SEATS, NUM_ACTIONS, ValidationError, actionToString, type KratzenState } from '../env/rules/index.js';
+import { OBS_SIZE } from '../env/observation.js';
+import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from '../env/table.js';
+import { VecEnv } from '../env/vec-env.js';
+import { SingleAgentEnv } from '../env/single-agent-env.js';
+import type { Agent } from '../agents/agent.js';
+import { createAgent } from '../agents/registry.js';
+import { CheckpointError } from '../checkpoints/errors.js';
+import { BridgeError } from './errors.js';
+import type { BatchView, FinalEntry } from './codec.js';
+
+export interface SessionOptions {
+  id: string;
+  mode: 'multi' | 'single';
+  numEnvs: number;
+  config?: EnvConfigInput;
+  learnerSeat: number;
+  opponents: string | (string | null)[];
+  /** Loads checkpoint directories named as opponents. */
+  loadCheckpoint: (dir: string, context: { rules: unknown; seed: number | string }) => Promise<Agent>;
+}
+
+export interface EnvSession {
+  readonly id: string;
+  readonly mode: 'multi' | 'single';
+  readonly numEnvs: number;
+  readonly numPlayers: number;
+  readonly config: EnvConfig;
+  reset(seed: number | string | undefined): Promise<BatchView>;
+  step(actions: number[]): BatchView;
+  close(): void;
+}
+
+/** Validates the config and builds the session; config errors name `params.config.<field>`. */
+export async function createSession(options: SessionOptions): Promise<EnvSession> {
+  let parsed: ReturnType<typeof parseEnvConfig>;
+  try {
+    parsed = parseEnvConfig(options.config);
+  } catch (e) {
+    if (e instanceof ValidationError) {
+      const field = e.field ? `params.config.${e.field}` : 'params.config';
+      throw new BridgeError('invalid_params', `${field}: ${e.reason}`, field);
+    }
+    throw e;
+  }
+  const numPlayers = parsed.game.numPlayers;
+  if (options.mode === 'multi') {
+    // VecEnv auto-resets inside step(); Table.reset() cannot continue a hand episode that an
+    // illegal action cut short (it would deal into an unfinished hand), so that would fail mid-batch.
+    if (parsed.config.illegalAction === 'terminate' && parsed.config.episode === 'hand') {
+      throw new BridgeError('invalid_params', "params.config.illegalAction: multi sessions with episode 'hand' support illegalAction 'throw' only", 'params.config.illegalAction');
+    }
+    return new MultiSession(options, parsed.config, numPlayers);
+  }
+  if (options.learnerSeat >= numPlayers) {
+    throw new BridgeError('invalid_params', `params.learnerSeat: must be a seat 0..${numPlayers - 1}`, 'params.learnerSeat');
+  }
+  const session = new SingleSession(options, parsed.config, numPlayers);
+  await session.buildOpponents(0); // refuses unknown specs and foreign checkpoints at create time
+  return session;
+}
+
+/** Reason an action is illegal; `apply` throws before changing anything when it is. */
+function illegalReason(state: KratzenState, action: number): string {
+  try {
+    state.apply(action);
+  } catch (e) {
+    return (e as { reason?: string }).reason ?? (e as Error).message;
+  }
+  throw new Error('illegalReason called with a legal action');
+}
+
+function checkBatch(actions: number[], numEnvs: number, stateOf: (i: number) => KratzenState, enforce: boolean): void {
+  if (actions.length !== numEnvs) {
+    throw new BridgeError('invalid_params', `params.actions: expected ${numEnvs} actions (one per env), got ${actions.length}`, 'params.actions');
+  }
+  if (!enforce) return;
+  // Every env is checked before any is stepped: a refused batch leaves the whole session unchanged.
+  for (let i = 0; i < numEnvs; i++) {
+    const state = stateOf(i);
+    const action = actions[i]!;
+    if (state.isLegal(action)) continue;
+    const seat = state.currentSeat;
+    const reason = illegalReason(state, action);
+    throw new BridgeError('illegal_action', `env ${i}: illegal action ${action} (${actionToString(action)}) for seat ${seat}: ${reason}`, `params.actions[${i}]`, {
+      env: i,
+      action,
+      seat,
+      reason,
+    });
+  }
+}
+
+/** What the client sees of both kinds; `fresh[i]` is 1 while env i has not been stepped in its episode. */
+abstract class BaseSession implements EnvSession {
+  readonly id: string;
+  readonly numEnvs: number;
+  abstract readonly mode: 'multi' | 'single';
+  protected started = false;
+  protected seed: number | string = 0;
+  protected resets = 0;
+  protected readonly fresh: Uint8Array;
+  protected final: FinalEntry[] = [];
+
+  constructor(
+    options: SessionOptions,
+    readonly config: EnvConfig,
+    readonly numPlayers: number,
+  ) {
+    this.id = options.id;
+    this.numEnvs = options.numEnvs;
+    this.fresh = new Uint8Array(options.numEnvs);
+  }
+
+  abstract view(): BatchView;
+  protected abstract resetAll(seed: number | string): Promise<void>;
+  protected abstract resetStale(): Promise<void>;
+  abstract step(actions: number[]): BatchView;
+
+  async reset(seed: number | string | undefined): Promise<BatchView> {
+    if (seed !== undefined || !this.started) {
+      this.seed = seed ?? 0;
+      this.resets = 0;
+      await this.resetAll(this.seed);
+    } else if (!this.fresh.every((f) => f === 1)) {
+      await this.resetStale();
+    }
+    this.started = true;
+    this.fresh.fill(1);
+    this.final = [];
+    return this.view();
+  }
+
+  protected ensureStarted(): void {
+    if (!this.started) throw new BridgeError('not_reset', `session ${this.id}: call env.reset before env.step`);
+  }
+
+  close(): void {}
+}
+
+class MultiSession extends BaseSession {
+  readonly mode = 'multi' as const;
+  private readonly vec: VecEnv;
+  private readonly rewards: Float32Array;
+
+  constructor(options: SessionOptions, config: EnvConfig, numPlayers: number) {
+    super(options, config, numPlayers);
+    this.vec = new VecEnv({ numEnvs: options.numEnvs, config });
+    this.rewards = new Float32Array(options.numEnvs * numPlayers);
+  }
+
+  protected async resetAll(seed: number | string): Promise<void> {
+    this.vec.reset(seed);
+    this.rewards.fill(0);
+  }
+
+  /** A VecEnv row cannot be reset alone: every env moves on to a seed derived from the last one. */
+  protected async resetStale(): Promise<void> {
+    await this.resetAll(`${this.seed}/reset${++this.resets}`);
+  }
+
+  step(actions: number[]): BatchView {
+    this.ensureStarted();
+    const vec = this.vec;
+    checkBatch(actions, this.numEnvs, (i) => vec.stateOf(i), this.config.illegalAction === 'throw');
+    vec.step(actions);
+    const n = this.numPlayers;
+    this.final = [];
+    for (let i = 0; i < this.numEnvs; i++) {
+      for (let s = 0; s < n; s++) this.rewards[i * n + s] = vec.rewards[i * MAX_SEATS + s]!;
+      const ended = vec.terminated[i]! | vec.truncated[i]!;
+      this.fresh[i] = ended;
+      if (ended) this.final.push({ env: i, info: { ...vec.finalInfo(i)! } });
+    }
+    return this.view();
+  }
+
+  view(): BatchView {
+    const vec = this.vec;
+    return {
+      session: this.id,
+      numEnvs: this.numEnvs,
+      observations: vec.observations,
+      masks: vec.masks,
+      seats: vec.seats,
+      rewards: this.rewards,
+      rewardWidth: this.numPlayers,
+      terminated: vec.terminated,
+      truncated: vec.truncated,
+      finalObservations: vec.finalObservations,
+      final: this.final,
+    };
+  }
+}
+
+class SingleSession extends BaseSession {
+  readonly mode = 'single' as const;
+  private envs: SingleAgentEnv[] = [];
+  private readonly learnerSeat: number;
+  private readonly specs: (string | null)[];
+  private readonly checkpoints = new Map<string, Agent>();
+  private readonly loadCheckpoint: SessionOptions['loadCheckpoint'];
+  private readonly observations: Float32Array;
+  private readonly masks: Uint8Array;
+  private readonly seats: Int32Array;
+  private readonly rewards: Float32Array;
+  private readonly terminated: Uint8Array;
+  private readonly truncated: Uint8Array;
+  private readonly finalObservations: Float32Array;
+  private illegalResets = 0;
+
+  constructor(options: SessionOptions, config: EnvConfig, numPlayers: number) {
+    super(options, config, numPlayers);
+    this.learnerSeat = options.learnerSeat;
+    this.loadCheckpoint = options.loadCheckpoint;
+    this.specs = Array.from({ length: numPlayers }, (_, s) =>
+      s === this.learnerSeat ? null : Array.isArray(options.opponents) ? (options.opponents[s] ?? null) : options.opponents,
+    );
+    const missing = this.specs.findIndex((spec, s) => spec === null && s !== this.learnerSeat);
+    if (missing >= 0) throw new BridgeError('invalid_params', `params.opponents[${missing}]: no agent for seat ${missing}`, `params.opponents[${missing}]`);
+    const n = options.numEnvs;
+    this.observations = new Float32Array(n * OBS_SIZE);
+    this.masks = new Uint8Array(n * NUM_ACTIONS);
+    this.seats = new Int32Array(n).fill(this.learnerSeat);
+    this.rewards = new Float32Array(n);
+    this.terminated = new Uint8Array(n);
+    this.truncated = new Uint8Array(n);
+    this.finalObservations = new Float32Array(n * OBS_SIZE);
+  }
+
+  /**
+   * Opponents are rebuilt from their specs for every seeded reset, so equal seeds give equal
+   * trajectories whatever the agents' generators went through before. Checkpoint agents are
+   * greedy and stateless: loaded once and kept.
+   */
+  async buildOpponents(seed: number | string): Promise<(Agent | null)[]> {
+    const rules = this.config.rules;
+    const agents: (Agent | null)[] = [];
+    for (let s = 0; s < this.specs.length; s++) {
+      const spec = this.specs[s];
+      if (!spec) {
+        agents.push(null);
+        continue;
+      }
+      const context = {
+        rules,
+        seed: `${seed}:seat${s}`,
+        loadCheckpoint: async (dir: string) => {
+          if (!this.checkpoints.has(dir)) this.checkpoints.set(dir, await this.loadCheckpoint(dir, { rules, seed: 0 }));
+          return this.checkpoints.get(dir)!;
+        },
+      };
+      try {
+        agents.push(await createAgent(spec, context));
+      } catch (e) {
+        if (e instanceof BridgeError) throw e;
+        const message = `params.opponents (seat ${s}): ${(e as Error).message}`;
+        if (e instanceof CheckpointError) throw new BridgeError('checkpoint_error', message, 'params.opponents', { reason: e.code });
+        throw new BridgeError('invalid_params', message, 'params.opponents');
+      }
+    }
+    return agents;
+  }
+
+  protected async resetAll(seed: number | string): Promise<void> {
+    const agents = await this.buildOpponents(seed);
+    this.illegalResets = 0;
+    this.envs = Array.from(
+      { length: this.numEnvs },
+      () => new SingleAgentEnv({ config: this.config, learnerSeat: this.learnerSeat, opponents: agents }),
+    );
+    this.envs.forEach((env, i) => this.write(i, env.reset({ seed: `${seed}:${i}` })));
+    this.rewards.fill(0);
+    this.terminated.fill(0);
+    this.truncated.fill(0);
+  }
+
+  /** Envs in the middle of an episode move on to their next one (the seed sequence continues). */
+  protected async resetStale(): Promise<void> {
+    this.envs.forEach((env, i) => {
+      if (!this.fresh[i]) this.write(i, env.reset());
+    });
+    this.rewards.fill(0);
+    this.terminated.fill(0);
+    this.truncated.fill(0);
+  }
+
+  step(actions: number[]): BatchView {
+    this.ensureStarted();
+    checkBatch(actions, this.numEnvs, (i) => this.envs[i]!.state, this.config.illegalAction === 'throw');
+    this.final = [];
+    for (let i = 0; i < this.numEnvs; i++) {
+      const env = this.envs[i]!;
+      const result = env.step(actions[i]!);
+      this.rewards[i] = result.reward;
+      this.terminated[i] = result.terminated ? 1 : 0;
+      this.truncated[i] = result.truncated ? 1 : 0;
+      const ended = result.terminated || result.truncated;
+      this.fresh[i] = ended ? 1 : 0;
+      if (!ended) {
+        this.write(i, result);
+        continue;
+      }
+      this.finalObservations.set(result.obs, i * OBS_SIZE);
+      this.final.push({ env: i, info: { ...result.info } });
+      // A hand episode cut short by an illegal action cannot deal its next hand (Table.reset
+      // would deal into the unfinished one): that env moves on to a fresh, derived session.
+      const cutShort = result.info.illegalAction && this.config.episode === 'hand';
+      this.write(i, cutShort ? env.reset({ seed: `${this.seed}:${i}/illegal${++this.illegalResets}` }) : env.reset());
+    }
+    return this.view();
+  }
+
+  private write(i: number, current: { obs: Float32Array; mask: Uint8Array }): void {
+    this.observations.set(current.obs, i * OBS_SIZE);
+    this.masks.set(current.mask, i * NUM_ACTIONS);
+  }
+
+  view(): BatchView {
+    return {
+      session: this.id,
+      numEnvs: this.numEnvs,
+      observations: this.observations,
+      masks: this.masks,
+      seats: this.seats,
+      rewards: this.rewards,
+      rewardWidth: 1,
+      terminated: this.terminated,
+      truncated: this.truncated,
+      finalObservations: this.finalObservations,
+      final: this.final,
+    };
+  }
+
+  override close(): void {
+    for (const agent of this.checkpoints.values()) agent.dispose?.();
+    this.checkpoints.clear();
+  }
+}
