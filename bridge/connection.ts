@@ -5,7 +5,7 @@
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
-import { NUM_ACTIONS, actionToString } from '../env/rules/index.js';
+import { NUM_ACTIONS, actionToString, stateToRecord } from '../env/rules/index.js';
 import { OBS_SIZE, observationSpec } from '../env/observation.js';
 import { MAX_SEATS } from '../env/rules/index.js';
 import type { BackendChoice } from '../agents/tfjs.js';
@@ -13,6 +13,7 @@ import { BridgeError, describeZodIssue, toErrorBody, type ErrorBody } from './er
 import { METHODS, PROTOCOL_VERSION, REQUEST_SCHEMAS, type Method, type ParamsOf } from './protocol.js';
 import { CsrEncoder, encodeBinary, encodeJson, type BatchView, type Encoding } from './codec.js';
 import { createSession, type EnvSession } from './session.js';
+import { tableView } from './table-view.js';
 import { actWithPolicy, loadCheckpointAgent, loadPolicy, type ServedPolicy } from './policies.js';
 
 /** What a connection needs from its server (resolved options and state). */
@@ -208,6 +209,14 @@ export class Connection {
         this.envsInUse -= entry.session.numEnvs;
         return ok(id, { session: p.session, closed: true });
       }
+      case 'env.view': {
+        const p = params as ParamsOf<'env.view'>;
+        return ok(id, viewOf(this.session(p.session).session, p));
+      }
+      case 'env.record': {
+        const p = params as ParamsOf<'env.record'>;
+        return ok(id, recordOf(this.session(p.session).session, p));
+      }
       case 'policy.load':
         return this.loadPolicy(id, params as ParamsOf<'policy.load'>);
       case 'policy.act': {
@@ -330,6 +339,30 @@ function ok(id: Id, result: unknown): string {
 
 function errorReply(id: Id | null, error: ErrorBody): string {
   return JSON.stringify({ id, error });
+}
+
+/** env.view: single sessions see the learner seat only; multi sessions any seat. */
+function viewOf(session: EnvSession, p: ParamsOf<'env.view'>): Record<string, unknown> {
+  const state = session.tableState(p.env, p.episode);
+  let seat: number;
+  if (session.learnerSeat !== null) {
+    if (p.seat !== undefined && p.seat !== session.learnerSeat) {
+      throw new BridgeError('invalid_params', `params.seat: a single session shows the learner seat ${session.learnerSeat} only`, 'params.seat');
+    }
+    seat = session.learnerSeat;
+  } else {
+    seat = p.seat ?? Math.max(0, state.currentSeat);
+    if (seat >= session.numPlayers) throw new BridgeError('invalid_params', `params.seat: must be a seat 0..${session.numPlayers - 1}`, 'params.seat');
+  }
+  return { session: session.id, env: p.env, episode: p.episode, ...tableView(state, seat) };
+}
+
+/** env.record: a single session's record stops at the last finished hand (hidden cards stay hidden). */
+function recordOf(session: EnvSession, p: ParamsOf<'env.record'>): Record<string, unknown> {
+  const state = session.tableState(p.env, p.episode);
+  const record = stateToRecord(state);
+  if (session.learnerSeat !== null && record.hands) record.hands = record.hands.slice(0, state.results.length);
+  return { session: session.id, env: p.env, episode: p.episode, numHands: record.hands?.length ?? 0, complete: state.complete, record };
 }
 
 function encodeBatch(id: Id, view: BatchView, entry: SessionEntry): Reply {

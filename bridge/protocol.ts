@@ -104,6 +104,29 @@ export const stepRequest = request(
 
 export const closeRequest = request('env.close', z.strictObject({ session: sessionId }), 'Closes a session.');
 
+const envIndex = z.number().int().min(0).default(0).describe('Which env of the session (0-based).');
+const episodeChoice = z
+  .enum(['current', 'ended'])
+  .default('current')
+  .describe('current: the episode in progress; ended: the last episode this env finished (envs auto-reset, so a frontend reads the finished one here).');
+
+export const viewRequest = request(
+  'env.view',
+  z.strictObject({
+    session: sessionId,
+    env: envIndex,
+    seat: z.number().int().min(0).max(5).optional().describe('multi sessions: the seat whose view is given. @default the seat to act (seat 0 once the session is over); single sessions: always the learner seat'),
+    episode: episodeChoice,
+  }),
+  "The public table as one seat sees it, for frontends: the observation view (own hand, face-up cards, trump, trick, declarations, pot, balances), the seat's legal moves, every hand's actions (other seats' discards masked) and tricks, and each finished hand's settlement (RULES.md ch. 6).",
+);
+
+export const recordRequest = request(
+  'env.record',
+  z.strictObject({ session: sessionId, env: envIndex, episode: episodeChoice }),
+  'The game record (RULES.md ch. 5) of an env\'s session so far, every hand with its deck. Single sessions give finished hands only: the deck of a hand in progress would show the learner the other hands.',
+);
+
 const matrix = z.array(z.array(z.number()));
 
 export const policyLoadRequest = request(
@@ -144,6 +167,8 @@ export const requestSchema = z.discriminatedUnion('method', [
   resetRequest,
   stepRequest,
   closeRequest,
+  viewRequest,
+  recordRequest,
   policyLoadRequest,
   policyActRequest,
   policyCloseRequest,
@@ -162,6 +187,8 @@ export const REQUEST_SCHEMAS: { [M in Method]: z.ZodType<Extract<Request, { meth
   'env.reset': resetRequest,
   'env.step': stepRequest,
   'env.close': closeRequest,
+  'env.view': viewRequest,
+  'env.record': recordRequest,
   'policy.load': policyLoadRequest,
   'policy.act': policyActRequest,
   'policy.close': policyCloseRequest,

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { BackendChoice } from '../agents/tfjs.js';
 import { Connection } from './connection.js';
+import { serveWebAsset } from './web/assets.js';
 
 export interface BridgeServerOptions {
   /** Interface to bind; anything but loopback exposes the server to the network. @default '127.0.0.1' */
@@ -34,6 +35,8 @@ export interface BridgeServerOptions {
   shutdownGraceMs?: number;
   /** TF.js backend for checkpoint policies. @default 'auto' */
   backend?: BackendChoice;
+  /** Also serve the web table (bridge/web) over HTTP on the same port: GET / is the page. @default false */
+  web?: boolean;
 }
 
 const DEFAULTS: Required<Omit<BridgeServerOptions, 'token'>> = {
@@ -49,6 +52,7 @@ const DEFAULTS: Required<Omit<BridgeServerOptions, 'token'>> = {
   heartbeatIntervalMs: 30_000,
   shutdownGraceMs: 5_000,
   backend: 'auto',
+  web: false,
 };
 
 /** Close codes beyond RFC 6455's: 4000 idle timeout. */
@@ -84,7 +88,8 @@ export class BridgeServer {
 
   async start(): Promise<this> {
     const o = this.options;
-    const http = createServer((_req, res) => {
+    const http = createServer((req, res) => {
+      if (o.web && serveWebAsset(req, res)) return;
       res.writeHead(426, { 'content-type': 'text/plain' }).end('kratzen bridge: connect with a WebSocket\n');
     });
     this.http = http;

@@ -31,8 +31,12 @@ export interface EnvSession {
   readonly numEnvs: number;
   readonly numPlayers: number;
   readonly config: EnvConfig;
+  /** single sessions: the learner seat; multi: null. */
+  readonly learnerSeat: number | null;
   reset(seed: number | string | undefined): Promise<BatchView>;
   step(actions: number[]): BatchView;
+  /** The rules-core state of env `env` (read only): its episode in progress, or the last one it finished. */
+  tableState(env: number, episode: 'current' | 'ended'): KratzenState;
   close(): void;
 }
 
@@ -106,6 +110,9 @@ abstract class BaseSession implements EnvSession {
   protected resets = 0;
   protected readonly fresh: Uint8Array;
   protected final: FinalEntry[] = [];
+  /** The state of the last episode each env finished (auto-reset replaces it in the env). */
+  protected readonly ended: (KratzenState | null)[];
+  abstract readonly learnerSeat: number | null;
 
   constructor(
     options: SessionOptions,
@@ -115,17 +122,28 @@ abstract class BaseSession implements EnvSession {
     this.id = options.id;
     this.numEnvs = options.numEnvs;
     this.fresh = new Uint8Array(options.numEnvs);
+    this.ended = new Array<KratzenState | null>(options.numEnvs).fill(null);
   }
 
   abstract view(): BatchView;
   protected abstract resetAll(seed: number | string): Promise<void>;
   protected abstract resetStale(): Promise<void>;
   abstract step(actions: number[]): BatchView;
+  protected abstract currentState(env: number): KratzenState;
+
+  tableState(env: number, episode: 'current' | 'ended'): KratzenState {
+    this.ensureStarted();
+    if (env >= this.numEnvs) throw new BridgeError('invalid_params', `params.env: must be an env 0..${this.numEnvs - 1}`, 'params.env');
+    const state = episode === 'current' ? this.currentState(env) : this.ended[env];
+    if (!state) throw new BridgeError('invalid_params', `params.episode: env ${env} has not finished an episode yet`, 'params.episode');
+    return state;
+  }
 
   async reset(seed: number | string | undefined): Promise<BatchView> {
     if (seed !== undefined || !this.started) {
       this.seed = seed ?? 0;
       this.resets = 0;
+      this.ended.fill(null);
       await this.resetAll(this.seed);
     } else if (!this.fresh.every((f) => f === 1)) {
       await this.resetStale();
@@ -145,8 +163,11 @@ abstract class BaseSession implements EnvSession {
 
 class MultiSession extends BaseSession {
   readonly mode = 'multi' as const;
+  readonly learnerSeat = null;
   private readonly vec: VecEnv;
   private readonly rewards: Float32Array;
+  /** States before a step: VecEnv resets a finished env inside `step`. */
+  private readonly before: KratzenState[] = [];
 
   constructor(options: SessionOptions, config: EnvConfig, numPlayers: number) {
     super(options, config, numPlayers);
@@ -168,6 +189,7 @@ class MultiSession extends BaseSession {
     this.ensureStarted();
     const vec = this.vec;
     checkBatch(actions, this.numEnvs, (i) => vec.stateOf(i), this.config.illegalAction === 'throw');
+    for (let i = 0; i < this.numEnvs; i++) this.before[i] = vec.stateOf(i);
     vec.step(actions);
     const n = this.numPlayers;
     this.final = [];
@@ -175,9 +197,16 @@ class MultiSession extends BaseSession {
       for (let s = 0; s < n; s++) this.rewards[i * n + s] = vec.rewards[i * MAX_SEATS + s]!;
       const ended = vec.terminated[i]! | vec.truncated[i]!;
       this.fresh[i] = ended;
-      if (ended) this.final.push({ env: i, info: { ...vec.finalInfo(i)! } });
+      if (ended) {
+        this.final.push({ env: i, info: { ...vec.finalInfo(i)! } });
+        this.ended[i] = this.before[i]!;
+      }
     }
     return this.view();
+  }
+
+  protected currentState(env: number): KratzenState {
+    return this.vec.stateOf(env);
   }
 
   view(): BatchView {
@@ -201,7 +230,7 @@ class MultiSession extends BaseSession {
 class SingleSession extends BaseSession {
   readonly mode = 'single' as const;
   private envs: SingleAgentEnv[] = [];
-  private readonly learnerSeat: number;
+  readonly learnerSeat: number;
   private readonly specs: (string | null)[];
   private readonly checkpoints = new Map<string, Agent>();
   private readonly loadCheckpoint: SessionOptions['loadCheckpoint'];
@@ -308,12 +337,17 @@ class SingleSession extends BaseSession {
       }
       this.finalObservations.set(result.obs, i * OBS_SIZE);
       this.final.push({ env: i, info: { ...result.info } });
+      this.ended[i] = env.state;
       // A hand episode cut short by an illegal action cannot deal its next hand (Table.reset
       // would deal into the unfinished one): that env moves on to a fresh, derived session.
       const cutShort = result.info.illegalAction && this.config.episode === 'hand';
       this.write(i, cutShort ? env.reset({ seed: `${this.seed}:${i}/illegal${++this.illegalResets}` }) : env.reset());
     }
     return this.view();
+  }
+
+  protected currentState(env: number): KratzenState {
+    return this.envs[env]!.state;
   }
 
   private write(i: number, current: { obs: Float32Array; mask: Uint8Array }): void {

@@ -18,6 +18,7 @@ import { ProgressBar, runTournament, writeTournamentReport, type TournamentConfi
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { runTrain } from './train.js';
 import { runServe } from './serve.js';
+import { runPlay } from './play.js';
 
 const USAGE = `kratzen <verb> [options]
 
@@ -29,7 +30,9 @@ verbs:
   train [--name N] [--updates U] [--seed S] [--profile P] [--players N] [--variant JSON] [--config FILE]
         [--backend auto|tensorflow|wasm|cpu] [--resume]
                               self-play PPO training; writes runs/<name>/ (checkpoints, metrics.jsonl, report.html)
-  serve [--host 127.0.0.1] [--port 8765] [--token T]
+  play [--opponents A,B,...] [--seat S] [--seed S] [--profile P] [--players N] [--hands H] [--deck-style german|french] [--record FILE]
+                              play a session in the terminal against bots; saves the record for kratzen replay
+  serve [--host 127.0.0.1] [--port 8765] [--token T] [--web]
                               WebSocket bridge (bridge/protocol.ts); see kratzen serve --help
   eval --agents A,B[,...] [--hands N] [--profile P] [--players N] [--seed S] [--workers W] [--out DIR] [--json]
                               duplicate tournament; agents: random, heuristic, pimc[:samples=K], or a checkpoint dir
@@ -211,6 +214,9 @@ async function main(argv: string[]): Promise<void> {
       return reportingAsyncErrors(() => runTrain(rest));
     case 'serve':
       await runServe(rest);
+      return;
+    case 'play':
+      process.exitCode = await runPlay(rest);
       return;
     case undefined:
     case 'help':

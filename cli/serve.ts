@@ -11,7 +11,8 @@ import { PROTOCOL_VERSION } from '../bridge/protocol.js';
 import { BridgeServer } from '../bridge/server.js';
 
 export const SERVE_USAGE = `kratzen serve [--host 127.0.0.1] [--port 8765] [--token T] [--max-envs N] [--max-sessions N]
-              [--max-message-bytes B] [--idle-timeout-ms MS] [--backend auto|tensorflow|wasm|cpu]
+              [--max-message-bytes B] [--idle-timeout-ms MS] [--backend auto|tensorflow|wasm|cpu] [--web]
+  --web also serves the web table (a page playing against bots over this protocol) at http://<host>:<port>/.
   The token may also come from the environment variable KRATZEN_BRIDGE_TOKEN (not visible in ps).
 `;
 
@@ -40,6 +41,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
         'max-message-bytes': { type: 'string' },
         'idle-timeout-ms': { type: 'string' },
         backend: { type: 'string' },
+        web: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -63,6 +65,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     maxMessageBytes: intFlag(values['max-message-bytes'], 'max-message-bytes', 1024),
     idleTimeoutMs: intFlag(values['idle-timeout-ms'], 'idle-timeout-ms', 1),
     backend: values.backend as BackendChoice | undefined,
+    web: values.web,
   });
   try {
     await server.start();
@@ -74,7 +77,8 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
   if (!loopback && !server.options.token) {
     process.stderr.write(`kratzen serve: listening on ${host} without a token: anyone who can reach this port can use the server\n`);
   }
-  process.stdout.write(`${JSON.stringify({ event: 'listening', url: server.url, host, port: server.port, protocolVersion: PROTOCOL_VERSION })}\n`);
+  const web = server.options.web ? { web: server.url.replace(/^ws:/, 'http:') + '/' } : {};
+  process.stdout.write(`${JSON.stringify({ event: 'listening', url: server.url, host, port: server.port, protocolVersion: PROTOCOL_VERSION, ...web })}\n`);
   const stop = (signal: string) => {
     process.stderr.write(`kratzen serve: ${signal}, shutting down\n`);
     server.close().then(

@@ -6,14 +6,14 @@ import { z } from 'zod';
 import { RuleSetError, ValidationError, parseRuleSet, ruleSetToJson } from '../env/rules/index.js';
 
 const leagueSchema = z.strictObject({
-  /** Weight of episodes where the learner plays every seat. @default 0.35 */
-  selfPlay: z.number().nonnegative().default(0.35),
-  /** Weight of episodes against heuristic players. @default 0.35 */
-  heuristic: z.number().nonnegative().default(0.35),
+  /** Weight of episodes where the learner plays every seat. @default 0.3 */
+  selfPlay: z.number().nonnegative().default(0.3),
+  /** Weight of episodes against heuristic players. @default 0.5 */
+  heuristic: z.number().nonnegative().default(0.5),
   /** Weight of episodes against random players. @default 0.1 */
   random: z.number().nonnegative().default(0.1),
-  /** Weight of episodes against past snapshots of the learner. @default 0.2 */
-  snapshots: z.number().nonnegative().default(0.2),
+  /** Weight of episodes against past snapshots of the learner. @default 0.1 */
+  snapshots: z.number().nonnegative().default(0.1),
   /** A snapshot joins the league every this many updates. @default 10 */
   snapshotEvery: z.number().int().positive().default(10),
   /** The league keeps this many most recent snapshots. @default 4 */
@@ -30,8 +30,8 @@ export const trainConfigSchema = z.strictObject({
   seed: z.union([z.number().int(), z.string()]).default(0),
   /** TF.js backend. @default 'auto' */
   backend: z.enum(['auto', 'tensorflow', 'wasm', 'cpu']).default('auto'),
-  /** PPO updates to run. @default 120 */
-  updates: z.number().int().positive().default(120),
+  /** PPO updates to run (after the imitation updates). @default 240 */
+  updates: z.number().int().positive().default(240),
   /** Tables stepped together. @default 64 */
   numEnvs: z.number().int().positive().default(64),
   /** Vector-env steps per update (every table, every seat's turn). @default 64 */
@@ -39,27 +39,31 @@ export const trainConfigSchema = z.strictObject({
   /** Hidden layer widths of the policy/value MLP. @default [128, 128] */
   hiddenSizes: z.array(z.number().int().positive()).min(1).default([128, 128]),
   learningRate: z.number().positive().default(1e-3),
-  epochs: z.number().int().positive().default(3),
+  epochs: z.number().int().positive().default(4),
   minibatchSize: z.number().int().positive().default(1024),
   clip: z.number().positive().default(0.2),
   gamma: z.number().min(0).max(1).default(1),
   lambda: z.number().min(0).max(1).default(0.95),
-  valueCoef: z.number().nonnegative().default(0.5),
+  valueCoef: z.number().nonnegative().default(0.1),
   entropyCoef: z.number().nonnegative().default(0.01),
-  maxGradNorm: z.number().positive().default(0.5),
+  maxGradNorm: z.number().positive().default(5),
   /** Rewards are chips times this. @default 0.1 */
   rewardScale: z.number().positive().default(0.1),
-  /** Updates of behaviour cloning from the heuristic before PPO (0 = none). @default 0 */
-  imitationUpdates: z.number().int().nonnegative().default(0),
+  /**
+   * Updates of behaviour cloning from the heuristic before PPO (0 = none). Measured here: PPO
+   * alone needs far longer than a few minutes to reach the heuristic; cloned first, it passes it.
+   * @default 40
+   */
+  imitationUpdates: z.number().int().nonnegative().default(40),
   league: leagueSchema.default(leagueSchema.parse({})),
-  /** Evaluate (duplicate, vs random and vs heuristic) every this many updates; 0 = never. @default 20 */
-  evalEvery: z.number().int().nonnegative().default(20),
-  /** Deals per periodic evaluation, per opponent. @default 6 */
-  evalDeals: z.number().int().min(2).default(6),
-  /** Deals of the final evaluation, per opponent; 0 skips it. @default 40 */
-  finalEvalDeals: z.number().int().nonnegative().refine((d) => d !== 1, 'needs 0 or at least 2 deals').default(40),
-  /** Save a checkpoint every this many updates (and always at the end). @default 20 */
-  checkpointEvery: z.number().int().positive().default(20),
+  /** Evaluate (duplicate, vs random and vs heuristic) every this many updates; 0 = never. @default 40 */
+  evalEvery: z.number().int().nonnegative().default(40),
+  /** Deals per periodic evaluation, per opponent. @default 12 */
+  evalDeals: z.number().int().min(2).default(12),
+  /** Deals of the final evaluation, per opponent; 0 skips it. @default 80 */
+  finalEvalDeals: z.number().int().nonnegative().refine((d) => d !== 1, 'needs 0 or at least 2 deals').default(80),
+  /** Save a checkpoint every this many updates (and always at the end). @default 40 */
+  checkpointEvery: z.number().int().positive().default(40),
   /** Checkpoints kept besides latest and best. @default 3 */
   keepCheckpoints: z.number().int().positive().default(3),
 });

@@ -1,0 +1,126 @@
+// The public table as one seat sees it, for frontends (the web table, the terminal game, any
+// bridge client): the observation view, the legal moves, every trick and declaration so far and
+// each finished hand's settlement. Only public information and the seat's own cards leave here:
+// other seats' discards are masked, hands and undealt cards never appear.
+
+import {
+  ACTION_DISCARD,
+  ACTION_IN,
+  actionToString,
+  cardToken,
+  replayResult,
+  trickWinnerIndex,
+  type HandReport,
+  type KratzenState,
+} from '../env/rules/index.js';
+import { observationView, type ObservationView } from '../env/observation.js';
+
+export interface TrickView {
+  /** 0-based trick of the hand. */
+  trick: number;
+  leader: number;
+  /** In playing order, the leader first. */
+  plays: { seat: number; card: string }[];
+  /** -1 while the trick is in progress. */
+  winner: number;
+}
+
+export interface HandHistory {
+  hand: number;
+  dealer: number;
+  /** Every action of the hand in order; `discard ?` for a discard the viewer did not make. */
+  actions: { seat: number; action: string }[];
+  tricks: TrickView[];
+}
+
+export interface TableView {
+  view: ObservationView;
+  /** The viewer's legal moves (empty unless it is to act), as action ids and their text. */
+  legal: { action: number; text: string }[];
+  /** 0-based index of the hand in progress (the number of hands once the session is over). */
+  handIndex: number;
+  numHands: number;
+  complete: boolean;
+  history: HandHistory[];
+  /** The settlement of every finished hand (RULES.md ch. 6), amounts in chips. */
+  settlements: HandReport[];
+  final: ReturnType<typeof replayResult>['final'];
+}
+
+/** Builds hand histories from actions as they are applied: call `observe` before each `apply`. */
+export class HistoryRecorder {
+  readonly hands: HandHistory[] = [];
+
+  /** Records `action` by `seat` (not yet applied to `state`); returns the trick it completes, if any. */
+  observe(state: KratzenState, seat: number, action: number): TrickView | null {
+    let hand = this.hands[this.hands.length - 1];
+    if (!hand || hand.hand !== state.handIndex) {
+      hand = { hand: state.handIndex, dealer: state.dealer, actions: [], tricks: [] };
+      this.hands.push(hand);
+    }
+    hand.actions.push({ seat, action: actionToString(action) });
+    if (state.phase !== 'play' || action >= ACTION_DISCARD) return null;
+    const cards = [...state.trickCards.subarray(0, state.trickLength), action];
+    const seats = [...state.trickSeats.subarray(0, state.trickLength), seat];
+    const trick: TrickView = {
+      trick: state.trickNumber,
+      leader: seats[0]!,
+      plays: seats.map((s, i) => ({ seat: s, card: cardToken(cards[i]!) })),
+      winner: -1,
+    };
+    if (cards.length === state.numPlaying) {
+      trick.winner = seats[trickWinnerIndex(cards, cards.length, state.trump, state.rules.weliRank === 'highest')]!;
+    }
+    const last = hand.tricks[hand.tricks.length - 1];
+    if (last && last.trick === trick.trick) hand.tricks[hand.tricks.length - 1] = trick;
+    else hand.tricks.push(trick);
+    return trick.winner >= 0 ? trick : null;
+  }
+}
+
+/** The histories of every hand of `state`, rebuilt by replaying its logs on a copy of the session. */
+export function sessionHistory(state: KratzenState): HandHistory[] {
+  const logs = state.handLogs();
+  const start = state.startInfo;
+  const replay = state.game.newState({
+    seed: state.seed,
+    decks: logs.map((l) => l.deck),
+    start: { dealer: start.dealer, pot: start.pot, balances: start.balances, muss: start.muss },
+  });
+  const recorder = new HistoryRecorder();
+  for (const log of logs) {
+    for (const { seat, action } of log.actions) {
+      recorder.observe(replay, seat, action);
+      replay.applyAs(seat, action);
+    }
+  }
+  return recorder.hands;
+}
+
+/** Hides the discards of other seats (RULES.md: only the discarding seat sees them). */
+export function maskHistory(hands: HandHistory[], viewer: number): HandHistory[] {
+  return hands.map((h) => ({
+    ...h,
+    actions: h.actions.map((a) => (a.seat !== viewer && a.action.startsWith('discard ') ? { seat: a.seat, action: 'discard ?' } : a)),
+  }));
+}
+
+export function tableView(state: KratzenState, viewer: number): TableView {
+  const result = replayResult(state);
+  const legal = state.currentSeat === viewer && !state.isTerminal ? state.legalActions() : [];
+  return {
+    view: observationView(state, viewer),
+    legal: legal.map((action) => ({ action, text: actionToString(action) })),
+    handIndex: state.handIndex,
+    numHands: state.rules.hands,
+    complete: state.complete,
+    history: maskHistory(sessionHistory(state), viewer),
+    settlements: result.hands,
+    final: result.final,
+  };
+}
+
+/** True for the declaration and other non-card actions a frontend shows as buttons. */
+export function isCallAction(action: number): boolean {
+  return action >= ACTION_IN;
+}

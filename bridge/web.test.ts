@@ -1,0 +1,196 @@
+// The web table end to end: `kratzen serve --web` in-process on port 0, the page in headless
+// Chromium (Debian's chromium driven by playwright-core). A whole hand is played by clicking the
+// first enabled move; the settlement the page shows must equal the replay of the server's record
+// of that session, fetched through the protocol by the page itself. Also: the HTTP side of --web,
+// and env.view / env.record over a plain client.
+
+import { existsSync, writeFileSync } from 'node:fs';
+import { request as httpGet } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replayRecord, type GameRecord, type HandReport } from '../env/rules/index.js';
+import { BridgeClient } from './client.js';
+import { BridgeServer } from './server.js';
+
+// Page-side callbacks run in the browser; the project compiles without the DOM library.
+declare const document: any;
+declare const window: any;
+
+const CHROMIUM = process.env.KRATZEN_CHROMIUM ?? '/usr/bin/chromium';
+const IN_CI = process.env.CI === 'true';
+
+type Playwright = typeof import('playwright-core');
+async function loadPlaywright(): Promise<Playwright | null> {
+  try {
+    return await import('playwright-core');
+  } catch {
+    return null;
+  }
+}
+
+const playwright = await loadPlaywright();
+const missing = [playwright ? null : 'playwright-core (npm)', existsSync(CHROMIUM) ? null : `${CHROMIUM} (apt-get install chromium)`].filter(Boolean);
+if (missing.length && !IN_CI) {
+  process.stderr.write(`\nWARNING: web table browser test skipped: missing ${missing.join(' and ')}\n\n`);
+}
+
+let server: BridgeServer;
+let base: string;
+
+beforeAll(async () => {
+  server = await new BridgeServer({ port: 0, web: true }).start();
+  base = `http://127.0.0.1:${server.port}`;
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+function get(url: string, method = 'GET'): Promise<{ status: number; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet(url, { method }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('kratzen serve --web: HTTP', () => {
+  it('serves the page and its files, and nothing else', async () => {
+    const page = await get(`${base}/`);
+    expect(page.status).toBe(200);
+    expect(page.type).toContain('text/html');
+    expect(page.body).toContain('table.js');
+    expect((await get(`${base}/table.js`)).type).toContain('javascript');
+    expect((await get(`${base}/table.css`)).type).toContain('text/css');
+    for (const path of ['/nope', '/../package.json', '/%2e%2e/package.json', '/assets.ts']) expect((await get(`${base}${path}`)).status).toBe(426);
+    expect((await get(`${base}/`, 'POST')).status).toBe(426);
+  });
+
+  it('does not serve the page without --web', async () => {
+    const plain = await new BridgeServer({ port: 0 }).start();
+    try {
+      expect((await get(`http://127.0.0.1:${plain.port}/`)).status).toBe(426);
+    } finally {
+      await plain.close();
+    }
+  });
+});
+
+describe('env.view and env.record', () => {
+  it('shows the learner its table and records finished hands only', async () => {
+    const client = await BridgeClient.open(server.url);
+    const { session } = (await client.call('env.create', { mode: 'single', opponents: 'heuristic', config: { rules: { players: 3 } } })).result as { session: string };
+    expect((await client.request('env.view', { session })).error).toMatchObject({ code: 'not_reset' });
+    await client.call('env.reset', { session, seed: 5 });
+    let t = (await client.call('env.view', { session })).result as any;
+    expect(t.view.seat).toBe(0);
+    expect(t.view.hand.length).toBeGreaterThan(0);
+    expect(t.legal.length).toBeGreaterThan(0);
+    expect((await client.request('env.view', { session, seat: 1 })).error).toMatchObject({ code: 'invalid_params', field: 'params.seat' });
+    expect((await client.request('env.view', { session, env: 3 })).error).toMatchObject({ code: 'invalid_params', field: 'params.env' });
+    expect((await client.request('env.view', { session, episode: 'ended' })).error).toMatchObject({ code: 'invalid_params', field: 'params.episode' });
+    expect(((await client.call('env.record', { session })).result as any).record.hands).toEqual([]);
+    // Play the first legal move until the session ends; the record grows hand by hand.
+    let steps = 0;
+    for (; steps < 500; steps++) {
+      const step = (await client.call('env.step', { session, actions: [t.legal[0].action] })).result as any;
+      if (step.final.length) break;
+      t = (await client.call('env.view', { session })).result;
+      const { record, numHands } = (await client.call('env.record', { session })).result as any;
+      expect(numHands).toBe(t.settlements.length);
+      expect(replayRecord(record).result.hands).toEqual(t.settlements);
+      // Other seats' discards never show.
+      for (const h of t.history) for (const a of h.actions) if (a.seat !== 0 && a.action.startsWith('discard')) expect(a.action).toBe('discard ?');
+    }
+    const ended = (await client.call('env.view', { session, episode: 'ended' })).result as any;
+    expect(ended.complete).toBe(true);
+    expect(ended.legal).toEqual([]);
+    const { record } = (await client.call('env.record', { session, episode: 'ended' })).result as any;
+    const replay = replayRecord(record).result;
+    expect(replay.final.complete).toBe(true);
+    expect(replay.hands).toEqual(ended.settlements);
+    expect(replay.final).toEqual(ended.final);
+    // Every trick of every hand, with a winner; the tricks won add up to the settlement's.
+    ended.history.forEach((h: any) => {
+      const won = new Array(3).fill(0);
+      for (const trick of h.tricks) won[trick.winner]++;
+      expect(won).toEqual(ended.settlements[h.hand].tricks);
+    });
+    await client.close();
+  });
+
+  it('gives any seat of a multi session its view', async () => {
+    const client = await BridgeClient.open(server.url);
+    const { session } = (await client.call('env.create', { numEnvs: 2 })).result as { session: string };
+    await client.call('env.reset', { session, seed: 1 });
+    const t = (await client.call('env.view', { session, env: 1, seat: 2 })).result as any;
+    expect(t.view.seat).toBe(2);
+    const toAct = (await client.call('env.view', { session, env: 1 })).result as any;
+    expect(toAct.legal.length).toBeGreaterThan(0);
+    const { record } = (await client.call('env.record', { session, env: 1 })).result as any;
+    expect(record.hands).toHaveLength(1); // multi: the hand in progress too (the client plays every seat)
+    await client.close();
+  });
+});
+
+const browserIt = missing.length && !IN_CI ? it.skip : it;
+
+describe('the web table in headless Chromium', () => {
+  browserIt('plays a whole hand by clicking; the settlement shown equals the replay of the server record', async () => {
+    expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
+    const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(`${base}/?seed=11&opponents=heuristic&players=4`);
+      await page.click('#start');
+      await page.waitForFunction(() => ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? ''));
+      let checkedDisabled = false;
+      for (let clicks = 0; clicks < 60; clicks++) {
+        if (await page.locator('table.settlement[data-hand="0"]').count()) break;
+        await page.waitForFunction(() => document.body.dataset.status === 'your-turn');
+        // Exactly the server's legal moves are enabled.
+        const { legal, enabled, hand } = await page.evaluate(() => ({
+          legal: window.kratzenTable.view.legal.map((m: { action: number }) => m.action).sort((a: number, b: number) => a - b),
+          enabled: [...document.querySelectorAll('#hand button:enabled, #calls button:enabled')].map((b: any) => Number(b.dataset.action)).sort((a, b) => a - b),
+          hand: document.querySelectorAll('#hand button').length,
+        }));
+        expect(enabled).toEqual(legal);
+        const disabled = page.locator('#hand button:disabled');
+        if (!checkedDisabled && (await disabled.count()) > 0 && hand > 0) {
+          // An illegal card cannot be played: a forced click on it does nothing.
+          await disabled.first().click({ force: true });
+          expect(await page.evaluate(() => document.body.dataset.status)).toBe('your-turn');
+          checkedDisabled = true;
+        }
+        if (clicks === 2 && process.env.KRATZEN_WEB_SCREENSHOT) await page.screenshot({ path: `${process.env.KRATZEN_WEB_SCREENSHOT}-play.png`, fullPage: true });
+        await page.locator('#hand button:enabled, #calls button:enabled').first().click();
+        await page.waitForFunction(() => document.body.dataset.status !== 'busy');
+      }
+      const settlement = page.locator('table.settlement[data-hand="0"]');
+      await settlement.waitFor();
+      if (process.env.KRATZEN_WEB_SCREENSHOT) await page.screenshot({ path: `${process.env.KRATZEN_WEB_SCREENSHOT}-settled.png`, fullPage: true });
+      const shown = await page.evaluate(() => {
+        const table = document.querySelector('table.settlement[data-hand="0"]')!;
+        const column = (name: string) => [...table.querySelectorAll(`td.${name}`)].map((td: any) => Number(td.dataset.value));
+        const potAfter = table.closest('.settlement-box')!.querySelector('.pot-after')!.dataset.value;
+        return { tricks: column('tricks-won'), payouts: column('payout'), penalties: column('penalty'), balances: column('balance'), potAfter: Number(potAfter) };
+      });
+      // The server's record of this very session, fetched by the page over its own connection.
+      const { record } = (await page.evaluate(() => window.kratzenTable.record())) as { record: GameRecord };
+      if (process.env.KRATZEN_WEB_SCREENSHOT) writeFileSync(`${process.env.KRATZEN_WEB_SCREENSHOT}-record.json`, JSON.stringify(record, null, 2));
+      expect(record.hands!.length).toBeGreaterThanOrEqual(1);
+      expect(record.seed).toBe('11:0');
+      const hand: HandReport = replayRecord(record).result.hands[0]!;
+      expect(shown).toEqual({ tricks: hand.tricks, payouts: hand.payouts, penalties: hand.penalties, balances: hand.balances, potAfter: hand.potAfter });
+      expect(checkedDisabled).toBe(true);
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,407 @@
+// The web table: a person plays a session against bots. A bridge client like any other frontend:
+// it speaks only the WebSocket protocol (bridge/protocol.ts): hello, env.create (single mode, the
+// bots played on the server), env.reset, env.step, env.view (the public table of the player's
+// seat) and env.record. Legality comes from the server: only the moves env.view lists are enabled.
+
+const PROTOCOL_VERSION = 1;
+const SUIT_SYMBOLS = { c: '♣', s: '♠', h: '♥', d: '♦' };
+const NAMES = {
+  german: {
+    suits: { c: 'Eichel', s: 'Laub', h: 'Herz', d: 'Schellen' },
+    ranks: { A: 'Sau', K: 'König', Q: 'Ober', J: 'Unter', T: 'Zehner', 9: 'Neuner', 8: 'Achter', 7: 'Siebener' },
+    short: { A: 'A', K: 'K', Q: 'O', J: 'U', T: '10', 9: '9', 8: '8', 7: '7' },
+    card: (rank, suit) => `${suit} ${rank}`,
+  },
+  french: {
+    suits: { c: 'Clubs', s: 'Spades', h: 'Hearts', d: 'Diamonds' },
+    ranks: { A: 'Ace', K: 'King', Q: 'Queen', J: 'Jack', T: 'Ten', 9: 'Nine', 8: 'Eight', 7: 'Seven' },
+    short: { A: 'A', K: 'K', Q: 'Q', J: 'J', T: '10', 9: '9', 8: '8', 7: '7' },
+    card: (rank, suit) => `${rank} of ${suit}`,
+  },
+};
+
+const $ = (id) => document.getElementById(id);
+const table = {
+  ws: null,
+  pending: [],
+  session: null,
+  numPlayers: 0,
+  seat: 0,
+  seatNames: [],
+  deckStyle: 'german',
+  view: null,
+  busy: false,
+};
+
+// ---------------------------------------------------------------- protocol
+
+function connect() {
+  const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/`);
+  table.ws = ws;
+  return new Promise((resolve, reject) => {
+    ws.onopen = () => resolve();
+    ws.onerror = () => reject(new Error('cannot reach the bridge server'));
+    ws.onclose = (e) => {
+      for (const p of table.pending.splice(0)) p.reject(new Error(`connection closed (${e.code} ${e.reason})`));
+      setStatus(`Disconnected from the server (${e.code}${e.reason ? `: ${e.reason}` : ''}). Reload to reconnect.`, 'error');
+    };
+    // Replies arrive in request order, so pending requests are a queue.
+    ws.onmessage = (e) => {
+      const waiter = table.pending.shift();
+      if (!waiter) return;
+      const reply = JSON.parse(e.data);
+      if (reply.error) waiter.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
+      else waiter.resolve(reply.result);
+    };
+  });
+}
+
+let nextId = 1;
+function call(method, params = {}) {
+  return new Promise((resolve, reject) => {
+    if (!table.ws || table.ws.readyState !== WebSocket.OPEN) return reject(new Error('not connected'));
+    table.pending.push({ resolve, reject });
+    table.ws.send(JSON.stringify({ id: nextId++, method, params }));
+  });
+}
+
+// ---------------------------------------------------------------- names
+
+function cardParts(token) {
+  if (token === 'W') return { rank: 'W', suit: 'd', weli: true };
+  return { rank: token[0], suit: token[1], weli: false };
+}
+
+function cardName(token) {
+  const names = NAMES[table.deckStyle];
+  const { rank, suit, weli } = cardParts(token);
+  if (weli) return 'Weli (Schellen 6)';
+  return names.card(names.ranks[rank], names.suits[suit]);
+}
+
+function suitName(letter) {
+  return `${SUIT_SYMBOLS[letter]} ${NAMES[table.deckStyle].suits[letter]}`;
+}
+
+function cardLabel(token) {
+  if (token === 'W') return 'W';
+  const { rank, suit } = cardParts(token);
+  return `${NAMES[table.deckStyle].short[rank]}${SUIT_SYMBOLS[suit]}`;
+}
+
+function seatName(seat) {
+  return seat === table.seat ? 'You' : `Seat ${seat}`;
+}
+
+function chips(x) {
+  const v = Math.round(x * 1e6) / 1e6;
+  return `${v > 0 ? '+' : ''}${v}`;
+}
+
+const el = (tag, attrs = {}, ...children) => {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') node.className = v;
+    else if (k.startsWith('data-')) node.setAttribute(k, String(v));
+    else if (k === 'onclick') node.addEventListener('click', v);
+    else node[k] = v;
+  }
+  for (const c of children) if (c !== null && c !== undefined) node.append(c);
+  return node;
+};
+
+function cardElement(token, tag = 'span', attrs = {}) {
+  const { suit, weli } = cardParts(token);
+  return el(tag, { class: `card suit-${suit}${weli ? ' weli' : ''}`, title: cardName(token), 'data-card': token, ...attrs }, cardLabel(token));
+}
+
+// ---------------------------------------------------------------- rendering
+
+function setStatus(text, kind = '') {
+  const status = $('status');
+  status.textContent = text;
+  status.className = kind;
+}
+
+function render(t) {
+  table.view = t;
+  const v = t.view;
+  $('hand-number').textContent = t.complete ? `${t.numHands} of ${t.numHands} (over)` : `${t.handIndex + 1} of ${t.numHands}${v.tieBreak ? ' (tie-break)' : ''}`;
+  $('kind').textContent = v.kind;
+  $('pot').textContent = `${v.pot} chips${v.phase === 'play' ? ` (at stake ${v.potBeforePlay})` : ''}`;
+  $('face-up').replaceChildren(...v.faceUp.map((c) => cardElement(c)));
+  $('trump').textContent = v.trump ? suitName(v.trump) : '—';
+  renderSeats(t);
+  renderTrick(t);
+  renderHand(t);
+  renderHistory(t);
+}
+
+function renderSeats(t) {
+  const v = t.view;
+  const seats = [];
+  for (let s = 0; s < v.numPlayers; s++) {
+    const played = v.currentTrick[s];
+    const declaration = v.declarations[s] === 'none' ? (v.dealtIn[s] ? '' : 'not dealt in') : v.declarations[s];
+    seats.push(
+      el(
+        'div',
+        { class: `seat${s === v.toAct ? ' to-act' : ''}${s === table.seat ? ' me' : ''}`, 'data-seat': s },
+        el('div', { class: 'seat-name' }, seatName(s), el('small', {}, ` ${table.seatNames[s] ?? ''}`), s === v.dealer ? el('span', { class: 'dealer', title: 'dealer' }, 'D') : null),
+        el('div', { class: 'balance', 'data-value': v.balances[s] }, `${chips(v.balances[s])} chips`),
+        el('div', { class: 'declaration' }, declaration || '\u00a0'),
+        el('div', { class: 'tricks' }, v.dealtIn[s] ? `tricks ${v.tricksWon[s]}${v.quotas[s] ? ` / quota ${v.quotas[s]}` : ''}` : '\u00a0'),
+        el('div', { class: 'seat-card' }, played ? cardElement(played) : null),
+      ),
+    );
+  }
+  $('seats').replaceChildren(...seats);
+}
+
+function currentHistory(t) {
+  return t.history.find((h) => h.hand === t.handIndex);
+}
+
+function renderTrick(t) {
+  const v = t.view;
+  const hand = currentHistory(t);
+  const trick = v.phase === 'play' && hand ? hand.tricks.find((x) => x.trick === v.trickNumber) : null;
+  $('trick-number').textContent = v.phase === 'play' ? `${v.trickNumber + 1}` : '';
+  const plays = trick ? trick.plays : [];
+  $('trick').replaceChildren(
+    ...(plays.length ? plays.map((p) => el('figure', {}, cardElement(p.card), el('figcaption', {}, seatName(p.seat)))) : [el('p', { class: 'muted' }, v.phase === 'play' ? 'No card yet' : `Phase: ${v.phase}`)]),
+  );
+}
+
+const CALL_LABELS = { in: 'In (play)', out: 'Out (fold)', bettler: 'Bettler', done: 'Done exchanging' };
+
+function renderHand(t) {
+  const legal = new Map(t.legal.map((m) => [m.text, m.action]));
+  const canAct = !table.busy && t.legal.length > 0;
+  const cardAction = (card) => legal.get(`play ${card}`) ?? legal.get(`discard ${card}`);
+  $('hand').replaceChildren(
+    ...t.view.hand.map((card) => {
+      const action = cardAction(card);
+      const enabled = canAct && action !== undefined;
+      return cardElement(card, 'button', {
+        type: 'button',
+        disabled: !enabled,
+        'data-action': action,
+        onclick: enabled ? () => act(action) : undefined,
+      });
+    }),
+  );
+  const calls = t.legal.filter((m) => !m.text.startsWith('play ') && !m.text.startsWith('discard '));
+  $('calls').replaceChildren(
+    ...calls.map((m) =>
+      el('button', { type: 'button', class: 'call', disabled: !canAct, 'data-action': m.action, onclick: () => act(m.action) }, m.text.startsWith('trump ') ? `Trump ${suitName(m.text.slice(6))}` : (CALL_LABELS[m.text] ?? m.text)),
+    ),
+  );
+  let prompt = '';
+  if (t.legal.some((m) => m.text.startsWith('discard '))) prompt = 'discard a card';
+  else if (t.legal.some((m) => m.text.startsWith('play '))) prompt = 'play a card (legal cards are raised)';
+  else if (calls.length) prompt = 'your call';
+  else if (!t.complete) prompt = 'waiting…';
+  $('prompt').textContent = prompt ? `— ${prompt}` : '';
+  document.body.dataset.status = table.busy ? 'busy' : t.complete ? 'over' : t.legal.length ? 'your-turn' : 'waiting';
+}
+
+/** `Seat 2 plays K♣`, `You play K♣`. */
+function describeAction(a) {
+  const [verb, arg] = a.action.split(' ');
+  const you = a.seat === table.seat;
+  const v = (third, second) => (you ? second : third);
+  let phrase = a.action;
+  if (verb === 'play') phrase = `${v('plays', 'play')} ${cardLabel(arg)}`;
+  else if (verb === 'discard') phrase = arg === '?' ? 'discards a card' : `${v('discards', 'discard')} ${cardLabel(arg)}`;
+  else if (verb === 'trump') phrase = `${v('names', 'name')} trump ${suitName(arg)}`;
+  else if (verb === 'bettler') phrase = `${v('plays', 'play')} Bettler`;
+  else if (verb === 'in' || verb === 'out') phrase = `${v('is', 'are')} ${verb}`;
+  else if (verb === 'done') phrase = `${v('is', 'are')} done exchanging`;
+  return `${seatName(a.seat)} ${phrase}`;
+}
+
+function settlementTable(report, index) {
+  const rows = report.balances.map((_, s) =>
+    el(
+      'tr',
+      { 'data-seat': s },
+      el('th', {}, seatName(s)),
+      el('td', { class: 'in' }, report.in[s] ? 'in' : 'out'),
+      el('td', { class: 'tricks-won', 'data-value': report.tricks[s] }, String(report.tricks[s])),
+      el('td', { class: 'payout', 'data-value': report.payouts[s] }, chips(report.payouts[s])),
+      el('td', { class: 'penalty', 'data-value': report.penalties[s] }, report.penalties[s] ? `−${report.penalties[s]}` : '0'),
+      report.fees ? el('td', { class: 'fee', 'data-value': report.fees[s] }, String(report.fees[s])) : null,
+      el('td', { class: 'balance', 'data-value': report.balances[s] }, chips(report.balances[s])),
+    ),
+  );
+  return el(
+    'div',
+    { class: 'settlement-box' },
+    el(
+      'p',
+      {},
+      el('b', {}, `Settlement of hand ${index + 1}`),
+      ` — ${report.kind}${report.walkover ? ' (walkover)' : ''}, trump ${suitName(report.trump)}, pot ${report.potBeforePlay} → `,
+      el('span', { class: 'pot-after', 'data-value': report.potAfter }, String(report.potAfter)),
+    ),
+    el(
+      'table',
+      { class: 'settlement', 'data-hand': index },
+      el('thead', {}, el('tr', {}, el('th', {}, ''), el('th', {}, ''), el('th', {}, 'tricks'), el('th', {}, 'payout'), el('th', {}, 'penalty'), report.fees ? el('th', {}, 'fees') : null, el('th', {}, 'balance'))),
+      el('tbody', {}, ...rows),
+    ),
+  );
+}
+
+function renderHistory(t) {
+  const blocks = [];
+  for (const hand of t.history) {
+    const items = [];
+    const calls = hand.actions.filter((a) => !a.action.startsWith('play '));
+    if (calls.length) items.push(el('li', { class: 'calls-line' }, calls.map(describeAction).join(' · ')));
+    for (const trick of hand.tricks) {
+      items.push(
+        el(
+          'li',
+          { class: 'trick-line', 'data-trick': trick.trick },
+          `Trick ${trick.trick + 1}: `,
+          ...trick.plays.flatMap((p, i) => [i ? ', ' : '', cardElement(p.card), ` ${seatName(p.seat)}`]),
+          trick.winner >= 0 ? el('b', {}, ` → ${seatName(trick.winner)}`) : ' …',
+        ),
+      );
+    }
+    const report = t.settlements[hand.hand];
+    blocks.push(el('section', { class: 'hand-log', 'data-hand': hand.hand }, el('h3', {}, `Hand ${hand.hand + 1} · dealer ${seatName(hand.dealer)}`), el('ul', {}, ...items), report ? settlementTable(report, hand.hand) : null));
+  }
+  // A finished hand without any action (a walkover) still has its settlement.
+  t.settlements.forEach((report, h) => {
+    if (!t.history.some((x) => x.hand === h)) blocks.push(el('section', { class: 'hand-log', 'data-hand': h }, el('h3', {}, `Hand ${h + 1}`), settlementTable(report, h)));
+  });
+  blocks.sort((a, b) => Number(a.dataset.hand) - Number(b.dataset.hand));
+  if (t.complete) {
+    const f = t.final;
+    blocks.push(
+      el(
+        'section',
+        { class: 'final' },
+        el('h3', {}, 'Final standings'),
+        el('ol', {}, ...f.balances.map((b, s) => ({ b, s })).sort((x, y) => y.b - x.b).map(({ b, s }) => el('li', { 'data-seat': s }, `${seatName(s)}: ${chips(b)} chips${f.winners?.includes(s) ? ' — winner' : ''}`))),
+        el('p', {}, `Left in the pot: ${f.pot}`),
+      ),
+    );
+  }
+  const box = $('history');
+  box.replaceChildren(...blocks);
+  box.scrollTop = box.scrollHeight;
+}
+
+// ---------------------------------------------------------------- play
+
+async function refresh(episode = 'current') {
+  const t = await call('env.view', { session: table.session, episode });
+  render(t);
+  return t;
+}
+
+async function act(action) {
+  if (table.busy) return;
+  table.busy = true;
+  renderHand(table.view);
+  setStatus('The bots are playing…');
+  try {
+    const step = await call('env.step', { session: table.session, actions: [action] });
+    table.busy = false;
+    // The env resets itself when the session ends: the finished one is read as episode "ended".
+    const ended = step.final.length > 0;
+    const t = await refresh(ended ? 'ended' : 'current');
+    if (ended) await showOver(t);
+    else setStatus(t.legal.length ? 'Your turn.' : 'Waiting.');
+  } catch (e) {
+    table.busy = false;
+    if (table.view) renderHand(table.view);
+    setStatus(`Error: ${e.message}`, 'error');
+  }
+}
+
+async function showOver(t) {
+  const f = t.final;
+  const me = f.balances[table.seat];
+  $('over-text').textContent = `Session over. You ${me >= 0 ? 'won' : 'lost'} ${Math.abs(me)} chips${f.winners?.includes(table.seat) ? ' and are a winner' : ''}.`;
+  const { record } = await call('env.record', { session: table.session, episode: 'ended' });
+  const link = $('download-record');
+  if (link.href.startsWith('blob:')) URL.revokeObjectURL(link.href);
+  link.href = URL.createObjectURL(new Blob([JSON.stringify(record, null, 2)], { type: 'application/json' }));
+  $('over').hidden = false;
+  setStatus('Session over.');
+}
+
+async function start(form) {
+  const data = new FormData(form);
+  table.deckStyle = data.get('deckStyle');
+  const opponents = String(data.get('opponents')).split(',').map((s) => s.trim()).filter(Boolean);
+  if (!opponents.length) opponents.push('heuristic');
+  const players = Number(data.get('players'));
+  const seedText = String(data.get('seed')).trim();
+  const seed = /^-?\d+$/.test(seedText) ? Number(seedText) : seedText || undefined;
+  table.seat = 0;
+  // Opponents are cycled over the other seats (the learner's entry is ignored by the server).
+  const perSeat = Array.from({ length: players }, (_, s) => (s === table.seat ? null : opponents[(s - 1) % opponents.length]));
+  table.seatNames = perSeat.map((spec) => (spec ? `· ${spec.length > 24 ? `…${spec.slice(-22)}` : spec}` : ''));
+  if (table.session) await call('env.close', { session: table.session }).catch(() => undefined);
+  const created = await call('env.create', {
+    mode: 'single',
+    numEnvs: 1,
+    learnerSeat: table.seat,
+    opponents: perSeat,
+    config: { rules: { profile: data.get('profile'), players }, episode: 'session' },
+  });
+  table.session = created.session;
+  table.numPlayers = created.numPlayers;
+  await call('env.reset', { session: table.session, seed });
+  $('table').hidden = false;
+  $('over').hidden = true;
+  const t = await refresh();
+  setStatus(t.legal.length ? 'Your turn.' : 'Waiting.');
+}
+
+async function main() {
+  const form = $('setup');
+  const params = new URLSearchParams(location.search);
+  for (const key of ['opponents', 'profile', 'players', 'seed', 'deckStyle', 'token']) {
+    if (params.has(key) && form.elements[key]) form.elements[key].value = params.get(key);
+  }
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    $('start').disabled = true;
+    try {
+      if (!table.ws || table.ws.readyState !== WebSocket.OPEN) {
+        await connect();
+        const token = String(new FormData(form).get('token') || '');
+        await call('hello', token ? { protocolVersion: PROTOCOL_VERSION, token } : { protocolVersion: PROTOCOL_VERSION });
+      }
+      await start(form);
+    } catch (err) {
+      setStatus(`Error: ${err.message}`, 'error');
+    } finally {
+      $('start').disabled = false;
+      $('start').textContent = 'Restart';
+    }
+  });
+  $('next-session').addEventListener('click', async () => {
+    $('over').hidden = true;
+    try {
+      const t = await refresh('current');
+      setStatus(t.legal.length ? 'Your turn.' : 'Waiting.');
+    } catch (err) {
+      setStatus(`Error: ${err.message}`, 'error');
+    }
+  });
+  document.body.dataset.status = 'setup';
+  setStatus('Choose the table and start a session.');
+  // For scripts and tests: the same protocol calls the page makes.
+  window.kratzenTable = { call, get session() { return table.session; }, get view() { return table.view; }, record: (episode = 'current') => call('env.record', { session: table.session, episode }) };
+}
+
+main();

@@ -1,0 +1,172 @@
+// `kratzen play` driven by scripted input: in-process for the details (bad input, quit, end of
+// input, card names), and as a child process with piped stdin whose saved record must replay
+// complete and consistent through `kratzen replay`.
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { ACTION_IN, ACTION_OUT, actionToString, createGame, parseAction, replayRecord, type GameRecord } from '../env/rules/index.js';
+import { CardNames, parseMove, runPlay } from './play.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const tmp = mkdtempSync(join(tmpdir(), 'kratzen-play-'));
+let runs = 0;
+
+async function play(args: string[], lines: string[]): Promise<{ code: number; text: string; record: GameRecord; path: string }> {
+  const path = join(tmp, `run-${runs++}.json`);
+  let text = '';
+  const output = new Writable({
+    write(chunk, _encoding, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  const code = await runPlay([...args, '--record', path], { input: Readable.from(lines.map((l) => `${l}\n`)), output });
+  const record = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as GameRecord) : (null as never);
+  return { code, text, record, path };
+}
+
+const always = (answer: string, times = 400) => new Array<string>(times).fill(answer);
+
+describe('kratzen play', () => {
+  it('plays a whole session choosing move 1, shows tricks, settlements and standings, saves a complete record', async () => {
+    const { code, text, record } = await play(['--seed', '3', '--players', '3'], always('1'));
+    expect(code).toBe(0);
+    expect(text).toContain('=== Hand 1 of 3');
+    expect(text).toMatch(/-> Trick 1: .+; won by/);
+    expect(text).toContain('--- Settlement of hand 3');
+    expect(text).toContain('=== Final standings ===');
+    expect(text).toContain('Session over. Record saved:');
+    expect(text).toContain('npx kratzen replay');
+    expect(text).toContain('Seat 1 (heuristic)');
+    // German names by default, with suit symbols.
+    expect(text).toMatch(/(Eichel|Laub|Herz|Schellen) (Sau|König|Ober|Unter|Zehner|Neuner|Achter|Siebener)/);
+    expect(text).toMatch(/[♣♠♥♦]/);
+    const { result, state } = replayRecord(record);
+    expect(result.final.complete).toBe(true);
+    expect(result.hands).toHaveLength(3);
+    expect(record.seed).toBe(3);
+    // The standings printed are the replay's.
+    for (let s = 0; s < 3; s++) expect(text).toMatch(new RegExp(`${s === 0 ? 'You' : `Seat ${s} \\(heuristic\\)`} +${result.final.balances[s]} chips`));
+    expect(state.complete).toBe(true);
+  });
+
+  it('is deterministic for a seed and the same answers', async () => {
+    // "2" where there is a second move, else re-prompted and answered "1".
+    const answers = always('2').flatMap((two) => [two, '1']);
+    const a = await play(['--seed', 'same', '--players', '4', '--hands', '2'], answers);
+    const b = await play(['--seed', 'same', '--players', '4', '--hands', '2'], answers);
+    expect(a.record).toEqual(b.record);
+    expect(replayRecord(a.record).result.final.complete).toBe(true);
+  });
+
+  it('re-prompts on bad input and never crashes', async () => {
+    const junk = ['', 'foo', '0', '99', '-1', 'play Xx', 'play', 'discard W W', '💥', 'help'];
+    const { code, text, record } = await play(['--seed', '5', '--players', '3', '--hands', '1'], [...junk, ...always('1')]);
+    expect(code).toBe(0);
+    expect(text).toContain('"foo" is not one of your moves');
+    expect(text).toContain('"99" is not one of your moves');
+    expect(text).toContain('"play Xx" is not one of your moves');
+    expect(replayRecord(record).result.final.complete).toBe(true);
+  });
+
+  /** A seed whose first decision is seat 0's and offers `want` (no bot acts before it). */
+  function seedWhereFirst(want: (legal: number[]) => boolean): { seed: number; legal: number[] } {
+    for (let seed = 0; seed < 500; seed++) {
+      const state = createGame({ players: 3, hands: 1 }).newState({ seed });
+      if (state.currentSeat === 0 && want(state.legalActions())) return { seed, legal: state.legalActions() };
+    }
+    throw new Error('no such seed');
+  }
+
+  it('accepts the action text and bare cards', async () => {
+    // didactic4 opens with a funding Muss: the dealer's discard is the first decision.
+    const { seed, legal } = seedWhereFirst((moves) => moves.some((a) => actionToString(a).startsWith('discard ')));
+    const card = actionToString(legal[legal.length - 1]!).split(' ')[1]!;
+    for (const answer of [`DISCARD  ${card}`, card.toLowerCase()]) {
+      const { record } = await play(['--seed', String(seed), '--players', '3', '--hands', '1'], [answer, ...always('1')]);
+      expect(record.hands![0]!.actions![0], answer).toEqual({ seat: 0, action: `discard ${card}` });
+      expect(replayRecord(record).result.final.complete).toBe(true);
+    }
+  });
+
+  it('saves the record so far on quit and at the end of input', async () => {
+    const quit = await play(['--seed', '4', '--players', '3'], ['1', '1', 'quit', '1']);
+    expect(quit.code).toBe(0);
+    expect(quit.text).toContain('Session stopped. Record saved:');
+    const partial = replayRecord(quit.record);
+    expect(partial.result.final.complete).toBe(false);
+    expect(quit.record.hands![0]!.actions!.filter((a) => a.seat === 0)).toHaveLength(2);
+
+    const eof = await play(['--seed', '4', '--players', '3'], []);
+    expect(eof.code).toBe(0);
+    expect(eof.text).toContain('(end of input)');
+    expect(replayRecord(eof.record).result.final.complete).toBe(false);
+  });
+
+  it('seats the person at --seat and cycles the opponents over the other seats', async () => {
+    const { text, record } = await play(['--seed', '2', '--players', '4', '--hands', '1', '--seat', '2', '--opponents', 'random,heuristic', '--deck-style', 'french'], always('1'));
+    expect(text).toContain('You are seat 2');
+    expect(text).toContain('Seat 0 (random)');
+    expect(text).toContain('Seat 1 (heuristic)');
+    expect(text).toContain('Seat 3 (random)');
+    expect(text).toMatch(/(Ace|King|Queen|Jack|Ten|Nine|Eight|Seven) of (Clubs|Spades|Hearts|Diamonds)/);
+    expect(record.rules.deckStyle).toBe('french');
+    expect(replayRecord(record).result.final.complete).toBe(true);
+  });
+
+  it('refuses bad arguments with exit code 2', async () => {
+    for (const args of [['--players', '9'], ['--seat', '7'], ['--seat', 'x'], ['--opponents', 'nobody'], ['--deck-style', 'tarot'], ['--variant', '[1]'], ['--bogus']]) {
+      const { code, text } = await play(args, []);
+      expect(code, args.join(' ')).toBe(2);
+      expect(JSON.parse(text)).toMatchObject({ error: 'invalid arguments' });
+    }
+  });
+});
+
+describe('parseMove and card names', () => {
+  const legal = [parseAction('play Kc'), parseAction('play Th'), parseAction('play W'), ACTION_OUT];
+  it('reads numbers, action text, bare cards and suit symbols', () => {
+    expect(parseMove('1', legal)).toBe(legal[0]);
+    expect(parseMove(' 4 ', legal)).toBe(ACTION_OUT);
+    expect(parseMove('play Kc', legal)).toBe(legal[0]);
+    expect(parseMove('PLAY kc', legal)).toBe(legal[0]);
+    expect(parseMove('Kc', legal)).toBe(legal[0]);
+    expect(parseMove('K♣', legal)).toBe(legal[0]);
+    expect(parseMove('10h', legal)).toBe(legal[1]);
+    expect(parseMove('10♥', legal)).toBe(legal[1]);
+    expect(parseMove('w', legal)).toBe(legal[2]);
+    expect(parseMove('out', legal)).toBe(ACTION_OUT);
+  });
+  it('refuses anything not legal', () => {
+    for (const text of ['0', '5', 'in', 'play Ac', 'Ac', 'play', '', 'play Kc now', '1.5']) expect(parseMove(text, legal), text).toBeNull();
+    expect(parseMove('in', [ACTION_IN])).toBe(ACTION_IN);
+  });
+  it('names cards in both deck styles', () => {
+    expect(new CardNames('german').both('Qc')).toBe('O♣ (Eichel Ober)');
+    expect(new CardNames('german').long('W')).toBe('Weli (Schellen 6)');
+    expect(new CardNames('french').both('Th')).toBe('10♥ (Ten of Hearts)');
+    expect(new CardNames('french').short('Jd')).toBe('J♦');
+  });
+});
+
+const PLAY_BIN = join(ROOT, 'dist/cli/play.js');
+const MAIN_BIN = join(ROOT, 'dist/cli/main.js');
+
+describe.skipIf(!existsSync(PLAY_BIN))('kratzen play as a process (built dist)', () => {
+  it('plays a session from piped input and kratzen replay accepts its record', () => {
+    const path = join(tmp, 'piped.json');
+    const run = spawnSync(process.execPath, [PLAY_BIN, '--seed', '12', '--players', '4', '--record', path], { input: '1\n'.repeat(400), encoding: 'utf8', timeout: 30_000 });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('Session over.');
+    const replay = spawnSync(process.execPath, [MAIN_BIN, 'replay', path], { encoding: 'utf8' });
+    expect(replay.status).toBe(0);
+    const result = JSON.parse(replay.stdout);
+    expect(result.final.complete).toBe(true);
+    expect(result.hands).toHaveLength(4);
+    expect(result).toEqual(replayRecord(JSON.parse(readFileSync(path, 'utf8'))).result);
+  });
+});

@@ -1,0 +1,394 @@
+#!/usr/bin/env node
+// `kratzen play`: a person plays a session in the terminal against bots. Reads moves from stdin
+// (a number from the list of legal moves, or the action text), shows each trick and each hand's
+// settlement, and saves the record for replay at the end, on `quit` or at end of input.
+// Legality comes from the rules core (`legalActions`); this file only shows and asks.
+
+import { realpathSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import {
+  NUM_ACTIONS,
+  SUIT_LETTERS,
+  SUIT_NAMES,
+  SUIT_SYMBOLS,
+  actionToString,
+  createGame,
+  errorReport,
+  handReport,
+  parseAction,
+  ruleSetToJson,
+  stateToRecord,
+  type HandReport,
+  type KratzenGame,
+  type KratzenState,
+} from '../env/rules/index.js';
+import { OBS_SIZE, encodeObservation, observationView } from '../env/observation.js';
+import type { Agent } from '../agents/agent.js';
+import { createAgent } from '../agents/registry.js';
+import { loadCheckpoint } from '../checkpoints/agent-loader.js';
+import { HistoryRecorder, type TrickView } from '../bridge/table-view.js';
+import { writeFileAtomic } from '../training/files.js';
+
+export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed S] [--profile didactic4|tavern5] [--players N]
+             [--hands H] [--variant JSON] [--deck-style german|french] [--record FILE]
+  Play a session against bots: opponents random, heuristic, pimc[:samples=K], or a checkpoint dir
+  (cycled over the other seats; default heuristic). Answer with a move's number or its text
+  (\`play Kc\`, \`in\`, \`out\`); \`help\` shows the table again, \`quit\` (or end of input) saves and stops.
+  The record goes to --record (default runs/play-<time>.json) for \`kratzen replay\`.
+`;
+
+type DeckStyle = 'german' | 'french' | 'french-joker';
+
+/** Rank names by deck style; tokens (A K Q J T 9 8 7) never change. */
+const RANK_NAMES: Record<'german' | 'french', Record<string, string>> = {
+  german: { A: 'Sau', K: 'König', Q: 'Ober', J: 'Unter', T: 'Zehner', 9: 'Neuner', 8: 'Achter', 7: 'Siebener' },
+  french: { A: 'Ace', K: 'King', Q: 'Queen', J: 'Jack', T: 'Ten', 9: 'Nine', 8: 'Eight', 7: 'Seven' },
+};
+
+export class CardNames {
+  private readonly style: 'german' | 'french';
+  constructor(private readonly deckStyle: DeckStyle) {
+    this.style = deckStyle === 'german' ? 'german' : 'french';
+  }
+
+  /** `K♣` */
+  short(token: string): string {
+    if (token === 'W') return 'W♦';
+    const suit = SUIT_LETTERS.indexOf(token[1] as never);
+    const rank = token[0] === 'T' ? '10' : this.style === 'german' ? ({ Q: 'O', J: 'U' } as Record<string, string>)[token[0]!] ?? token[0]! : token[0]!;
+    return `${rank}${SUIT_SYMBOLS[suit]}`;
+  }
+
+  /** `Eichel König` / `King of Clubs` */
+  long(token: string): string {
+    if (token === 'W') return this.deckStyle === 'french-joker' ? 'Weli (joker)' : 'Weli (Schellen 6)';
+    const suit = SUIT_NAMES[this.deckStyle][SUIT_LETTERS.indexOf(token[1] as never)]!;
+    const rank = RANK_NAMES[this.style][token[0]!]!;
+    return this.style === 'german' ? `${suit} ${rank}` : `${rank} of ${suit}`;
+  }
+
+  suit(letter: string): string {
+    const s = SUIT_LETTERS.indexOf(letter as never);
+    return `${SUIT_SYMBOLS[s]} ${SUIT_NAMES[this.deckStyle][s]}`;
+  }
+
+  both(token: string): string {
+    return `${this.short(token)} (${this.long(token)})`;
+  }
+
+  /** An action's text for people: `play K♣ (Eichel König)`. */
+  action(text: string): string {
+    const [verb, arg] = text.split(' ');
+    if ((verb === 'play' || verb === 'discard') && arg) return `${verb} ${this.both(arg)}`;
+    if (verb === 'trump' && arg) return `trump ${this.suit(arg)}`;
+    return text;
+  }
+}
+
+/** Reads a person's answer as a legal action, or null. Numbers index `legal` (1-based). */
+export function parseMove(input: string, legal: readonly number[]): number | null {
+  const text = input.trim().replace(/\s+/g, ' ');
+  if (/^\d+$/.test(text)) {
+    const k = Number(text);
+    return k >= 1 && k <= legal.length ? legal[k - 1]! : null;
+  }
+  const candidates = new Set<number>();
+  const normalized = text.replace(/[♣♠♥♦]/g, (s) => SUIT_LETTERS[SUIT_SYMBOLS.indexOf(s as never)]!);
+  const normalizeCard = (t: string) => {
+    const token = t.replace(/^10/, 'T');
+    return token.length === 2 ? token[0]!.toUpperCase() + token[1]!.toLowerCase() : token.toUpperCase();
+  };
+  const words = normalized.split(' ');
+  const verb = words[0]!.toLowerCase();
+  if (words.length === 2 && ['play', 'discard', 'trump'].includes(verb)) {
+    candidates.add(parseAction(`${verb} ${verb === 'trump' ? words[1]!.toLowerCase() : normalizeCard(words[1]!)}`));
+  } else if (words.length === 1) {
+    candidates.add(parseAction(verb));
+    // A bare card: the one legal play or discard of it.
+    const token = normalizeCard(words[0]!);
+    candidates.add(parseAction(`play ${token}`));
+    candidates.add(parseAction(`discard ${token}`));
+  }
+  const found = [...candidates].filter((a) => a >= 0 && legal.includes(a));
+  return found.length === 1 ? found[0]! : null;
+}
+
+interface PlayIo {
+  input?: Readable;
+  output?: Writable;
+}
+
+class BadArguments extends Error {
+  constructor(
+    readonly field: string,
+    reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+function sessionRules(values: Record<string, string | boolean | undefined>): Record<string, unknown> {
+  let rules: Record<string, unknown> = {};
+  if (typeof values.variant === 'string') {
+    try {
+      rules = JSON.parse(values.variant);
+    } catch (e) {
+      throw new BadArguments('variant', `--variant must be a JSON object: ${(e as Error).message}`);
+    }
+    if (rules === null || typeof rules !== 'object' || Array.isArray(rules)) throw new BadArguments('variant', '--variant must be a JSON object');
+  }
+  const int = (key: string) => {
+    const v = values[key];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'string' || !/^\d+$/.test(v)) throw new BadArguments(key, `--${key} must be an integer, got "${v}"`);
+    return Number(v);
+  };
+  if (values.profile !== undefined) rules.profile = values.profile;
+  if (int('players') !== undefined) rules.players = int('players');
+  if (int('hands') !== undefined) rules.hands = int('hands');
+  if (values['deck-style'] !== undefined) rules.deckStyle = values['deck-style'];
+  return rules;
+}
+
+/** The terminal session; `runPlay` parses flags and hands it the game. */
+class TerminalGame {
+  private readonly names: CardNames;
+  private readonly recorder = new HistoryRecorder();
+  private readonly write: (text: string) => void;
+  private shownHand = -1;
+
+  constructor(
+    private readonly state: KratzenState,
+    private readonly agents: (Agent | null)[],
+    private readonly seat: number,
+    output: Writable,
+    private readonly interactive: boolean,
+  ) {
+    this.names = new CardNames(state.rules.deckStyle);
+    this.write = (text) => void output.write(text);
+  }
+
+  private seatName(s: number): string {
+    return s === this.seat ? 'You' : `Seat ${s} (${this.agents[s]!.name})`;
+  }
+
+  /** Plays until the session ends or `nextLine` runs dry; returns whether it was finished. */
+  async play(nextLine: () => Promise<string | null>): Promise<boolean> {
+    const state = this.state;
+    const obs = new Float32Array(OBS_SIZE);
+    const mask = new Uint8Array(NUM_ACTIONS);
+    const seats = new Int32Array(1);
+    while (!state.isTerminal) {
+      if (state.phase === 'deal') state.dealNextHand();
+      if (state.handIndex !== this.shownHand) this.showHandStart();
+      const seat = state.currentSeat;
+      let action: number;
+      if (seat === this.seat) {
+        const chosen = await this.ask(nextLine);
+        if (chosen === null) return false;
+        action = chosen;
+      } else {
+        encodeObservation(state, seat, obs);
+        state.legalActionMask(mask);
+        seats[0] = seat;
+        action = this.agents[seat]!.act(obs, mask, seats)[0]!;
+        if (!state.isLegal(action)) throw new Error(`agent ${this.agents[seat]!.name} chose illegal action ${action}`);
+        const text = actionToString(action);
+        // Other seats' discards stay hidden from the person (RULES.md).
+        this.write(`  ${this.seatName(seat)}: ${text.startsWith('discard ') ? 'discards a card' : this.names.action(text)}\n`);
+      }
+      const finished = state.results.length;
+      const trick = this.recorder.observe(state, seat, action);
+      state.apply(action);
+      if (trick) this.showTrick(trick);
+      for (let h = finished; h < state.results.length; h++) this.showSettlement(handReport(state, state.results[h]!), h);
+    }
+    this.showFinal();
+    return true;
+  }
+
+  private showHandStart(): void {
+    const state = this.state;
+    this.shownHand = state.handIndex;
+    const v = observationView(state, this.seat);
+    const faceUp = v.faceUp.map((c) => this.names.both(c)).join(', ') || 'none';
+    this.write(
+      `\n=== Hand ${state.handIndex + 1} of ${state.rules.hands}${v.tieBreak ? ' (tie-break)' : ''}: ${v.kind}, dealer ${this.seatName(v.dealer)}, ` +
+        `trump ${v.trump ? this.names.suit(v.trump) : 'not yet named'}, face up ${faceUp}, pot ${v.pot} ===\n`,
+    );
+  }
+
+  private showTable(legal: readonly number[]): void {
+    const v = observationView(this.state, this.seat);
+    const n = v.numPlayers;
+    this.write(`\nTrump ${v.trump ? this.names.suit(v.trump) : '(not yet named)'} · pot ${v.pot} · phase ${v.phase}\n`);
+    for (let s = 0; s < n; s++) {
+      const marks = [s === v.dealer ? 'dealer' : '', v.declarations[s] !== 'none' ? v.declarations[s] : '', v.dealtIn[s] ? `tricks ${v.tricksWon[s]}${v.quotas[s] ? `/${v.quotas[s]}` : ''}` : 'not dealt in']
+        .filter(Boolean)
+        .join(', ');
+      this.write(`  ${this.seatName(s).padEnd(24)} ${String(v.balances[s]).padStart(7)} chips  ${marks}\n`);
+    }
+    if (v.phase === 'play') {
+      const order = Array.from({ length: n }, (_, k) => (v.trickLeader + k) % n).filter((s) => v.currentTrick[s]);
+      const trick = order.map((s) => `${this.names.short(v.currentTrick[s]!)} ${s === this.seat ? 'You' : `Seat ${s}`}`).join(', ');
+      this.write(`Trick ${v.trickNumber + 1}: ${trick || '(you lead)'}\n`);
+    }
+    this.write(`Your hand: ${v.hand.map((c) => this.names.short(c)).join('  ')}\n`);
+    this.write('Your moves:\n');
+    legal.forEach((a, i) => this.write(`  ${String(i + 1).padStart(2)}) ${this.names.action(actionToString(a))}\n`));
+  }
+
+  /** Asks until the answer is a legal move; null at end of input or on quit. */
+  private async ask(nextLine: () => Promise<string | null>): Promise<number | null> {
+    const legal = this.state.legalActions();
+    this.showTable(legal);
+    for (;;) {
+      this.write(`Your move [1-${legal.length}, text like "${actionToString(legal[0]!)}", help, quit]: `);
+      const line = await nextLine();
+      if (line === null) {
+        this.write('\n(end of input)\n');
+        return null;
+      }
+      // Piped answers are not echoed by a terminal: show them, so a transcript reads right.
+      if (!this.interactive) this.write(`${line}\n`);
+      const answer = line.trim().toLowerCase();
+      if (answer === 'quit' || answer === 'q' || answer === 'exit') return null;
+      if (answer === 'help' || answer === '?' || answer === '') {
+        this.showTable(legal);
+        continue;
+      }
+      const action = parseMove(line, legal);
+      if (action !== null) {
+        this.write(`  You: ${this.names.action(actionToString(action))}\n`);
+        return action;
+      }
+      this.write(`  "${line.trim().slice(0, 40)}" is not one of your moves; answer with a number 1-${legal.length} or a move's text.\n`);
+    }
+  }
+
+  private showTrick(trick: TrickView): void {
+    const plays = trick.plays.map((p) => `${this.names.short(p.card)} ${p.seat === this.seat ? 'You' : `Seat ${p.seat}`}`).join(', ');
+    this.write(`  -> Trick ${trick.trick + 1}: ${plays}; won by ${trick.winner === this.seat ? 'you' : `Seat ${trick.winner}`}\n`);
+  }
+
+  private showSettlement(r: HandReport, h: number): void {
+    this.write(`\n--- Settlement of hand ${h + 1}: ${r.kind}${r.walkover ? ' (walkover)' : ''}, trump ${this.names.suit(r.trump)}, pot ${r.potBeforePlay} -> ${r.potAfter} ---\n`);
+    this.write(`  ${'seat'.padEnd(24)} ${'in'.padEnd(4)} tricks  payout  penalty${r.fees ? '   fees' : ''}  balance\n`);
+    r.balances.forEach((b, s) => {
+      const fee = r.fees ? String(r.fees[s]).padStart(7) : '';
+      this.write(
+        `  ${this.seatName(s).padEnd(24)} ${(r.in[s] ? 'in' : 'out').padEnd(4)} ${String(r.tricks[s]).padStart(6)} ${String(r.payouts[s]).padStart(7)} ${String(r.penalties[s]).padStart(8)}${fee} ${String(b).padStart(8)}\n`,
+      );
+    });
+  }
+
+  private showFinal(): void {
+    const state = this.state;
+    const chip = state.game.unitsPerChip;
+    const winners = state.winners();
+    this.write('\n=== Final standings ===\n');
+    const order = Array.from({ length: state.numPlayers }, (_, s) => s).sort((a, b) => state.balances[b]! - state.balances[a]!);
+    for (const s of order) this.write(`  ${this.seatName(s).padEnd(24)} ${String(state.balances[s]! / chip).padStart(8)} chips${winners.includes(s) ? '  winner' : ''}\n`);
+    this.write(`  left in the pot: ${state.pot / chip}\n`);
+  }
+}
+
+function lineReader(input: Readable): { next: () => Promise<string | null>; close: () => void } {
+  const rl = createInterface({ input, terminal: false, crlfDelay: Infinity });
+  const lines = rl[Symbol.asyncIterator]();
+  return {
+    next: async () => {
+      const r = await lines.next();
+      return r.done ? null : r.value;
+    },
+    close: () => rl.close(),
+  };
+}
+
+function defaultRecordPath(): string {
+  return `runs/play-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
+}
+
+/** `kratzen play`: returns the exit code (0 also when the person quits; 2 on bad arguments). */
+export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> {
+  const output = io.output ?? process.stdout;
+  const out = (text: string) => void output.write(text);
+  let game: KratzenGame;
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        opponents: { type: 'string' },
+        seat: { type: 'string' },
+        seed: { type: 'string' },
+        profile: { type: 'string' },
+        players: { type: 'string' },
+        hands: { type: 'string' },
+        variant: { type: 'string' },
+        'deck-style': { type: 'string' },
+        record: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+    if (values.help) {
+      out(PLAY_USAGE);
+      return 0;
+    }
+    try {
+      game = createGame(sessionRules(values));
+    } catch (e) {
+      const report = errorReport(e);
+      if (report) throw new BadArguments(String(report.output.field), String(report.output.reason));
+      throw e;
+    }
+  } catch (e) {
+    const field = e instanceof BadArguments ? e.field : 'arguments';
+    out(`${JSON.stringify({ error: 'invalid arguments', field, reason: (e as Error).message })}\n`);
+    return 2;
+  }
+  const n = game.numPlayers;
+  const seatText = typeof values.seat === 'string' ? values.seat : '0';
+  const seat = Number(seatText);
+  if (!/^\d+$/.test(seatText) || seat >= n) {
+    out(`${JSON.stringify({ error: 'invalid arguments', field: 'seat', reason: `--seat must be a seat 0..${n - 1}` })}\n`);
+    return 2;
+  }
+  const seedText = typeof values.seed === 'string' ? values.seed : String(Date.now() % 1_000_000_000);
+  const seed = /^-?\d+$/.test(seedText) ? Number(seedText) : seedText;
+  const specs = (typeof values.opponents === 'string' ? values.opponents : 'heuristic').split(',').map((s) => s.trim()).filter(Boolean);
+  if (specs.length === 0) specs.push('heuristic');
+  const rules = ruleSetToJson(game.rules);
+  const agents: (Agent | null)[] = new Array(n).fill(null);
+  try {
+    for (let s = 0, k = 0; s < n; s++) {
+      if (s === seat) continue;
+      agents[s] = await createAgent(specs[k++ % specs.length]!, { rules, seed: `${seed}:seat${s}`, loadCheckpoint });
+    }
+  } catch (e) {
+    out(`${JSON.stringify({ error: 'invalid arguments', field: 'opponents', reason: (e as Error).message })}\n`);
+    return 2;
+  }
+  const state = game.newState({ seed });
+  const recordPath = typeof values.record === 'string' ? values.record : defaultRecordPath();
+  out(`Kratzen: ${game.rules.profile}, ${n} players, ${game.rules.hands} hands, seed ${JSON.stringify(seed)}. You are seat ${seat}.\n`);
+  const input = io.input ?? process.stdin;
+  const reader = lineReader(input);
+  let finished = false;
+  try {
+    finished = await new TerminalGame(state, agents, seat, output, input === process.stdin && process.stdin.isTTY === true).play(reader.next);
+  } finally {
+    reader.close();
+    for (const agent of agents) agent?.dispose?.();
+    writeFileAtomic(recordPath, `${JSON.stringify(stateToRecord(state), null, 2)}\n`);
+    out(`\n${finished ? 'Session over.' : 'Session stopped.'} Record saved: ${recordPath}\nReplay it: npx kratzen replay ${recordPath}\n`);
+  }
+  return 0;
+}
+
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = await runPlay(process.argv.slice(2));
+}
