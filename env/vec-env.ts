@@ -82,45 +82,10 @@ export interface VecEnvOptions {
   buffers?: VecBuffers;
 }
 
-export class VecEnv {
-  readonly numEnvs: number;
-  readonly numPlayers: number;
-  readonly numActions = NUM_ACTIONS;
-  readonly observationSize = OBS_SIZE;
-  readonly config: EnvConfig;
-  readonly metadata: EnvMetadata;
-  readonly buffers: VecBuffers;
-  private readonly tables: Table[];
-  private readonly firstEnvIndex: number;
-  private readonly sparseWrites: boolean;
-  private readonly rows: ObservationRows;
-  /** Legal actions set in each mask row last time, so a row is cleared without fill(). */
-  private readonly maskSet: Uint8Array;
-  private readonly maskSetCount: Uint8Array;
-
-  constructor(options: VecEnvOptions) {
-    if (!Number.isInteger(options.numEnvs) || options.numEnvs < 1) throw new RangeError('numEnvs must be a positive integer');
-    const { config, game } = parseEnvConfig(options.config);
-    this.config = config;
-    this.numEnvs = options.numEnvs;
-    this.numPlayers = game.numPlayers;
-    this.firstEnvIndex = options.firstEnvIndex ?? 0;
-    this.buffers = options.buffers ?? allocateVecBuffers(this.numEnvs);
-    this.tables = Array.from({ length: this.numEnvs }, () => new Table(game, config));
-    // Shared memory (WorkerVecEnv) is written sparsely: fill() there takes V8's slow path.
-    // Private buffers are faster with a plain fill and scatter.
-    this.sparseWrites = this.buffers.observations.buffer instanceof SharedArrayBuffer;
-    this.rows = new ObservationRows(this.buffers.observations, this.numEnvs);
-    this.maskSet = new Uint8Array(this.numEnvs * NUM_ACTIONS);
-    this.maskSetCount = new Uint8Array(this.numEnvs);
-    this.metadata = {
-      obsVersion: 1,
-      numActions: NUM_ACTIONS,
-      observationSize: OBS_SIZE,
-      autoresetMode: 'same-step',
-      rewardScale: config.rewardScale,
-    };
-  }
+/** The buffer views and final-episode info shared by VecEnv and WorkerVecEnv. */
+export abstract class VecEnvBuffers {
+  abstract readonly buffers: VecBuffers;
+  abstract readonly numPlayers: number;
 
   get observations() {
     return this.buffers.observations;
@@ -142,6 +107,61 @@ export class VecEnv {
   }
   get finalObservations() {
     return this.buffers.finalObservations;
+  }
+
+  /** What the episode that env i finished in the last step ended with (null if it did not). */
+  finalInfo(i: number): EpisodeInfo | null {
+    const b = this.buffers;
+    if (!b.terminated[i] && !b.truncated[i]) return null;
+    const info: EpisodeInfo = {
+      balances: Array.from(b.finalBalances.subarray(i * MAX_SEATS, i * MAX_SEATS + this.numPlayers)),
+      hands: b.finalHands[i]!,
+    };
+    if (b.finalIllegalSeat[i]! >= 0) info.illegalActionSeat = b.finalIllegalSeat[i]!;
+    return info;
+  }
+
+}
+
+export class VecEnv extends VecEnvBuffers {
+  readonly numEnvs: number;
+  readonly numPlayers: number;
+  readonly numActions = NUM_ACTIONS;
+  readonly observationSize = OBS_SIZE;
+  readonly config: EnvConfig;
+  readonly metadata: EnvMetadata;
+  readonly buffers: VecBuffers;
+  private readonly tables: Table[];
+  private readonly firstEnvIndex: number;
+  private readonly sparseWrites: boolean;
+  private readonly rows: ObservationRows;
+  /** Legal actions set in each mask row last time, so a row is cleared without fill(). */
+  private readonly maskSet: Uint8Array;
+  private readonly maskSetCount: Uint8Array;
+
+  constructor(options: VecEnvOptions) {
+    super();
+    if (!Number.isInteger(options.numEnvs) || options.numEnvs < 1) throw new RangeError('numEnvs must be a positive integer');
+    const { config, game } = parseEnvConfig(options.config);
+    this.config = config;
+    this.numEnvs = options.numEnvs;
+    this.numPlayers = game.numPlayers;
+    this.firstEnvIndex = options.firstEnvIndex ?? 0;
+    this.buffers = options.buffers ?? allocateVecBuffers(this.numEnvs);
+    this.tables = Array.from({ length: this.numEnvs }, () => new Table(game, config));
+    // Shared memory (WorkerVecEnv) is written sparsely: fill() there takes V8's slow path.
+    // Private buffers are faster with a plain fill and scatter.
+    this.sparseWrites = this.buffers.observations.buffer instanceof SharedArrayBuffer;
+    this.rows = new ObservationRows(this.buffers.observations, this.numEnvs);
+    this.maskSet = new Uint8Array(this.numEnvs * NUM_ACTIONS);
+    this.maskSetCount = new Uint8Array(this.numEnvs);
+    this.metadata = {
+      obsVersion: 1,
+      numActions: NUM_ACTIONS,
+      observationSize: OBS_SIZE,
+      autoresetMode: 'same-step',
+      rewardScale: config.rewardScale,
+    };
   }
 
   /** The rules-core state of env i (read only). */
@@ -186,18 +206,6 @@ export class VecEnv {
       this.writeCurrent(i);
     }
     return this;
-  }
-
-  /** What the episode that env i finished in the last step ended with (null if it did not). */
-  finalInfo(i: number): EpisodeInfo | null {
-    const b = this.buffers;
-    if (!b.terminated[i] && !b.truncated[i]) return null;
-    const info: EpisodeInfo = {
-      balances: Array.from(b.finalBalances.subarray(i * MAX_SEATS, i * MAX_SEATS + this.numPlayers)),
-      hands: b.finalHands[i]!,
-    };
-    if (b.finalIllegalSeat[i]! >= 0) info.illegalActionSeat = b.finalIllegalSeat[i]!;
-    return info;
   }
 
   close(): void {}

@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { NUM_ACTIONS } from './rules/index.js';
 import { OBS_SIZE } from './observation.js';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
-import { allocateVecBuffers, type EpisodeInfo, type VecBuffers } from './vec-env.js';
+import { VecEnvBuffers, allocateVecBuffers, type VecBuffers } from './vec-env.js';
 import type { EnvMetadata } from './env.js';
 
 /** Control words (Int32): command sequence, command, then one acknowledged sequence per worker. */
@@ -45,7 +45,7 @@ function workerScript(): URL {
   return new URL('../dist/env/vec-worker.js', import.meta.url);
 }
 
-export class WorkerVecEnv {
+export class WorkerVecEnv extends VecEnvBuffers {
   readonly numEnvs: number;
   readonly numWorkers: number;
   readonly numPlayers: number;
@@ -62,6 +62,7 @@ export class WorkerVecEnv {
   private closed = false;
 
   constructor(options: WorkerVecEnvOptions) {
+    super();
     const { config, game } = parseEnvConfig(options.config);
     this.config = config;
     this.numEnvs = options.numEnvs;
@@ -97,28 +98,6 @@ export class WorkerVecEnv {
     }
   }
 
-  get observations() {
-    return this.buffers.observations;
-  }
-  get masks() {
-    return this.buffers.masks;
-  }
-  get seats() {
-    return this.buffers.seats;
-  }
-  get rewards() {
-    return this.buffers.rewards;
-  }
-  get terminated() {
-    return this.buffers.terminated;
-  }
-  get truncated() {
-    return this.buffers.truncated;
-  }
-  get finalObservations() {
-    return this.buffers.finalObservations;
-  }
-
   reset(seed: number | string = 0): this {
     const bytes = new TextEncoder().encode(String(seed));
     if (bytes.length > TEXT_BYTES) throw new RangeError(`seed longer than ${TEXT_BYTES} bytes`);
@@ -132,17 +111,6 @@ export class WorkerVecEnv {
     this.actions.set(actions);
     this.command(CMD_STEP);
     return this;
-  }
-
-  finalInfo(i: number): EpisodeInfo | null {
-    const b = this.buffers;
-    if (!b.terminated[i] && !b.truncated[i]) return null;
-    const info: EpisodeInfo = {
-      balances: Array.from(b.finalBalances.subarray(i * 6, i * 6 + this.numPlayers)),
-      hands: b.finalHands[i]!,
-    };
-    if (b.finalIllegalSeat[i]! >= 0) info.illegalActionSeat = b.finalIllegalSeat[i]!;
-    return info;
   }
 
   /** Stops the workers. */
