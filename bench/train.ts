@@ -22,7 +22,7 @@ export async function benchTrain(seconds: number): Promise<Record<string, number
     steps += stats.envSteps;
   }
   const rate = Math.round(steps / ((performance.now() - started) / 1000));
-  process.stderr.write(`train bench: TF.js backend ${backend}, ${config.numEnvs} envs x ${config.rolloutSteps} steps per update\\n`);
+  process.stderr.write(`train bench: TF.js backend ${backend}, ${config.numEnvs} envs x ${config.rolloutSteps} steps per update\n`);
   learner.dispose();
   return { 'train.stepsPerSec': rate };
 }
