@@ -18,7 +18,9 @@ beforeAll(async () => {
 const TINY = {
   rules: { players: 3 },
   seed: 7,
-  updates: 4,
+  // Two updates of cloning the heuristic, then two of PPO: resume crosses the boundary.
+  imitationUpdates: 2,
+  updates: 2,
   numEnvs: 6,
   rolloutSteps: 12,
   hiddenSizes: [16],
@@ -73,6 +75,8 @@ describe('trainer', () => {
     const straight = await run('straight', dir);
     expect(straight.metrics.map((m) => m.update)).toEqual([1, 2, 3, 4]);
     expect(straight.metrics[1]!.evalVsHeuristic).toBeTypeOf('number');
+    expect(straight.metrics[0]!.accuracy).toBeTypeOf('number'); // imitation
+    expect(straight.metrics[3]!.clipFraction).toBeTypeOf('number'); // PPO
     const first = await run('split', dir, { stopAfter: 2 });
     expect(first.updates).toBe(2);
     await expect(run('split', dir)).rejects.toThrow(/--resume/);
