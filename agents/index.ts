@@ -8,3 +8,4 @@ export * from './play.js';
 export * from './registry.js';
 export * from './tfjs.js';
 export * from './policy-agent.js';
+export * from './hybrid.js';

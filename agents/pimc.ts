@@ -7,7 +7,6 @@
 import seedrandom from 'seedrandom';
 import { NUM_ACTIONS, createGame, type KratzenGame, type KratzenState } from '../env/rules/index.js';
 import { OBS_SIZE, decodeObservation, encodeObservation } from '../env/observation.js';
-import { randomLegalAction } from '../env/policy.js';
 import type { Agent } from './agent.js';
 import { HeuristicAgent } from './heuristic.js';
 import { sampleState } from './determinize.js';

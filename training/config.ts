@@ -55,6 +55,13 @@ export const trainConfigSchema = z.strictObject({
    * @default 40
    */
   imitationUpdates: z.number().int().nonnegative().default(40),
+  /**
+   * Who is cloned: the heuristic, or pimc for the bidding decisions (declarations, discards,
+   * exchange, trump) with the heuristic for trick play. @default 'heuristic'
+   */
+  imitationTeacher: z.enum(['heuristic', 'pimc-bidding']).default('heuristic'),
+  /** Samples per decision of the pimc teacher. @default 8 */
+  teacherSamples: z.number().int().positive().default(8),
   league: leagueSchema.default(leagueSchema.parse({})),
   /** Evaluate (duplicate, vs random and vs heuristic) every this many updates; 0 = never. @default 40 */
   evalEvery: z.number().int().nonnegative().default(40),

@@ -53,7 +53,6 @@ export class RolloutCollector {
   /** Index of the same seat's next decision in the episode; -1 at the episode's end. */
   private readonly next: Int32Array;
   private readonly complete: Uint8Array;
-  private readonly episodeOf: Int32Array;
 
 
   constructor(
@@ -70,7 +69,6 @@ export class RolloutCollector {
     this.reward = new Float32Array(this.capacity);
     this.next = new Int32Array(this.capacity);
     this.complete = new Uint8Array(this.capacity);
-    this.episodeOf = new Int32Array(this.capacity);
   }
 
   /**
@@ -90,13 +88,10 @@ export class RolloutCollector {
     vec.reset(`${options.seed}/envs`);
     const controllers = new Int32Array(numEnvs * n);
     const pending = new Int32Array(numEnvs * MAX_SEATS).fill(-1);
-    const episodeIds = new Int32Array(numEnvs);
     const members: number[][] = Array.from({ length: numEnvs }, () => []);
-    let nextEpisode = 0;
     const startEpisode = (i: number) => {
       const { seats } = draw(random);
       for (let s = 0; s < n; s++) controllers[i * n + s] = seats[s]!;
-      episodeIds[i] = nextEpisode++;
     };
     for (let i = 0; i < numEnvs; i++) startEpisode(i);
     let count = 0;
@@ -133,7 +128,6 @@ export class RolloutCollector {
           this.reward[index] = 0;
           this.next[index] = -1;
           this.complete[index] = 0;
-          this.episodeOf[index] = episodeIds[i]!;
           members[i]!.push(index);
           const slot = i * MAX_SEATS + vec.seats[i]!;
           if (pending[slot]! >= 0) this.next[pending[slot]!] = index;

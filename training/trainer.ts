@@ -8,7 +8,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import seedrandom from 'seedrandom';
 import { createGame } from '../env/rules/index.js';
-import { HeuristicAgent, PolicyAgent, RandomAgent, selectBackend, type Agent } from '../agents/index.js';
+import { HeuristicAgent, PhaseRoutedAgent, PimcAgent, PolicyAgent, RandomAgent, selectBackend, type Agent } from '../agents/index.js';
 import { CheckpointStore, type LoadedCheckpoint } from '../checkpoints/index.js';
 import { parseTrainConfig, type TrainConfig } from './config.js';
 import { writeFileAtomic } from './files.js';
@@ -121,6 +121,10 @@ export async function train(input: unknown, options: TrainOptions = {}): Promise
   };
 
   const totalUpdates = config.imitationUpdates + config.updates;
+  const teacher: Agent =
+    config.imitationTeacher === 'heuristic'
+      ? new HeuristicAgent()
+      : new PhaseRoutedAgent(new PimcAgent({ rules, samples: config.teacherSamples, seed: `${config.seed}/teacher` }), new HeuristicAgent());
   for (let update = state.update + 1; update <= totalUpdates; update++) {
     const t0 = Date.now();
     const seed = `${config.seed}/u${update}`;
@@ -137,7 +141,7 @@ export async function train(input: unknown, options: TrainOptions = {}): Promise
       steps: config.rolloutSteps,
       gamma: config.gamma,
       lambda: imitating ? 1 : config.lambda,
-      teacher: imitating ? opponents[0] : undefined,
+      teacher: imitating ? teacher : undefined,
     });
     const losses: UpdateMetrics | ReturnType<PpoLearner['imitate']> = imitating ? ppo.imitate(batch, seed) : ppo.update(batch, seed);
     const seconds = (Date.now() - t0) / 1000;
