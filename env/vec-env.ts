@@ -11,7 +11,7 @@
 // rows are updated sparsely, clearing only what the previous step set).
 
 import { MAX_SEATS, NUM_ACTIONS } from './rules/index.js';
-import { OBS_SIZE, ObservationRows, encodeObservation } from './observation.js';
+import { OBS_SIZE, OBS_VERSION, ObservationRows, encodeObservation } from './observation.js';
 import { RUNNING, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import type { EnvMetadata } from './env.js';
 
@@ -120,7 +120,11 @@ export abstract class VecEnvBuffers {
     if (b.finalIllegalSeat[i]! >= 0) info.illegalActionSeat = b.finalIllegalSeat[i]!;
     return info;
   }
+}
 
+/** What a vector env states about itself (Gymnasium's `metadata`). */
+export function vecMetadata(config: EnvConfig): EnvMetadata {
+  return { obsVersion: OBS_VERSION, numActions: NUM_ACTIONS, observationSize: OBS_SIZE, autoresetMode: 'same-step', rewardScale: config.rewardScale };
 }
 
 export class VecEnv extends VecEnvBuffers {
@@ -155,13 +159,7 @@ export class VecEnv extends VecEnvBuffers {
     this.rows = new ObservationRows(this.buffers.observations, this.numEnvs);
     this.maskSet = new Uint8Array(this.numEnvs * NUM_ACTIONS);
     this.maskSetCount = new Uint8Array(this.numEnvs);
-    this.metadata = {
-      obsVersion: 1,
-      numActions: NUM_ACTIONS,
-      observationSize: OBS_SIZE,
-      autoresetMode: 'same-step',
-      rewardScale: config.rewardScale,
-    };
+    this.metadata = vecMetadata(config);
   }
 
   /** The rules-core state of env i (read only). */

@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { NUM_ACTIONS } from './rules/index.js';
 import { OBS_SIZE } from './observation.js';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
-import { VecEnvBuffers, allocateVecBuffers, type VecBuffers } from './vec-env.js';
+import { VecEnvBuffers, allocateVecBuffers, vecMetadata, type VecBuffers } from './vec-env.js';
 import type { EnvMetadata } from './env.js';
 
 /** Control words (Int32): command sequence, command, then one acknowledged sequence per worker. */
@@ -83,7 +83,7 @@ export class WorkerVecEnv extends VecEnvBuffers {
     this.actions = new Int32Array(shared.actions);
     this.control = new Int32Array(shared.control);
     this.text = new Uint8Array(shared.text);
-    this.metadata = { obsVersion: 1, numActions: NUM_ACTIONS, observationSize: OBS_SIZE, autoresetMode: 'same-step', rewardScale: config.rewardScale };
+    this.metadata = vecMetadata(config);
 
     const script = workerScript();
     const base = Math.floor(this.numEnvs / this.numWorkers);
