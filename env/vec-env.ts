@@ -85,7 +85,12 @@ export interface VecEnvOptions {
 /** The buffer views and final-episode info shared by VecEnv and WorkerVecEnv. */
 export abstract class VecEnvBuffers {
   abstract readonly buffers: VecBuffers;
+  abstract readonly numEnvs: number;
   abstract readonly numPlayers: number;
+  abstract readonly config: EnvConfig;
+  abstract readonly metadata: EnvMetadata;
+  readonly numActions = NUM_ACTIONS;
+  readonly observationSize = OBS_SIZE;
 
   get observations() {
     return this.buffers.observations;
@@ -130,8 +135,6 @@ export function vecMetadata(config: EnvConfig): EnvMetadata {
 export class VecEnv extends VecEnvBuffers {
   readonly numEnvs: number;
   readonly numPlayers: number;
-  readonly numActions = NUM_ACTIONS;
-  readonly observationSize = OBS_SIZE;
   readonly config: EnvConfig;
   readonly metadata: EnvMetadata;
   readonly buffers: VecBuffers;

@@ -5,8 +5,6 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { NUM_ACTIONS } from './rules/index.js';
-import { OBS_SIZE } from './observation.js';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { VecEnvBuffers, allocateVecBuffers, vecMetadata, type VecBuffers } from './vec-env.js';
 import type { EnvMetadata } from './env.js';
@@ -49,8 +47,6 @@ export class WorkerVecEnv extends VecEnvBuffers {
   readonly numEnvs: number;
   readonly numWorkers: number;
   readonly numPlayers: number;
-  readonly numActions = NUM_ACTIONS;
-  readonly observationSize = OBS_SIZE;
   readonly config: EnvConfig;
   readonly metadata: EnvMetadata;
   readonly buffers: VecBuffers;
