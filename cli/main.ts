@@ -16,6 +16,7 @@ import {
 } from '../env/rules/index.js';
 import { ProgressBar, runTournament, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
+import { integerFlag, rulesFromFlags } from './flags.js';
 import { runTrain } from './train.js';
 import { runServe } from './serve.js';
 import { runPlay } from './play.js';
@@ -77,33 +78,6 @@ function reportingErrors<T>(run: () => T): T {
   }
 }
 
-function integerFlag(value: string | undefined, field: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^-?\d+$/.test(value)) badInput(field, `--${field} must be an integer, got "${value}"`);
-  return Number(value);
-}
-
-function sessionRules(values: Record<string, string | boolean | undefined>): Record<string, unknown> {
-  let variant: Record<string, unknown> = {};
-  if (typeof values.variant === 'string') {
-    try {
-      variant = JSON.parse(values.variant);
-    } catch (e) {
-      badInput('variant', `--variant must be a JSON object: ${(e as Error).message}`);
-    }
-    if (variant === null || typeof variant !== 'object' || Array.isArray(variant)) {
-      badInput('variant', '--variant must be a JSON object');
-    }
-  }
-  const rules: Record<string, unknown> = { ...variant };
-  if (values.profile !== undefined) rules.profile = values.profile;
-  const players = integerFlag(values.players as string | undefined, 'players');
-  if (players !== undefined) rules.players = players;
-  const hands = integerFlag(values.hands as string | undefined, 'hands');
-  if (hands !== undefined) rules.hands = hands;
-  return rules;
-}
-
 function seedFlag(value: string | boolean | undefined): number | string {
   if (typeof value !== 'string') return 0;
   return /^-?\d+$/.test(value) ? Number(value) : value;
@@ -142,12 +116,11 @@ async function runEval(args: string[]): Promise<void> {
   const agents = values.agents.split(',').map((a) => a.trim()).filter(Boolean);
   if (agents.length < 2) badInput('agents', 'name at least two agents');
   // --hands is the evaluation's size here, not the session length.
-  const rules = sessionRules({ ...values, hands: undefined });
-  const game = reportingErrors(() => createGame(rules));
-  const hands = integerFlag(values.hands as string | undefined, 'hands') ?? 1000;
+  const game = reportingErrors(() => createGame(rulesFromFlags({ ...values, hands: undefined })));
+  const hands = reportingErrors(() => integerFlag(values.hands, 'hands')) ?? 1000;
   // --hands counts hands over all rotations: deals x seats x hands per session.
   const deals = Math.max(2, Math.ceil(hands / (game.numPlayers * game.rules.hands)));
-  const workers = integerFlag(values.workers, 'workers') ?? Math.min(2, availableParallelism());
+  const workers = reportingErrors(() => integerFlag(values.workers, 'workers')) ?? Math.min(2, availableParallelism());
   const seed = seedFlag(values.seed);
   const config: TournamentConfig = { agents, rules: ruleSetToJson(game.rules), deals, seed, workers };
   const bar = new ProgressBar('eval', deals);
@@ -190,14 +163,14 @@ async function main(argv: string[]): Promise<void> {
       const { values } = parseArgs({ args: rest, options: SESSION_OPTIONS });
       if (values.seed === undefined) badInput('seed', 'kratzen random needs --seed S');
       const seed = seedFlag(values.seed);
-      const state = reportingErrors(() => randomSession(sessionRules(values), seed));
+      const state = reportingErrors(() => randomSession(rulesFromFlags(values), seed));
       printJson(stateToRecord(state));
       return;
     }
     case 'demo': {
       const { values } = parseArgs({ args: rest, options: SESSION_OPTIONS });
       const seed = seedFlag(values.seed);
-      const state = reportingErrors(() => randomSession(sessionRules(values), seed));
+      const state = reportingErrors(() => randomSession(rulesFromFlags(values), seed));
       const result = replayResult(state);
       result.hands.forEach((hand, h) => {
         process.stdout.write(

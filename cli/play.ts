@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { rulesFromFlags } from './flags.js';
 import {
   NUM_ACTIONS,
   SUIT_LETTERS,
@@ -131,24 +132,7 @@ class BadArguments extends Error {
 }
 
 function sessionRules(values: Record<string, string | boolean | undefined>): Record<string, unknown> {
-  let rules: Record<string, unknown> = {};
-  if (typeof values.variant === 'string') {
-    try {
-      rules = JSON.parse(values.variant);
-    } catch (e) {
-      throw new BadArguments('variant', `--variant must be a JSON object: ${(e as Error).message}`);
-    }
-    if (rules === null || typeof rules !== 'object' || Array.isArray(rules)) throw new BadArguments('variant', '--variant must be a JSON object');
-  }
-  const int = (key: string) => {
-    const v = values[key];
-    if (v === undefined) return undefined;
-    if (typeof v !== 'string' || !/^\d+$/.test(v)) throw new BadArguments(key, `--${key} must be an integer, got "${v}"`);
-    return Number(v);
-  };
-  if (values.profile !== undefined) rules.profile = values.profile;
-  if (int('players') !== undefined) rules.players = int('players');
-  if (int('hands') !== undefined) rules.hands = int('hands');
+  const rules = rulesFromFlags(values);
   if (values['deck-style'] !== undefined) rules.deckStyle = values['deck-style'];
   return rules;
 }

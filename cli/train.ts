@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
+import { rulesFromFlags } from './flags.js';
 
 const FLAGS = {
   config: { type: 'string' },
@@ -43,16 +44,10 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
       throw new ValidationError('invalid training config', 'config', `cannot read ${values.config}: ${(e as Error).message}`);
     }
   }
-  const rules = { ...((config.rules as Record<string, unknown>) ?? {}) };
-  if (values.variant) {
-    try {
-      Object.assign(rules, JSON.parse(values.variant));
-    } catch (e) {
-      throw new ValidationError('invalid arguments', 'variant', `--variant must be a JSON object: ${(e as Error).message}`);
-    }
-  }
-  if (values.profile) rules.profile = values.profile;
-  if (values.players) rules.players = number(values.players, 'players');
+  const rules = {
+    ...((config.rules as Record<string, unknown>) ?? {}),
+    ...rulesFromFlags({ variant: values.variant, profile: values.profile, players: values.players }),
+  };
   config.rules = rules;
   const set = (key: string, value: unknown) => value !== undefined && (config[key] = value);
   set('name', values.name);
