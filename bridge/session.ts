@@ -171,7 +171,7 @@ class MultiSession extends BaseSession {
 
   constructor(options: SessionOptions, config: EnvConfig, numPlayers: number) {
     super(options, config, numPlayers);
-    this.vec = new VecEnv({ numEnvs: options.numEnvs, config });
+    this.vec = new VecEnv({ numEnvs: options.numEnvs, config, keepEndedStates: true });
     this.rewards = new Float32Array(options.numEnvs * numPlayers);
   }
 

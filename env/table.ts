@@ -66,7 +66,15 @@ export class Table {
   /** Set when the episode ended on an illegal action under `illegalAction: 'terminate'`. */
   illegalActionSeat = -1;
 
-  constructor(game: KratzenGame, config: EnvConfig) {
+  /**
+   * @param reuseStates start new sessions in the finished session's state object (no allocation)
+   *   rather than a fresh one; callers that keep a finished episode's state must pass false.
+   */
+  constructor(
+    game: KratzenGame,
+    config: EnvConfig,
+    private readonly reuseStates = false,
+  ) {
     this.game = game;
     this.config = config;
     this.baseline = new Float64Array(game.numPlayers);
@@ -89,7 +97,8 @@ export class Table {
     if (seed !== undefined || !this.state || !handEpisode || this.state.complete || handUnfinished) {
       const sessionSeed = this.sessions === 0 ? this.sessionSeed : `${this.sessionSeed}/${this.sessions}`;
       this.sessions++;
-      this.state = this.game.newState({ seed: sessionSeed, pauseBetweenHands: handEpisode });
+      if (this.state && this.reuseStates) this.state.restart(sessionSeed);
+      else this.state = this.game.newState({ seed: sessionSeed, pauseBetweenHands: handEpisode });
       this.baseline.fill(0);
     } else {
       this.baseline.set(this.state.balances);

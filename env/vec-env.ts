@@ -80,6 +80,12 @@ export interface VecEnvOptions {
   firstEnvIndex?: number;
   /** Buffers to write into (shared memory); allocated when absent. */
   buffers?: VecBuffers;
+  /**
+   * Keep the state object of every finished episode (after an autoreset `stateOf(i)` is a new
+   * object). By default a table starts its next session in the same object, which saves the
+   * allocation and garbage collection of a state per episode.
+   */
+  keepEndedStates?: boolean;
 }
 
 /** The buffer views and final-episode info shared by VecEnv and WorkerVecEnv. */
@@ -155,7 +161,8 @@ export class VecEnv extends VecEnvBuffers {
     this.numPlayers = game.numPlayers;
     this.firstEnvIndex = options.firstEnvIndex ?? 0;
     this.buffers = options.buffers ?? allocateVecBuffers(this.numEnvs);
-    this.tables = Array.from({ length: this.numEnvs }, () => new Table(game, config));
+    const reuseStates = !options.keepEndedStates;
+    this.tables = Array.from({ length: this.numEnvs }, () => new Table(game, config, reuseStates));
     // Shared memory (WorkerVecEnv) is written sparsely: fill() there takes V8's slow path.
     // Private buffers are faster with a plain fill and scatter.
     this.sparseWrites = this.buffers.observations.buffer instanceof SharedArrayBuffer;

@@ -139,7 +139,8 @@ export class KratzenState {
   readonly game: KratzenGame;
   readonly rules: RuleSet;
   readonly numPlayers: number;
-  readonly seed: number | string | undefined;
+  /** The seed of the session (set again by `restart`). */
+  seed: number | string | undefined;
   /** seedrandom's Alea: cheap to seed (a session is short) and its state can be copied. */
   private rng: seedrandom.StatefulPRNG<seedrandom.State.Alea> | null;
 
@@ -156,10 +157,11 @@ export class KratzenState {
   private readonly balanceSlots = f64(MAX_SEATS);
   /** Balances in units, one per seat (a view of the state's arena). */
   readonly balances: Float64Array;
-  readonly startInfo: { dealer: number; pot: number; balances: number[]; muss: boolean };
+  startInfo: { dealer: number; pot: number; balances: number[]; muss: boolean };
   private nextDealIsMuss = false;
-  readonly results: HandResult[] = [];
-  private readonly deckSupply: ReadonlyArray<ArrayLike<number> | null | undefined>;
+  /** The session's finished hands; `restart` begins a new array (an old one stays valid). */
+  results: HandResult[] = [];
+  private deckSupply: ReadonlyArray<ArrayLike<number> | null | undefined>;
   private readonly pauseBetweenHands: boolean;
 
   // ---- the hand ----
@@ -224,7 +226,38 @@ export class KratzenState {
       this.startInfo = { dealer: 0, pot: 0, balances: [], muss: false };
       return;
     }
-    const start = options.start ?? {};
+    this.startInfo = this.beginSession(options.start ?? {});
+  }
+
+  /**
+   * Starts a new session from `seed` in this state, reusing its memory: afterwards the state is
+   * what `game.newState({ seed, pauseBetweenHands })` would return (same pause setting, no
+   * supplied decks, default start). Vector envs restart thousands of tables a second; fresh
+   * states would each survive a young-generation GC and scatter across the heap.
+   */
+  restart(seed: number | string): void {
+    this.seed = seed;
+    this.rng = seedrandom.alea(String(seed), { state: true });
+    this.deckSupply = [];
+    this.handIndex = -1;
+    this.handsPlayed = 0;
+    this.complete = false;
+    this.overflowed = false;
+    this.isTieBreak = false;
+    this.pot = 0;
+    this.balanceSlots.fill(0);
+    this.nextDealIsMuss = false;
+    this.results = [];
+    this.decksUsed.length = 0;
+    this.log.length = 0;
+    this.handLogStart.length = 0;
+    this.phase = 'over';
+    this.currentSeat = -1;
+    this.legalFresh = false;
+    this.startInfo = this.beginSession({});
+  }
+
+  private beginSession(start: SessionStart): KratzenState['startInfo'] {
     const n = this.numPlayers;
     let dealer = start.dealer;
     if (dealer === undefined) dealer = Math.floor(this.random('start.dealer') * n);
@@ -242,9 +275,10 @@ export class KratzenState {
       throw new ValidationError('malformed record', 'start.muss', 'start.muss is a tavern5 field');
     }
     this.nextDealIsMuss = start.muss ?? false;
-    this.startInfo = { dealer, pot: this.pot, balances: Array.from(this.balances), muss: this.nextDealIsMuss };
+    const info = { dealer, pot: this.pot, balances: Array.from(this.balances), muss: this.nextDealIsMuss };
     this.dealer = dealer;
     this.startHand();
+    return info;
   }
 
   private random(field: string): number {

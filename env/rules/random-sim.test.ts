@@ -8,6 +8,7 @@ import {
   NUM_CARDS,
   actionRng,
   createGame,
+  playRandomly,
   randomSession,
   replayRecord,
   replayResult,
@@ -115,6 +116,20 @@ describe.each(PROFILES)('random simulation: %s', (_name, profileRules) => {
         while (!copy.isTerminal) copy.apply(copy.legalActionAt(Math.floor(r2() * copy.numLegalActions())));
         expect(stateToRecord(copy)).toEqual(stateToRecord(state));
         expect(replayResult(copy)).toEqual(replayResult(state));
+      }
+    });
+
+    it('restart(seed) in a used state plays the session a fresh state of that seed plays', () => {
+      const reused = createGame(rules).newState({ seed: 'first' });
+      playRandomly(reused, actionRng('first'));
+      for (let seed = 0; seed < 4; seed++) {
+        const oldResults = reused.results;
+        reused.restart(seed);
+        expect(oldResults.length).toBeGreaterThan(0); // an old results array stays as it was
+        playRandomly(reused, actionRng(seed));
+        const fresh = randomSession(rules, seed);
+        expect(stateToRecord(reused)).toEqual(stateToRecord(fresh));
+        expect(replayResult(reused)).toEqual(replayResult(fresh));
       }
     });
   });
