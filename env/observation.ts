@@ -178,11 +178,44 @@ function symexp(y: number): number {
 const MAX_NONZERO = 256;
 const nzIndex = new Uint16Array(MAX_NONZERO);
 const nzValue = new Float32Array(MAX_NONZERO);
-/** Appends a non-zero entry at position k; returns the next position. Small enough to inline. */
-function put(k: number, index: number, value: number): number {
-  if (value === 0) return k;
+
+// A direct-mapped memo of symlog over amounts in units: a session sees few distinct amounts,
+// and ln1p costs more than the rest of the encoding of a seat.
+const MEMO_SIZE = 1024;
+const memoUnits = new Float64Array(MEMO_SIZE).fill(NaN);
+const memoChip = new Float64Array(MEMO_SIZE);
+const memoValue = new Float64Array(MEMO_SIZE);
+
+// The appenders below take integers only and compute any fraction themselves: a double passed to
+// (or returned from) a call that is not inlined is boxed, which cost ~100 bytes of garbage a step.
+
+/** Appends entry `index` = 1 at position k; returns the next position. */
+function one(k: number, index: number): number {
   nzIndex[k] = index;
-  nzValue[k] = value;
+  nzValue[k] = 1;
+  return k + 1;
+}
+
+/** Appends entry `index` = numerator / denominator unless it is 0. */
+function ratio(k: number, index: number, numerator: number, denominator: number): number {
+  if (numerator === 0) return k;
+  nzIndex[k] = index;
+  nzValue[k] = numerator / denominator;
+  return k + 1;
+}
+
+/** Appends entry `index` = symlog(units in chips) unless it is 0. */
+function amount(k: number, index: number, units: number, unitsPerChip: number): number {
+  if (units === 0) return k;
+  nzIndex[k] = index;
+  // symlogUnits inlined by hand: its double result would be boxed on every call.
+  const slot = (units + unitsPerChip * 7919) & (MEMO_SIZE - 1);
+  if (memoUnits[slot] !== units || memoChip[slot] !== unitsPerChip) {
+    memoUnits[slot] = units;
+    memoChip[slot] = unitsPerChip;
+    memoValue[slot] = symlog(units / unitsPerChip);
+  }
+  nzValue[k] = memoValue[slot]!;
   return k + 1;
 }
 
@@ -199,11 +232,11 @@ function collectObservation(state: KratzenState, seat: number): number {
   const hand = state.hands;
   const handBase = seat * HAND_CAPACITY;
   const handLength = state.handLength[seat]!;
-  for (let i = 0; i < handLength; i++) k = put(k, O_hand + hand[handBase + i]!, 1);
+  for (let i = 0; i < handLength; i++) k = one(k, O_hand + hand[handBase + i]!);
   const discardedBy = state.discardedBy;
-  for (let c = 0; c < NUM_CARDS; c++) if (discardedBy[c] === seat) k = put(k, O_ownDiscards + c, 1);
-  for (let i = 0; i < state.numFaceUp; i++) k = put(k, O_faceUp + state.faceUp[i]!, 1);
-  if (state.trump >= 0) k = put(k, O_trump + state.trump, 1);
+  for (let c = 0; c < NUM_CARDS; c++) if (discardedBy[c] === seat) k = one(k, O_ownDiscards + c);
+  for (let i = 0; i < state.numFaceUp; i++) k = one(k, O_faceUp + state.faceUp[i]!);
+  if (state.trump >= 0) k = one(k, O_trump + state.trump);
 
   const played = state.playedCards;
   const lastTrick = Math.min(state.trickNumber, MAX_TRICKS - 1);
@@ -212,38 +245,38 @@ function collectObservation(state: KratzenState, seat: number): number {
       const card = played[t * MAX_SEATS + s]!;
       if (card < 0) continue;
       const r = s >= seat ? s - seat : s - seat + n;
-      k = put(k, O_playedBy + r * NUM_CARDS + card, 1);
-      k = put(k, O_playedTrick + card, (t + 1) / MAX_TRICKS);
+      k = one(k, O_playedBy + r * NUM_CARDS + card);
+      k = ratio(k, O_playedTrick + card, t + 1, MAX_TRICKS);
     }
   }
   if (state.phase === 'play') {
-    for (let i = 0; i < state.trickLength; i++) k = put(k, O_currentTrick + state.trickCards[i]!, 1);
-    k = put(k, O_trickLeader + relative(state.leader, seat, n), 1);
+    for (let i = 0; i < state.trickLength; i++) k = one(k, O_currentTrick + state.trickCards[i]!);
+    k = one(k, O_trickLeader + relative(state.leader, seat, n));
   }
 
   for (let s = 0; s < n; s++) {
     const r = s >= seat ? s - seat : s - seat + n;
-    k = put(k, O_declarations + r * NUM_DECLARATIONS + state.declaration[s]!, 1);
-    k = put(k, O_exchanged + r, state.exchanged[s]! / 5);
-    k = put(k, O_tricksWon + r, state.tricksWon[s]! / MAX_TRICKS);
-    k = put(k, O_quotas + r, state.quotas[s]! / MAX_TRICKS);
-    k = put(k, O_dealtIn + r, state.dealtIn[s]!);
-    k = put(k, O_seatExists + r, 1);
-    k = put(k, O_balances + r, symlogUnits(state.balances[s]!, chip));
+    k = one(k, O_declarations + r * NUM_DECLARATIONS + state.declaration[s]!);
+    k = ratio(k, O_exchanged + r, state.exchanged[s]!, 5);
+    k = ratio(k, O_tricksWon + r, state.tricksWon[s]!, MAX_TRICKS);
+    k = ratio(k, O_quotas + r, state.quotas[s]!, MAX_TRICKS);
+    if (state.dealtIn[s]) k = one(k, O_dealtIn + r);
+    k = one(k, O_seatExists + r);
+    k = amount(k, O_balances + r, state.balances[s]!, chip);
   }
-  k = put(k, O_dealer + relative(state.dealer, seat, n), 1);
-  if (state.currentSeat >= 0) k = put(k, O_toAct + relative(state.currentSeat, seat, n), 1);
-  k = put(k, O_seat + seat, 1);
-  k = put(k, O_numPlayers + n - 3, 1);
-  k = put(k, O_profile + (state.rules.profile === 'didactic4' ? 0 : 1), 1);
-  k = put(k, O_kind + kindIndex(state.kind), 1);
-  k = put(k, O_phase + phaseIndex(state.phase), 1);
-  k = put(k, O_trickNumber, state.trickNumber / MAX_TRICKS);
-  if (state.rules.profile === 'tavern5') k = put(k, O_talonLeft, (NUM_CARDS - state.talonPosition) / NUM_CARDS);
-  k = put(k, O_pot, symlogUnits(state.pot, chip));
-  k = put(k, O_potBeforePlay, symlogUnits(state.potBeforePlay, chip));
-  k = put(k, O_handsPlayed, state.handsPlayed / state.rules.hands);
-  k = put(k, O_tieBreak, state.isTieBreak ? 1 : 0);
+  k = one(k, O_dealer + relative(state.dealer, seat, n));
+  if (state.currentSeat >= 0) k = one(k, O_toAct + relative(state.currentSeat, seat, n));
+  k = one(k, O_seat + seat);
+  k = one(k, O_numPlayers + n - 3);
+  k = one(k, O_profile + (state.rules.profile === 'didactic4' ? 0 : 1));
+  k = one(k, O_kind + kindIndex(state.kind));
+  k = one(k, O_phase + phaseIndex(state.phase));
+  k = ratio(k, O_trickNumber, state.trickNumber, MAX_TRICKS);
+  if (state.rules.profile === 'tavern5') k = ratio(k, O_talonLeft, NUM_CARDS - state.talonPosition, NUM_CARDS);
+  k = amount(k, O_pot, state.pot, chip);
+  k = amount(k, O_potBeforePlay, state.potBeforePlay, chip);
+  k = ratio(k, O_handsPlayed, state.handsPlayed, state.rules.hands);
+  if (state.isTieBreak) k = one(k, O_tieBreak);
   return k;
 }
 
@@ -325,22 +358,6 @@ function phaseIndex(phase: Phase): number {
     case 'over':
       return 6;
   }
-}
-
-// A direct-mapped memo of symlog over amounts in units: a session sees few distinct amounts,
-// and ln1p costs more than the rest of the encoding of a seat.
-const MEMO_SIZE = 1024;
-const memoUnits = new Float64Array(MEMO_SIZE).fill(NaN);
-const memoChip = new Float64Array(MEMO_SIZE);
-const memoValue = new Float64Array(MEMO_SIZE);
-function symlogUnits(units: number, unitsPerChip: number): number {
-  const slot = (units + unitsPerChip * 7919) & (MEMO_SIZE - 1);
-  if (memoUnits[slot] === units && memoChip[slot] === unitsPerChip) return memoValue[slot]!;
-  const value = symlog(units / unitsPerChip);
-  memoUnits[slot] = units;
-  memoChip[slot] = unitsPerChip;
-  memoValue[slot] = value;
-  return value;
 }
 
 /** The structured view of an observation; seats here are absolute. */

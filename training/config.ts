@@ -50,6 +50,15 @@ export const trainConfigSchema = z.strictObject({
   /** Rewards are chips times this. @default 0.1 */
   rewardScale: z.number().positive().default(0.1),
   /**
+   * `pot`: the learner's rewards in a hand are chips divided by the pot (in chips) at its
+   * decisions (`rewardScale` then does not apply).
+   * Every amount settled in a hand is a multiple of the pot P before play (P/4 per trick,
+   * penalties P or 2P), and P is in the observation, so the best action in each state is the same
+   * for both objectives; `pot` only stops a few hands with escalated pots from swamping the
+   * gradient. `chips`: rewards as the env gives them. @default 'pot'
+   */
+  rewardNormalization: z.enum(['chips', 'pot']).default('pot'),
+  /**
    * Updates of behaviour cloning from the heuristic before PPO (0 = none). Measured here: PPO
    * alone needs far longer than a few minutes to reach the heuristic; cloned first, it passes it.
    * @default 40

@@ -13,6 +13,16 @@ import { VecEnv } from '../env/vec-env.js';
 import type { Agent } from '../agents/agent.js';
 import type { PolicyAgent } from '../agents/policy-agent.js';
 
+/**
+ * 1 / (pot in chips) of env i, at least 1 chip. In a hand the pot moves only by the antes (paid
+ * before the first decision), tavern5 exchange fees and the settlement, so the decisions of one
+ * hand share (nearly) one factor.
+ */
+function potFactor(vec: VecEnv, i: number): number {
+  const state = vec.stateOf(i);
+  return 1 / Math.max(1, state.pot / state.game.unitsPerChip);
+}
+
 /** Who plays a seat: the learner, or league member k. */
 export const LEARNER = -1;
 
@@ -53,11 +63,16 @@ export class RolloutCollector {
   /** Index of the same seat's next decision in the episode; -1 at the episode's end. */
   private readonly next: Int32Array;
   private readonly complete: Uint8Array;
-
+  /** Factor applied to the rewards credited to each decision (1, or 1 / pot in chips). */
+  private readonly rewardFactor: Float32Array;
+  private readonly normalizeByPot: boolean;
+  private readonly rewardScale: number;
 
   constructor(
-    config: { rules: Record<string, unknown>; numEnvs: number; rolloutSteps: number; rewardScale: number },
+    config: { rules: Record<string, unknown>; numEnvs: number; rolloutSteps: number; rewardScale: number; rewardNormalization?: 'chips' | 'pot' },
   ) {
+    this.normalizeByPot = config.rewardNormalization === 'pot';
+    this.rewardScale = config.rewardScale;
     this.vec = new VecEnv({ numEnvs: config.numEnvs, config: { rules: config.rules, episode: 'hand', rewardScale: config.rewardScale } });
     this.numPlayers = this.vec.numPlayers;
     this.capacity = config.numEnvs * config.rolloutSteps;
@@ -69,6 +84,7 @@ export class RolloutCollector {
     this.reward = new Float32Array(this.capacity);
     this.next = new Int32Array(this.capacity);
     this.complete = new Uint8Array(this.capacity);
+    this.rewardFactor = new Float32Array(this.capacity);
   }
 
   /**
@@ -126,6 +142,7 @@ export class RolloutCollector {
           this.logProb[index] = Math.log(Math.max(probs[k * NUM_ACTIONS + a]!, 1e-30));
           this.value[index] = values[k]!;
           this.reward[index] = 0;
+          this.rewardFactor[index] = this.normalizeByPot ? potFactor(vec, i) / this.rewardScale : 1;
           this.next[index] = -1;
           this.complete[index] = 0;
           members[i]!.push(index);
@@ -145,7 +162,7 @@ export class RolloutCollector {
         for (let s = 0; s < n; s++) {
           const r = vec.rewards[i * MAX_SEATS + s]!;
           const p = pending[i * MAX_SEATS + s]!;
-          if (p >= 0) this.reward[p]! += r;
+          if (p >= 0) this.reward[p]! += r * this.rewardFactor[p]!;
           if (controllers[i * n + s] === LEARNER) episodeReward[i * MAX_SEATS + s]! += r;
         }
         if (!vec.terminated[i] && !vec.truncated[i]) continue;

@@ -2,7 +2,7 @@
 // sizes) and the mutable `KratzenState` (one session: deals, declarations, tricks, ledger).
 // Pure and deterministic: every random draw comes from the state's seeded generator.
 
-import seedrandom from 'seedrandom';
+import { aleaNext, aleaSeed } from './alea.js';
 import { NUM_CARDS, RANK_SEVEN, WELI, cardRank, cardSuit } from './cards.js';
 import {
   ACTION_BETTLER,
@@ -141,8 +141,9 @@ export class KratzenState {
   readonly numPlayers: number;
   /** The seed of the session (set again by `restart`). */
   seed: number | string | undefined;
-  /** seedrandom's Alea: cheap to seed (a session is short) and its state can be copied. */
-  private rng: seedrandom.StatefulPRNG<seedrandom.State.Alea> | null;
+  /** Alea (as seedrandom's): cheap to seed, a session is short; its state lives in the arena. */
+  private readonly rngState = f64(4);
+  private seeded: boolean;
 
   // ---- session ----
   /** Index of the hand being played (or of the next one once the session is over). */
@@ -203,10 +204,15 @@ export class KratzenState {
   readonly trickWinners = i8(5);
 
   // ---- record ----
-  private readonly decksUsed: Int8Array[] = [];
+  // Typed arrays grown by doubling: a session's record costs no allocation once they are big
+  // enough, and a restarted state keeps them.
+  /** The deck of each hand started, NUM_CARDS ids per hand. */
+  private decksUsed = new Int8Array(8 * NUM_CARDS);
+  private numDecks = 0;
   /** Every action applied: seat * 256 + action, per hand from `handLogStart[h]`. */
-  private readonly log: number[] = [];
-  private readonly handLogStart: number[] = [];
+  private log = new Int16Array(256);
+  private logLength = 0;
+  private handLogStart = new Int32Array(8);
 
   // ---- legal actions, computed once per state ----
   private readonly legal = i16(NUM_CARDS * 2 + 8);
@@ -221,7 +227,8 @@ export class KratzenState {
     this.deckSupply = options.decks ?? [];
     this.pauseBetweenHands = options.pauseBetweenHands ?? false;
     this.balances = this.balanceSlots.subarray(0, this.numPlayers);
-    this.rng = options.seed === undefined ? null : seedrandom.alea(String(options.seed), { state: true });
+    this.seeded = options.seed !== undefined;
+    if (this.seeded) aleaSeed(this.rngState, String(options.seed));
     if (skipInit) {
       this.startInfo = { dealer: 0, pot: 0, balances: [], muss: false };
       return;
@@ -237,7 +244,8 @@ export class KratzenState {
    */
   restart(seed: number | string): void {
     this.seed = seed;
-    this.rng = seedrandom.alea(String(seed), { state: true });
+    this.seeded = true;
+    aleaSeed(this.rngState, String(seed));
     this.deckSupply = [];
     this.handIndex = -1;
     this.handsPlayed = 0;
@@ -245,12 +253,11 @@ export class KratzenState {
     this.overflowed = false;
     this.isTieBreak = false;
     this.pot = 0;
-    this.balanceSlots.fill(0);
+    this.balances.fill(0);
     this.nextDealIsMuss = false;
     this.results = [];
-    this.decksUsed.length = 0;
-    this.log.length = 0;
-    this.handLogStart.length = 0;
+    this.numDecks = 0;
+    this.logLength = 0;
     this.phase = 'over';
     this.currentSeat = -1;
     this.legalFresh = false;
@@ -282,8 +289,8 @@ export class KratzenState {
   }
 
   private random(field: string): number {
-    if (!this.rng) throw new ValidationError('malformed record', 'seed', `a seed is needed to draw ${field}`);
-    return this.rng();
+    if (!this.seeded) throw new ValidationError('malformed record', 'seed', `a seed is needed to draw ${field}`);
+    return aleaNext(this.rngState);
   }
 
   // ======================= queries =======================
@@ -344,7 +351,8 @@ export class KratzenState {
   apply(action: number): void {
     const seat = this.currentSeat;
     if (!this.isLegal(action)) throw new IllegalActionError(action, seat, this.illegalReason(action));
-    this.log.push(seat * 256 + action);
+    if (this.logLength === this.log.length) this.log = grown(this.log);
+    this.log[this.logLength++] = seat * 256 + action;
     this.legalFresh = false;
     switch (this.phase) {
       case 'trump':
@@ -477,15 +485,18 @@ export class KratzenState {
       this.deck.set(supplied);
     } else {
       for (let i = 0; i < NUM_CARDS; i++) this.deck[i] = i;
+      if (!this.seeded) this.random(`the deck of hand ${this.handIndex}`); // throws: no seed
       for (let i = NUM_CARDS - 1; i > 0; i--) {
-        const j = Math.floor(this.random(`the deck of hand ${this.handIndex}`) * (i + 1));
+        const j = Math.floor(aleaNext(this.rngState) * (i + 1));
         const t = this.deck[i]!;
         this.deck[i] = this.deck[j]!;
         this.deck[j] = t;
       }
     }
-    this.decksUsed.push(this.deck.slice());
-    this.handLogStart.push(this.log.length);
+    if ((this.numDecks + 1) * NUM_CARDS > this.decksUsed.length) this.decksUsed = grown(this.decksUsed);
+    if (this.numDecks === this.handLogStart.length) this.handLogStart = grown(this.handLogStart);
+    this.decksUsed.set(this.deck, this.numDecks * NUM_CARDS);
+    this.handLogStart[this.numDecks++] = this.logLength;
   }
 
   /** Gives `count` cards to each dealt-in seat clockwise from the dealer's left, in packets. */
@@ -542,7 +553,7 @@ export class KratzenState {
     this.handIndex++;
     const supplied = this.deckSupply[this.handIndex];
     // Waiting keeps the finished hand visible (its tricks, its tricks won) until the next deal.
-    if ((this.pauseBetweenHands && this.handIndex > 0) || (!supplied && !this.rng)) {
+    if ((this.pauseBetweenHands && this.handIndex > 0) || (!supplied && !this.seeded)) {
       this.phase = 'deal';
       this.currentSeat = -1;
       this.legalFresh = false;
@@ -565,7 +576,7 @@ export class KratzenState {
       }
     }
     const source = deck ?? this.deckSupply[this.handIndex];
-    if (!source && !this.rng) throw new ValidationError('invalid deck', 'deck', 'no deck given and no seed to draw one');
+    if (!source && !this.seeded) throw new ValidationError('invalid deck', 'deck', 'no deck given and no seed to draw one');
     this.legalFresh = false;
     this.dealHand(source);
   }
@@ -808,12 +819,16 @@ export class KratzenState {
   private commitHand(settlement: Settlement, walkover: boolean): void {
     const n = this.numPlayers;
     const balances = new Array<number>(n);
+    const inHand = new Array<boolean>(n);
+    const tricks = new Array<number>(n);
     this.guardAmount(settlement.potAfter);
     for (let s = 0; s < n; s++) {
       balances[s] = this.balances[s]! + settlement.payouts[s]! - settlement.penalties[s]!;
       this.guardAmount(balances[s]!);
+      inHand[s] = this.playing[s] === 1;
+      tricks[s] = this.tricksWon[s]!;
     }
-    this.balances.set(balances);
+    for (let s = 0; s < n; s++) this.balances[s] = balances[s]!;
     this.pot = settlement.potAfter;
     const tavern = this.rules.profile === 'tavern5';
     this.results.push({
@@ -824,8 +839,8 @@ export class KratzenState {
       kind: this.kind,
       walkover,
       potBeforePlay: this.potBeforePlay,
-      in: Array.from(this.playing.subarray(0, n), (v) => v === 1),
-      tricks: Array.from(this.tricksWon.subarray(0, n)),
+      in: inHand,
+      tricks,
       payouts: settlement.payouts,
       penalties: settlement.penalties,
       fees: tavern && this.rules.exchange ? Array.from(this.fees.subarray(0, n)) : null,
@@ -886,19 +901,26 @@ export class KratzenState {
       else if (Array.isArray(value)) (copy as any)[key] = value.slice();
       else (copy as any)[key] = value;
     }
-    (copy as any).rng = this.rng ? seedrandom.alea('', { state: this.rng.state() }) : null;
     (copy as any).startInfo = this.startInfo;
     return copy;
   }
 
   /** Decks and actions of every hand started so far: the raw material of a record. */
   handLogs(): { deck: number[]; actions: { seat: number; action: number }[] }[] {
-    return this.decksUsed.map((deck, h) => {
-      const end = h + 1 < this.handLogStart.length ? this.handLogStart[h + 1]! : this.log.length;
-      const actions = this.log.slice(this.handLogStart[h], end).map((packed) => ({ seat: packed >> 8, action: packed & 255 }));
+    return Array.from({ length: this.numDecks }, (_, h) => {
+      const deck = this.decksUsed.subarray(h * NUM_CARDS, (h + 1) * NUM_CARDS);
+      const end = h + 1 < this.numDecks ? this.handLogStart[h + 1]! : this.logLength;
+      const actions = Array.from(this.log.subarray(this.handLogStart[h], end), (packed) => ({ seat: packed >> 8, action: packed & 255 }));
       return { deck: Array.from(deck), actions };
     });
   }
+}
+
+/** A copy of `array` with twice the room. */
+function grown<T extends Int8Array | Int16Array | Int32Array>(array: T): T {
+  const bigger = new (array.constructor as new (length: number) => T)(array.length * 2);
+  bigger.set(array);
+  return bigger;
 }
 
 /** Seats with the highest value (all of them when tied). */
