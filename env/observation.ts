@@ -171,13 +171,12 @@ function symexp(y: number): number {
   return y < 0 ? -Math.expm1(-y) : Math.expm1(y);
 }
 
-// The encoder first lists the observation's non-zero entries (at most MAX_NONZERO) in scratch
-// arrays; writers then either clear a row and scatter them, or, for rows they own, clear only the
-// entries they set last time. Rows in shared memory need the latter: TypedArray.fill on a
-// SharedArrayBuffer takes V8's slow relaxed-atomic path.
+// The encoder writes the observation's non-zero entries (at most MAX_NONZERO) straight into the
+// target row and lists their indices in `written`. Callers either clear the whole row first, or,
+// for rows they own, clear only the entries the last write listed. Rows in shared memory need the
+// latter: TypedArray.fill on a SharedArrayBuffer takes V8's slow relaxed-atomic path.
 const MAX_NONZERO = 256;
-const nzIndex = new Uint16Array(MAX_NONZERO);
-const nzValue = new Float32Array(MAX_NONZERO);
+const written = new Uint16Array(MAX_NONZERO);
 
 // A direct-mapped memo of symlog over amounts in units: a session sees few distinct amounts,
 // and ln1p costs more than the rest of the encoding of a seat.
@@ -190,24 +189,24 @@ const memoValue = new Float64Array(MEMO_SIZE);
 // (or returned from) a call that is not inlined is boxed, which cost ~100 bytes of garbage a step.
 
 /** Appends entry `index` = 1 at position k; returns the next position. */
-function one(k: number, index: number): number {
-  nzIndex[k] = index;
-  nzValue[k] = 1;
+function one(out: Float32Array, offset: number, k: number, index: number): number {
+  out[offset + index] = 1;
+  written[k] = index;
   return k + 1;
 }
 
 /** Appends entry `index` = numerator / denominator unless it is 0. */
-function ratio(k: number, index: number, numerator: number, denominator: number): number {
+function ratio(out: Float32Array, offset: number, k: number, index: number, numerator: number, denominator: number): number {
   if (numerator === 0) return k;
-  nzIndex[k] = index;
-  nzValue[k] = numerator / denominator;
+  out[offset + index] = numerator / denominator;
+  written[k] = index;
   return k + 1;
 }
 
 /** Appends entry `index` = symlog(units in chips) unless it is 0. */
-function amount(k: number, index: number, units: number, unitsPerChip: number): number {
+function amount(out: Float32Array, offset: number, k: number, index: number, units: number, unitsPerChip: number): number {
   if (units === 0) return k;
-  nzIndex[k] = index;
+  written[k] = index;
   // symlogUnits inlined by hand: its double result would be boxed on every call.
   const slot = (units + unitsPerChip * 7919) & (MEMO_SIZE - 1);
   if (memoUnits[slot] !== units || memoChip[slot] !== unitsPerChip) {
@@ -215,15 +214,15 @@ function amount(k: number, index: number, units: number, unitsPerChip: number): 
     memoChip[slot] = unitsPerChip;
     memoValue[slot] = symlog(units / unitsPerChip);
   }
-  nzValue[k] = memoValue[slot]!;
+  out[offset + index] = memoValue[slot]!;
   return k + 1;
 }
 
 /**
- * Lists the non-zero entries of the observation of `seat`. Reads only what `seat` may know: see
- * the file header.
+ * Writes the non-zero entries of the observation of `seat` into `out` at `offset` and lists their
+ * indices in `written`; returns their count. Reads only what `seat` may know: see the file header.
  */
-function collectObservation(state: KratzenState, seat: number): number {
+function writeNonZeros(state: KratzenState, seat: number, out: Float32Array, offset: number): number {
   const n = state.numPlayers;
   const chip = state.game.unitsPerChip;
   let k = 0;
@@ -232,11 +231,13 @@ function collectObservation(state: KratzenState, seat: number): number {
   const hand = state.hands;
   const handBase = seat * HAND_CAPACITY;
   const handLength = state.handLength[seat]!;
-  for (let i = 0; i < handLength; i++) k = one(k, O_hand + hand[handBase + i]!);
-  const discardedBy = state.discardedBy;
-  for (let c = 0; c < NUM_CARDS; c++) if (discardedBy[c] === seat) k = one(k, O_ownDiscards + c);
-  for (let i = 0; i < state.numFaceUp; i++) k = one(k, O_faceUp + state.faceUp[i]!);
-  if (state.trump >= 0) k = one(k, O_trump + state.trump);
+  for (let i = 0; i < handLength; i++) k = one(out, offset, k, O_hand + hand[handBase + i]!);
+  for (let i = 0; i < state.numDiscards; i++) {
+    const card = state.discards[i]!;
+    if (state.discardedBy[card] === seat) k = one(out, offset, k, O_ownDiscards + card);
+  }
+  for (let i = 0; i < state.numFaceUp; i++) k = one(out, offset, k, O_faceUp + state.faceUp[i]!);
+  if (state.trump >= 0) k = one(out, offset, k, O_trump + state.trump);
 
   const played = state.playedCards;
   const lastTrick = Math.min(state.trickNumber, MAX_TRICKS - 1);
@@ -245,46 +246,45 @@ function collectObservation(state: KratzenState, seat: number): number {
       const card = played[t * MAX_SEATS + s]!;
       if (card < 0) continue;
       const r = s >= seat ? s - seat : s - seat + n;
-      k = one(k, O_playedBy + r * NUM_CARDS + card);
-      k = ratio(k, O_playedTrick + card, t + 1, MAX_TRICKS);
+      k = one(out, offset, k, O_playedBy + r * NUM_CARDS + card);
+      k = ratio(out, offset, k, O_playedTrick + card, t + 1, MAX_TRICKS);
     }
   }
   if (state.phase === 'play') {
-    for (let i = 0; i < state.trickLength; i++) k = one(k, O_currentTrick + state.trickCards[i]!);
-    k = one(k, O_trickLeader + relative(state.leader, seat, n));
+    for (let i = 0; i < state.trickLength; i++) k = one(out, offset, k, O_currentTrick + state.trickCards[i]!);
+    k = one(out, offset, k, O_trickLeader + relative(state.leader, seat, n));
   }
 
   for (let s = 0; s < n; s++) {
     const r = s >= seat ? s - seat : s - seat + n;
-    k = one(k, O_declarations + r * NUM_DECLARATIONS + state.declaration[s]!);
-    k = ratio(k, O_exchanged + r, state.exchanged[s]!, 5);
-    k = ratio(k, O_tricksWon + r, state.tricksWon[s]!, MAX_TRICKS);
-    k = ratio(k, O_quotas + r, state.quotas[s]!, MAX_TRICKS);
-    if (state.dealtIn[s]) k = one(k, O_dealtIn + r);
-    k = one(k, O_seatExists + r);
-    k = amount(k, O_balances + r, state.balances[s]!, chip);
+    k = one(out, offset, k, O_declarations + r * NUM_DECLARATIONS + state.declaration[s]!);
+    k = ratio(out, offset, k, O_exchanged + r, state.exchanged[s]!, 5);
+    k = ratio(out, offset, k, O_tricksWon + r, state.tricksWon[s]!, MAX_TRICKS);
+    k = ratio(out, offset, k, O_quotas + r, state.quotas[s]!, MAX_TRICKS);
+    if (state.dealtIn[s]) k = one(out, offset, k, O_dealtIn + r);
+    k = one(out, offset, k, O_seatExists + r);
+    k = amount(out, offset, k, O_balances + r, state.balances[s]!, chip);
   }
-  k = one(k, O_dealer + relative(state.dealer, seat, n));
-  if (state.currentSeat >= 0) k = one(k, O_toAct + relative(state.currentSeat, seat, n));
-  k = one(k, O_seat + seat);
-  k = one(k, O_numPlayers + n - 3);
-  k = one(k, O_profile + (state.rules.profile === 'didactic4' ? 0 : 1));
-  k = one(k, O_kind + kindIndex(state.kind));
-  k = one(k, O_phase + phaseIndex(state.phase));
-  k = ratio(k, O_trickNumber, state.trickNumber, MAX_TRICKS);
-  if (state.rules.profile === 'tavern5') k = ratio(k, O_talonLeft, NUM_CARDS - state.talonPosition, NUM_CARDS);
-  k = amount(k, O_pot, state.pot, chip);
-  k = amount(k, O_potBeforePlay, state.potBeforePlay, chip);
-  k = ratio(k, O_handsPlayed, state.handsPlayed, state.rules.hands);
-  if (state.isTieBreak) k = one(k, O_tieBreak);
+  k = one(out, offset, k, O_dealer + relative(state.dealer, seat, n));
+  if (state.currentSeat >= 0) k = one(out, offset, k, O_toAct + relative(state.currentSeat, seat, n));
+  k = one(out, offset, k, O_seat + seat);
+  k = one(out, offset, k, O_numPlayers + n - 3);
+  k = one(out, offset, k, O_profile + (state.rules.profile === 'didactic4' ? 0 : 1));
+  k = one(out, offset, k, O_kind + kindIndex(state.kind));
+  k = one(out, offset, k, O_phase + phaseIndex(state.phase));
+  k = ratio(out, offset, k, O_trickNumber, state.trickNumber, MAX_TRICKS);
+  if (state.rules.profile === 'tavern5') k = ratio(out, offset, k, O_talonLeft, NUM_CARDS - state.talonPosition, NUM_CARDS);
+  k = amount(out, offset, k, O_pot, state.pot, chip);
+  k = amount(out, offset, k, O_potBeforePlay, state.potBeforePlay, chip);
+  k = ratio(out, offset, k, O_handsPlayed, state.handsPlayed, state.rules.hands);
+  if (state.isTieBreak) k = one(out, offset, k, O_tieBreak);
   return k;
 }
 
 /** Writes the observation of `seat` into `out` at `offset` (OBS_SIZE floats). Allocates nothing. */
 export function encodeObservation(state: KratzenState, seat: number, out: Float32Array, offset = 0): void {
-  const count = collectObservation(state, seat);
   out.fill(0, offset, offset + OBS_SIZE);
-  for (let k = 0; k < count; k++) out[offset + nzIndex[k]!] = nzValue[k]!;
+  writeNonZeros(state, seat, out, offset);
 }
 
 /**
@@ -311,12 +311,8 @@ export class ObservationRows {
     const base = row * MAX_NONZERO;
     const previous = this.setCounts[row]!;
     for (let k = 0; k < previous; k++) out[offset + this.setIndices[base + k]!] = 0;
-    const count = collectObservation(state, seat);
-    for (let k = 0; k < count; k++) {
-      const index = nzIndex[k]!;
-      out[offset + index] = nzValue[k]!;
-      this.setIndices[base + k] = index;
-    }
+    const count = writeNonZeros(state, seat, out, offset);
+    for (let k = 0; k < count; k++) this.setIndices[base + k] = written[k]!;
     this.setCounts[row] = count;
   }
 }

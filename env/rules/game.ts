@@ -114,7 +114,7 @@ export function createGame(rules: unknown = {}): KratzenGame {
 // Every fixed-size array of a state lives in one ArrayBuffer, so a state is a few contiguous cache
 // lines rather than a score of scattered allocations; this matters when a vector env steps
 // thousands of states in turn. Field initializers run in order, so `beginArena()` comes first.
-const ARENA_BYTES = 512;
+const ARENA_BYTES = 576;
 let arena: ArrayBuffer = new ArrayBuffer(0);
 let arenaOffset = 0;
 function beginArena(): ArrayBuffer {
@@ -186,6 +186,9 @@ export class KratzenState {
   readonly handLength = u8(MAX_SEATS);
   /** Which seat discarded each card this hand (-1: none); only that seat may ever see it. */
   readonly discardedBy = i8(NUM_CARDS);
+  /** The cards discarded this hand, in order (`discardedBy` says whose): a short list to scan. */
+  readonly discards = i8(NUM_CARDS);
+  numDiscards = 0;
   readonly exchanged = u8(MAX_SEATS);
   readonly fees = f64(MAX_SEATS);
   /** Cards discarded by the exchanging player and not yet replaced. */
@@ -536,6 +539,7 @@ export class KratzenState {
     this.quotas.fill(0);
     this.tricksWon.fill(0);
     this.discardedBy.fill(-1);
+    this.numDiscards = 0;
     this.exchanged.fill(0);
     this.fees.fill(0);
     this.playedCards.fill(-1);
@@ -678,6 +682,7 @@ export class KratzenState {
     const dealer = this.dealer;
     this.removeFromHand(dealer, card);
     this.discardedBy[card] = dealer;
+    this.discards[this.numDiscards++] = card;
     if (this.handLength[dealer]! > this.game.handSize) return;
     if (this.kind === 'normal') this.beginDeclarations();
     else this.beginPlay(true);
@@ -719,6 +724,7 @@ export class KratzenState {
       const card = action - ACTION_DISCARD;
       this.removeFromHand(seat, card);
       this.discardedBy[card] = seat;
+      this.discards[this.numDiscards++] = card;
       this.pendingExchange++;
       return;
     }
