@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PolicyAgent, selectBackend, tf } from '../agents/index.js';
 import { HeuristicAgent, RandomAgent } from '../agents/index.js';
+import { OBS_SIZE, decodeObservation } from '../env/observation.js';
 import { parseTrainConfig } from './config.js';
 import { PpoLearner } from './ppo.js';
 import { LEARNER, RolloutCollector } from './rollout.js';
@@ -50,6 +51,35 @@ describe('PPO update', () => {
     const after = agent.model.getWeights().map((w) => w.dataSync());
     expect(after.some((w, i) => w.some((v, k) => v !== before[i]![k]))).toBe(true);
     for (const value of Object.values(metrics)) expect(Number.isFinite(value)).toBe(true);
+    agent.dispose();
+  });
+});
+
+describe('reward normalization', () => {
+  it("'pot' credits each decision chips / pot: returns are the 'chips' returns over rewardScale x pot", () => {
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: [8] }, seed: 5 });
+    const draw = () => ({ seats: [LEARNER, 0, LEARNER, 0] });
+    const collect = (rewardNormalization: 'chips' | 'pot') =>
+      new RolloutCollector({ rules: { players: 4 }, numEnvs: 6, rolloutSteps: 40, rewardScale: 0.1, rewardNormalization }).collect(
+        agent,
+        [new HeuristicAgent()],
+        draw,
+        { seed: 'norm', steps: 40, gamma: 1, lambda: 1 },
+      ).batch;
+    const chips = collect('chips');
+    const pot = collect('pot');
+    expect(pot.size).toBe(chips.size);
+    expect(Array.from(pot.actions)).toEqual(Array.from(chips.actions));
+    let nonZero = 0;
+    for (let k = 0; k < pot.size; k++) {
+      // didactic4: the pot stays put from the antes to the settlement, so one factor per hand.
+      const potChips = Math.max(1, decodeObservation(pot.observations, k * OBS_SIZE).pot);
+      const fromChips = chips.returns[k]!; // gamma = lambda = 1: the sum of rewards to the hand's end
+      const fromPot = pot.returns[k]!;
+      expect(fromPot * potChips * 0.1).toBeCloseTo(fromChips, 3);
+      if (Math.abs(fromChips) > 0.01) nonZero++;
+    }
+    expect(nonZero).toBeGreaterThan(10);
     agent.dispose();
   });
 });
