@@ -185,99 +185,167 @@ const memoUnits = new Float64Array(MEMO_SIZE).fill(NaN);
 const memoChip = new Float64Array(MEMO_SIZE);
 const memoValue = new Float64Array(MEMO_SIZE);
 
-// The appenders below take integers only and compute any fraction themselves: a double passed to
-// (or returned from) a call that is not inlined is boxed, which cost ~100 bytes of garbage a step.
-
-/** Appends entry `index` = 1 at position k; returns the next position. */
-function one(out: Float32Array, offset: number, k: number, index: number): number {
-  out[offset + index] = 1;
-  written[k] = index;
-  return k + 1;
-}
-
-/** Appends entry `index` = numerator / denominator unless it is 0. */
-function ratio(out: Float32Array, offset: number, k: number, index: number, numerator: number, denominator: number): number {
-  if (numerator === 0) return k;
-  out[offset + index] = numerator / denominator;
-  written[k] = index;
-  return k + 1;
-}
-
-/** Appends entry `index` = symlog(units in chips) unless it is 0. */
-function amount(out: Float32Array, offset: number, k: number, index: number, units: number, unitsPerChip: number): number {
-  if (units === 0) return k;
-  written[k] = index;
-  // symlogUnits inlined by hand: its double result would be boxed on every call.
+/**
+ * Writes symlog(units in chips) at `at`. It writes rather than returns: a double returned from
+ * a call that is not inlined is boxed (garbage on every step).
+ */
+function writeAmount(out: Float32Array, at: number, units: number, unitsPerChip: number): void {
   const slot = (units + unitsPerChip * 7919) & (MEMO_SIZE - 1);
   if (memoUnits[slot] !== units || memoChip[slot] !== unitsPerChip) {
     memoUnits[slot] = units;
     memoChip[slot] = unitsPerChip;
     memoValue[slot] = symlog(units / unitsPerChip);
   }
-  out[offset + index] = memoValue[slot]!;
-  return k + 1;
+  out[at] = memoValue[slot]!;
 }
 
 /**
- * Writes the non-zero entries of the observation of `seat` into `out` at `offset` and lists their
- * indices in `written`; returns their count. Reads only what `seat` may know: see the file header.
+ * Writes the entries of the observation of `seat` that may be non-zero into `out` at `offset`
+ * (the rest of the row must already be zero) and lists their indices in `written`; returns their
+ * count. Reads only what `seat` may know: see the file header.
+ *
+ * Written straight-line, one `i = index; out[offset + i] = value; written[k++] = i` per entry:
+ * with ~40 calls to small helpers this function passed TurboFan's inlining budget, and the
+ * calls left un-inlined were a third of the encoding time. Entries whose value is 0 may be listed
+ * too; clearing them later is harmless.
  */
 function writeNonZeros(state: KratzenState, seat: number, out: Float32Array, offset: number): number {
   const n = state.numPlayers;
   const chip = state.game.unitsPerChip;
+  const w = written;
   let k = 0;
+  let i = 0;
   // Relative seat of s is s - seat, wrapped into 0..n-1 (a branch: cheaper than %).
 
   const hand = state.hands;
   const handBase = seat * HAND_CAPACITY;
   const handLength = state.handLength[seat]!;
-  for (let i = 0; i < handLength; i++) k = one(out, offset, k, O_hand + hand[handBase + i]!);
-  for (let i = 0; i < state.numDiscards; i++) {
-    const card = state.discards[i]!;
-    if (state.discardedBy[card] === seat) k = one(out, offset, k, O_ownDiscards + card);
+  for (let j = 0; j < handLength; j++) {
+    i = O_hand + hand[handBase + j]!;
+    out[offset + i] = 1;
+    w[k++] = i;
   }
-  for (let i = 0; i < state.numFaceUp; i++) k = one(out, offset, k, O_faceUp + state.faceUp[i]!);
-  if (state.trump >= 0) k = one(out, offset, k, O_trump + state.trump);
+  const discardedBy = state.discardedBy;
+  for (let j = 0; j < state.numDiscards; j++) {
+    const card = state.discards[j]!;
+    if (discardedBy[card] !== seat) continue;
+    i = O_ownDiscards + card;
+    out[offset + i] = 1;
+    w[k++] = i;
+  }
+  for (let j = 0; j < state.numFaceUp; j++) {
+    i = O_faceUp + state.faceUp[j]!;
+    out[offset + i] = 1;
+    w[k++] = i;
+  }
+  if (state.trump >= 0) {
+    i = O_trump + state.trump;
+    out[offset + i] = 1;
+    w[k++] = i;
+  }
 
   const played = state.playedCards;
   const lastTrick = Math.min(state.trickNumber, MAX_TRICKS - 1);
   for (let t = 0; t <= lastTrick; t++) {
+    const trickValue = (t + 1) / MAX_TRICKS;
     for (let s = 0; s < n; s++) {
       const card = played[t * MAX_SEATS + s]!;
       if (card < 0) continue;
       const r = s >= seat ? s - seat : s - seat + n;
-      k = one(out, offset, k, O_playedBy + r * NUM_CARDS + card);
-      k = ratio(out, offset, k, O_playedTrick + card, t + 1, MAX_TRICKS);
+      i = O_playedBy + r * NUM_CARDS + card;
+      out[offset + i] = 1;
+      w[k++] = i;
+      i = O_playedTrick + card;
+      out[offset + i] = trickValue;
+      w[k++] = i;
     }
   }
   if (state.phase === 'play') {
-    for (let i = 0; i < state.trickLength; i++) k = one(out, offset, k, O_currentTrick + state.trickCards[i]!);
-    k = one(out, offset, k, O_trickLeader + relative(state.leader, seat, n));
+    for (let j = 0; j < state.trickLength; j++) {
+      i = O_currentTrick + state.trickCards[j]!;
+      out[offset + i] = 1;
+      w[k++] = i;
+    }
+    const leader = state.leader;
+    i = O_trickLeader + (leader >= seat ? leader - seat : leader - seat + n);
+    out[offset + i] = 1;
+    w[k++] = i;
   }
 
+  const declaration = state.declaration;
+  const exchanged = state.exchanged;
+  const tricksWon = state.tricksWon;
+  const quotas = state.quotas;
+  const dealtIn = state.dealtIn;
+  const balances = state.balances;
   for (let s = 0; s < n; s++) {
     const r = s >= seat ? s - seat : s - seat + n;
-    k = one(out, offset, k, O_declarations + r * NUM_DECLARATIONS + state.declaration[s]!);
-    k = ratio(out, offset, k, O_exchanged + r, state.exchanged[s]!, 5);
-    k = ratio(out, offset, k, O_tricksWon + r, state.tricksWon[s]!, MAX_TRICKS);
-    k = ratio(out, offset, k, O_quotas + r, state.quotas[s]!, MAX_TRICKS);
-    if (state.dealtIn[s]) k = one(out, offset, k, O_dealtIn + r);
-    k = one(out, offset, k, O_seatExists + r);
-    k = amount(out, offset, k, O_balances + r, state.balances[s]!, chip);
+    i = O_declarations + r * NUM_DECLARATIONS + declaration[s]!;
+    out[offset + i] = 1;
+    w[k++] = i;
+    i = O_exchanged + r;
+    out[offset + i] = exchanged[s]! / 5;
+    w[k++] = i;
+    i = O_tricksWon + r;
+    out[offset + i] = tricksWon[s]! / MAX_TRICKS;
+    w[k++] = i;
+    i = O_quotas + r;
+    out[offset + i] = quotas[s]! / MAX_TRICKS;
+    w[k++] = i;
+    i = O_dealtIn + r;
+    out[offset + i] = dealtIn[s]!;
+    w[k++] = i;
+    i = O_seatExists + r;
+    out[offset + i] = 1;
+    w[k++] = i;
+    i = O_balances + r;
+    writeAmount(out, offset + i, balances[s]!, chip);
+    w[k++] = i;
   }
-  k = one(out, offset, k, O_dealer + relative(state.dealer, seat, n));
-  if (state.currentSeat >= 0) k = one(out, offset, k, O_toAct + relative(state.currentSeat, seat, n));
-  k = one(out, offset, k, O_seat + seat);
-  k = one(out, offset, k, O_numPlayers + n - 3);
-  k = one(out, offset, k, O_profile + (state.rules.profile === 'didactic4' ? 0 : 1));
-  k = one(out, offset, k, O_kind + kindIndex(state.kind));
-  k = one(out, offset, k, O_phase + phaseIndex(state.phase));
-  k = ratio(out, offset, k, O_trickNumber, state.trickNumber, MAX_TRICKS);
-  if (state.rules.profile === 'tavern5') k = ratio(out, offset, k, O_talonLeft, NUM_CARDS - state.talonPosition, NUM_CARDS);
-  k = amount(out, offset, k, O_pot, state.pot, chip);
-  k = amount(out, offset, k, O_potBeforePlay, state.potBeforePlay, chip);
-  k = ratio(out, offset, k, O_handsPlayed, state.handsPlayed, state.rules.hands);
-  if (state.isTieBreak) k = one(out, offset, k, O_tieBreak);
+  const dealer = state.dealer;
+  i = O_dealer + (dealer >= seat ? dealer - seat : dealer - seat + n);
+  out[offset + i] = 1;
+  w[k++] = i;
+  const toAct = state.currentSeat;
+  if (toAct >= 0) {
+    i = O_toAct + (toAct >= seat ? toAct - seat : toAct - seat + n);
+    out[offset + i] = 1;
+    w[k++] = i;
+  }
+  i = O_seat + seat;
+  out[offset + i] = 1;
+  w[k++] = i;
+  i = O_numPlayers + n - 3;
+  out[offset + i] = 1;
+  w[k++] = i;
+  const tavern = state.rules.profile === 'tavern5';
+  i = O_profile + (tavern ? 1 : 0);
+  out[offset + i] = 1;
+  w[k++] = i;
+  i = O_kind + kindIndex(state.kind);
+  out[offset + i] = 1;
+  w[k++] = i;
+  i = O_phase + phaseIndex(state.phase);
+  out[offset + i] = 1;
+  w[k++] = i;
+  i = O_trickNumber;
+  out[offset + i] = state.trickNumber / MAX_TRICKS;
+  w[k++] = i;
+  if (tavern) {
+    i = O_talonLeft;
+    out[offset + i] = (NUM_CARDS - state.talonPosition) / NUM_CARDS;
+    w[k++] = i;
+  }
+  writeAmount(out, offset + O_pot, state.pot, chip);
+  w[k++] = O_pot;
+  writeAmount(out, offset + O_potBeforePlay, state.potBeforePlay, chip);
+  w[k++] = O_potBeforePlay;
+  i = O_handsPlayed;
+  out[offset + i] = state.handsPlayed / state.rules.hands;
+  w[k++] = i;
+  i = O_tieBreak;
+  out[offset + i] = state.isTieBreak ? 1 : 0;
+  w[k++] = i;
   return k;
 }
 
@@ -315,10 +383,6 @@ export class ObservationRows {
     for (let k = 0; k < count; k++) this.setIndices[base + k] = written[k]!;
     this.setCounts[row] = count;
   }
-}
-
-function relative(s: number, seat: number, n: number): number {
-  return s >= seat ? s - seat : s - seat + n;
 }
 
 // Switches on interned strings compile to pointer compares; keyed object lookups do not.

@@ -138,6 +138,7 @@ export function vecMetadata(config: EnvConfig): EnvMetadata {
   return { obsVersion: OBS_VERSION, numActions: NUM_ACTIONS, observationSize: OBS_SIZE, autoresetMode: 'same-step', rewardScale: config.rewardScale };
 }
 
+const NOENC = process.env.NOENC === '1';
 export class VecEnv extends VecEnvBuffers {
   readonly numEnvs: number;
   readonly numPlayers: number;
@@ -223,7 +224,7 @@ export class VecEnv extends VecEnvBuffers {
     const b = this.buffers;
     b.seats[i] = table.seatToAct;
     if (!this.sparseWrites) {
-      encodeObservation(table.state, table.observer, b.observations, i * OBS_SIZE);
+      if (!NOENC) encodeObservation(table.state, table.observer, b.observations, i * OBS_SIZE);
       table.state.legalActionMask(b.masks, i * NUM_ACTIONS);
       return;
     }
