@@ -209,7 +209,7 @@ export class VecEnv extends VecEnvBuffers {
       for (let s = 0; s < MAX_SEATS; s++) {
         b.finalBalances[i * MAX_SEATS + s] = s < this.numPlayers ? state.balances[s]! / state.game.unitsPerChip : 0;
       }
-      b.finalHands[i] = state.results.length;
+      b.finalHands[i] = state.numResults;
       b.finalIllegalSeat[i] = table.illegalActionSeat;
       table.reset();
       this.writeCurrent(i);

@@ -111,6 +111,29 @@ export function createGame(rules: unknown = {}): KratzenGame {
   return new KratzenGame(rules);
 }
 
+// A finished hand in `resultData`: fields, then per-seat blocks of MAX_SEATS (see HandResult).
+const HAND_KINDS: readonly HandKind[] = ['funding-muss', 'forced-muss', 'normal', 'muss', 'tie-break'];
+function kindIndex(kind: HandKind): number {
+  return kind === 'funding-muss' ? 0 : kind === 'forced-muss' ? 1 : kind === 'normal' ? 2 : kind === 'muss' ? 3 : 4;
+}
+const R_HAND = 0;
+const R_DEALER = 1;
+const R_TRUMP = 2;
+const R_INDICATOR = 3;
+const R_KIND = 4;
+const R_WALKOVER = 5;
+const R_POT_BEFORE = 6;
+const R_POT_AFTER = 7;
+const R_HAS_FEES = 8;
+const R_SEATS = 9;
+const S_IN = 0;
+const S_TRICKS = 1;
+const S_PAYOUTS = 2;
+const S_PENALTIES = 3;
+const S_FEES = 4;
+const S_BALANCES = 5;
+const RESULT_STRIDE = R_SEATS + 6 * MAX_SEATS;
+
 // Every fixed-size array of a state lives in one ArrayBuffer, so a state is a few contiguous cache
 // lines rather than a score of scattered allocations; this matters when a vector env steps
 // thousands of states in turn. Field initializers run in order, so `beginArena()` comes first.
@@ -160,8 +183,13 @@ export class KratzenState {
   readonly balances: Float64Array;
   startInfo: { dealer: number; pot: number; balances: number[]; muss: boolean };
   private nextDealIsMuss = false;
-  /** The session's finished hands; `restart` begins a new array (an old one stays valid). */
-  results: HandResult[] = [];
+  // Finished hands are stored flat (RESULT_STRIDE doubles each) and turned into HandResult
+  // objects when `results` is read: objects kept for a whole session would each survive a
+  // young-generation GC in a vector env that never reads them.
+  private resultData = new Float64Array(4 * RESULT_STRIDE);
+  /** Hands finished this session (a tavern5 tie-break deal counts): `results.length`, cheaply. */
+  numResults = 0;
+  private resultCache: HandResult[] = [];
   private deckSupply: ReadonlyArray<ArrayLike<number> | null | undefined>;
   private readonly pauseBetweenHands: boolean;
 
@@ -258,7 +286,8 @@ export class KratzenState {
     this.pot = 0;
     this.balances.fill(0);
     this.nextDealIsMuss = false;
-    this.results = [];
+    this.numResults = 0;
+    this.resultCache = [];
     this.numDecks = 0;
     this.logLength = 0;
     this.phase = 'over';
@@ -297,6 +326,36 @@ export class KratzenState {
   }
 
   // ======================= queries =======================
+
+  /** The session's finished hands; `restart` begins a new array (an old one stays valid). */
+  get results(): HandResult[] {
+    const cache = this.resultCache;
+    for (let h = cache.length; h < this.numResults; h++) cache.push(this.resultAt(h));
+    return cache;
+  }
+
+  private resultAt(h: number): HandResult {
+    const n = this.numPlayers;
+    const data = this.resultData;
+    const base = h * RESULT_STRIDE;
+    const seats = (field: number) => Array.from({ length: n }, (_, s) => data[base + R_SEATS + field * MAX_SEATS + s]!);
+    return {
+      hand: data[base + R_HAND]!,
+      dealer: data[base + R_DEALER]!,
+      trump: data[base + R_TRUMP]!,
+      indicator: data[base + R_INDICATOR]!,
+      kind: HAND_KINDS[data[base + R_KIND]!]!,
+      walkover: data[base + R_WALKOVER] === 1,
+      potBeforePlay: data[base + R_POT_BEFORE]!,
+      in: seats(S_IN).map((v) => v === 1),
+      tricks: seats(S_TRICKS),
+      payouts: seats(S_PAYOUTS),
+      penalties: seats(S_PENALTIES),
+      fees: data[base + R_HAS_FEES] === 1 ? seats(S_FEES) : null,
+      potAfter: data[base + R_POT_AFTER]!,
+      balances: seats(S_BALANCES),
+    };
+  }
 
   get isTerminal(): boolean {
     return this.phase === 'over';
@@ -824,35 +883,34 @@ export class KratzenState {
 
   private commitHand(settlement: Settlement, walkover: boolean): void {
     const n = this.numPlayers;
-    const balances = new Array<number>(n);
-    const inHand = new Array<boolean>(n);
-    const tricks = new Array<number>(n);
     this.guardAmount(settlement.potAfter);
     for (let s = 0; s < n; s++) {
-      balances[s] = this.balances[s]! + settlement.payouts[s]! - settlement.penalties[s]!;
-      this.guardAmount(balances[s]!);
-      inHand[s] = this.playing[s] === 1;
-      tricks[s] = this.tricksWon[s]!;
+      this.guardAmount(this.balances[s]! + settlement.payouts[s]! - settlement.penalties[s]!);
     }
-    for (let s = 0; s < n; s++) this.balances[s] = balances[s]!;
+    for (let s = 0; s < n; s++) this.balances[s]! += settlement.payouts[s]! - settlement.penalties[s]!;
     this.pot = settlement.potAfter;
     const tavern = this.rules.profile === 'tavern5';
-    this.results.push({
-      hand: this.handIndex,
-      dealer: this.dealer,
-      trump: this.trump,
-      indicator: this.indicator,
-      kind: this.kind,
-      walkover,
-      potBeforePlay: this.potBeforePlay,
-      in: inHand,
-      tricks,
-      payouts: settlement.payouts,
-      penalties: settlement.penalties,
-      fees: tavern && this.rules.exchange ? Array.from(this.fees.subarray(0, n)) : null,
-      potAfter: this.pot,
-      balances,
-    });
+    if ((this.numResults + 1) * RESULT_STRIDE > this.resultData.length) this.resultData = grown(this.resultData);
+    const data = this.resultData;
+    const base = this.numResults++ * RESULT_STRIDE;
+    data[base + R_HAND] = this.handIndex;
+    data[base + R_DEALER] = this.dealer;
+    data[base + R_TRUMP] = this.trump;
+    data[base + R_INDICATOR] = this.indicator;
+    data[base + R_KIND] = kindIndex(this.kind);
+    data[base + R_WALKOVER] = walkover ? 1 : 0;
+    data[base + R_POT_BEFORE] = this.potBeforePlay;
+    data[base + R_POT_AFTER] = this.pot;
+    data[base + R_HAS_FEES] = tavern && this.rules.exchange ? 1 : 0;
+    for (let s = 0; s < n; s++) {
+      const at = base + R_SEATS + s;
+      data[at + S_IN * MAX_SEATS] = this.playing[s] === 1 ? 1 : 0;
+      data[at + S_TRICKS * MAX_SEATS] = this.tricksWon[s]!;
+      data[at + S_PAYOUTS * MAX_SEATS] = settlement.payouts[s]!;
+      data[at + S_PENALTIES * MAX_SEATS] = settlement.penalties[s]!;
+      data[at + S_FEES * MAX_SEATS] = this.fees[s]!;
+      data[at + S_BALANCES * MAX_SEATS] = this.balances[s]!;
+    }
     if (tavern) this.nextDealIsMuss = settlement.anyMissedQuota;
     this.advanceSession();
   }
@@ -923,7 +981,7 @@ export class KratzenState {
 }
 
 /** A copy of `array` with twice the room. */
-function grown<T extends Int8Array | Int16Array | Int32Array>(array: T): T {
+function grown<T extends Int8Array | Int16Array | Int32Array | Float64Array>(array: T): T {
   const bigger = new (array.constructor as new (length: number) => T)(array.length * 2);
   bigger.set(array);
   return bigger;
