@@ -5,16 +5,19 @@ export class ProgressBar {
   private readonly started = Date.now();
   private lastDecile = -1;
 
+  /** `startAt`: work already done before this bar started (a resumed run); the ETA ignores it. */
   constructor(
     private readonly label: string,
     private readonly total: number,
     private readonly stream: NodeJS.WriteStream = process.stderr,
+    private readonly startAt = 0,
   ) {}
 
   update(done: number, extra = ''): void {
     const fraction = this.total > 0 ? Math.min(1, done / this.total) : 1;
     const elapsed = (Date.now() - this.started) / 1000;
-    const eta = fraction > 0 ? (elapsed / fraction) * (1 - fraction) : NaN;
+    const doneHere = done - this.startAt;
+    const eta = doneHere > 0 ? (elapsed / doneHere) * Math.max(0, this.total - done) : NaN;
     const width = 28;
     const filled = Math.round(fraction * width);
     const line =

@@ -99,7 +99,7 @@ export async function train(input: unknown, options: TrainOptions = {}): Promise
   const snapshots: PolicyAgent[] = [];
   for (const name of state.snapshots) snapshots.push(snapshotAgent((await leagueStore.load(name)).toAgent({ name, mode: 'sample' })));
   const collector = new RolloutCollector({ rules, numEnvs: config.numEnvs, rolloutSteps: config.rolloutSteps, rewardScale: config.rewardScale, rewardNormalization: config.rewardNormalization });
-  const bar = verbose ? new ProgressBar('train', config.imitationUpdates + config.updates) : null;
+  const bar = verbose ? new ProgressBar('train', config.imitationUpdates + config.updates, process.stderr, state.update) : null;
   const started = Date.now();
   let interrupted = false;
   let checkpointName = (await store.pointer('latest')) ?? '';

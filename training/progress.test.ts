@@ -1,0 +1,31 @@
+// The progress bar's ETA: from the pace of the work done since the bar started, so a resumed
+// run does not count the updates of the run it continues as done in no time.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ProgressBar } from './progress.js';
+
+function fakeStream() {
+  const lines: string[] = [];
+  return { lines, stream: { isTTY: false, write: (text: string) => lines.push(text) } as unknown as NodeJS.WriteStream };
+}
+
+describe('ProgressBar', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('estimates the time left from the pace since it started', () => {
+    vi.useFakeTimers({ now: 0 });
+    const { lines, stream } = fakeStream();
+    const bar = new ProgressBar('train', 100, stream);
+    vi.setSystemTime(10_000);
+    bar.update(10);
+    expect(lines.at(-1)).toContain('10/100 10% 10s elapsed, ETA 1m30s');
+  });
+
+  it('a resumed run: the work done before the bar started does not count toward the pace', () => {
+    vi.useFakeTimers({ now: 0 });
+    const { lines, stream } = fakeStream();
+    const bar = new ProgressBar('train', 100, stream, 50);
+    vi.setSystemTime(10_000);
+    bar.update(60); // 10 updates in 10 s, 40 to go
+    expect(lines.at(-1)).toContain('60/100 60% 10s elapsed, ETA 40s');
+  });
+});
