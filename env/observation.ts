@@ -201,7 +201,7 @@ function writeAmount(out: Float32Array, at: number, units: number, unitsPerChip:
 
 /**
  * Writes the entries of the observation of `seat` that may be non-zero into `out` at `offset`
- * (the rest of the row must already be zero) and lists their indices in `written`; returns their
+ * (the rest of the row must already be zero) and lists their indices in `w` from `wBase`; returns their
  * count. Reads only what `seat` may know: see the file header.
  *
  * Written straight-line, one `i = index; out[offset + i] = value; written[k++] = i` per entry:
@@ -209,11 +209,10 @@ function writeAmount(out: Float32Array, at: number, units: number, unitsPerChip:
  * calls left un-inlined were a third of the encoding time. Entries whose value is 0 may be listed
  * too; clearing them later is harmless.
  */
-function writeNonZeros(state: KratzenState, seat: number, out: Float32Array, offset: number): number {
+function writeNonZeros(state: KratzenState, seat: number, out: Float32Array, offset: number, w: Uint16Array, wBase: number): number {
   const n = state.numPlayers;
   const chip = state.game.unitsPerChip;
-  const w = written;
-  let k = 0;
+  let k = wBase;
   let i = 0;
   // Relative seat of s is s - seat, wrapped into 0..n-1 (a branch: cheaper than %).
 
@@ -346,13 +345,13 @@ function writeNonZeros(state: KratzenState, seat: number, out: Float32Array, off
   i = O_tieBreak;
   out[offset + i] = state.isTieBreak ? 1 : 0;
   w[k++] = i;
-  return k;
+  return k - wBase;
 }
 
 /** Writes the observation of `seat` into `out` at `offset` (OBS_SIZE floats). Allocates nothing. */
 export function encodeObservation(state: KratzenState, seat: number, out: Float32Array, offset = 0): void {
   out.fill(0, offset, offset + OBS_SIZE);
-  writeNonZeros(state, seat, out, offset);
+  writeNonZeros(state, seat, out, offset, written, 0);
 }
 
 /**
@@ -379,9 +378,7 @@ export class ObservationRows {
     const base = row * MAX_NONZERO;
     const previous = this.setCounts[row]!;
     for (let k = 0; k < previous; k++) out[offset + this.setIndices[base + k]!] = 0;
-    const count = writeNonZeros(state, seat, out, offset);
-    for (let k = 0; k < count; k++) this.setIndices[base + k] = written[k]!;
-    this.setCounts[row] = count;
+    this.setCounts[row] = writeNonZeros(state, seat, out, offset, this.setIndices, base);
   }
 }
 
