@@ -42,7 +42,9 @@ const ack = CTRL_FIRST_ACK + init.workerIndex;
 
 let seen = 0;
 for (;;) {
-  Atomics.wait(control, CTRL_SEQUENCE, seen);
+  // A timeout so that a missed wake-up (seen on this machine's main thread, see
+  // WorkerVecEnv.command) delays a command by at most 20 ms instead of forever.
+  Atomics.wait(control, CTRL_SEQUENCE, seen, 20);
   const sequence = Atomics.load(control, CTRL_SEQUENCE);
   if (sequence === seen) continue;
   seen = sequence;
