@@ -21,7 +21,7 @@ export function benchRules(seconds: number): Record<string, number> {
           state.apply(state.legalActionAt(Math.floor(random() * state.numLegalActions())));
           actions++;
         }
-        hands += state.results.length;
+        hands += state.numResults;
         actionsTotal += actions;
         return actions;
       }, seconds);

@@ -238,12 +238,12 @@ export class KratzenState {
   // Typed arrays grown by doubling: a session's record costs no allocation once they are big
   // enough, and a restarted state keeps them.
   /** The deck of each hand started, NUM_CARDS ids per hand. */
-  private decksUsed = new Int8Array(8 * NUM_CARDS);
+  private decksUsed = new Int8Array(4 * NUM_CARDS);
   private numDecks = 0;
   /** Every action applied: seat * 256 + action, per hand from `handLogStart[h]`. */
-  private log = new Int16Array(256);
+  private log = new Int16Array(128);
   private logLength = 0;
-  private handLogStart = new Int32Array(8);
+  private handLogStart = new Int32Array(4);
 
   // ---- legal actions, computed once per state ----
   private readonly legal = i16(NUM_CARDS * 2 + 8);
