@@ -46,10 +46,12 @@
 import {
   DECL_NONE,
   HAND_CAPACITY,
+  HAND_KINDS,
   MAX_SEATS,
   NUM_CARDS,
   SUIT_LETTERS,
   cardToken,
+  handKindIndex,
   parseCard,
   type HandKind,
   type KratzenState,
@@ -61,8 +63,9 @@ export const OBS_VERSION = 1;
 const MAX_TRICKS = 5;
 const NUM_DECLARATIONS = 4;
 export const PHASES: readonly Phase[] = ['deal', 'trump', 'discard', 'declare', 'exchange', 'play', 'over'];
-export const HAND_KINDS: readonly HandKind[] = ['funding-muss', 'forced-muss', 'normal', 'muss', 'tie-break'];
 export const DECLARATION_NAMES = ['none', 'out', 'in', 'bettler'] as const;
+/** Re-exported from the rules core, where hand kinds are defined. */
+export { HAND_KINDS };
 const PROFILES: readonly Profile[] = ['didactic4', 'tavern5'];
 /** Largest |symlog(chips)| for amounts up to 2^53 units of a quarter chip. */
 export const AMOUNT_BOUND = 37;
@@ -331,7 +334,7 @@ function writeNonZeros(state: KratzenState, seat: number, out: Float32Array, off
   i = O_profile + (tavern ? 1 : 0);
   out[offset + i] = 1;
   w[k++] = i;
-  i = O_kind + kindIndex(state.kind);
+  i = O_kind + handKindIndex(state.kind);
   out[offset + i] = 1;
   w[k++] = i;
   i = O_phase + phaseIndex(state.phase);
@@ -399,21 +402,6 @@ export class ObservationRows {
 }
 
 // Switches on interned strings compile to pointer compares; keyed object lookups do not.
-function kindIndex(kind: HandKind): number {
-  switch (kind) {
-    case 'funding-muss':
-      return 0;
-    case 'forced-muss':
-      return 1;
-    case 'normal':
-      return 2;
-    case 'muss':
-      return 3;
-    case 'tie-break':
-      return 4;
-  }
-}
-
 function phaseIndex(phase: Phase): number {
   switch (phase) {
     case 'deal':

@@ -111,11 +111,26 @@ export function createGame(rules: unknown = {}): KratzenGame {
   return new KratzenGame(rules);
 }
 
-// A finished hand in `resultData`: fields, then per-seat blocks of MAX_SEATS (see HandResult).
-const HAND_KINDS: readonly HandKind[] = ['funding-muss', 'forced-muss', 'normal', 'muss', 'tie-break'];
-function kindIndex(kind: HandKind): number {
-  return kind === 'funding-muss' ? 0 : kind === 'forced-muss' ? 1 : kind === 'normal' ? 2 : kind === 'muss' ? 3 : 4;
+/** Every hand kind, in the order of their indices (the observation's one-hot, stored results). */
+export const HAND_KINDS: readonly HandKind[] = ['funding-muss', 'forced-muss', 'normal', 'muss', 'tie-break'];
+
+/** The index of `kind` in HAND_KINDS. A switch on interned strings compiles to pointer compares. */
+export function handKindIndex(kind: HandKind): number {
+  switch (kind) {
+    case 'funding-muss':
+      return 0;
+    case 'forced-muss':
+      return 1;
+    case 'normal':
+      return 2;
+    case 'muss':
+      return 3;
+    case 'tie-break':
+      return 4;
+  }
 }
+
+// A finished hand in `resultData`: fields, then per-seat blocks of MAX_SEATS (see HandResult).
 const R_HAND = 0;
 const R_DEALER = 1;
 const R_TRUMP = 2;
@@ -897,7 +912,7 @@ export class KratzenState {
     data[base + R_DEALER] = this.dealer;
     data[base + R_TRUMP] = this.trump;
     data[base + R_INDICATOR] = this.indicator;
-    data[base + R_KIND] = kindIndex(this.kind);
+    data[base + R_KIND] = handKindIndex(this.kind);
     data[base + R_WALKOVER] = walkover ? 1 : 0;
     data[base + R_POT_BEFORE] = this.potBeforePlay;
     data[base + R_POT_AFTER] = this.pot;
