@@ -138,7 +138,6 @@ export function vecMetadata(config: EnvConfig): EnvMetadata {
   return { obsVersion: OBS_VERSION, numActions: NUM_ACTIONS, observationSize: OBS_SIZE, autoresetMode: 'same-step', rewardScale: config.rewardScale };
 }
 
-const NOENC = process.env.NOENC === '1';
 export class VecEnv extends VecEnvBuffers {
   readonly numEnvs: number;
   readonly numPlayers: number;
@@ -165,7 +164,7 @@ export class VecEnv extends VecEnvBuffers {
     const reuseStates = !options.keepEndedStates;
     this.tables = Array.from({ length: this.numEnvs }, () => new Table(game, config, reuseStates));
     // Shared memory (WorkerVecEnv) is written sparsely: fill() there takes V8's slow path.
-    // Private buffers are faster with a plain fill and scatter.
+    // Private buffers are faster cleared whole with a plain fill, then written.
     this.sparseWrites = this.buffers.observations.buffer instanceof SharedArrayBuffer;
     this.rows = new ObservationRows(this.buffers.observations, this.numEnvs);
     this.maskSet = new Uint8Array(this.numEnvs * NUM_ACTIONS);
@@ -224,7 +223,7 @@ export class VecEnv extends VecEnvBuffers {
     const b = this.buffers;
     b.seats[i] = table.seatToAct;
     if (!this.sparseWrites) {
-      if (!NOENC) encodeObservation(table.state, table.observer, b.observations, i * OBS_SIZE);
+      encodeObservation(table.state, table.observer, b.observations, i * OBS_SIZE);
       table.state.legalActionMask(b.masks, i * NUM_ACTIONS);
       return;
     }
