@@ -131,7 +131,7 @@ export class WorkerVecEnv extends VecEnvBuffers {
     for (let w = 0; w < this.numWorkers; w++) {
       const slot = CTRL_FIRST_ACK + w;
       while (Atomics.load(control, slot) < sequence) {
-        // Short waits, re-checking the ack: measured here, about one step in 5,000 the main
+        // Short waits, re-checking the ack: measured here, about one step in 10,000 the main
         // thread's Atomics.wait slept through the worker's notify until its timeout (30 s then),
         // which turned a 0.5 ms step into a 30 s one. A missed wake-up now costs at most 1 ms.
         Atomics.wait(control, slot, Atomics.load(control, slot), 1);
