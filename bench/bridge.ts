@@ -3,7 +3,10 @@
 // per env chosen from the returned masks. `bridge.roundTripsPerSec`: one env per env.step;
 // `bridge.batched.n256.stepsPerSec`: env steps per second with 256 envs per env.step. Both use
 // the binary encoding (CSR observations); the `.json` figures are the same with JSON arrays.
+// `bridge.loopback.tcpRoundTripsPerSec` is the machine's own ceiling for comparison: a bare TCP
+// echo (100-byte messages, no WebSocket, no JSON) between the same two threads.
 
+import { connect } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { NUM_ACTIONS, randomLegalAction } from '../index.js';
 import { BridgeClient } from '../bridge/client.js';
@@ -33,6 +36,51 @@ async function startServerWorker(): Promise<{ port: number; stop: () => Promise<
       await worker.terminate();
     },
   };
+}
+
+/** Round trips per second of a bare TCP echo between a worker thread and this one. */
+async function loopbackRoundTrips(seconds: number): Promise<number> {
+  const worker = new Worker(
+    `const { parentPort } = require('node:worker_threads');
+     const server = require('node:net').createServer((c) => { c.setNoDelay(true); c.on('data', (d) => c.write(d)); });
+     server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));`,
+    { eval: true },
+  );
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    const socket = connect(port, '127.0.0.1');
+    socket.setNoDelay(true);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const message = Buffer.alloc(100, 1);
+    const run = (limit: number) =>
+      new Promise<number>((resolve) => {
+        let trips = 0;
+        let received = 0;
+        const start = performance.now();
+        const onData = (data: Buffer) => {
+          received += data.length;
+          if (received < message.length) return;
+          received = 0;
+          trips++;
+          if (performance.now() - start < limit * 1000) socket.write(message);
+          else {
+            socket.off('data', onData);
+            resolve(trips / ((performance.now() - start) / 1000));
+          }
+        };
+        socket.on('data', onData);
+        socket.write(message);
+      });
+    await run(Math.min(1, seconds / 2));
+    const rate = await run(seconds);
+    socket.destroy();
+    return rate;
+  } finally {
+    await worker.terminate();
+  }
 }
 
 /** Env steps per second of one session stepped for `seconds` (after a short warm-up). */
@@ -73,6 +121,7 @@ export async function benchBridge(seconds: number): Promise<Record<string, numbe
     await client.close();
     await server.stop();
   }
+  metrics['bridge.loopback.tcpRoundTripsPerSec'] = Math.round(await loopbackRoundTrips(seconds));
   return metrics;
 }
 
