@@ -175,11 +175,12 @@ function symexp(y: number): number {
 }
 
 // The encoder writes the observation's non-zero entries (at most MAX_NONZERO) straight into the
-// target row and lists their indices in `written`. Callers either clear the whole row first, or,
-// for rows they own, clear only the entries the last write listed. Rows in shared memory need the
-// latter: TypedArray.fill on a SharedArrayBuffer takes V8's slow relaxed-atomic path.
+// target row and lists their indices. Callers either clear the whole row first (the list then
+// goes to `scratchIndices` and is ignored), or, for rows they own, keep the list per row and clear
+// only those entries next time (ObservationRows). Rows in shared memory need the latter:
+// TypedArray.fill on a SharedArrayBuffer takes V8's slow relaxed-atomic path.
 const MAX_NONZERO = 256;
-const written = new Uint16Array(MAX_NONZERO);
+const scratchIndices = new Uint16Array(MAX_NONZERO);
 
 // A direct-mapped memo of symlog over amounts in units: a session sees few distinct amounts,
 // and ln1p costs more than the rest of the encoding of a seat.
@@ -207,7 +208,7 @@ function writeAmount(out: Float32Array, at: number, units: number, unitsPerChip:
  * (the rest of the row must already be zero) and lists their indices in `w` from `wBase`; returns their
  * count. Reads only what `seat` may know: see the file header.
  *
- * Written straight-line, one `i = index; out[offset + i] = value; written[k++] = i` per entry:
+ * Written straight-line, one `i = index; out[offset + i] = value; w[k++] = i` per entry:
  * with ~40 calls to small helpers this function passed TurboFan's inlining budget, and the
  * calls left un-inlined were a third of the encoding time. Entries that are 0 are skipped: fewer
  * to clear next time in shared rows.
@@ -370,7 +371,7 @@ function writeNonZeros(state: KratzenState, seat: number, out: Float32Array, off
 /** Writes the observation of `seat` into `out` at `offset` (OBS_SIZE floats). Allocates nothing. */
 export function encodeObservation(state: KratzenState, seat: number, out: Float32Array, offset = 0): void {
   out.fill(0, offset, offset + OBS_SIZE);
-  writeNonZeros(state, seat, out, offset, written, 0);
+  writeNonZeros(state, seat, out, offset, scratchIndices, 0);
 }
 
 /**

@@ -335,8 +335,12 @@ export class KratzenState {
     return info;
   }
 
-  private random(field: string): number {
+  private requireSeed(field: string): void {
     if (!this.seeded) throw new ValidationError('malformed record', 'seed', `a seed is needed to draw ${field}`);
+  }
+
+  private random(field: string): number {
+    this.requireSeed(field);
     return aleaNext(this.rngState);
   }
 
@@ -562,7 +566,7 @@ export class KratzenState {
       this.deck.set(supplied);
     } else {
       for (let i = 0; i < NUM_CARDS; i++) this.deck[i] = i;
-      if (!this.seeded) this.random(`the deck of hand ${this.handIndex}`); // throws: no seed
+      if (!this.seeded) this.requireSeed(`the deck of hand ${this.handIndex}`);
       for (let i = NUM_CARDS - 1; i > 0; i--) {
         const j = Math.floor(aleaNext(this.rngState) * (i + 1));
         const t = this.deck[i]!;
