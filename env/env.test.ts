@@ -183,11 +183,13 @@ describe('WorkerVecEnv', () => {
   afterAll(async () => Promise.all(workers.map((w) => w.close())));
 
   it.each([
-    [{ rules: { profile: 'didactic4', players: 4 } }, 7, 2],
-    [{ rules: { profile: 'tavern5', players: 5, exchange: {} }, episode: 'hand' as const }, 5, 3],
-  ])('follows the same trajectories as VecEnv for the same seeds (%j)', (config, numEnvs, numWorkers) => {
+    [{ rules: { profile: 'didactic4', players: 4 } }, 7, 2, 200],
+    [{ rules: { profile: 'tavern5', players: 5, exchange: {} }, episode: 'hand' as const }, 5, 3, 200],
+    // Workers that never poll: every command goes through Atomics.wait / notify.
+    [{ rules: { profile: 'didactic4', players: 4 } }, 6, 2, 0],
+  ])('follows the same trajectories as VecEnv for the same seeds (%j, %i envs, %i workers, spin %i us)', (config, numEnvs, numWorkers, spinMicroseconds) => {
     const vec = new VecEnv({ numEnvs, config }).reset(11);
-    const par = new WorkerVecEnv({ numEnvs, numWorkers, config }).reset(11);
+    const par = new WorkerVecEnv({ numEnvs, numWorkers, config, spinMicroseconds }).reset(11);
     workers.push(par);
     const random = seedrandom('w');
     const actions = new Int32Array(numEnvs);
@@ -207,6 +209,10 @@ describe('WorkerVecEnv', () => {
       }
     }
     expect(finished).toBeGreaterThan(0);
+  });
+
+  it('rejects a negative polling time before starting workers', () => {
+    expect(() => new WorkerVecEnv({ numEnvs: 2, spinMicroseconds: -1 })).toThrow(/spinMicroseconds/);
   });
 
   it('reports an illegal action from a worker as an error', () => {

@@ -8,8 +8,8 @@ import {
   CMD_RESET,
   CMD_STEP,
   CTRL_COMMAND,
+  CTRL_DONE,
   CTRL_ERROR,
-  CTRL_FIRST_ACK,
   CTRL_SEQUENCE,
   TEXT_BYTES,
   type WorkerInit,
@@ -38,10 +38,16 @@ const env = new VecEnv({
 const actions = new Int32Array(s.actions).subarray(init.start, init.start + init.count);
 const control = new Int32Array(s.control);
 const text = new Uint8Array(s.text);
-const ack = CTRL_FIRST_ACK + init.workerIndex;
+const spinMilliseconds = init.spinMicroseconds / 1000;
 
 let seen = 0;
 for (;;) {
+  // Poll a little before sleeping: the next command usually comes within the caller's action
+  // choice, and a polling worker starts at once where a sleeping one waits for the kernel.
+  if (spinMilliseconds > 0 && Atomics.load(control, CTRL_SEQUENCE) === seen) {
+    const until = performance.now() + spinMilliseconds;
+    while (Atomics.load(control, CTRL_SEQUENCE) === seen && performance.now() < until);
+  }
   // A timeout so that a missed wake-up (seen on this machine's main thread, see
   // WorkerVecEnv.command) delays a command by at most 20 ms instead of forever.
   Atomics.wait(control, CTRL_SEQUENCE, seen, 20);
@@ -64,6 +70,6 @@ for (;;) {
       new DataView(text.buffer).setInt32(TEXT_BYTES, bytes.length, true);
     }
   }
-  Atomics.store(control, ack, sequence);
-  Atomics.notify(control, ack);
+  // The last worker to finish wakes the caller.
+  if (Atomics.add(control, CTRL_DONE, 1) + 1 === init.numWorkers) Atomics.notify(control, CTRL_DONE);
 }

@@ -9,11 +9,15 @@ import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js'
 import { VecEnvBuffers, allocateVecBuffers, vecMetadata, type VecBuffers } from './vec-env.js';
 import type { EnvMetadata } from './env.js';
 
-/** Control words (Int32): command sequence, command, then one acknowledged sequence per worker. */
+/**
+ * Control words (Int32): command sequence, command, error flag, and the number of workers that
+ * finished the current command (the last one to finish wakes the caller: one wake per step).
+ */
 export const CTRL_SEQUENCE = 0;
 export const CTRL_COMMAND = 1;
 export const CTRL_ERROR = 2;
-export const CTRL_FIRST_ACK = 3;
+export const CTRL_DONE = 3;
+export const CTRL_WORDS = 4;
 export const CMD_RESET = 1;
 export const CMD_STEP = 2;
 export const CMD_CLOSE = 3;
@@ -25,6 +29,12 @@ export interface WorkerVecEnvOptions {
   /** Worker threads; default 2 (one per core here). */
   numWorkers?: number;
   config?: EnvConfigInput;
+  /**
+   * How long a worker polls for the next command before it sleeps, in microseconds (default
+   * 200). The caller usually sends the next step within ~100 us (choosing actions); a polling
+   * worker starts at once, a sleeping one must be woken by the kernel first. 0 never polls.
+   */
+  spinMicroseconds?: number;
 }
 
 export interface WorkerInit {
@@ -33,6 +43,8 @@ export interface WorkerInit {
   count: number;
   numEnvs: number;
   workerIndex: number;
+  numWorkers: number;
+  spinMicroseconds: number;
   shared: Record<keyof VecBuffers | 'actions' | 'control' | 'text', SharedArrayBuffer>;
 }
 
@@ -74,7 +86,7 @@ export class WorkerVecEnv extends VecEnvBuffers {
     const names = Object.keys(this.buffers) as (keyof VecBuffers)[];
     names.forEach((key, k) => (shared[key] = sharedBuffers[k]!));
     shared.actions = new SharedArrayBuffer(this.numEnvs * 4);
-    shared.control = new SharedArrayBuffer((CTRL_FIRST_ACK + this.numWorkers) * 4);
+    shared.control = new SharedArrayBuffer(CTRL_WORDS * 4);
     shared.text = new SharedArrayBuffer(TEXT_BYTES + 4);
     this.actions = new Int32Array(shared.actions);
     this.control = new Int32Array(shared.control);
@@ -82,11 +94,22 @@ export class WorkerVecEnv extends VecEnvBuffers {
     this.metadata = vecMetadata(config);
 
     const script = workerScript();
+    const spinMicroseconds = options.spinMicroseconds ?? 200;
+    if (!(spinMicroseconds >= 0)) throw new RangeError('spinMicroseconds must be 0 or more');
     const base = Math.floor(this.numEnvs / this.numWorkers);
     let start = 0;
     for (let w = 0; w < this.numWorkers; w++) {
       const count = base + (w < this.numEnvs % this.numWorkers ? 1 : 0);
-      const init: WorkerInit = { config, start, count, numEnvs: this.numEnvs, workerIndex: w, shared: shared as WorkerInit['shared'] };
+      const init: WorkerInit = {
+        config,
+        start,
+        count,
+        numEnvs: this.numEnvs,
+        workerIndex: w,
+        numWorkers: this.numWorkers,
+        spinMicroseconds,
+        shared: shared as WorkerInit['shared'],
+      };
       const worker = new Worker(script, { workerData: init });
       worker.unref();
       this.workers.push(worker);
@@ -122,25 +145,22 @@ export class WorkerVecEnv extends VecEnvBuffers {
   private command(command: number): void {
     if (this.closed) throw new Error('WorkerVecEnv is closed');
     const control = this.control;
+    const workers = this.numWorkers;
     Atomics.store(control, CTRL_ERROR, 0);
+    Atomics.store(control, CTRL_DONE, 0);
     Atomics.store(control, CTRL_COMMAND, command);
-    const sequence = ++this.sequence;
-    Atomics.store(control, CTRL_SEQUENCE, sequence);
+    Atomics.store(control, CTRL_SEQUENCE, ++this.sequence);
     Atomics.notify(control, CTRL_SEQUENCE);
     let deadline = 0;
-    for (let w = 0; w < this.numWorkers; w++) {
-      const slot = CTRL_FIRST_ACK + w;
-      while (Atomics.load(control, slot) < sequence) {
-        // Short waits, re-checking the ack: measured here, about one step in 10,000 the main
-        // thread's Atomics.wait slept through the worker's notify until its timeout (30 s then),
-        // which turned a 0.5 ms step into a 30 s one. A missed wake-up now costs at most 1 ms.
-        Atomics.wait(control, slot, Atomics.load(control, slot), 1);
-        if (Atomics.load(control, slot) >= sequence) break;
-        // 30 s without an answer means a worker died (its error would have been reported).
-        const now = performance.now();
-        if (deadline === 0) deadline = now + 30_000;
-        else if (now > deadline) throw new Error(`worker ${w} did not answer within 30 s`);
-      }
+    for (let done = Atomics.load(control, CTRL_DONE); done < workers; done = Atomics.load(control, CTRL_DONE)) {
+      // Short waits, re-checking the count: measured here, about one step in 10,000 the main
+      // thread's Atomics.wait slept through the worker's notify until its timeout (30 s then),
+      // which turned a 0.5 ms step into a 30 s one. A missed wake-up now costs at most 1 ms.
+      Atomics.wait(control, CTRL_DONE, done, 1);
+      // 30 s without an answer means a worker died (its error would have been reported).
+      const now = performance.now();
+      if (deadline === 0) deadline = now + 30_000;
+      else if (now > deadline) throw new Error(`a worker did not answer within 30 s`);
     }
     if (Atomics.load(control, CTRL_ERROR) !== 0) {
       const length = new DataView(this.text.buffer).getInt32(TEXT_BYTES, true);
