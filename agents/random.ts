@@ -2,7 +2,7 @@
 
 import seedrandom from 'seedrandom';
 import { NUM_ACTIONS } from '../env/rules/index.js';
-import { randomLegalAction } from '../env/policy.js';
+import { randomLegalActions } from '../env/policy.js';
 import type { Agent } from './agent.js';
 
 export class RandomAgent implements Agent {
@@ -14,12 +14,9 @@ export class RandomAgent implements Agent {
   }
 
   act(_observations: Float32Array, masks: Uint8Array, seats: Int32Array): Int32Array {
-    const actions = new Int32Array(seats.length);
-    for (let i = 0; i < seats.length; i++) {
-      const action = randomLegalAction(masks, i, NUM_ACTIONS, this.random);
-      if (action < 0) throw new Error(`random agent: row ${i} has no legal action`);
-      actions[i] = action;
-    }
+    const actions = randomLegalActions(masks, seats.length, NUM_ACTIONS, this.random, new Int32Array(seats.length));
+    const empty = actions.indexOf(-1);
+    if (empty >= 0) throw new Error(`random agent: row ${empty} has no legal action`);
     return actions;
   }
 }

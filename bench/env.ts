@@ -1,7 +1,7 @@
 // Environment throughput (didactic4, 4 players): steps/s with observation and mask encoding,
 // actions drawn uniformly from the returned masks.
 
-import { KratzenEnv, NUM_ACTIONS, VecEnv, WorkerVecEnv, randomLegalAction } from '../index.js';
+import { KratzenEnv, NUM_ACTIONS, VecEnv, WorkerVecEnv, randomLegalAction, randomLegalActions } from '../index.js';
 import { fastRng, measure } from './timing.js';
 
 const CONFIG = { rules: { profile: 'didactic4', players: 4 } };
@@ -9,9 +9,7 @@ const CONFIG = { rules: { profile: 'didactic4', players: 4 } };
 function vecBody(env: VecEnv | WorkerVecEnv, random: () => number): () => number {
   const actions = new Int32Array(env.numEnvs);
   return () => {
-    const masks = env.masks;
-    for (let i = 0; i < env.numEnvs; i++) actions[i] = randomLegalAction(masks, i, NUM_ACTIONS, random);
-    env.step(actions);
+    env.step(randomLegalActions(env.masks, env.numEnvs, NUM_ACTIONS, random, actions));
     return env.numEnvs;
   };
 }

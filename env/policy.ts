@@ -19,3 +19,78 @@ export function randomLegalAction(mask: Uint8Array, row: number, numActions: num
   if (count === 0) return -1;
   return legal[Math.floor(random() * count)]!;
 }
+
+// The word path below reads a mask byte's position from its bit's position in a Uint32.
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/** The last word view made: a vector env's masks keep their buffer, so most calls reuse it. */
+let cachedWords: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
+let cachedStart = 0;
+
+function wordView(buffer: ArrayBufferLike, start: number, length: number): Uint32Array {
+  if (cachedWords.buffer !== buffer || cachedStart !== start || cachedWords.length !== length) {
+    cachedWords = new Uint32Array(buffer, start, length);
+    cachedStart = start;
+  }
+  return cachedWords;
+}
+
+/**
+ * `out[i] = randomLegalAction(masks, i, numActions, random)` for rows 0..numRows-1, drawing the
+ * same numbers in the same order (so the same actions), about twice as fast: masks are mostly
+ * zero, so it reads them four bytes at a time and visits only the legal entries.
+ */
+export function randomLegalActions(
+  masks: Uint8Array,
+  numRows: number,
+  numActions: number,
+  random: () => number,
+  out: Int32Array,
+): Int32Array {
+  if (masks.length < numRows * numActions) throw new RangeError(`masks hold ${masks.length} entries, fewer than ${numRows} rows x ${numActions}`);
+  if (out.length < numRows) throw new RangeError(`out has ${out.length} entries, fewer than ${numRows} rows`);
+  // Few rows do not repay setting up the word view.
+  if (!LITTLE_ENDIAN || numActions === 0 || numRows < 8) {
+    for (let i = 0; i < numRows; i++) out[i] = randomLegalAction(masks, i, numActions, random);
+    return out;
+  }
+  if (legalScratch.length < numActions) legalScratch = new Int32Array(numActions);
+  const legal = legalScratch;
+  // Whole words of the buffer from the one holding the first mask byte; a row whose last word
+  // would run past the buffer's end takes the byte path.
+  const start = masks.byteOffset & ~3;
+  const wordsNeeded = (masks.byteOffset + numRows * numActions - start + 3) >>> 2;
+  const words = wordView(masks.buffer, start, Math.min(wordsNeeded, (masks.buffer.byteLength - start) >>> 2));
+  const skew = masks.byteOffset - start;
+  for (let i = 0; i < numRows; i++) {
+    const first = skew + i * numActions; // byte of the row's first entry, counted from `start`
+    const end = first + numActions;
+    const firstWord = first >>> 2;
+    const lastWord = (end - 1) >>> 2;
+    if (lastWord >= words.length) {
+      out[i] = randomLegalAction(masks, i, numActions, random);
+      continue;
+    }
+    let count = 0;
+    for (let w = firstWord; w <= lastWord; w++) {
+      let word = words[w]! | 0;
+      if (word === 0) continue;
+      // Any non-zero byte is legal (as in randomLegalAction): keep one bit per such byte.
+      word |= word >>> 4;
+      word |= word >>> 2;
+      word |= word >>> 1;
+      word &= 0x01010101;
+      if (w === firstWord) word &= -1 << ((first & 3) << 3); // bytes before the row
+      const after = end - (w << 2); // bytes of this word inside the row, when under 4
+      if (after < 4) word &= (1 << (after << 3)) - 1;
+      const action = (w << 2) - first;
+      while (word !== 0) {
+        const lowest = word & -word;
+        legal[count++] = action + ((31 - Math.clz32(lowest)) >>> 3);
+        word ^= lowest;
+      }
+    }
+    out[i] = count === 0 ? -1 : legal[Math.floor(random() * count)]!;
+  }
+  return out;
+}

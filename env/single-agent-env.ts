@@ -6,7 +6,7 @@ import seedrandom from 'seedrandom';
 import { MAX_SEATS, NUM_ACTIONS } from './rules/index.js';
 import { OBS_SIZE, encodeObservation, observationSpec, type ObservationSpec } from './observation.js';
 import { RUNNING, TERMINATED, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
-import { randomLegalAction, type Policy } from './policy.js';
+import { randomLegalActions, type Policy } from './policy.js';
 
 export interface SingleAgentEnvOptions {
   config?: EnvConfigInput;
@@ -32,9 +32,7 @@ export class RandomPolicy implements Policy {
     this.random = seedrandom(`random-policy/${seed}`);
   }
   act(_observations: Float32Array, masks: Uint8Array, seats: Int32Array): Int32Array {
-    const out = new Int32Array(seats.length);
-    for (let i = 0; i < seats.length; i++) out[i] = randomLegalAction(masks, i, NUM_ACTIONS, this.random);
-    return out;
+    return randomLegalActions(masks, seats.length, NUM_ACTIONS, this.random, new Int32Array(seats.length));
   }
 }
 
