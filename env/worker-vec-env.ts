@@ -68,6 +68,7 @@ export class WorkerVecEnv extends VecEnvBuffers {
   private readonly workers: Worker[] = [];
   private sequence = 0;
   private closed = false;
+  private broken: string | null = null;
 
   constructor(options: WorkerVecEnvOptions) {
     super();
@@ -144,6 +145,7 @@ export class WorkerVecEnv extends VecEnvBuffers {
 
   private command(command: number): void {
     if (this.closed) throw new Error('WorkerVecEnv is closed');
+    if (this.broken) throw new Error(this.broken);
     const control = this.control;
     const workers = this.numWorkers;
     Atomics.store(control, CTRL_ERROR, 0);
@@ -160,7 +162,11 @@ export class WorkerVecEnv extends VecEnvBuffers {
       // 30 s without an answer means a worker died (its error would have been reported).
       const now = performance.now();
       if (deadline === 0) deadline = now + 30_000;
-      else if (now > deadline) throw new Error(`a worker did not answer within 30 s`);
+      else if (now > deadline) {
+        // A late answer would be counted toward the next command: this env cannot be used again.
+        this.broken = 'a worker did not answer within 30 s; this WorkerVecEnv can only be closed';
+        throw new Error(this.broken);
+      }
     }
     if (Atomics.load(control, CTRL_ERROR) !== 0) {
       const length = new DataView(this.text.buffer).getInt32(TEXT_BYTES, true);
