@@ -23,7 +23,10 @@ export function randomLegalAction(mask: Uint8Array, row: number, numActions: num
 // The word path below reads a mask byte's position from its bit's position in a Uint32.
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
-/** The last word view made: a vector env's masks keep their buffer, so most calls reuse it. */
+/**
+ * The last word view made: a vector env's masks keep their buffer, so most calls reuse it (the
+ * view keeps that one buffer alive until masks of another buffer are sampled).
+ */
 let cachedWords: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
 let cachedStart = 0;
 
