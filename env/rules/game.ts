@@ -63,7 +63,7 @@ export interface SessionStart {
   pot?: number;
   /** Balances in units; default zeros. */
   balances?: ArrayLike<number>;
-  /** tavern5: the previous deal had a failure, so the first deal is a Muss. */
+  /** tavern5: the first deal is a Muss; default true, the session's opening Muss [D-10]. */
   muss?: boolean;
 }
 
@@ -192,6 +192,8 @@ export class KratzenState {
   /** The session stopped with an `amount overflow` (never a rounded amount). */
   overflowed = false;
   isTieBreak = false;
+  /** Bit s set for each seat tied for the lead when a tie-break deal began: only they can win [D-11]. */
+  private tiedSeats = 0;
   pot = 0;
   private readonly balanceSlots = f64(MAX_SEATS);
   /** Balances in units, one per seat (a view of the state's arena). */
@@ -298,9 +300,9 @@ export class KratzenState {
     this.complete = false;
     this.overflowed = false;
     this.isTieBreak = false;
+    this.tiedSeats = 0;
     this.pot = 0;
     this.balances.fill(0);
-    this.nextDealIsMuss = false;
     this.numResults = 0;
     this.resultCache = [];
     this.numDecks = 0;
@@ -328,7 +330,8 @@ export class KratzenState {
     if (start.muss && this.rules.profile !== 'tavern5') {
       throw new ValidationError('malformed record', 'start.muss', 'start.muss is a tavern5 field');
     }
-    this.nextDealIsMuss = start.muss ?? false;
+    // A tavern5 session opens with a Muss deal [D-10]; a record may start Normal with muss: false.
+    this.nextDealIsMuss = start.muss ?? this.rules.profile === 'tavern5';
     const info = { dealer, pot: this.pot, balances: Array.from(this.balances), muss: this.nextDealIsMuss };
     this.dealer = dealer;
     this.startHand();
@@ -420,10 +423,17 @@ export class KratzenState {
     return this.game.toUnits(this.rules.startingChips ?? 0) + this.balances[seat]!;
   }
 
-  /** Seats with the highest balance once the session is complete; empty before. */
+  /**
+   * Seats with the highest balance once the session is complete, empty before; after a tavern5
+   * tie-break deal only the tied players are candidates [D-11].
+   */
   winners(): number[] {
     if (!this.complete) return [];
-    return leaders(this.balances);
+    if (this.tiedSeats === 0) return leaders(this.balances);
+    const tied: number[] = [];
+    for (let s = 0; s < this.numPlayers; s++) if (this.tiedSeats & (1 << s)) tied.push(s);
+    const best = Math.max(...tied.map((s) => this.balances[s]!));
+    return tied.filter((s) => this.balances[s] === best);
   }
 
   // ======================= acting =======================
@@ -891,6 +901,7 @@ export class KratzenState {
       for (let s = 0; s < this.numPlayers; s++) bettler[s] = this.declaration[s] === DECL_BETTLER ? 1 : 0;
       settlement = settleTavern5({
         ...input,
+        isMuss: this.kind === 'muss',
         anteUnits: this.game.toUnits(this.rules.ante),
         failPenalty: this.rules.failPenalty,
         bettler,
@@ -944,7 +955,10 @@ export class KratzenState {
         // One tie-break deal: the tied players and the next dealer are dealt in.
         this.isTieBreak = true;
         this.dealtIn.fill(0);
-        for (const s of tied) this.dealtIn[s] = 1;
+        for (const s of tied) {
+          this.dealtIn[s] = 1;
+          this.tiedSeats |= 1 << s;
+        }
         this.dealtIn[nextDealer] = 1;
         this.dealer = nextDealer;
         this.startHand();

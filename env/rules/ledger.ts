@@ -49,6 +49,8 @@ export function settleDidactic4(input: SettlementInput, isMuss: boolean): Settle
 }
 
 export interface Tavern5SettlementInput extends SettlementInput {
+  /** A Muss deal (7-forced included): a player who missed the quota still collects for tricks [D-9]. */
+  isMuss: boolean;
   anteUnits: number;
   failPenalty: 'double-ante' | 'pot';
   /** 1 for a seat playing a Bettler contract. */
@@ -56,7 +58,10 @@ export interface Tavern5SettlementInput extends SettlementInput {
   bettlerBonusUnits: number;
 }
 
-/** tavern5: tricks x share to those who met the quota, then 2 x ante (or P) per failure; Bettlers [D-6]. */
+/**
+ * tavern5: tricks x share to those who met the quota (in a Muss deal to everybody [D-9]), then
+ * 2 x ante (or P) per failure; Bettlers [D-6].
+ */
 export function settleTavern5(input: Tavern5SettlementInput): Settlement {
   const { numPlayers, potBeforePlay: P, playing, tricks, quotas, bettler } = input;
   const payouts = new Array<number>(numPlayers).fill(0);
@@ -67,10 +72,12 @@ export function settleTavern5(input: Tavern5SettlementInput): Settlement {
   let anyMissedQuota = false;
   for (let s = 0; s < numPlayers; s++) {
     if (!playing[s] || bettler[s]) continue;
-    if (tricks[s]! >= quotas[s]!) {
+    const missed = tricks[s]! < quotas[s]!;
+    if (!missed || input.isMuss) {
       payouts[s] = tricks[s]! * share;
       pot -= payouts[s]!;
-    } else {
+    }
+    if (missed) {
       penalties[s] = failure;
       pot += failure;
       anyMissedQuota = true;

@@ -29,7 +29,8 @@ export interface GameRecord {
 export interface ParsedRecord {
   game: KratzenGame;
   seed: number | string | undefined;
-  start: { dealer?: number; pot: number; balances?: number[]; muss: boolean };
+  /** `muss` undefined: the profile's default (tavern5 opens with a Muss [D-10]). */
+  start: { dealer?: number; pot: number; balances?: number[]; muss?: boolean };
   hands: { deck: number[] | undefined; actions: { seat: number; action: number }[] }[];
 }
 
@@ -110,7 +111,7 @@ export function parseRecord(input: unknown): ParsedRecord {
     throw malformed('seed', 'seed must be an integer or a string');
   }
 
-  const start: ParsedRecord['start'] = { pot: 0, muss: false };
+  const start: ParsedRecord['start'] = { pot: 0 };
   const rawStart = input.start ?? undefined;
   if (rawStart !== undefined) {
     if (!isObject(rawStart)) throw malformed('start', 'start must be an object');
@@ -253,7 +254,8 @@ export function stateToRecord(state: KratzenState): GameRecord {
     pot: chips(state, state.startInfo.pot),
     balances: state.startInfo.balances.map((u) => chips(state, u)),
   };
-  if (state.startInfo.muss) start.muss = true;
+  // Written out in tavern5 although true is the default [D-10]: a reader need not know the default.
+  if (state.rules.profile === 'tavern5') start.muss = state.startInfo.muss;
   const record: GameRecord = { rules: ruleSetToJson(state.rules) };
   if (state.seed !== undefined) record.seed = state.seed;
   record.start = start;

@@ -202,6 +202,8 @@ describe('didactic4 hands', () => {
 });
 
 const T5 = { profile: 'tavern5', players: 4 };
+/** A record's start for a Normal first deal: a session opens with a Muss otherwise [D-10]. */
+const NORMAL = { muss: false };
 const T5_PLAN = {
   dealer: 0,
   hands: {
@@ -216,7 +218,7 @@ const T5_PLAN = {
 
 describe('tavern5 deals', () => {
   it('[D-3] every player dealt in pays the ante, the dealer too and no more', () => {
-    const state = stateFor({ ...T5, ante: 2 }, T5_PLAN);
+    const state = stateFor({ ...T5, ante: 2 }, T5_PLAN, NORMAL);
     expect(Array.from(state.balances)).toEqual([-10, -10, -10, -10]);
     expect(state.pot).toBe(40);
     expect(state.kind).toBe('normal');
@@ -226,7 +228,7 @@ describe('tavern5 deals', () => {
   });
 
   it('deals 3 then 2 to each from the dealer\'s left; the turned card stays face up, out of play', () => {
-    const state = stateFor(T5, T5_PLAN);
+    const state = stateFor(T5, T5_PLAN, NORMAL);
     expect(state.handOf(0)).toEqual(T5_PLAN.hands[0].map(parseCard));
     expect(state.handOf(3)).toEqual(T5_PLAN.hands[3].map(parseCard));
     expect(state.trump).toBe(2);
@@ -234,7 +236,7 @@ describe('tavern5 deals', () => {
   });
 
   it('[D-4] everybody else out: the dealer takes the pot without play, reported as in didactic4', () => {
-    const state = stateFor(T5, T5_PLAN);
+    const state = stateFor(T5, T5_PLAN, NORMAL);
     run(state, [[1, 'out'], [2, 'out'], [3, 'out']]);
     expect(replayResult(state).hands[0]).toMatchObject({
       walkover: true, kind: 'normal', potBeforePlay: 4, payouts: [4, 0, 0, 0], tricks: [0, 0, 0, 0], potAfter: 0,
@@ -244,7 +246,7 @@ describe('tavern5 deals', () => {
   });
 
   it('forehand leads; shares are floor(P/5) units to those who met the quota, remainder stays [D-5]', () => {
-    const state = stateFor(T5, T5_PLAN, { pot: 0.6 });
+    const state = stateFor(T5, T5_PLAN, { pot: 0.6, ...NORMAL });
     run(state, [[1, 'in'], [2, 'out'], [3, 'in']]);
     expect(state.currentSeat).toBe(1); // forehand: the first player in, left of the dealer
     playRandomly(state, seedrandom('d5'));
@@ -268,7 +270,7 @@ describe('tavern5 deals', () => {
   it('[D-5] the ledger keeps the remainder of floor(P/5) in the pot', () => {
     const s = settleTavern5({
       numPlayers: 3, dealer: 0, potBeforePlay: 23, playing: [1, 1, 1], tricks: [2, 2, 1], quotas: [2, 1, 1],
-      anteUnits: 5, failPenalty: 'double-ante', bettler: [0, 0, 0], bettlerBonusUnits: 0,
+      isMuss: false, anteUnits: 5, failPenalty: 'double-ante', bettler: [0, 0, 0], bettlerBonusUnits: 0,
     });
     expect(s.payouts).toEqual([8, 8, 4]);
     expect(s.potAfter).toBe(3);
@@ -282,10 +284,71 @@ describe('tavern5 deals', () => {
     expect(muss.currentSeat).toBe(1);
     const s = settleTavern5({
       numPlayers: 3, dealer: 0, potBeforePlay: 15, playing: [1, 1, 1], tricks: [1, 4, 0], quotas: [2, 1, 1],
-      anteUnits: 5, failPenalty: 'double-ante', bettler: [0, 0, 0], bettlerBonusUnits: 0,
+      isMuss: false, anteUnits: 5, failPenalty: 'double-ante', bettler: [0, 0, 0], bettlerBonusUnits: 0,
     });
     expect(s.anyMissedQuota).toBe(true);
     expect(s.penalties).toEqual([10, 0, 10]);
+  });
+
+  it('[D-10] a session opens with a Muss deal: no declarations, everybody plays, forehand leads', () => {
+    const state = stateFor(T5, T5_PLAN);
+    expect(state.kind).toBe('muss');
+    expect(state.phase).toBe('play');
+    expect(state.currentSeat).toBe(1);
+    expect(stateToRecord(state).start).toMatchObject({ muss: true });
+    const seeded = createGame(T5).newState({ seed: 'opening' });
+    expect(seeded.kind === 'muss' || seeded.phase === 'trump').toBe(true);
+    seeded.restart('again');
+    expect(seeded.kind).toBe('muss');
+  });
+
+  it('[D-10] illegal twin: a declaration in the opening deal', () => {
+    const state = stateFor(T5, T5_PLAN);
+    expect(() => state.applyAs(1, ACTION_IN)).toThrow(IllegalActionError);
+    expect(() => state.applyAs(1, ACTION_OUT)).toThrow(IllegalActionError);
+    expect(state.currentSeat).toBe(1);
+    expect(state.phase).toBe('play');
+  });
+
+  it('[D-9] in a Muss deal a player who missed the quota still collects for the tricks taken, and pays', () => {
+    const input = {
+      numPlayers: 3, dealer: 0, potBeforePlay: 15, playing: [1, 1, 1], tricks: [1, 4, 0], quotas: [2, 1, 1],
+      anteUnits: 5, failPenalty: 'double-ante' as const, bettler: [0, 0, 0], bettlerBonusUnits: 0,
+    };
+    const muss = settleTavern5({ ...input, isMuss: true });
+    expect(muss.payouts).toEqual([3, 12, 0]);
+    expect(muss.penalties).toEqual([10, 0, 10]);
+    expect(muss.potAfter).toBe(15 - 15 + 20);
+    const normal = settleTavern5({ ...input, isMuss: false });
+    expect(normal.payouts).toEqual([0, 12, 0]);
+  });
+
+  it('[D-9] a 7-forced Muss in live play: the dealer who missed collects its shares', () => {
+    // 7h turned; the dealer (seat 0) takes 1 trick, the Ah lead of seat 1 and so on below.
+    const plan = {
+      dealer: 0,
+      hands: {
+        1: ['Ah', 'Kh', 'Ac', 'Kc', 'Qc'],
+        2: ['Jh', 'Th', 'As', 'Ks', 'Qs'],
+        3: ['9h', '8h', 'Ad', 'Kd', 'Qd'],
+        0: ['Qh', 'Js', 'Jd', 'Jc', 'Tc'],
+      },
+      faceUp: ['7h'],
+    };
+    const state = stateFor(T5, plan, NORMAL);
+    expect(state.kind).toBe('muss');
+    run(state, [
+      [1, 'play Ah'], [2, 'play Th'], [3, 'play 8h'], [0, 'play Qh'],
+      [1, 'play Kh'], [2, 'play Jh'], [3, 'play 9h'], [0, 'play Js'],
+      [1, 'play Ac'], [2, 'play As'], [3, 'play Ad'], [0, 'play Jc'],
+      [1, 'play Kc'], [2, 'play Ks'], [3, 'play Kd'], [0, 'play Tc'],
+      [1, 'play Qc'], [2, 'play Qs'], [3, 'play Qd'], [0, 'play Jd'],
+    ]);
+    const hand = replayResult(state).hands[0]!;
+    // P = 4 = 20 units, share 4 units = 0.8: seat 1 takes all five tricks.
+    expect(hand.tricks).toEqual([0, 5, 0, 0]);
+    expect(hand.payouts).toEqual([0, 4, 0, 0]);
+    expect(hand.penalties).toEqual([2, 0, 2, 2]);
   });
 
   it('a Muss deal still pays shares (only didactic4 Muss hands pay nothing)', () => {
@@ -299,18 +362,18 @@ describe('tavern5 deals', () => {
   it('failPenalty pot: a player who missed the quota pays P', () => {
     const s = settleTavern5({
       numPlayers: 3, dealer: 0, potBeforePlay: 15, playing: [1, 1, 1], tricks: [1, 4, 0], quotas: [2, 1, 1],
-      anteUnits: 5, failPenalty: 'pot', bettler: [0, 0, 0], bettlerBonusUnits: 0,
+      isMuss: false, anteUnits: 5, failPenalty: 'pot', bettler: [0, 0, 0], bettlerBonusUnits: 0,
     });
     expect(s.penalties).toEqual([15, 0, 15]);
     expect(s.payouts).toEqual([0, 12, 0]);
   });
 
   it('dealerMinTricks 3 raises the dealer quota', () => {
-    expect(stateFor({ ...T5, dealerMinTricks: 3 }, T5_PLAN).quotas[0]).toBe(3);
+    expect(stateFor({ ...T5, dealerMinTricks: 3 }, T5_PLAN, NORMAL).quotas[0]).toBe(3);
   });
 
   it('a turned Weli: the dealer names trump first, the indicator is null', () => {
-    const state = stateFor(T5, { ...T5_PLAN, faceUp: ['W'], talon: ['9h'] });
+    const state = stateFor(T5, { ...T5_PLAN, faceUp: ['W'], talon: ['9h'] }, NORMAL);
     expect(state.phase).toBe('trump');
     expect(state.currentSeat).toBe(0);
     expect(state.legalActions().map((a) => a - parseAction('trump c'))).toEqual([0, 1, 2, 3]);
@@ -321,25 +384,48 @@ describe('tavern5 deals', () => {
   it('weliRank highest: the Weli beats the trump Ace in play', () => {
     const plan = { ...T5_PLAN, hands: { ...T5_PLAN.hands, 1: ['W', 'Tc', 'Ah', 'Kh', 'Qh'] }, faceUp: ['9d'], talon: ['Jc'] };
     const script: Script = [[1, 'in'], [2, 'in'], [3, 'in'], [1, 'play W'], [2, 'play Ad'], [3, 'play Qs'], [0, 'play As']];
-    expect(run(stateFor({ ...T5, weliRank: 'highest' }, plan), script).tricksWon[1]).toBe(1);
-    expect(run(stateFor(T5, plan), script).tricksWon[2]).toBe(1);
+    expect(run(stateFor({ ...T5, weliRank: 'highest' }, plan, NORMAL), script).tricksWon[1]).toBe(1);
+    expect(run(stateFor(T5, plan, NORMAL), script).tricksWon[2]).toBe(1);
   });
 
-  it('[D-7] following a trump lead, any trump is legal', () => {
-    const state = stateFor(T5, {
-      dealer: 0,
-      hands: { 0: ['Ac', 'Tc', '9c', 'As', 'Ks'], 1: ['Qc', 'Jc', 'Ah', 'Kh', 'Qh'], 2: ['Kc', 'Jh', 'Ad', 'Kd', 'Qd'], 3: ['Qs', 'Js', 'Ts', '9s', '8s'] },
-      faceUp: ['8c'],
-    });
-    run(state, [[1, 'in'], [2, 'in'], [3, 'in'], [1, 'play Jc'], [2, 'play Kc'], [3, 'play 8s']]);
-    // didactic4 would allow only the Ace (it must head the King); tavern5 allows every trump.
-    expect(state.legalActions()).toEqual(['Ac', 'Tc', '9c'].map((c) => parseAction(`play ${c}`)).sort((a, b) => a - b));
+  const TRUMP_LEAD_PLAN = {
+    dealer: 0,
+    hands: { 0: ['Ac', 'Tc', '9c', 'As', 'Ks'], 1: ['Qc', 'Jc', 'Ah', 'Kh', 'Qh'], 2: ['Kc', 'Jh', 'Ad', 'Kd', 'Qd'], 3: ['Qs', 'Js', 'Ts', '9s', '8s'] },
+    faceUp: ['8c'],
+  };
+  const TRUMP_LEAD_SCRIPT: Script = [[1, 'in'], [2, 'in'], [3, 'in'], [1, 'play Jc'], [2, 'play Kc'], [3, 'play 8s']];
+
+  it('[D-7] following a trump lead, a player who can beat the highest trump must', () => {
+    const state = run(stateFor(T5, TRUMP_LEAD_PLAN, NORMAL), TRUMP_LEAD_SCRIPT);
+    // Jc led, Kc over it: of the dealer's Ac, Tc, 9c only the Ace beats the King.
+    expect(state.legalActions()).toEqual([parseAction('play Ac')]);
+    state.apply(parseAction('play Ac'));
+    expect(state.tricksWon[0]).toBe(1);
+  });
+
+  it('[D-7] illegal twin: a lower trump on a trump lead by a player who could beat the highest trump', () => {
+    const state = run(stateFor(T5, TRUMP_LEAD_PLAN, NORMAL), TRUMP_LEAD_SCRIPT);
+    const before = JSON.stringify(stateToRecord(state));
+    expect(() => state.applyAs(0, parseAction('play Tc'))).toThrow(IllegalActionError);
+    expect(() => state.applyAs(0, parseAction('play 9c'))).toThrow(IllegalActionError);
+    expect(JSON.stringify(stateToRecord(state))).toBe(before);
+  });
+
+  it('[D-7] a player who cannot beat the highest trump on a trump lead may play any trump', () => {
+    // Seat 1 leads Qc, seat 2 overtrumps with Kc; seat 3 has no trump; the dealer holds Tc and
+    // 9c only (Ac moved to seat 2), neither beats the King: both are legal.
+    const plan = {
+      ...TRUMP_LEAD_PLAN,
+      hands: { ...TRUMP_LEAD_PLAN.hands, 0: ['7d', 'Tc', '9c', 'As', 'Ks'], 2: ['Kc', 'Ac', 'Ad', 'Kd', 'Qd'] },
+    };
+    const state = run(stateFor(T5, plan, NORMAL), [[1, 'in'], [2, 'in'], [3, 'in'], [1, 'play Qc'], [2, 'play Kc'], [3, 'play 8s']]);
+    expect(state.legalActions()).toEqual(['Tc', '9c'].map((c) => parseAction(`play ${c}`)).sort((a, b) => a - b));
   });
 });
 
 describe('tavern5 variants', () => {
   it('exchange: in players from the dealer\'s left, dealer last, replace from the talon at done and pay the fee', () => {
-    const state = stateFor({ ...T5, exchange: { maxCards: 2, feePerCard: 0.4 } }, T5_PLAN);
+    const state = stateFor({ ...T5, exchange: { maxCards: 2, feePerCard: 0.4 } }, T5_PLAN, NORMAL);
     run(state, [[1, 'in'], [2, 'out'], [3, 'in']]);
     expect(state.phase).toBe('exchange');
     expect(state.currentSeat).toBe(1);
@@ -362,8 +448,9 @@ describe('tavern5 variants', () => {
   it('exchange: nobody may discard more cards than the talon still holds', () => {
     const rules = { profile: 'tavern5', players: 6, exchange: { maxCards: 5, feePerCard: 0 } };
     let seed = 0;
-    let state = createGame(rules).newState({ seed, start: { dealer: 0 } });
-    while (state.kind !== 'normal' || state.phase !== 'declare') state = createGame(rules).newState({ seed: ++seed, start: { dealer: 0 } });
+    const start = { dealer: 0, ...NORMAL };
+    let state = createGame(rules).newState({ seed, start });
+    while (state.kind !== 'normal' || state.phase !== 'declare') state = createGame(rules).newState({ seed: ++seed, start });
     for (let s = 1; s < 6; s++) state.apply(ACTION_IN);
     let discards = 0;
     while (state.numLegalActions() > 1) {
@@ -382,15 +469,15 @@ describe('tavern5 variants', () => {
   it('[D-6] bettler: only in Normal deals, never the dealer; a won Bettler is paid the bonus by every other player in', () => {
     const rules = { ...T5, bettler: { bonus: 2 } };
     expect(stateFor(rules, T5_PLAN, { muss: true }).isLegal(ACTION_BETTLER)).toBe(false);
-    const state = stateFor(rules, T5_PLAN);
+    const state = stateFor(rules, T5_PLAN, NORMAL);
     expect(state.isLegal(ACTION_BETTLER)).toBe(true);
-    expect(stateFor(T5, T5_PLAN).isLegal(ACTION_BETTLER)).toBe(false);
+    expect(stateFor(T5, T5_PLAN, NORMAL).isLegal(ACTION_BETTLER)).toBe(false);
     // Seat 3 holds only spades below the dealer's As/Ks and plays them under the others.
     run(state, [[1, 'in'], [2, 'out'], [3, 'bettler']]);
     expect(state.phase).toBe('play');
     const s = settleTavern5({
       numPlayers: 4, dealer: 0, potBeforePlay: 20, playing: [1, 1, 0, 1], tricks: [3, 2, 0, 0], quotas: [2, 1, 1, 0],
-      anteUnits: 5, failPenalty: 'double-ante', bettler: [0, 0, 0, 1], bettlerBonusUnits: 10,
+      isMuss: false, anteUnits: 5, failPenalty: 'double-ante', bettler: [0, 0, 0, 1], bettlerBonusUnits: 10,
     });
     expect(s.payouts).toEqual([12, 8, 0, 20]);
     expect(s.penalties).toEqual([10, 10, 0, 0]);
@@ -401,7 +488,7 @@ describe('tavern5 variants', () => {
   it('[D-6] a failed Bettler pays P into the pot, takes no shares, and does not make the next deal a Muss', () => {
     const s = settleTavern5({
       numPlayers: 3, dealer: 0, potBeforePlay: 15, playing: [1, 1, 1], tricks: [2, 2, 1], quotas: [2, 1, 0],
-      anteUnits: 5, failPenalty: 'double-ante', bettler: [0, 0, 1], bettlerBonusUnits: 10,
+      isMuss: false, anteUnits: 5, failPenalty: 'double-ante', bettler: [0, 0, 1], bettlerBonusUnits: 10,
     });
     expect(s.payouts).toEqual([6, 6, 0]);
     expect(s.penalties).toEqual([0, 0, 15]);
@@ -413,7 +500,7 @@ describe('tavern5 variants', () => {
 describe('tavern5 sessions', () => {
   it('a tie for the lead brings one tie-break deal: the tied players and the next dealer, who alone ante', () => {
     const rules = { ...T5, hands: 1 };
-    const state = stateFor(rules, { ...T5_PLAN, dealer: 2 }, { balances: [5, 5, 0, 0] });
+    const state = stateFor(rules, { ...T5_PLAN, dealer: 2 }, { balances: [5, 5, 0, 0], ...NORMAL });
     run(state, [[3, 'out'], [0, 'out'], [1, 'out']]);
     // Walkover: [4, 4, 3, -1] - seats 0 and 1 tie; seat 3 deals next and is dealt in.
     expect(state.complete).toBe(false);
@@ -429,6 +516,32 @@ describe('tavern5 sessions', () => {
     expect(result.final.complete).toBe(true);
     const best = Math.max(...result.final.balances);
     expect(result.final.winners).toEqual(result.final.balances.flatMap((b, s) => (b === best ? [s] : [])));
+  });
+
+  it('[D-11] after a tie-break deal only the tied players can win, even if the dealer dealt in finishes higher', () => {
+    // Deal 1 is a walkover for dealer 3 that leaves seats 1 and 2 tied on 2; seat 0 deals the
+    // tie-break, takes all five tricks and finishes on 1, above the tied players' -1.
+    const rules = { ...T5, hands: 1 };
+    const state = stateFor(rules, { ...T5_PLAN, dealer: 3 }, { balances: [0, 3, 3, -5], ...NORMAL });
+    run(state, [[0, 'out'], [1, 'out'], [2, 'out']]);
+    expect(state.kind).toBe('tie-break');
+    expect(state.dealer).toBe(0);
+    const deck = buildDeck({
+      profile: 'tavern5', players: 4, dealer: 0, dealtIn: [0, 1, 2], faceUp: ['9c'],
+      hands: { 1: ['As', 'Ks', 'Qs', 'Js', 'Ts'], 2: ['Ah', 'Kh', 'Qh', 'Jh', 'Th'], 0: ['Ac', 'W', 'Kc', 'Qc', 'Jc'] },
+    });
+    const replayed = replayRecord({
+      ...stateToRecord(state),
+      hands: [stateToRecord(state).hands![0]!, {
+        deck,
+        actions: actions([
+          [1, 'play As'], [2, 'play Ah'], [0, 'play Jc'], [0, 'play Qc'], [1, 'play Ks'], [2, 'play Kh'],
+          [0, 'play Kc'], [1, 'play Qs'], [2, 'play Qh'], [0, 'play W'], [1, 'play Js'], [2, 'play Jh'],
+          [0, 'play Ac'], [1, 'play Ts'], [2, 'play Th'],
+        ]),
+      }],
+    }).result;
+    expect(replayed.final).toEqual({ balances: [1, -1, -1, -2], pot: 4, complete: true, winners: [1, 2] });
   });
 
   it('startingChips: a stack at 0 or less ends the session after that deal', () => {

@@ -88,8 +88,17 @@ describe('didactic4 must head', () => {
 });
 
 describe('tavern5 following [D-7]', () => {
-  it('following a trump lead any trump is legal', () => {
-    expect(legal('Kc 7c 9h', 'Qc', 'c', { mustHead: false })).toBe('Kc 7c');
+  it('following a trump lead, a trump that beats the highest trump is required', () => {
+    expect(legal('Kc 7c 9h', 'Qc', 'c', { mustHead: false })).toBe('Kc');
+    expect(legal('Ac W 7c', 'Qc Kc', 'c', { mustHead: false })).toBe('Ac W');
+    expect(legal('Ac W 7c', 'Qc Kc', 'c', { mustHead: false, weliHighest: true })).toBe('Ac W');
+  });
+  it('following a trump lead without a trump that beats the highest, any trump', () => {
+    expect(legal('Kc 7c 9h', 'Qc Ac', 'c', { mustHead: false })).toBe('Kc 7c');
+    expect(legal('Ac 7c', 'W', 'c', { mustHead: false, weliHighest: true })).toBe('Ac 7c');
+  });
+  it('a Weli lead is a trump lead: the trump Ace must beat it', () => {
+    expect(legal('Ac Kc 9h', 'W', 'c', { mustHead: false })).toBe('Ac');
   });
   it('no duty to head a plain suit', () => {
     expect(legal('Kh 7h', 'Qh', 'c', { mustHead: false })).toBe('Kh 7h');

@@ -44,8 +44,9 @@ export function trickWinnerIndex(cards: ArrayLike<number>, length: number, trump
 
 /**
  * Which cards of a hand may be played, as a bit set over hand positions (bit i = hand[start+i]).
- * `mustHead` is the didactic4 duty to beat the current winner when following suit; the
- * overtrump duty of a player void in the led suit applies in both profiles.
+ * `mustHead` is the didactic4 duty to beat the current winner when following a plain suit. The
+ * overtrump duty applies in both profiles, to a player void in the led suit and to one following
+ * a trump lead [D-7] (docs/rules.md section 2).
  */
 export function legalPlayBits(
   hand: ArrayLike<number>,
@@ -84,8 +85,9 @@ export function legalPlayBits(
     }
   }
   // A trump winner on a plain lead cannot be beaten by the led suit, so beatFollow is empty
-  // there and any card of the led suit stays legal, as RULES.md ch. 2 step 2 says.
-  if (follow !== 0) return mustHead && beatFollow !== 0 ? beatFollow : follow;
+  // there and any card of the led suit stays legal (docs/rules.md section 2, step 2). Following
+  // a trump lead is overtrumping: beat the highest trump when able, in both profiles [D-7].
+  if (follow !== 0) return (mustHead || led === TRUMP_SUIT) && beatFollow !== 0 ? beatFollow : follow;
   if (trumps !== 0) return beatTrumps !== 0 ? beatTrumps : trumps;
   return all;
 }
