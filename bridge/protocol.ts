@@ -118,13 +118,13 @@ export const viewRequest = request(
     seat: z.number().int().min(0).max(5).optional().describe('multi sessions: the seat whose view is given. @default the seat to act (seat 0 once the session is over); single sessions: always the learner seat'),
     episode: episodeChoice,
   }),
-  "The public table as one seat sees it, for frontends: the observation view (own hand, face-up cards, trump, trick, declarations, pot, balances), the seat's legal moves, every hand's actions (other seats' discards masked) and tricks, and each finished hand's settlement (RULES.md ch. 6).",
+  "The public table as one seat sees it, for frontends: the observation view (own hand, face-up cards, trump, trick, declarations, pot, balances), the seat's legal moves, every hand's actions (other seats' discards masked) and tricks, and each finished hand's settlement (docs/rules.md §6).",
 );
 
 export const recordRequest = request(
   'env.record',
   z.strictObject({ session: sessionId, env: envIndex, episode: episodeChoice }),
-  'The game record (RULES.md ch. 5) of an env\'s session so far, every hand with its deck. Single sessions give finished hands only: the deck of a hand in progress would show the learner the other hands.',
+  'The game record (docs/rules.md §5) of an env\'s session so far, every hand with its deck. Single sessions give finished hands only: the deck of a hand in progress would show the learner the other hands.',
 );
 
 const matrix = z.array(z.array(z.number()));
@@ -151,7 +151,7 @@ export const policyActRequest = request(
     }),
     z.strictObject({
       policy: policyId,
-      record: z.record(z.string(), z.unknown()).describe('A game record (RULES.md ch. 5); the policy acts for the seat to act after replaying it.'),
+      record: z.record(z.string(), z.unknown()).describe('A game record (docs/rules.md §5); the policy acts for the seat to act after replaying it.'),
     }),
   ]),
   'Actions (and, for checkpoints, probabilities and values) for given observations or a record.',

@@ -42,7 +42,7 @@ export interface TableView {
   numHands: number;
   complete: boolean;
   history: HandHistory[];
-  /** The settlement of every finished hand (RULES.md ch. 6), amounts in chips. */
+  /** The settlement of every finished hand (docs/rules.md §6), amounts in chips. */
   settlements: HandReport[];
   final: ReturnType<typeof replayResult>['final'];
 }
@@ -97,7 +97,7 @@ export function sessionHistory(state: KratzenState): HandHistory[] {
   return recorder.hands;
 }
 
-/** Hides the discards of other seats (RULES.md: only the discarding seat sees them). */
+/** Hides the discards of other seats (docs/rules.md §3: only the discarding seat sees them). */
 export function maskHistory(hands: HandHistory[], viewer: number): HandHistory[] {
   return hands.map((h) => ({
     ...h,

@@ -23,10 +23,12 @@ import { runPlay } from './play.js';
 
 const USAGE = `kratzen <verb> [options]
 
+The rules of the game, both profiles and every variant: docs/rules.md.
+
 verbs:
-  replay <record.json|->      replay a record, print the result JSON (RULES.md ch. 6)
+  replay <record.json|->      replay a record, print the result JSON (docs/rules.md §6)
   random --seed S [--profile didactic4|tavern5] [--players N] [--hands H] [--variant JSON]
-                              print the record of a session of uniformly random play
+                              print the record (docs/rules.md §5) of a session of uniformly random play
   demo [--seed S]             play a random session and print its hands
   train [--name N] [--updates U] [--seed S] [--profile P] [--players N] [--variant JSON] [--config FILE]
         [--backend auto|tensorflow|wasm|cpu] [--resume]

@@ -16,7 +16,7 @@ import { OBS_SIZE, encodeObservation, observationSpec, observationView, type Obs
 import { TERMINATED, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 
 export interface EnvStepInfo {
-  /** Hands finished by this step (RULES.md ch. 6 reports, chips). */
+  /** Hands finished by this step (docs/rules.md §6 reports, chips). */
   hands?: HandReport[];
   /** Present when the session ended in this step. */
   session?: { balances: number[]; pot: number; winners: number[] };
@@ -133,7 +133,7 @@ export class KratzenEnv {
     return observationView(this.table.state, seat);
   }
 
-  /** The record of the session so far (RULES.md ch. 5). */
+  /** The record of the session so far (docs/rules.md §5). */
   record() {
     return stateToRecord(this.table.state);
   }

@@ -12,7 +12,7 @@ import {
 } from './rules/index.js';
 
 export const envConfigSchema = z.strictObject({
-  /** Rule set (RULES.md ch. 0). @default {} (didactic4, 4 players) */
+  /** Rule set (docs/rules.md §0). @default {} (didactic4, 4 players) */
   rules: z.record(z.string(), z.unknown()).default({}),
   /** An episode is a whole session, or one hand with the pot and balances carried on. @default 'session' */
   episode: z.enum(['session', 'hand']).default('session'),

@@ -1,4 +1,4 @@
-// Card identities: the canonical ids (RULES.md ch. 1) and the tokens records use.
+// Card identities: the canonical ids (docs/rules.md §1) and the tokens records use.
 // Every encoding, record and test goes through these ids: id = suit * 8 + rank, Weli = 32.
 
 export const NUM_SUITS = 4;

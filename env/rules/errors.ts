@@ -31,7 +31,7 @@ export class RuleSetError extends ValidationError {
   }
 }
 
-/** A settlement whose amounts would pass 2^53 - 1 units (RULES.md ch. 3, Ledger). */
+/** A settlement whose amounts would pass 2^53 - 1 units (docs/rules.md §3, Ledger). */
 export class AmountOverflowError extends Error {
   constructor(readonly hand: number) {
     super(`amount overflow in hand ${hand}: an amount would pass 2^53 - 1 units`);

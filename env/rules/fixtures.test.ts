@@ -1,4 +1,4 @@
-// Hand-made records (test/fixtures/records), written from RULES.md alone by someone other than the
+// Hand-made records (test/fixtures/records), written from docs/rules.md alone by someone other than the
 // engine's author, replayed to their hand-computed results or errors (see NOTES.md there).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// The Kratzen state machine (RULES.md ch. 2-4): the immutable `KratzenGame` (a rule set and its
+// The Kratzen state machine (docs/rules.md §2–§4): the immutable `KratzenGame` (a rule set and its
 // sizes) and the mutable `KratzenState` (one session: deals, declarations, tricks, ledger).
 // Pure and deterministic: every random draw comes from the state's seeded generator.
 
@@ -748,7 +748,7 @@ export class KratzenState {
 
   /**
    * Amounts are exact integers up to 2^53 - 1 units; past that the session stops rather than
-   * round (RULES.md ch. 3, Ledger). The state becomes terminal with `overflowed` set.
+   * round (docs/rules.md §3, Ledger). The state becomes terminal with `overflowed` set.
    */
   private guardAmount(units: number): void {
     if (!exceedsUnits(units)) return;

@@ -1,4 +1,4 @@
-// Money (RULES.md ch. 3 and 4, Settlement): exact integer units, never rounded.
+// Money (docs/rules.md §3 and §4, Settlement): exact integer units, never rounded.
 // didactic4 counts quarter chips (P/4 per trick is exact because every P is whole chips);
 // tavern5 counts fifths of a chip, and a share is floor(P_units / 5) [D-5].
 

@@ -1,4 +1,4 @@
-// Game records and replay (RULES.md ch. 5 and 6): parse and validate a record, replay it
+// Game records and replay (docs/rules.md §5 and §6): parse and validate a record, replay it
 // through the same legality checks as live play, report the result, and write any state back
 // out as a record with its decks in full.
 

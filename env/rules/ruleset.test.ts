@@ -1,4 +1,4 @@
-// Rule-set validation (RULES.md ch. 0): defaults, and errors that name the field.
+// Rule-set validation (docs/rules.md §0): defaults, and errors that name the field.
 import { describe, expect, it } from 'vitest';
 import { RuleSetError, parseRuleSet } from './index.js';
 
@@ -68,7 +68,7 @@ describe('rule sets', () => {
       expect(r.reason).toMatch(/tavern5/);
     },
   );
-  it.each(['dealerChoice', 'cutRitual'])('always rejects %s with the reason from RULES.md', (field) => {
+  it.each(['dealerChoice', 'cutRitual'])('always rejects %s with the reason from docs/rules.md §0', (field) => {
     for (const profile of ['didactic4', 'tavern5']) {
       const r = rejection({ profile, [field]: 'Schlagen' });
       expect(r.field).toBe(field);

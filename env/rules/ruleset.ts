@@ -1,4 +1,4 @@
-// Rule sets (RULES.md ch. 0): the zod schema, profile defaults and variant switches.
+// Rule sets (docs/rules.md §0): the zod schema, profile defaults and variant switches.
 // Input is a plain JSON object; the output is a complete, frozen `RuleSet` with every default
 // filled in and every amount also given in exact integer units.
 

@@ -58,7 +58,7 @@ const SETTLEMENT_SCRIPT: Script = [
   [1, 'play Kc'], [2, 'play Ah'], [3, 'play Js'], [0, 'play 7h'],
 ];
 
-describe('didactic4 settlement (RULES.md ch. 3, seed example)', () => {
+describe('didactic4 settlement (docs/rules.md §3, seed example)', () => {
   it('P = 12: pays P/4 per trick, then 2P for the declarer and P for a player without a trick; next pot 36', () => {
     const deck = buildDeck({ profile: 'didactic4', players: 4, ...SETTLEMENT_PLAN });
     const { result } = replayRecord({

@@ -1,4 +1,4 @@
-// Trick legality and winners (RULES.md ch. 2), written with card tokens.
+// Trick legality and winners (docs/rules.md §2), written with card tokens.
 import { describe, expect, it } from 'vitest';
 import { legalPlayBits, parseCard, suitIndex, trickWinnerIndex } from './index.js';
 
@@ -17,7 +17,7 @@ function winner(trick: string, trump: string, weliHighest = false) {
   return trickWinnerIndex(t, t.length, suitIndex(trump), weliHighest);
 }
 
-describe('worked example, seed 001 section 08 (RULES.md ch. 2)', () => {
+describe('worked example, seed 001 section 08 (docs/rules.md §2)', () => {
   it('B may play the Weli on a trump lead and must, as it heads the trick', () => {
     expect(legal('W 9h 7s', 'Kc', 'c')).toBe('W');
   });

@@ -1,4 +1,4 @@
-// Trick play (RULES.md ch. 2): trumps, card strength, the trick winner and which cards may be
+// Trick play (docs/rules.md §2): trumps, card strength, the trick winner and which cards may be
 // played. Pure functions over small typed arrays; they allocate nothing.
 
 import { WELI, cardRank, cardSuit } from './cards.js';

@@ -1,5 +1,5 @@
 // Builds explicit decks for scripted scenarios from the hands each seat should be dealt,
-// following the packet deal of RULES.md (didactic4: 2 + indicator + 2; tavern5: 3 + 2 + turned).
+// following the packet deal of docs/rules.md (didactic4: 2 + indicator + 2; tavern5: 3 + 2 + turned).
 
 import { NUM_CARDS, parseCard } from '../../env/rules/index.js';
 
