@@ -1,7 +1,12 @@
 // Every agent: legal on real masks, deterministic for a seed; and a first look at strength.
 import { describe, expect, it } from 'vitest';
-import { NUM_ACTIONS } from '../env/rules/index.js';
+import seedrandom from 'seedrandom';
+import { NUM_ACTIONS, actionToString, createGame, parseAction, parseCard, type KratzenState } from '../env/rules/index.js';
+import { OBS_SIZE, decodeObservation, encodeObservation } from '../env/observation.js';
 import { VecEnv } from '../env/vec-env.js';
+import { buildDeck } from '../test/helpers/decks.js';
+import { sampleState } from './determinize.js';
+import { observedGame } from './observed-game.js';
 import { HeuristicAgent, PhaseRoutedAgent, PimcAgent, RandomAgent, assertLegal, playSession, sessionChips, type Agent } from './index.js';
 
 const TABLES = [
@@ -12,8 +17,8 @@ const TABLES = [
 const makers: Record<string, (rules: object, seed: number) => Agent> = {
   random: (_rules, seed) => new RandomAgent({ seed }),
   heuristic: () => new HeuristicAgent(),
-  pimc: (rules, seed) => new PimcAgent({ rules, samples: 3, seed }),
-  'pimc bidding, heuristic play': (rules, seed) => new PhaseRoutedAgent(new PimcAgent({ rules, samples: 3, seed }), new HeuristicAgent()),
+  pimc: (_rules, seed) => new PimcAgent({ samples: 3, seed }),
+  'pimc bidding, heuristic play': (_rules, seed) => new PhaseRoutedAgent(new PimcAgent({ samples: 3, seed }), new HeuristicAgent()),
 };
 
 describe.each(Object.keys(makers))('%s agent', (name) => {
@@ -61,5 +66,65 @@ describe('PhaseRoutedAgent', () => {
     expect(state.complete).toBe(true);
     expect(seen.some((s) => s.startsWith('bid'))).toBe(true);
     expect(seen.filter((s) => s.startsWith('play')).length).toBeGreaterThan(seen.filter((s) => s.startsWith('bid')).length);
+  });
+});
+
+describe('agents read the rules from the observed rule set (docs/rules.md §0)', () => {
+  const T5 = { profile: 'tavern5', players: 4 };
+
+  function stateFor(rules: object, hands: Record<number, string[]>, faceUp: string, script: string[][]) {
+    const deck = buildDeck({ profile: 'tavern5', players: 4, dealer: 0, hands, faceUp: [faceUp] }).map(parseCard);
+    const state = createGame(rules).newState({ decks: [deck], start: { dealer: 0, muss: false } });
+    for (const [seat, action] of script) state.applyAs(Number(seat), parseAction(action!));
+    return state;
+  }
+
+  function heuristicChoice(state: KratzenState): string {
+    const obs = new Float32Array(OBS_SIZE);
+    const mask = new Uint8Array(NUM_ACTIONS);
+    encodeObservation(state, state.currentSeat, obs);
+    state.legalActionMask(mask);
+    return actionToString(new HeuristicAgent().act(obs, mask, Int32Array.of(state.currentSeat))[0]!);
+  }
+
+  it('weliRank highest: the heuristic counts the Weli as the top trump when it declares', () => {
+    // Seat 1 speaks first holding the Weli and nothing else of worth (clubs are trump): the
+    // second-best trump is not enough to play, the best one is.
+    const hands = {
+      1: ['W', '7s', '8s', '9d', '8d'],
+      2: ['Ac', 'Kc', 'Qc', 'As', 'Ks'],
+      3: ['Ah', 'Kh', 'Qh', 'Ad', 'Kd'],
+      0: ['Jc', 'Tc', 'Qs', 'Js', 'Jh'],
+    };
+    expect(heuristicChoice(stateFor(T5, hands, '9c', []))).toBe('out');
+    expect(heuristicChoice(stateFor({ ...T5, weliRank: 'highest' }, hands, '9c', []))).toBe('in');
+  });
+
+  it('dealerMinTricks 3: the heuristic dealer with two tricks keeps leading trumps for the third', () => {
+    const hands = {
+      1: ['Ks', '7h', '8h', '9h', 'Th'],
+      2: ['Qs', '7d', '8d', '9d', 'Td'],
+      3: ['Js', 'Jh', 'Qh', 'Kh', '7s'],
+      0: ['As', 'Ac', 'Kc', 'Qc', 'Ad'],
+    };
+    const script = [
+      ['1', 'in'], ['2', 'in'], ['3', 'in'],
+      ['1', 'play Ks'], ['2', 'play Qs'], ['3', 'play Js'], ['0', 'play As'],
+      ['0', 'play Ac'], ['1', 'play 7h'], ['2', 'play 7d'], ['3', 'play 7s'],
+    ];
+    expect(heuristicChoice(stateFor(T5, hands, '9c', script))).toBe('play Ad'); // quota met: cash the Ace
+    expect(heuristicChoice(stateFor({ ...T5, dealerMinTricks: 3 }, hands, '9c', script))).toBe('play Kc');
+  });
+
+  it('pimc simulates the observed rules: its sampled states have the table\'s quota and Weli rank', () => {
+    const rules = { ...T5, dealerMinTricks: 3, weliRank: 'highest' };
+    const state = createGame(rules).newState({ seed: 3 });
+    const obs = new Float32Array(OBS_SIZE);
+    encodeObservation(state, state.currentSeat, obs);
+    const view = decodeObservation(obs);
+    const sampled = sampleState(observedGame(view), view, seedrandom('s'));
+    expect(sampled).not.toBeNull();
+    expect(sampled!.rules.weliRank).toBe('highest');
+    expect(sampled!.quotas[state.dealer]).toBe(3);
   });
 });

@@ -14,7 +14,7 @@ const CONFIGS = [
 ];
 
 describe.each(CONFIGS)('sampleState %j', (rules) => {
-  it('reproduces the seat\'s observation (up to the ledger) and its legal actions', () => {
+  it('reproduces the seat\'s observation (up to the ledger and session progress) and its legal actions', () => {
     const game = createGame(rules);
     const random = seedrandom('det');
     const trueObs = new Float32Array(OBS_SIZE);
@@ -35,8 +35,8 @@ describe.each(CONFIGS)('sampleState %j', (rules) => {
           if (copy) {
             sampled++;
             encodeObservation(copy, seat, sampledObs);
-            const { balances: _b, pot: _p, potBeforePlay: _pb, handsPlayedFraction: _h, ...a } = decodeObservation(sampledObs);
-            const { balances: _b2, pot: _p2, potBeforePlay: _pb2, handsPlayedFraction: _h2, ...b } = view;
+            const { balances: _b, pot: _p, potBeforePlay: _pb, handsPlayedFraction: _h, handsLeft: _l, ...a } = decodeObservation(sampledObs);
+            const { balances: _b2, pot: _p2, potBeforePlay: _pb2, handsPlayedFraction: _h2, handsLeft: _l2, ...b } = view;
             expect(a).toEqual(b);
             expect(Array.from(copy.legalActionMask(sampledMask))).toEqual(Array.from(state.legalActionMask(trueMask)));
           }

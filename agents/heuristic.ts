@@ -1,7 +1,8 @@
 // A rule-based player that follows the seeds' advice: fold weak hands in normal hands, count the
 // players already in, play marginal hands when the pot is fat, lead trumps early as the dealer,
 // keep the Weli for a trick that matters, and in a Muss make sure of a trick before anything else.
-// It reads only the observation (through the env's decoder) and the mask.
+// It reads only the observation (through the env's decoder) and the mask; every rule it uses
+// (Weli rank, quotas, number of tricks, fees, penalties) comes from the observed rule set.
 
 import {
   ACTION_BETTLER,
@@ -22,6 +23,7 @@ import {
 } from '../env/rules/index.js';
 import { OBS_SIZE, decodeObservation, type ObservationView } from '../env/observation.js';
 import type { Agent } from './agent.js';
+import { observedGame } from './observed-game.js';
 
 export interface HeuristicOptions {
   /** Added to the declaration threshold: > 0 folds more, < 0 plays more. @default 0 */
@@ -49,24 +51,26 @@ export class HeuristicAgent implements Agent {
 
   /** One decision from a decoded view and the legal actions. */
   choose(view: ObservationView, legal: number[]): number {
+    const rules = observedGame(view).rules;
+    const weliHighest = rules.weliRank === 'highest';
     switch (view.phase) {
       case 'trump':
         return ACTION_TRUMP + bestTrumpSuit(view.hand.map(parseCard));
       case 'discard':
-        return ACTION_DISCARD + weakest(view, legal.map((a) => a - ACTION_DISCARD));
+        return ACTION_DISCARD + weakest(view, legal.map((a) => a - ACTION_DISCARD), weliHighest);
       case 'declare':
-        return this.declare(view, legal);
+        return this.declare(view, legal, weliHighest);
       case 'exchange':
-        return exchange(view, legal);
+        return exchange(view, legal, weliHighest);
       default:
-        return play(view, legal);
+        return play(view, legal, weliHighest);
     }
   }
 
-  private declare(view: ObservationView, legal: number[]): number {
+  private declare(view: ObservationView, legal: number[], weliHighest: boolean): number {
+    const rules = observedGame(view).rules;
     const hand = view.hand.map(parseCard);
     const trump = suitIndex(view.trump ?? 'c');
-    const weliHighest = false;
     const expected = expectedTricks(hand, trump, weliHighest, view.numPlayers);
     // Count the players in: those who said in, plus the dealer, plus half of those still to speak.
     let opponents = 0;
@@ -75,11 +79,14 @@ export class HeuristicAgent implements Agent {
       if (s === view.dealer || d === 'in' || d === 'bettler') opponents += 1;
       else if (d === 'none') opponents += 0.5;
     });
-    const quota = view.quotas[view.seat] || 1;
+    const quota = view.quotas[view.seat]!;
     // A fat pot (many antes' worth) pays for a riskier call.
     const potPerPlayer = view.pot / Math.max(1, view.numPlayers);
     const fatPot = Math.min(0.35, Math.max(0, (potPerPlayer - 1.5) * 0.08));
-    const threshold = quota * (0.75 + 0.12 * Math.max(0, opponents - 1)) - fatPot + this.caution;
+    // failPenalty "pot": a failure costs the whole pot rather than two antes; call more carefully.
+    const dearFailure =
+      rules.profile === 'tavern5' && rules.failPenalty === 'pot' ? Math.min(0.3, (0.1 * view.pot) / (2 * rules.ante)) : 0;
+    const threshold = quota * (0.75 + 0.12 * Math.max(0, opponents - 1)) - fatPot + dearFailure + this.caution;
     if (legal.includes(ACTION_BETTLER) && expected < 0.1 && hand.every((c) => !isTrump(c, trump) && cardRank(c) >= 4)) {
       return ACTION_BETTLER;
     }
@@ -92,7 +99,9 @@ function expectedTricks(hand: number[], trump: number, weliHighest: boolean, num
   const trumps = hand.filter((c) => isTrump(c, trump)).length;
   let sum = 0;
   for (const card of hand) {
+    // The top trump is a sure trick: the Weli under the Salzburg rule, else the trump Ace.
     if (card === WELI) sum += weliHighest ? 1 : 0.85;
+    else if (cardSuit(card) === trump && cardRank(card) === 0) sum += weliHighest ? 0.85 : 1;
     else if (cardSuit(card) === trump) sum += [1, 0.7, 0.5, 0.35, 0.3, 0.25, 0.2, 0.2][cardRank(card)]! * (trumps >= 2 ? 1 : 0.8);
     else if (cardRank(card) === 0) sum += numPlayers <= 4 ? 0.55 : 0.4;
     else if (cardRank(card) === 1) sum += 0.15;
@@ -114,36 +123,41 @@ function bestTrumpSuit(hand: number[]): number {
 }
 
 /** How much a card is worth keeping: trumps by rank, then plain cards by rank. */
-function keepValue(card: number, trump: number): number {
-  return trickValue(card, -1, trump, false) || 8 - cardRank(card);
+function keepValue(card: number, trump: number, weliHighest: boolean): number {
+  return trickValue(card, -1, trump, weliHighest) || 8 - cardRank(card);
 }
 
-function weakest(view: ObservationView, cards: number[]): number {
+function weakest(view: ObservationView, cards: number[], weliHighest: boolean): number {
   const trump = suitIndex(view.trump ?? 'c');
-  return cards.reduce((a, b) => (keepValue(b, trump) < keepValue(a, trump) ? b : a));
+  return cards.reduce((a, b) => (keepValue(b, trump, weliHighest) < keepValue(a, trump, weliHighest) ? b : a));
 }
 
-function exchange(view: ObservationView, legal: number[]): number {
+function exchange(view: ObservationView, legal: number[], weliHighest: boolean): number {
+  const rules = observedGame(view).rules;
   const trump = suitIndex(view.trump ?? 'c');
+  // A card changed costs the fee; it is worth it only when the fee is small against a share
+  // of the pot (a fifth of it per trick), here at most half a share.
+  if ((rules.exchange?.feePerCard ?? 0) > view.pot / 10) return ACTION_DONE;
   const candidates = legal.filter((a) => a >= ACTION_DISCARD && a < ACTION_IN).map((a) => a - ACTION_DISCARD);
-  // Change only plain cards below the Ten: they rarely take a trick, and each change costs a fee.
+  // Change only plain cards below the Ten: they rarely take a trick.
   const poor = candidates.filter((c) => !isTrump(c, trump) && cardRank(c) >= 5);
-  return poor.length > 0 ? ACTION_DISCARD + weakest(view, poor) : ACTION_DONE;
+  return poor.length > 0 ? ACTION_DISCARD + weakest(view, poor, weliHighest) : ACTION_DONE;
 }
 
-function play(view: ObservationView, legal: number[]): number {
+function play(view: ObservationView, legal: number[], weliHighest: boolean): number {
   const trump = suitIndex(view.trump ?? 'c');
+  const keep = (card: number) => keepValue(card, trump, weliHighest);
   const cards = legal.map((a) => a); // play actions are card ids
   const trick = view.currentTrick.flatMap((t, s) => (t ? [{ seat: s, card: parseCard(t) }] : []));
-  const tricksLeft = (view.profile === 'didactic4' ? 4 : 5) - view.trickNumber;
+  const tricksLeft = observedGame(view).numTricks - view.trickNumber;
   const need = Math.max(0, view.quotas[view.seat]! - view.tricksWon[view.seat]!);
   // Extra tricks pay in every tavern5 deal and in a didactic4 normal hand, never in its Muss.
   const payoutHand = view.profile === 'tavern5' || view.kind === 'normal';
   const bettler = view.declarations[view.seat] === 'bettler';
-  const lowest = () => cards.reduce((a, b) => (keepValue(b, trump) < keepValue(a, trump) ? b : a));
+  const lowest = () => cards.reduce((a, b) => (keep(b) < keep(a) ? b : a));
   if (trick.length === 0) {
     if (bettler) return lowest();
-    const trumps = cards.filter((c) => isTrump(c, trump)).sort((a, b) => keepValue(b, trump) - keepValue(a, trump));
+    const trumps = cards.filter((c) => isTrump(c, trump)).sort((a, b) => keep(b) - keep(a));
     const nonWeli = trumps.filter((c) => c !== WELI);
     if (view.seat === view.dealer && need > 0 && trumps.length >= 2 && nonWeli.length > 0) return nonWeli[0]!;
     const aces = cards.filter((c) => !isTrump(c, trump) && cardRank(c) === 0);
@@ -156,11 +170,11 @@ function play(view: ObservationView, legal: number[]): number {
     return need >= tricksLeft && trumps.length ? trumps[0]! : lowest();
   }
   const led = effectiveSuit(trick[0]!.card, trump);
-  const best = Math.max(...trick.map((t) => trickValue(t.card, led, trump, false)));
-  const winners = cards.filter((c) => trickValue(c, led, trump, false) > best).sort((a, b) => keepValue(a, trump) - keepValue(b, trump));
+  const best = Math.max(...trick.map((t) => trickValue(t.card, led, trump, weliHighest)));
+  const winners = cards.filter((c) => trickValue(c, led, trump, weliHighest) > best).sort((a, b) => keep(a) - keep(b));
   if (bettler) {
-    const losers = cards.filter((c) => trickValue(c, led, trump, false) <= best);
-    return losers.length ? losers.reduce((a, b) => (keepValue(b, trump) > keepValue(a, trump) ? b : a)) : lowest();
+    const losers = cards.filter((c) => trickValue(c, led, trump, weliHighest) <= best);
+    return losers.length ? losers.reduce((a, b) => (keep(b) > keep(a) ? b : a)) : lowest();
   }
   const wantTrick = need > 0 || payoutHand;
   if (wantTrick && winners.length > 0) {

@@ -1,19 +1,19 @@
 // PIMC (perfect-information Monte Carlo) search: sample the hidden cards consistently with what
 // the seat knows (agents/determinize.ts), play each legal action out to the end of the hand with
-// a rollout policy, and choose the action with the best mean chip result for the seat.
+// a rollout policy, and choose the action with the best mean chip result for the seat. The rules
+// it simulates are the table's, read from the observation (observation v2 carries the rule set).
 // Budget: a number of sampled deals per decision, or milliseconds (not reproducible across
 // machines, so the default is samples).
 
 import seedrandom from 'seedrandom';
-import { NUM_ACTIONS, createGame, type KratzenGame, type KratzenState } from '../env/rules/index.js';
+import { NUM_ACTIONS, type KratzenState } from '../env/rules/index.js';
 import { OBS_SIZE, decodeObservation, encodeObservation } from '../env/observation.js';
 import type { Agent } from './agent.js';
 import { HeuristicAgent } from './heuristic.js';
 import { sampleState } from './determinize.js';
+import { observedGame } from './observed-game.js';
 
 export interface PimcOptions {
-  /** The rule set of the table (variants matter to the simulation). @default {} */
-  rules?: unknown;
   /** Sampled deals per decision. @default 12 */
   samples?: number;
   /** If set, sample until this many milliseconds have passed instead (at least one sample). */
@@ -25,7 +25,6 @@ export interface PimcOptions {
 
 export class PimcAgent implements Agent {
   readonly name = 'pimc';
-  private readonly game: KratzenGame;
   private readonly samples: number;
   private readonly timeBudgetMs: number | undefined;
   private readonly rollout: 'heuristic' | 'random';
@@ -36,7 +35,6 @@ export class PimcAgent implements Agent {
   private readonly seat = new Int32Array(1);
 
   constructor(options: PimcOptions = {}) {
-    this.game = createGame(options.rules ?? {});
     this.samples = options.samples ?? 12;
     this.timeBudgetMs = options.timeBudgetMs;
     this.rollout = options.rollout ?? 'heuristic';
@@ -60,7 +58,7 @@ export class PimcAgent implements Agent {
     const started = Date.now();
     for (let k = 0; ; k++) {
       if (this.timeBudgetMs === undefined ? k >= this.samples : k > 0 && Date.now() - started >= this.timeBudgetMs) break;
-      const state = sampleState(this.game, view, this.random);
+      const state = sampleState(observedGame(view), view, this.random);
       if (!state) {
         if (k >= 3 * this.samples) break;
         continue;

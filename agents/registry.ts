@@ -55,7 +55,6 @@ export async function createAgent(spec: string, context: AgentContext): Promise<
       const rollout = options.rollout;
       if (rollout !== undefined && rollout !== 'heuristic' && rollout !== 'random') throw new Error(`agent "${spec}": rollout is heuristic or random`);
       return new PimcAgent({
-        rules: context.rules,
         seed: context.seed,
         samples: numberOption(options, 'samples', spec),
         timeBudgetMs: numberOption(options, 'timeBudgetMs', spec),

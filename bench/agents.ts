@@ -46,7 +46,7 @@ export function decisionsPerSec(agent: Agent, pool: ReturnType<typeof samplePosi
 export async function benchAgents(seconds: number): Promise<Record<string, number>> {
   const pool = samplePositions(1024);
   const { backend } = await selectBackend('auto');
-  const agents: Agent[] = [new RandomAgent(), new HeuristicAgent(), new PimcAgent({ rules: RULES }), new PolicyAgent({ seed: 1 })];
+  const agents: Agent[] = [new RandomAgent(), new HeuristicAgent(), new PimcAgent(), new PolicyAgent({ seed: 1 })];
   const metrics: Record<string, number> = {};
   process.stderr.write(`agents bench: TF.js backend ${backend}\n`);
   for (const agent of agents) {

@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { NUM_ACTIONS, VecEnv, createGame, stateToRecord } from '../index.js';
+import { NUM_ACTIONS, OBS_SIZE, VecEnv, createGame, stateToRecord } from '../index.js';
 import { PolicyAgent } from '../agents/policy-agent.js';
 import { selectBackend } from '../agents/tfjs.js';
 import { CheckpointStore } from '../checkpoints/store.js';
@@ -46,7 +46,7 @@ it('serves actions and probabilities of a checkpoint for given observations', as
   expect(loaded).toMatchObject({ probabilities: true, mode: 'greedy', architecture: { hiddenSizes: [16] } });
   const env = new VecEnv({ numEnvs: 5, config: { rules: RULES } }).reset(2);
   const rows = <T extends Float32Array | Uint8Array>(a: T, w: number) => Array.from({ length: 5 }, (_, i) => Array.from(a.subarray(i * w, (i + 1) * w)));
-  const reply = (await client.call('policy.act', { policy: loaded.policy, observations: rows(env.observations, 475), masks: rows(env.masks, NUM_ACTIONS) })).result;
+  const reply = (await client.call('policy.act', { policy: loaded.policy, observations: rows(env.observations, OBS_SIZE), masks: rows(env.masks, NUM_ACTIONS) })).result;
   expect(reply.actions).toEqual(Array.from(agent.act(env.observations, env.masks, env.seats)));
   const probs = reply.probabilities as number[][];
   const expected = agent.evaluate(env.observations, env.masks);

@@ -212,4 +212,15 @@ describe('incompatible checkpoints are refused', () => {
     await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => (m.observationSize = 10)))), 'incompatible-obs');
     await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => (m.numActions = 75)))), 'incompatible-actions');
   });
+
+  it('an observation-v1 checkpoint (before the rule set was observed) names both versions', async () => {
+    const v1 = await copyWith('manifest.json', editManifest((m) => {
+      m.obsVersion = 1;
+      m.observationSize = 475;
+    }));
+    const error = await expectCode(loadCheckpoint(v1), 'incompatible-obs');
+    expect(error.message).toMatch(/observation version 1 \(475 floats\)/);
+    expect(error.message).toMatch(new RegExp(`this build has version ${OBS_VERSION} \\(${OBS_SIZE} floats\\)`));
+    expect(OBS_VERSION).toBe(2);
+  });
 });

@@ -20,6 +20,7 @@ const CONFIGS = [
   { profile: 'didactic4', players: 6 },
   { profile: 'tavern5', players: 4, exchange: {}, bettler: {} },
   { profile: 'tavern5', players: 5, startingChips: 20, targetChips: 30 },
+  { profile: 'tavern5', players: 3, weliRank: 'highest', dealerMinTricks: 3, failPenalty: 'pot', ante: 0.4, hands: 7, exchange: { maxCards: 3, feePerCard: 0.2 }, bettler: { bonus: 1.6 } },
 ];
 
 /** Random states along random sessions, with the actions that led to them. */
@@ -49,9 +50,85 @@ describe('observation spec', () => {
     }
     expect(offset).toBe(OBS_SIZE);
     expect(spec.size).toBe(OBS_SIZE);
-    expect(spec.version).toBe(1);
+    expect(spec.version).toBe(2);
   });
 });
+
+describe('observation v2 carries the rule set (docs/rules.md §0)', () => {
+  const T5 = { profile: 'tavern5', players: 4 };
+  const VARIANTS: Record<string, unknown>[] = [
+    { weliRank: 'highest' },
+    { failPenalty: 'pot' },
+    { exchange: {} },
+    { exchange: { maxCards: 3 } },
+    { exchange: { feePerCard: 0.4 } },
+    { bettler: {} },
+    { bettler: { bonus: 3 } },
+    { dealerMinTricks: 3 },
+    { ante: 2 },
+    { startingChips: 20 },
+    { targetChips: 30 },
+    { hands: 9 },
+  ];
+
+  it.each(VARIANTS)('tavern5 and tavern5 + %j differ in every phase of the same seeded session, Muss deals included', (variant) => {
+    const base = createGame(T5).newState({ seed: 11 });
+    const varied = createGame({ ...T5, ...variant }).newState({ seed: 11 });
+    const a = new Float32Array(OBS_SIZE);
+    const b = new Float32Array(OBS_SIZE);
+    const phases = new Set<string>();
+    const kinds = new Set<string>();
+    for (let step = 0; step < 60 && !base.isTerminal && !varied.isTerminal; step++) {
+      for (let seat = 0; seat < 4; seat++) {
+        encodeObservation(base, seat, a);
+        encodeObservation(varied, seat, b);
+        expect(Array.from(a)).not.toEqual(Array.from(b));
+        expect(decodeObservation(b).rules).toEqual({ ...T5, ...expectedJson(variant) });
+      }
+      phases.add(base.phase);
+      kinds.add(base.kind);
+      // Play the same action where both allow it, so both sessions keep going.
+      const action = base.legalActions().find((x) => varied.isLegal(x));
+      if (action === undefined) break;
+      base.apply(action);
+      varied.apply(action);
+    }
+    expect(kinds.has('muss')).toBe(true); // the opening deal [D-10]
+    expect(phases.has('play')).toBe(true);
+  });
+
+  it('didactic4 decodes to its profile, players and hands', () => {
+    const state = createGame({ players: 5, hands: 2 }).newState({ seed: 1 });
+    const obs = new Float32Array(OBS_SIZE);
+    encodeObservation(state, 2, obs);
+    expect(decodeObservation(obs).rules).toEqual({ profile: 'didactic4', players: 5, hands: 2 });
+    expect(decodeObservation(obs).handsLeft).toBe(2);
+  });
+
+  it('the hands left count down over a session', () => {
+    const state = createGame({ players: 3 }).newState({ seed: 3 });
+    const obs = new Float32Array(OBS_SIZE);
+    const seen: number[] = [];
+    const random = seedrandom('left');
+    while (!state.isTerminal) {
+      encodeObservation(state, 0, obs);
+      const left = decodeObservation(obs).handsLeft;
+      if (seen[seen.length - 1] !== left) seen.push(left);
+      state.apply(state.legalActionAt(Math.floor(random() * state.numLegalActions())));
+    }
+    encodeObservation(state, 0, obs);
+    seen.push(decodeObservation(obs).handsLeft);
+    expect(seen).toEqual([3, 2, 1, 0]);
+  });
+});
+
+/** A variant as a record writes it: defaults filled in for the nested objects. */
+function expectedJson(variant: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...variant };
+  if (out.exchange) out.exchange = { maxCards: 2, feePerCard: 1, ...(out.exchange as object) };
+  if (out.bettler) out.bettler = { bonus: 2, ...(out.bettler as object) };
+  return out;
+}
 
 describe.each(CONFIGS)('observation of %j', (rules) => {
   it('decodes back to the structured view, for every seat', () => {
@@ -62,6 +139,7 @@ describe.each(CONFIGS)('observation of %j', (rules) => {
         const decoded = decodeObservation(obs, 7);
         const view = observationView(state, seat);
         const { pot, potBeforePlay, balances, handsPlayedFraction, ...exact } = decoded;
+        expect(decoded.rules).toEqual(view.rules);
         const { pot: p, potBeforePlay: pb, balances: b, handsPlayedFraction: h, ...viewExact } = view;
         expect(exact).toEqual(viewExact);
         expect(pot).toBeCloseTo(p, 3);

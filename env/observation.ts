@@ -3,8 +3,9 @@
 //
 // Everything here is what the seat may know and nothing more: its own hand and discards, the
 // face-up card(s), trump, every card played (by relative seat and trick), declarations, exchange
-// counts, tricks won, quotas, dealer, hand kind, pot, balances and session progress. Other hands,
-// the undealt cards / talon and other seats' discards never enter (tested by permuting them).
+// counts, tricks won, quotas, dealer, hand kind, pot, balances, session progress and the rule set
+// of the table. Other hands, the undealt cards / talon and other seats' discards never enter
+// (tested by permuting them).
 //
 // Seats in the vector are *relative*: slot 0 is the observer, slot k the k-th seat clockwise.
 // Amounts (chips) are squashed by symlog(x) = sign(x) * ln(1 + |x|), which keeps every value
@@ -40,8 +41,25 @@
 // | balances         | 6      | symlog(balance in chips) by relative seat                         |
 // | handsPlayed      | 1      | regular hands finished / hands in the session                     |
 // | tieBreak         | 1      | 1 during a tavern5 tie-break deal                                 |
+// | -- the rule set (docs/rules.md §0), the same in every phase; 0 for tavern5 rules in didactic4 -- |
+// | weliHighest      | 1      | 1 when weliRank is "highest" (the Weli above the trump Ace)       |
+// | dealerMinTricks  | 1      | the tavern5 dealer's quota (2 or 3) / 5                           |
+// | failPenaltyPot   | 1      | 1 when failPenalty is "pot" (else twice the ante)                 |
+// | exchangeOn       | 1      | 1 when the exchange variant is on                                 |
+// | exchangeMaxCards | 1      | exchange.maxCards / 5                                             |
+// | exchangeFee      | 1      | symlog(exchange.feePerCard in chips)                              |
+// | bettlerOn        | 1      | 1 when the bettler variant is on                                  |
+// | bettlerBonus     | 1      | symlog(bettler.bonus in chips)                                    |
+// | ante             | 1      | symlog(ante in chips)                                             |
+// | startingChipsSet | 1      | 1 when startingChips is set                                       |
+// | startingChips    | 1      | symlog(startingChips)                                             |
+// | targetChipsSet   | 1      | 1 when targetChips is set                                         |
+// | targetChips      | 1      | symlog(targetChips)                                               |
+// | sessionHands     | 1      | symlog(hands in the session)                                      |
+// | handsLeft        | 1      | symlog(regular hands still to play; 0 during a tie-break)         |
 //
-// Version history: 1 - first layout.
+// Version history: 1 - first layout. 2 - the rule set and the hands left (rules revision 2);
+// a policy could not tell, say, whether the Weli beats the trump Ace.
 
 import {
   DECL_NONE,
@@ -53,13 +71,16 @@ import {
   cardToken,
   handKindIndex,
   parseCard,
+  parseRuleSet,
+  ruleSetToJson,
   type HandKind,
+  type KratzenGame,
   type KratzenState,
   type Phase,
   type Profile,
 } from './rules/index.js';
 
-export const OBS_VERSION = 1;
+export const OBS_VERSION = 2;
 const MAX_TRICKS = 5;
 const NUM_DECLARATIONS = 4;
 export const PHASES: readonly Phase[] = ['deal', 'trump', 'discard', 'declare', 'exchange', 'play', 'over'];
@@ -100,6 +121,21 @@ export const OBS_LAYOUT = [
   ['balances', MAX_SEATS, -AMOUNT_BOUND, AMOUNT_BOUND],
   ['handsPlayed', 1, 0, 1],
   ['tieBreak', 1, 0, 1],
+  ['weliHighest', 1, 0, 1],
+  ['dealerMinTricks', 1, 0, 1],
+  ['failPenaltyPot', 1, 0, 1],
+  ['exchangeOn', 1, 0, 1],
+  ['exchangeMaxCards', 1, 0, 1],
+  ['exchangeFee', 1, 0, AMOUNT_BOUND],
+  ['bettlerOn', 1, 0, 1],
+  ['bettlerBonus', 1, 0, AMOUNT_BOUND],
+  ['ante', 1, 0, AMOUNT_BOUND],
+  ['startingChipsSet', 1, 0, 1],
+  ['startingChips', 1, 0, AMOUNT_BOUND],
+  ['targetChipsSet', 1, 0, 1],
+  ['targetChips', 1, 0, AMOUNT_BOUND],
+  ['sessionHands', 1, 0, AMOUNT_BOUND],
+  ['handsLeft', 1, 0, AMOUNT_BOUND],
 ] as const;
 
 export type SliceName = (typeof OBS_LAYOUT)[number][0];
@@ -158,6 +194,7 @@ const O_potBeforePlay = offsetOf('potBeforePlay');
 const O_balances = offsetOf('balances');
 const O_handsPlayed = offsetOf('handsPlayed');
 const O_tieBreak = offsetOf('tieBreak');
+const O_handsLeft = offsetOf('handsLeft');
 
 const O: Record<SliceName, number> = Object.fromEntries(SLICES.map((s) => [s.name, s.offset])) as Record<SliceName, number>;
 
@@ -201,6 +238,48 @@ function writeAmount(out: Float32Array, at: number, units: number, unitsPerChip:
     memoValue[slot] = symlog(units / unitsPerChip);
   }
   out[at] = memoValue[slot]!;
+}
+
+// The rule-set entries are the same for every state of a game: computed once per game and
+// copied. Vector envs share one game, so the cache almost always hits.
+const MAX_RULE_ENTRIES = 16;
+const ruleIndices = new Uint16Array(MAX_RULE_ENTRIES);
+const ruleValues = new Float32Array(MAX_RULE_ENTRIES);
+let numRuleEntries = 0;
+let ruleEntriesGame: KratzenGame | null = null;
+
+function prepareRuleEntries(game: KratzenGame): void {
+  ruleEntriesGame = game;
+  numRuleEntries = 0;
+  const put = (name: SliceName, value: number) => {
+    if (value === 0) return;
+    ruleIndices[numRuleEntries] = O[name];
+    ruleValues[numRuleEntries++] = value;
+  };
+  const r = game.rules;
+  put('sessionHands', symlog(r.hands));
+  if (r.profile !== 'tavern5') return;
+  put('weliHighest', r.weliRank === 'highest' ? 1 : 0);
+  put('dealerMinTricks', r.dealerMinTricks / MAX_TRICKS);
+  put('failPenaltyPot', r.failPenalty === 'pot' ? 1 : 0);
+  if (r.exchange) {
+    put('exchangeOn', 1);
+    put('exchangeMaxCards', r.exchange.maxCards / 5);
+    put('exchangeFee', symlog(r.exchange.feePerCard));
+  }
+  if (r.bettler) {
+    put('bettlerOn', 1);
+    put('bettlerBonus', symlog(r.bettler.bonus));
+  }
+  put('ante', symlog(r.ante));
+  if (r.startingChips !== null) {
+    put('startingChipsSet', 1);
+    put('startingChips', symlog(r.startingChips));
+  }
+  if (r.targetChips !== null) {
+    put('targetChipsSet', 1);
+    put('targetChips', symlog(r.targetChips));
+  }
 }
 
 /**
@@ -364,6 +443,18 @@ function writeNonZeros(state: KratzenState, seat: number, out: Float32Array, off
   if (state.isTieBreak) {
     out[offset + O_tieBreak] = 1;
     w[k++] = O_tieBreak;
+  } else {
+    const handsLeft = state.rules.hands - state.handsPlayed;
+    if (handsLeft > 0) {
+      writeAmount(out, offset + O_handsLeft, handsLeft, 1);
+      w[k++] = O_handsLeft;
+    }
+  }
+  if (state.game !== ruleEntriesGame) prepareRuleEntries(state.game);
+  for (let j = 0; j < numRuleEntries; j++) {
+    i = ruleIndices[j]!;
+    out[offset + i] = ruleValues[j]!;
+    w[k++] = i;
   }
   return k - wBase;
 }
@@ -455,6 +546,10 @@ export interface ObservationView {
   balances: number[];
   handsPlayedFraction: number;
   tieBreak: boolean;
+  /** Regular hands still to play in the session (0 during a tie-break deal). */
+  handsLeft: number;
+  /** The table's rule set as a record writes it (docs/rules.md §0; `deckStyle`, display only, is not observed). */
+  rules: Record<string, unknown>;
 }
 
 const tokens = (cards: Iterable<number>) => Array.from(cards, cardToken).sort(cardOrder);
@@ -509,7 +604,41 @@ export function observationView(state: KratzenState, seat: number): ObservationV
     balances: seats.map((s) => state.balances[s]! / chip),
     handsPlayedFraction: state.handsPlayed / state.rules.hands,
     tieBreak: state.isTieBreak,
+    handsLeft: state.isTieBreak ? 0 : state.rules.hands - state.handsPlayed,
+    rules: observedRules(state.rules),
   };
+}
+
+/** The rule set as observed: everything but the display-only deck style. */
+function observedRules(rules: KratzenGame['rules']): Record<string, unknown> {
+  const { deckStyle: _display, ...observed } = ruleSetToJson(rules);
+  return observed;
+}
+
+/** Chips from a symlog entry, back on the 1/5-chip grid every rule-set amount lies on. */
+function fifthsFrom(y: number): number {
+  return Math.round(symexp(y) * 5) / 5;
+}
+
+function decodeRules(at: (name: SliceName) => number, profile: Profile, numPlayers: number): Record<string, unknown> {
+  const hands = Math.round(symexp(at('sessionHands')));
+  if (profile !== 'tavern5') return observedRules(parseRuleSet({ profile, players: numPlayers, hands }));
+  const rules: Record<string, unknown> = {
+    profile,
+    players: numPlayers,
+    hands,
+    ante: fifthsFrom(at('ante')),
+    weliRank: at('weliHighest') === 1 ? 'highest' : 'second',
+    dealerMinTricks: Math.round(at('dealerMinTricks') * MAX_TRICKS),
+    failPenalty: at('failPenaltyPot') === 1 ? 'pot' : 'double-ante',
+  };
+  if (at('exchangeOn') === 1) {
+    rules.exchange = { maxCards: Math.round(at('exchangeMaxCards') * 5), feePerCard: fifthsFrom(at('exchangeFee')) };
+  }
+  if (at('bettlerOn') === 1) rules.bettler = { bonus: fifthsFrom(at('bettlerBonus')) };
+  if (at('startingChipsSet') === 1) rules.startingChips = fifthsFrom(at('startingChips'));
+  if (at('targetChipsSet') === 1) rules.targetChips = fifthsFrom(at('targetChips'));
+  return observedRules(parseRuleSet(rules));
 }
 
 /** Turns an observation vector back into its view. Amounts come back to float32 precision. */
@@ -536,9 +665,10 @@ export function decodeObservation(vector: Float32Array, offset = 0): Observation
   const trickOf = new Map<number, number>();
   for (let c = 0; c < NUM_CARDS; c++) if (at('playedTrick', c) > 0) trickOf.set(c, Math.round(at('playedTrick', c) * MAX_TRICKS) - 1);
   const phase = PHASES[oneHot('phase', PHASES.length)]!;
+  const profile = PROFILES[oneHot('profile', 2)]!;
   return {
     obsVersion: OBS_VERSION,
-    profile: PROFILES[oneHot('profile', 2)]!,
+    profile,
     numPlayers: n,
     seat,
     phase,
@@ -574,5 +704,7 @@ export function decodeObservation(vector: Float32Array, offset = 0): Observation
     balances: bySeat((r) => symexp(at('balances', r))),
     handsPlayedFraction: at('handsPlayed'),
     tieBreak: at('tieBreak') === 1,
+    handsLeft: Math.round(symexp(at('handsLeft'))),
+    rules: decodeRules(at, profile, n),
   };
 }

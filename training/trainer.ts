@@ -124,7 +124,7 @@ export async function train(input: unknown, options: TrainOptions = {}): Promise
   const teacher: Agent =
     config.imitationTeacher === 'heuristic'
       ? new HeuristicAgent()
-      : new PhaseRoutedAgent(new PimcAgent({ rules, samples: config.teacherSamples, seed: `${config.seed}/teacher` }), new HeuristicAgent());
+      : new PhaseRoutedAgent(new PimcAgent({ samples: config.teacherSamples, seed: `${config.seed}/teacher` }), new HeuristicAgent());
   for (let update = state.update + 1; update <= totalUpdates; update++) {
     const t0 = Date.now();
     const seed = `${config.seed}/u${update}`;

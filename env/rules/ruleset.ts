@@ -63,13 +63,19 @@ const UNDEFINED_RITUALS_REASON =
   '(seed 001, section 07: names alone do not define a procedure)';
 
 const isFifth = (x: number) => Math.abs(x * 5 - Math.round(x * 5)) < 1e-9;
+/** The largest rule-set amount: its units must stay exact integers (docs/rules.md §3, Ledger). */
+export const MAX_RULE_CHIPS = Math.floor(Number.MAX_SAFE_INTEGER / 5);
 const fifths = (what: string) =>
-  z.number().refine(Number.isFinite, `${what} must be a finite number`).refine(isFifth, `${what} must be a multiple of 1/5 chip`);
+  z
+    .number()
+    .refine(Number.isFinite, `${what} must be a finite number`)
+    .refine((x) => Math.abs(x) <= MAX_RULE_CHIPS, `${what} must be at most ${MAX_RULE_CHIPS} chips`)
+    .refine(isFifth, `${what} must be a multiple of 1/5 chip`);
 
 const ruleSetSchema = z.strictObject({
   profile: z.enum(['didactic4', 'tavern5']).default('didactic4'),
   players: z.number().int().min(3).max(6).default(4),
-  hands: z.number().int().min(1).optional(),
+  hands: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
   deckStyle: z.enum(['german', 'french', 'french-joker']).default('german'),
   ante: fifths('ante').refine((x) => x > 0, 'ante must be positive').default(1),
   weliRank: z.enum(['second', 'highest']).default('second'),
