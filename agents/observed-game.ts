@@ -4,17 +4,15 @@
 import { createGame, type KratzenGame } from '../env/rules/index.js';
 import type { ObservationView } from '../env/observation.js';
 
-const games = new Map<string, KratzenGame>();
-const MAX_CACHED = 64;
+// Decoded views share one frozen rules object per rule set, so the object itself is the key.
+const games = new WeakMap<object, KratzenGame>();
 
 /** The rules-core game of the table `view` was observed at (cached by rule set). */
 export function observedGame(view: ObservationView): KratzenGame {
-  const key = JSON.stringify(view.rules);
-  let game = games.get(key);
+  let game = games.get(view.rules);
   if (!game) {
-    if (games.size >= MAX_CACHED) games.clear();
     game = createGame(view.rules);
-    games.set(key, game);
+    games.set(view.rules, game);
   }
   return game;
 }

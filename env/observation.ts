@@ -548,8 +548,11 @@ export interface ObservationView {
   tieBreak: boolean;
   /** Regular hands still to play in the session (0 during a tie-break deal). */
   handsLeft: number;
-  /** The table's rule set as a record writes it (docs/rules.md §0; `deckStyle`, display only, is not observed). */
-  rules: Record<string, unknown>;
+  /**
+   * The table's rule set as a record writes it (docs/rules.md §0; `deckStyle`, display only, is
+   * not observed). Decoded views share one frozen object per rule set.
+   */
+  rules: Readonly<Record<string, unknown>>;
 }
 
 const tokens = (cards: Iterable<number>) => Array.from(cards, cardToken).sort(cardOrder);
@@ -620,7 +623,24 @@ function fifthsFrom(y: number): number {
   return Math.round(symexp(y) * 5) / 5;
 }
 
-function decodeRules(at: (name: SliceName) => number, profile: Profile, numPlayers: number): Record<string, unknown> {
+// Decoded rule sets by the values of their slices: decoding validates through the rule-set
+// schema, which is too slow to run for every decision an agent takes.
+const RULE_SLICES = OBS_LAYOUT.slice(OBS_LAYOUT.findIndex(([name]) => name === 'weliHighest')).map(([name]) => name as SliceName);
+const decodedRules = new Map<string, Readonly<Record<string, unknown>>>();
+
+function decodeRules(at: (name: SliceName) => number, profile: Profile, numPlayers: number): Readonly<Record<string, unknown>> {
+  let key = `${profile}/${numPlayers}`;
+  for (const name of RULE_SLICES) if (name !== 'handsLeft') key += `/${at(name)}`;
+  let rules = decodedRules.get(key);
+  if (!rules) {
+    if (decodedRules.size >= 256) decodedRules.clear();
+    rules = Object.freeze(decodeRulesUncached(at, profile, numPlayers));
+    decodedRules.set(key, rules);
+  }
+  return rules;
+}
+
+function decodeRulesUncached(at: (name: SliceName) => number, profile: Profile, numPlayers: number): Record<string, unknown> {
   const hands = Math.round(symexp(at('sessionHands')));
   if (profile !== 'tavern5') return observedRules(parseRuleSet({ profile, players: numPlayers, hands }));
   const rules: Record<string, unknown> = {
