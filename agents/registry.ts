@@ -2,11 +2,24 @@
 // (`pimc:samples=24,rollout=random`, `heuristic:caution=0.2`), or a checkpoint directory.
 // Tournaments, training leagues, the bridge and the CLI all seat agents through here.
 
-import { existsSync } from 'node:fs';
 import type { Agent } from './agent.js';
 import { HeuristicAgent } from './heuristic.js';
 import { PimcAgent } from './pimc.js';
 import { RandomAgent } from './random.js';
+
+/** How much work one agent may be asked to do; a spec beyond a limit is refused, naming it. */
+export interface AgentLimits {
+  /** Most sampled deals per pimc decision. */
+  maxPimcSamples: number;
+  /** Longest pimc time budget per decision, in milliseconds. */
+  maxPimcTimeBudgetMs: number;
+}
+
+/** The bridge's defaults (a server's clients share its CPU): see `kratzen serve --help`. */
+export const DEFAULT_AGENT_LIMITS: AgentLimits = { maxPimcSamples: 64, maxPimcTimeBudgetMs: 100 };
+
+/** For local use (tournaments, training): only what keeps a decision finite. */
+export const LOCAL_AGENT_LIMITS: AgentLimits = { maxPimcSamples: 100_000, maxPimcTimeBudgetMs: 600_000 };
 
 export interface AgentContext {
   /** The table's rule set. */
@@ -14,6 +27,8 @@ export interface AgentContext {
   seed: number | string;
   /** Loads a checkpoint directory as an agent (set by modules that can: see checkpoints/). */
   loadCheckpoint?: (path: string, context: AgentContext) => Promise<Agent>;
+  /** @default LOCAL_AGENT_LIMITS */
+  limits?: AgentLimits;
 }
 
 export const BUILTIN_AGENTS = ['random', 'heuristic', 'pimc'] as const;
@@ -36,6 +51,15 @@ function numberOption(options: Record<string, string>, key: string, spec: string
   return value;
 }
 
+/** An integer option in 1..max (or undefined when absent). */
+function boundedOption(options: Record<string, string>, key: string, spec: string, max: number, limitName: string): number | undefined {
+  const value = numberOption(options, key, spec);
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < 1) throw new Error(`agent "${spec}": ${key} must be a positive integer`);
+  if (value > max) throw new Error(`agent "${spec}": ${key} may be at most ${max} here (${limitName})`);
+  return value;
+}
+
 /** Creates an agent from its spec; throws an error naming the spec when it is not one. */
 export async function createAgent(spec: string, context: AgentContext): Promise<Agent> {
   const [kind, optionText] = spec.split(/:(.*)/s, 2) as [string, string | undefined];
@@ -49,22 +73,29 @@ export async function createAgent(spec: string, context: AgentContext): Promise<
   switch (kind) {
     case 'random':
       return new RandomAgent({ seed: context.seed });
-    case 'heuristic':
-      return new HeuristicAgent({ caution: numberOption(options, 'caution', spec) });
+    case 'heuristic': {
+      const caution = numberOption(options, 'caution', spec);
+      if (caution !== undefined && Math.abs(caution) > 10) throw new Error(`agent "${spec}": caution must be within -10..10`);
+      return new HeuristicAgent({ caution });
+    }
     case 'pimc': {
+      const limits = context.limits ?? LOCAL_AGENT_LIMITS;
       const rollout = options.rollout;
       if (rollout !== undefined && rollout !== 'heuristic' && rollout !== 'random') throw new Error(`agent "${spec}": rollout is heuristic or random`);
       return new PimcAgent({
         seed: context.seed,
-        samples: numberOption(options, 'samples', spec),
-        timeBudgetMs: numberOption(options, 'timeBudgetMs', spec),
+        samples: boundedOption(options, 'samples', spec, limits.maxPimcSamples, 'maxPimcSamples'),
+        timeBudgetMs: boundedOption(options, 'timeBudgetMs', spec, limits.maxPimcTimeBudgetMs, 'maxPimcTimeBudgetMs'),
         rollout,
       });
     }
   }
-  if (existsSync(spec)) {
-    if (!context.loadCheckpoint) throw new Error(`agent "${spec}": checkpoints cannot be loaded here`);
-    return context.loadCheckpoint(spec, context);
-  }
-  throw new Error(`unknown agent "${spec}": use ${BUILTIN_AGENTS.join(', ')} or a checkpoint directory`);
+  // Whether a path names a checkpoint is the loader's to say: the bridge's answers the same for
+  // every path it will not load, so the registry must not probe the filesystem first.
+  if (!context.loadCheckpoint) throw unknownAgent(spec);
+  return context.loadCheckpoint(spec, context);
+}
+
+export function unknownAgent(spec: string): Error {
+  return new Error(`unknown agent "${spec}": use ${BUILTIN_AGENTS.join(', ')} or a checkpoint directory`);
 }

@@ -1,20 +1,18 @@
-// One client connection: its handshake, sessions, policies and limits, and the dispatch of its
-// requests in the fixed order parse -> method -> handshake -> params -> handler (game legality).
+// One client connection: its handshake, limits and request queue, and the dispatch of each
+// request in the fixed order parse -> method -> handshake -> params -> handler (game legality).
 // Requests run one after another, so replies leave in request order; a handler's failure
-// becomes an error reply and never reaches `ws`.
+// becomes an error reply and never reaches `ws`. Sessions and policies live in a host: the main
+// thread's for light work, a heavy-pool worker's for bots and search (see host.ts).
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
-import { NUM_ACTIONS, actionToString, stateToRecord } from '../env/rules/index.js';
+import { MAX_SEATS, NUM_ACTIONS, actionToString } from '../env/rules/index.js';
 import { OBS_SIZE, observationSpec } from '../env/observation.js';
-import { MAX_SEATS } from '../env/rules/index.js';
-import type { BackendChoice } from '../agents/tfjs.js';
-import { BridgeError, describeZodIssue, toErrorBody, type ErrorBody } from './errors.js';
-import { METHODS, PROTOCOL_VERSION, REQUEST_SCHEMAS, type Method, type ParamsOf } from './protocol.js';
-import { CsrEncoder, encodeBinary, encodeJson, type BatchView, type Encoding } from './codec.js';
-import { createSession, type EnvSession } from './session.js';
-import { tableView } from './table-view.js';
-import { actWithPolicy, loadCheckpointAgent, loadPolicy, type ServedPolicy } from './policies.js';
+import { BridgeError, describeZodIssue, toErrorBody } from './errors.js';
+import { MAX_POLICY_ROWS, METHODS, PROTOCOL_VERSION, REQUEST_SCHEMAS, type Method, type ParamsOf } from './protocol.js';
+import { errorReply, ok, type Id, type Reply } from './replies.js';
+import type { HostedMethod, HostedReply, SessionHost } from './host.js';
+import type { HeavyPool } from './heavy-pool.js';
 
 /** What a connection needs from its server (resolved options and state). */
 export interface ConnectionContext {
@@ -23,12 +21,15 @@ export interface ConnectionContext {
   maxEnvsPerConnection: number;
   maxPoliciesPerConnection: number;
   maxBufferedBytes: number;
-  backend: BackendChoice;
+  maxQueuedRequests: number;
+  maxMessageBytes: number;
+  /** The main thread's host and the heavy pool. */
+  host: SessionHost;
+  pool: HeavyPool;
   isShuttingDown(): boolean;
+  /** Whether one more client may complete hello (the connection limit). */
+  admit(): boolean;
 }
-
-type Id = string | number;
-type Reply = string | Buffer;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
@@ -38,24 +39,35 @@ export function tokenMatches(expected: string, given: string | undefined): boole
   return timingSafeEqual(digest(expected), digest(given ?? '')) && given !== undefined;
 }
 
-interface SessionEntry {
-  session: EnvSession;
-  encoding: Encoding;
-  csr: CsrEncoder;
-  finalCsr: CsrEncoder;
+/** Where a session or policy lives: the main host, or a worker of the pool. */
+type Place = 'main' | number;
+
+interface Owned {
+  place: Place;
+  numEnvs: number;
 }
+
+/** The bytes of one JSON row of policy.act at its most compact (a digit and a comma per entry). */
+const MIN_POLICY_ROW_BYTES = 2 * (OBS_SIZE + NUM_ACTIONS) + 8;
+
+let nextConnectionNumber = 1;
 
 export class Connection {
   /** Set by the heartbeat, cleared by a pong. */
   alive = true;
+  /** When the last accepted request arrived (refused frames do not count). */
   lastActivity = Date.now();
-  private greeted = false;
-  private readonly sessions = new Map<string, SessionEntry>();
-  private readonly policies = new Map<string, ServedPolicy>();
+  lastPong = Date.now();
+  readonly number = nextConnectionNumber++;
+  private greetedFlag = false;
+  private readonly owned = new Map<string, Owned>();
   private envsInUse = 0;
+  private numSessions = 0;
+  private numPolicies = 0;
   private nextId = 1;
   private readonly queue: RawData[] = [];
   private busy = false;
+  private waitingForReader: NodeJS.Timeout | null = null;
   private closed = false;
   private idleWaiters: (() => void)[] = [];
 
@@ -64,11 +76,25 @@ export class Connection {
     private readonly context: ConnectionContext,
   ) {}
 
+  /** True once `hello` succeeded. */
+  get greeted(): boolean {
+    return this.greetedFlag;
+  }
+
   /** Queues a frame; frames are handled strictly one after another. */
   receive(data: RawData): void {
-    this.lastActivity = Date.now();
+    if (this.closed) return;
+    if (this.queue.length >= this.context.maxQueuedRequests) {
+      this.drop(1008, 'too many requests queued');
+      return;
+    }
     this.queue.push(data);
     if (!this.busy) this.pump();
+  }
+
+  pong(): void {
+    this.alive = true;
+    this.lastPong = Date.now();
   }
 
   /** Resolves once no request is queued or running (for graceful shutdown). */
@@ -77,26 +103,45 @@ export class Connection {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Releases sessions and policies; later frames are dropped. */
+  /** Releases sessions and policies and stops their work; later frames are dropped. */
   dispose(): void {
+    if (this.closed) return;
     this.closed = true;
     this.queue.length = 0;
-    for (const entry of this.sessions.values()) entry.session.close();
-    for (const served of this.policies.values()) served.agent.dispose?.();
-    this.sessions.clear();
-    this.policies.clear();
+    if (this.waitingForReader) clearTimeout(this.waitingForReader);
+    this.context.host.dispose(this.number);
+    this.context.pool.dispose(this.number);
+    this.owned.clear();
     this.envsInUse = 0;
+    this.notifyIdle();
+  }
+
+  private drop(code: number, reason: string): void {
+    this.dispose();
+    this.ws.close(code, reason);
   }
 
   private pump(): void {
-    // Synchronous handlers (env.step) are answered without a promise per message.
+    // Synchronous handlers (env.step of a multi session) are answered without a promise per message.
     while (this.queue.length > 0 && !this.closed) {
+      // A client that does not read its replies gets no more work done for it until it does.
+      const buffered = this.ws.bufferedAmount;
+      if (buffered > this.context.maxBufferedBytes) return this.drop(1008, 'client does not read its replies');
+      if (buffered > this.context.maxBufferedBytes / 4) {
+        this.busy = true;
+        this.waitingForReader = setTimeout(() => {
+          this.waitingForReader = null;
+          this.busy = false;
+          this.pump();
+        }, 20);
+        return;
+      }
       const outcome = this.handle(this.queue.shift()!);
       if (outcome instanceof Promise) {
         this.busy = true;
         outcome.then(
           (reply) => this.finishAsync(reply),
-          (e) => this.finishAsync(JSON.stringify({ id: null, error: toErrorBody(e) })),
+          (e) => this.finishAsync(errorReply(null, toErrorBody(e))),
         );
         return;
       }
@@ -120,11 +165,6 @@ export class Connection {
   private send(reply: Reply): void {
     const ws = this.ws;
     if (this.closed || ws.readyState !== ws.OPEN) return;
-    // A client that does not read its replies would make us buffer without bound.
-    if (ws.bufferedAmount > this.context.maxBufferedBytes) {
-      ws.close(1008, 'client does not read its replies');
-      return;
-    }
     ws.send(reply, (e) => {
       // A failed send means the socket is going away; its 'close' handler cleans up.
       void e;
@@ -159,7 +199,7 @@ export class Connection {
         });
       }
       const method = raw.method as Method;
-      if (!this.greeted && method !== 'hello') {
+      if (!this.greetedFlag && method !== 'hello') {
         return errorReply(id, { code: 'handshake_required', message: `send hello (protocolVersion ${PROTOCOL_VERSION}) before ${method}` });
       }
       if (this.context.isShuttingDown() && method !== 'hello' && method !== 'ping') {
@@ -170,65 +210,20 @@ export class Connection {
         const { field, message: text } = describeZodIssue(parsed.error.issues[0]! as never);
         return errorReply(id, { code: field.startsWith('params') ? 'invalid_params' : 'invalid_request', message: text, field });
       }
-      const outcome = this.run(id, method, (parsed.data as { params: unknown }).params);
-      if (outcome instanceof Promise) {
-        const requestId = id;
-        return outcome.catch((e) => errorReply(requestId, toErrorBody(e)));
+      if (method !== 'hello') this.lastActivity = Date.now();
+      const params = (parsed.data as { params: unknown }).params;
+      switch (method) {
+        case 'hello':
+          return this.hello(id, params as ParamsOf<'hello'>);
+        case 'ping':
+          return ok(id, {});
+        case 'spec':
+          return ok(id, spec());
+        default:
+          return this.dispatch(id, method, params);
       }
-      return outcome;
     } catch (e) {
       return errorReply(id, toErrorBody(e));
-    }
-  }
-
-  private run(id: Id, method: Method, params: unknown): Reply | Promise<Reply> {
-    switch (method) {
-      case 'hello':
-        return this.hello(id, params as ParamsOf<'hello'>);
-      case 'ping':
-        return ok(id, {});
-      case 'spec':
-        return ok(id, spec());
-      case 'env.create':
-        return this.create(id, params as ParamsOf<'env.create'>);
-      case 'env.reset': {
-        const p = params as ParamsOf<'env.reset'>;
-        const entry = this.session(p.session);
-        return entry.session.reset(p.seed).then((view) => encodeBatch(id, view, entry));
-      }
-      case 'env.step': {
-        const p = params as ParamsOf<'env.step'>;
-        const entry = this.session(p.session);
-        return encodeBatch(id, entry.session.step(p.actions), entry);
-      }
-      case 'env.close': {
-        const p = params as ParamsOf<'env.close'>;
-        const entry = this.session(p.session);
-        entry.session.close();
-        this.sessions.delete(p.session);
-        this.envsInUse -= entry.session.numEnvs;
-        return ok(id, { session: p.session, closed: true });
-      }
-      case 'env.view': {
-        const p = params as ParamsOf<'env.view'>;
-        return ok(id, viewOf(this.session(p.session).session, p));
-      }
-      case 'env.record': {
-        const p = params as ParamsOf<'env.record'>;
-        return ok(id, recordOf(this.session(p.session).session, p));
-      }
-      case 'policy.load':
-        return this.loadPolicy(id, params as ParamsOf<'policy.load'>);
-      case 'policy.act': {
-        const p = params as ParamsOf<'policy.act'>;
-        return ok(id, actWithPolicy(this.policy(p.policy), p));
-      }
-      case 'policy.close': {
-        const p = params as ParamsOf<'policy.close'>;
-        this.policy(p.policy).agent.dispose?.();
-        this.policies.delete(p.policy);
-        return ok(id, { policy: p.policy, closed: true });
-      }
     }
   }
 
@@ -239,11 +234,20 @@ export class Connection {
       });
     }
     if (this.context.token !== undefined && !tokenMatches(this.context.token, params.token)) {
-      // Refused peers are dropped, so a token cannot be guessed at connection speed.
-      setImmediate(() => this.ws.close(1008, 'unauthorized'));
-      throw new BridgeError('unauthorized', params.token === undefined ? 'this server requires a token' : 'wrong token', 'params.token');
+      // Nothing more is handled for a refused peer, also not frames it already sent: one guess per connection.
+      const reply = errorReply(id, { code: 'unauthorized', message: params.token === undefined ? 'this server requires a token' : 'wrong token', field: 'params.token' });
+      this.send(reply);
+      this.drop(1008, 'unauthorized');
+      return reply;
     }
-    this.greeted = true;
+    if (!this.greetedFlag && !this.context.admit()) {
+      const reply = errorReply(id, { code: 'limit_exceeded', message: 'the server has as many clients as it takes; try again later', details: { limit: 'maxConnections' } });
+      this.send(reply);
+      this.drop(1013, 'too many connections');
+      return reply;
+    }
+    this.greetedFlag = true;
+    this.lastActivity = Date.now();
     return ok(id, {
       protocolVersion: PROTOCOL_VERSION,
       server: 'kratzen-gym',
@@ -254,119 +258,103 @@ export class Connection {
         maxSessions: this.context.maxSessionsPerConnection,
         maxEnvs: this.context.maxEnvsPerConnection,
         maxPolicies: this.context.maxPoliciesPerConnection,
+        maxMessageBytes: this.context.maxMessageBytes,
+        maxQueuedRequests: this.context.maxQueuedRequests,
+        maxPolicyRows: Math.max(1, Math.min(MAX_POLICY_ROWS, Math.floor(this.context.maxMessageBytes / MIN_POLICY_ROW_BYTES))),
       },
     });
   }
 
-  private async create(id: Id, params: ParamsOf<'env.create'>): Promise<Reply> {
-    if (this.sessions.size >= this.context.maxSessionsPerConnection) {
+  /** Session and policy methods: limits, then the host where the session or policy lives. */
+  private dispatch(id: Id, method: HostedMethod, params: unknown): Reply | Promise<Reply> {
+    let target: string;
+    let place: Place;
+    let onReply: (ok: boolean) => void = () => undefined;
+    switch (method) {
+      case 'env.create': {
+        const p = params as ParamsOf<'env.create'>;
+        this.checkCreate(p.numEnvs);
+        target = `s${this.nextId++}`;
+        // Bots play on the server in single sessions: that work goes to the pool.
+        place = p.mode === 'single' ? this.context.pool.pick() : 'main';
+        this.numSessions++;
+        this.envsInUse += p.numEnvs;
+        const created: Owned = { place, numEnvs: p.numEnvs };
+        this.owned.set(target, created);
+        onReply = (succeeded) => {
+          if (succeeded || this.closed) return;
+          this.owned.delete(target);
+          this.numSessions--;
+          this.envsInUse -= p.numEnvs;
+        };
+        break;
+      }
+      case 'policy.load': {
+        const p = params as ParamsOf<'policy.load'>;
+        if (this.numPolicies >= this.context.maxPoliciesPerConnection) {
+          throw new BridgeError('limit_exceeded', `at most ${this.context.maxPoliciesPerConnection} policies per connection; close one first`, undefined, { limit: 'maxPolicies' });
+        }
+        target = `p${this.nextId++}`;
+        place = p.agent.startsWith('pimc') ? this.context.pool.pick() : 'main';
+        this.numPolicies++;
+        this.owned.set(target, { place, numEnvs: 0 });
+        onReply = (succeeded) => {
+          if (succeeded || this.closed) return;
+          this.owned.delete(target);
+          this.numPolicies--;
+        };
+        break;
+      }
+      default: {
+        const named = params as { session?: string; policy?: string };
+        target = (named.session ?? named.policy)!;
+        const owned = this.owned.get(target);
+        if (!owned) {
+          if (named.session !== undefined) throw new BridgeError('unknown_session', `no session "${target}" on this connection`, 'params.session');
+          throw new BridgeError('unknown_policy', `no policy "${target}" on this connection`, 'params.policy');
+        }
+        place = owned.place;
+        if (method === 'env.close' || method === 'policy.close') {
+          onReply = (succeeded) => {
+            if (!succeeded || !this.owned.delete(target)) return;
+            if (method === 'env.close') {
+              this.numSessions--;
+              this.envsInUse -= owned.numEnvs;
+            } else this.numPolicies--;
+          };
+        }
+      }
+    }
+    const request = { connection: this.number, id, method, params, target };
+    const outcome: HostedReply | Promise<HostedReply> =
+      place === 'main' ? this.context.host.handle(request) : this.context.pool.run(place, request);
+    if (outcome instanceof Promise) {
+      return outcome.then(({ reply, ok: succeeded }) => {
+        onReply(succeeded);
+        return reply;
+      });
+    }
+    onReply(outcome.ok);
+    return outcome.reply;
+  }
+
+  private checkCreate(numEnvs: number): void {
+    if (this.numSessions >= this.context.maxSessionsPerConnection) {
       throw new BridgeError('limit_exceeded', `at most ${this.context.maxSessionsPerConnection} sessions per connection; close one first`, undefined, { limit: 'maxSessions' });
     }
-    if (this.envsInUse + params.numEnvs > this.context.maxEnvsPerConnection) {
+    if (this.envsInUse + numEnvs > this.context.maxEnvsPerConnection) {
       throw new BridgeError(
         'limit_exceeded',
-        `params.numEnvs: ${params.numEnvs} envs would pass the limit of ${this.context.maxEnvsPerConnection} per connection (${this.envsInUse} in use)`,
+        `params.numEnvs: ${numEnvs} envs would pass the limit of ${this.context.maxEnvsPerConnection} per connection (${this.envsInUse} in use)`,
         'params.numEnvs',
         { limit: 'maxEnvs' },
       );
     }
-    const sessionId = `s${this.nextId++}`;
-    const backend = this.context.backend;
-    const session = await createSession({
-      id: sessionId,
-      mode: params.mode,
-      numEnvs: params.numEnvs,
-      config: params.config,
-      learnerSeat: params.learnerSeat,
-      opponents: params.opponents,
-      loadCheckpoint: (dir, context) => loadCheckpointAgent(dir, { rules: context.rules, backend }),
-    });
-    if (this.closed) {
-      session.close();
-      throw new BridgeError('shutting_down', 'the connection closed');
-    }
-    this.sessions.set(sessionId, { session, encoding: params.encoding, csr: new CsrEncoder(), finalCsr: new CsrEncoder() });
-    this.envsInUse += params.numEnvs;
-    return ok(id, {
-      session: sessionId,
-      mode: session.mode,
-      numEnvs: session.numEnvs,
-      numPlayers: session.numPlayers,
-      possibleAgents: Array.from({ length: session.numPlayers }, (_, s) => s),
-      learnerSeat: session.mode === 'single' ? params.learnerSeat : null,
-      numActions: NUM_ACTIONS,
-      observationSize: OBS_SIZE,
-      encoding: params.encoding,
-      config: session.config,
-      autoresetMode: 'same-step',
-    });
-  }
-
-  private async loadPolicy(id: Id, params: ParamsOf<'policy.load'>): Promise<Reply> {
-    if (this.policies.size >= this.context.maxPoliciesPerConnection) {
-      throw new BridgeError('limit_exceeded', `at most ${this.context.maxPoliciesPerConnection} policies per connection; close one first`, undefined, { limit: 'maxPolicies' });
-    }
-    const policyId = `p${this.nextId++}`;
-    const served = await loadPolicy(policyId, params, this.context.backend);
-    if (this.closed) {
-      served.agent.dispose?.();
-      throw new BridgeError('shutting_down', 'the connection closed');
-    }
-    this.policies.set(policyId, served);
-    return ok(id, served.info);
-  }
-
-  private session(sessionId: string): SessionEntry {
-    const entry = this.sessions.get(sessionId);
-    if (!entry) throw new BridgeError('unknown_session', `no session "${sessionId}" on this connection`, 'params.session');
-    return entry;
-  }
-
-  private policy(policyId: string): ServedPolicy {
-    const served = this.policies.get(policyId);
-    if (!served) throw new BridgeError('unknown_policy', `no policy "${policyId}" on this connection`, 'params.policy');
-    return served;
   }
 }
 
 function isId(value: unknown): value is Id {
   return (typeof value === 'string' && value.length <= 128) || (typeof value === 'number' && Number.isSafeInteger(value));
-}
-
-function ok(id: Id, result: unknown): string {
-  return JSON.stringify({ id, result });
-}
-
-function errorReply(id: Id | null, error: ErrorBody): string {
-  return JSON.stringify({ id, error });
-}
-
-/** env.view: single sessions see the learner seat only; multi sessions any seat. */
-function viewOf(session: EnvSession, p: ParamsOf<'env.view'>): Record<string, unknown> {
-  const state = session.tableState(p.env, p.episode);
-  let seat: number;
-  if (session.learnerSeat !== null) {
-    if (p.seat !== undefined && p.seat !== session.learnerSeat) {
-      throw new BridgeError('invalid_params', `params.seat: a single session shows the learner seat ${session.learnerSeat} only`, 'params.seat');
-    }
-    seat = session.learnerSeat;
-  } else {
-    seat = p.seat ?? Math.max(0, state.currentSeat);
-    if (seat >= session.numPlayers) throw new BridgeError('invalid_params', `params.seat: must be a seat 0..${session.numPlayers - 1}`, 'params.seat');
-  }
-  return { session: session.id, env: p.env, episode: p.episode, ...tableView(state, seat) };
-}
-
-/** env.record: a single session's record stops at the last finished hand (hidden cards stay hidden). */
-function recordOf(session: EnvSession, p: ParamsOf<'env.record'>): Record<string, unknown> {
-  const state = session.tableState(p.env, p.episode);
-  const record = stateToRecord(state);
-  if (session.learnerSeat !== null && record.hands) record.hands = record.hands.slice(0, state.results.length);
-  return { session: session.id, env: p.env, episode: p.episode, numHands: record.hands?.length ?? 0, complete: state.complete, record };
-}
-
-function encodeBatch(id: Id, view: BatchView, entry: SessionEntry): Reply {
-  return entry.encoding === 'binary' ? encodeBinary(id, view, entry.csr, entry.finalCsr) : encodeJson(id, view);
 }
 
 let cachedSpec: Record<string, unknown> | null = null;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { NUM_ACTIONS, ValidationError, actionToString, replayRecord } from '../env/rules/index.js';
 import { OBS_SIZE, encodeObservation, observationSpec } from '../env/observation.js';
 import type { Agent } from '../agents/agent.js';
-import { createAgent } from '../agents/registry.js';
+import { createAgent, type AgentLimits } from '../agents/registry.js';
 import { PolicyAgent } from '../agents/policy-agent.js';
 import { selectBackend, type BackendChoice } from '../agents/tfjs.js';
 import { loadCheckpoint as loadCheckpointDir, type RulesInput } from '../checkpoints/checkpoint.js';
@@ -14,6 +14,7 @@ import { MANIFEST_FILE } from '../checkpoints/manifest.js';
 import { CheckpointStore } from '../checkpoints/store.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { BridgeError } from './errors.js';
+import { resolveCheckpoint } from './checkpoint-roots.js';
 import type { ParamsOf } from './protocol.js';
 
 export interface ServedPolicy {
@@ -27,6 +28,7 @@ export interface ServedPolicy {
 /**
  * Loads a checkpoint (or a store's `latest`) for `rules`, or for its own manifest rules when
  * `rules` is absent. Unlike checkpoints/agent-loader.ts it keeps the backend the server chose.
+ * `dir` must already be resolved inside the server's checkpoint roots (checkpoint-roots.ts).
  */
 export async function loadCheckpointAgent(
   dir: string,
@@ -44,15 +46,27 @@ export async function loadCheckpointAgent(
   return agent;
 }
 
-export async function loadPolicy(id: string, params: ParamsOf<'policy.load'>, backend: BackendChoice): Promise<ServedPolicy> {
+export async function loadPolicy(
+  id: string,
+  params: ParamsOf<'policy.load'>,
+  options: { backend: BackendChoice; checkpointRoots: readonly string[]; agentLimits: AgentLimits },
+): Promise<ServedPolicy> {
   let agent: Agent;
   try {
     agent = await createAgent(params.agent, {
       rules: params.rules,
       seed: params.seed,
-      loadCheckpoint: (dir) => loadCheckpointAgent(dir, { rules: params.rules, mode: params.mode, seed: params.seed, backend }),
+      limits: options.agentLimits,
+      loadCheckpoint: async (spec) =>
+        loadCheckpointAgent(await resolveCheckpoint(spec, options.checkpointRoots, 'params.agent'), {
+          rules: params.rules,
+          mode: params.mode,
+          seed: params.seed,
+          backend: options.backend,
+        }),
     });
   } catch (e) {
+    if (e instanceof BridgeError) throw e;
     if (e instanceof CheckpointError) throw new BridgeError('checkpoint_error', e.message, 'params.agent', { reason: e.code });
     throw new BridgeError('invalid_params', `params.agent: ${(e as Error).message}`, 'params.agent');
   }

@@ -30,7 +30,7 @@ beforeAll(async () => {
   await new CheckpointStore(storeDir, { rules: RULES }).save(agent, { step: 1 });
   checkpointDir = path.join(tmp, 'single');
   await writeCheckpoint(checkpointDir, { agent, rules: RULES, step: 2 });
-  server = await new BridgeServer({ port: 0, backend: 'wasm' }).start();
+  server = await new BridgeServer({ port: 0, backend: 'wasm', checkpointRoots: [tmp] }).start();
   client = await BridgeClient.open(server.url);
 });
 

@@ -124,10 +124,26 @@ export const viewRequest = request(
 export const recordRequest = request(
   'env.record',
   z.strictObject({ session: sessionId, env: envIndex, episode: episodeChoice }),
-  'The game record (docs/rules.md §5) of an env\'s session so far, every hand with its deck. Single sessions give finished hands only: the deck of a hand in progress would show the learner the other hands.',
+  'The record of an env\'s session so far, finished hands only. Multi sessions (the client plays every seat): kind "full", a game record (docs/rules.md §5) with every deck and no seed. Single sessions: kind "seat", the learner seat\'s own record: its dealt cards, the face-up cards, every action with other seats\' discards masked, tricks and settlements, and no deck, so no hidden card ever reaches the client.',
+);
+
+export const observeRequest = request(
+  'env.observe',
+  z.strictObject({
+    session: sessionId,
+    env: envIndex,
+    seat: z.number().int().min(0).max(5).optional().describe('multi sessions: any seat. @default the seat to act; single sessions: the learner seat only'),
+  }),
+  "One seat's current observation and legal-action mask (all zero unless it is to act) in env `env`: what a multi-agent (AEC) client needs for `observe(agent)`.",
 );
 
 const matrix = z.array(z.array(z.number()));
+
+/**
+ * The largest policy.act batch: 512 rows of the most compact JSON (one digit and a comma per
+ * entry, ~1.1 KiB a row) fit the default 1 MiB message limit.
+ */
+export const MAX_POLICY_ROWS = 512;
 
 export const policyLoadRequest = request(
   'policy.load',
@@ -145,8 +161,8 @@ export const policyActRequest = request(
   z.union([
     z.strictObject({
       policy: policyId,
-      observations: matrix.min(1).max(1024).describe('N observations of OBS_SIZE floats.'),
-      masks: matrix.min(1).max(1024).describe('N masks of NUM_ACTIONS entries (nonzero = legal).'),
+      observations: matrix.min(1).max(MAX_POLICY_ROWS).describe(`N observations of OBS_SIZE floats (N at most ${MAX_POLICY_ROWS}).`),
+      masks: matrix.min(1).max(MAX_POLICY_ROWS).describe('N masks of NUM_ACTIONS entries (nonzero = legal).'),
       seats: z.array(z.number().int().min(0).max(5)).optional().describe('The absolute seat of each row. @default the seat encoded in each observation'),
     }),
     z.strictObject({
@@ -169,6 +185,7 @@ export const requestSchema = z.discriminatedUnion('method', [
   closeRequest,
   viewRequest,
   recordRequest,
+  observeRequest,
   policyLoadRequest,
   policyActRequest,
   policyCloseRequest,
@@ -189,6 +206,7 @@ export const REQUEST_SCHEMAS: { [M in Method]: z.ZodType<Extract<Request, { meth
   'env.close': closeRequest,
   'env.view': viewRequest,
   'env.record': recordRequest,
+  'env.observe': observeRequest,
   'policy.load': policyLoadRequest,
   'policy.act': policyActRequest,
   'policy.close': policyCloseRequest,

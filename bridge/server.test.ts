@@ -228,14 +228,18 @@ describe('limits', () => {
     expect((await client.call('ping')).result).toEqual({});
   });
 
-  it('closes idle connections and terminates peers that stop answering pings', async () => {
+  it('keeps a quiet client that answers pings, terminates one that stops answering them', async () => {
     const strict = await new BridgeServer({ port: 0, idleTimeoutMs: 150, heartbeatIntervalMs: 40 }).start();
-    const idle = await BridgeClient.open(strict.url);
-    await new Promise((r) => idle.ws.once('close', r));
-    expect(idle.closeCode).toBe(4000);
+    const quiet = await BridgeClient.open(strict.url);
+    await new Promise((r) => setTimeout(r, 600)); // four idle timeouts without a request
+    expect(quiet.closeCode).toBeNull();
+    expect((await quiet.call('ping')).result).toEqual({});
     const deaf = new WebSocket(strict.url, { autoPong: false });
+    await new Promise((r) => deaf.once('open', r));
+    deaf.send(JSON.stringify({ id: 1, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION } }));
     const code = await new Promise<number>((resolve) => deaf.on('close', (c) => resolve(c)));
     expect(code).toBe(1006); // terminated, no close frame
+    await quiet.close();
     await strict.close();
   });
 });

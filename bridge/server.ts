@@ -1,33 +1,66 @@
-// The bridge's WebSocket server: listening (loopback unless told otherwise), connection limits,
-// heartbeats and idle timeouts, and graceful shutdown. Requests are handled in connection.ts.
+// The bridge's WebSocket server: listening (loopback unless told otherwise, and never beyond it
+// without a token), who may connect (Host and Origin, see http-guard.ts), connection limits with
+// unauthenticated sockets counted apart, heartbeats and idle timeouts, the memory held for
+// clients that do not read, and graceful shutdown. Requests are handled in connection.ts.
 
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { BackendChoice } from '../agents/tfjs.js';
+import { DEFAULT_AGENT_LIMITS, type AgentLimits } from '../agents/registry.js';
 import { Connection } from './connection.js';
+import { HeavyPool } from './heavy-pool.js';
+import { SessionHost, type HostOptions } from './host.js';
+import { defaultCheckpointRoots } from './checkpoint-roots.js';
+import { HttpGuard, isLoopbackHost } from './http-guard.js';
 import { serveWebAsset } from './web/assets.js';
 
 export interface BridgeServerOptions {
-  /** Interface to bind; anything but loopback exposes the server to the network. @default '127.0.0.1' */
+  /**
+   * Interface to bind; anything but loopback exposes the server to the network, and then a
+   * token is required (`start` refuses otherwise). @default '127.0.0.1'
+   */
   host?: string;
   /** TCP port; 0 picks a free one (see `port` after `start`). @default 8765 */
   port?: number;
   /** When set, `hello` must carry it (compared in constant time). @default undefined (no token) */
   token?: string;
+  /** Further names clients may use in the `Host` header (the bound address and loopback always may). @default [] */
+  allowHosts?: string[];
+  /** Origins of other web pages allowed to open WebSockets (the server's own page always may). @default [] */
+  allowOrigins?: string[];
   /** Largest accepted frame; a larger one closes the connection with code 1009. @default 1 MiB */
   maxMessageBytes?: number;
-  /** @default 64 */
+  /** Connections that completed `hello`. @default 64 */
   maxConnections?: number;
+  /**
+   * Sockets that have not completed `hello`, counted apart: when full, the oldest is dropped for
+   * the newcomer, so silent sockets cannot lock out a client that says hello at once. @default 16
+   */
+  maxPendingConnections?: number;
+  /** A socket that has not completed `hello` by then is closed (code 4001). @default 5_000 */
+  helloTimeoutMs?: number;
+  /** Requests a connection may have queued (pipelined) before it is closed (code 1008). @default 256 */
+  maxQueuedRequests?: number;
   /** @default 16 */
   maxSessionsPerConnection?: number;
   /** Total envs over all sessions of a connection. @default 4096 */
   maxEnvsPerConnection?: number;
   /** @default 4 */
   maxPoliciesPerConnection?: number;
-  /** Replies queued for a client that does not read them, before it is dropped. @default 256 MiB */
+  /**
+   * Replies queued for one client that does not read them: past a quarter of this, no further
+   * request of that client is started until it reads; past all of it, it is dropped. @default 16 MiB
+   */
   maxBufferedBytes?: number;
-  /** A connection without a request for this long is closed (code 4000). @default 600_000 */
+  /** The same over all connections: past it the connection holding most is dropped. @default 256 MiB */
+  maxTotalBufferedBytes?: number;
+  /**
+   * A connection whose last accepted request is this old, and which does not answer the
+   * heartbeat either, is closed (code 4000); one that answers pings stays. @default 600_000
+   */
   idleTimeoutMs?: number;
   /** Ping interval; a peer that missed the previous pong is terminated. @default 30_000 */
   heartbeatIntervalMs?: number;
@@ -37,31 +70,68 @@ export interface BridgeServerOptions {
   backend?: BackendChoice;
   /** Also serve the web table (bridge/web) over HTTP on the same port: GET / is the page. @default false */
   web?: boolean;
+  /**
+   * Folders policies and opponents may be loaded from; nothing outside them is read (resolved
+   * through symlinks). @default the package's checkpoints/ and runs/ in the working directory
+   */
+  checkpointRoots?: string[];
+  /** Caps on agent options a client may ask for (docs: pimc samples and time budget). */
+  agentLimits?: Partial<AgentLimits>;
+  /**
+   * Mixed into the seeds of single-agent sessions, so a client cannot recompute the decks (the
+   * bots' hands and the talon) from the seed it chose; the same secret gives the same
+   * trajectories for the same seeds. @default random per server start
+   */
+  seedSecret?: string;
+  /**
+   * Worker threads for heavy work: single-agent sessions (their bots play on the server) and
+   * search policies run there, so the main thread answers every other client meanwhile.
+   * @default one less than the cores, at least 1, at most 4
+   */
+  heavyWorkers?: number;
 }
 
-const DEFAULTS: Required<Omit<BridgeServerOptions, 'token'>> = {
+type ResolvedOptions = Required<Omit<BridgeServerOptions, 'token' | 'agentLimits' | 'seedSecret'>> & {
+  token: string | undefined;
+  agentLimits: AgentLimits;
+  seedSecret: string;
+};
+
+const DEFAULTS = {
   host: '127.0.0.1',
   port: 8765,
+  allowHosts: [] as string[],
+  allowOrigins: [] as string[],
   maxMessageBytes: 1 << 20,
   maxConnections: 64,
+  maxPendingConnections: 16,
+  helloTimeoutMs: 5_000,
+  maxQueuedRequests: 256,
   maxSessionsPerConnection: 16,
   maxEnvsPerConnection: 4096,
   maxPoliciesPerConnection: 4,
-  maxBufferedBytes: 256 << 20,
+  maxBufferedBytes: 16 << 20,
+  maxTotalBufferedBytes: 256 << 20,
   idleTimeoutMs: 600_000,
   heartbeatIntervalMs: 30_000,
   shutdownGraceMs: 5_000,
-  backend: 'auto',
+  backend: 'auto' as BackendChoice,
   web: false,
+  heavyWorkers: Math.max(1, Math.min(4, availableParallelism() - 1)),
 };
 
-/** Close codes beyond RFC 6455's: 4000 idle timeout. */
+/** Close codes beyond RFC 6455's: 4000 idle timeout, 4001 no hello in time. */
 export const CLOSE_IDLE = 4000;
+export const CLOSE_HELLO_TIMEOUT = 4001;
 
 export class BridgeServer {
-  readonly options: Required<Omit<BridgeServerOptions, 'token'>> & { token: string | undefined };
+  readonly options: ResolvedOptions;
   private http: Server | null = null;
   private wss: WebSocketServer | null = null;
+  private guard: HttpGuard | null = null;
+  private host: SessionHost | null = null;
+  private pool: HeavyPool | null = null;
+  /** Every open socket, greeted or not, in the order they connected. */
   private readonly connections = new Map<WebSocket, Connection>();
   private timers: NodeJS.Timeout[] = [];
   private shuttingDown = false;
@@ -69,7 +139,14 @@ export class BridgeServer {
 
   constructor(options: BridgeServerOptions = {}) {
     const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
-    this.options = { ...DEFAULTS, ...defined, token: options.token };
+    this.options = {
+      ...DEFAULTS,
+      checkpointRoots: defaultCheckpointRoots(),
+      ...defined,
+      token: options.token,
+      agentLimits: { ...DEFAULT_AGENT_LIMITS, ...Object.fromEntries(Object.entries(options.agentLimits ?? {}).filter(([, v]) => v !== undefined)) },
+      seedSecret: options.seedSecret ?? randomBytes(32).toString('hex'),
+    } as ResolvedOptions;
   }
 
   /** The bound port (after `start`). */
@@ -82,22 +159,31 @@ export class BridgeServer {
     return `ws://${host}:${this.port}`;
   }
 
+  /** Open sockets, greeted or not. */
   get numConnections(): number {
     return this.connections.size;
   }
 
   async start(): Promise<this> {
     const o = this.options;
+    if (!isLoopbackHost(o.host) && !o.token) {
+      throw new Error(`binding ${o.host} exposes the server beyond this machine: give it a token (--token or KRATZEN_BRIDGE_TOKEN)`);
+    }
     const http = createServer((req, res) => {
+      const refused = this.guard!.checkHost(req.headers.host);
+      if (refused) {
+        res.writeHead(403, { 'content-type': 'text/plain' }).end(`${refused}\n`);
+        return;
+      }
       if (o.web && serveWebAsset(req, res)) return;
       res.writeHead(426, { 'content-type': 'text/plain' }).end('kratzen bridge: connect with a WebSocket\n');
     });
     this.http = http;
     // perMessageDeflate off: compressing observation frames costs more CPU than loopback saves.
-    const wss = new WebSocketServer({ server: http, maxPayload: o.maxMessageBytes, perMessageDeflate: false, clientTracking: false });
+    const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxMessageBytes, perMessageDeflate: false, clientTracking: false });
     this.wss = wss;
-    wss.on('connection', (ws) => this.accept(ws));
     wss.on('error', () => undefined); // errors of the http server surface through listen/close
+    http.on('upgrade', (req, socket, head) => this.upgrade(req, socket as Socket, head));
     http.on('clientError', (_e, socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
@@ -106,9 +192,25 @@ export class BridgeServer {
         resolve();
       });
     });
+    this.guard = new HttpGuard({ host: o.host, port: this.port, allowHosts: o.allowHosts, allowOrigins: o.allowOrigins });
+    const hostOptions: HostOptions = { backend: o.backend, checkpointRoots: o.checkpointRoots, agentLimits: o.agentLimits, seedSecret: o.seedSecret };
+    this.host = new SessionHost(hostOptions);
+    this.pool = new HeavyPool(o.heavyWorkers, hostOptions);
     this.timers.push(setInterval(() => this.heartbeat(), o.heartbeatIntervalMs).unref());
     this.timers.push(setInterval(() => this.closeIdle(), Math.max(10, Math.min(o.idleTimeoutMs / 4, 10_000))).unref());
+    this.timers.push(setInterval(() => this.boundBuffers(), 250).unref());
     return this;
+  }
+
+  /** Host and Origin checks happen before the WebSocket exists: a refused page gets a bare 403. */
+  private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    socket.on('error', () => socket.destroy());
+    const refused = this.guard!.checkHost(req.headers.host) ?? this.guard!.checkOrigin(req.headers.origin);
+    if (refused) {
+      socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${refused}\n`);
+      return;
+    }
+    this.wss!.handleUpgrade(req, socket, head, (ws) => this.accept(ws));
   }
 
   private accept(ws: WebSocket): void {
@@ -118,28 +220,45 @@ export class BridgeServer {
       ws.close(1001, 'server shutting down');
       return;
     }
-    if (this.connections.size >= this.options.maxConnections) {
-      ws.close(1013, 'too many connections');
-      return;
+    const o = this.options;
+    const pending = [...this.connections].filter(([, c]) => !c.greeted);
+    if (pending.length >= o.maxPendingConnections) {
+      // The oldest silent socket makes room: a client that says hello at once always gets in.
+      const [oldest, connection] = pending[0]!;
+      connection.dispose();
+      this.connections.delete(oldest);
+      oldest.close(1013, 'too many connections waiting for hello');
     }
     const connection = new Connection(ws, {
-      token: this.options.token,
-      maxSessionsPerConnection: this.options.maxSessionsPerConnection,
-      maxEnvsPerConnection: this.options.maxEnvsPerConnection,
-      maxPoliciesPerConnection: this.options.maxPoliciesPerConnection,
-      maxBufferedBytes: this.options.maxBufferedBytes,
-      backend: this.options.backend,
+      token: o.token,
+      maxSessionsPerConnection: o.maxSessionsPerConnection,
+      maxEnvsPerConnection: o.maxEnvsPerConnection,
+      maxPoliciesPerConnection: o.maxPoliciesPerConnection,
+      maxBufferedBytes: o.maxBufferedBytes,
+      maxQueuedRequests: o.maxQueuedRequests,
+      maxMessageBytes: o.maxMessageBytes,
+      host: this.host!,
+      pool: this.pool!,
       isShuttingDown: () => this.shuttingDown,
+      admit: () => this.numGreeted() < o.maxConnections,
     });
     this.connections.set(ws, connection);
+    const helloTimer = setTimeout(() => {
+      if (!connection.greeted) ws.close(CLOSE_HELLO_TIMEOUT, 'no hello in time');
+    }, o.helloTimeoutMs).unref();
     ws.on('message', (data) => connection.receive(data));
-    ws.on('pong', () => {
-      connection.alive = true;
-    });
+    ws.on('pong', () => connection.pong());
     ws.on('close', () => {
+      clearTimeout(helloTimer);
       connection.dispose();
       this.connections.delete(ws);
     });
+  }
+
+  private numGreeted(): number {
+    let count = 0;
+    for (const connection of this.connections.values()) if (connection.greeted) count++;
+    return count;
   }
 
   private heartbeat(): void {
@@ -153,10 +272,27 @@ export class BridgeServer {
     }
   }
 
+  /** Idle means no accepted request for idleTimeoutMs and no pong since the last ping either. */
   private closeIdle(): void {
     const now = Date.now();
     for (const [ws, connection] of this.connections) {
-      if (now - connection.lastActivity > this.options.idleTimeoutMs) ws.close(CLOSE_IDLE, 'idle timeout');
+      if (now - connection.lastActivity > this.options.idleTimeoutMs && now - connection.lastPong > this.options.idleTimeoutMs) {
+        ws.close(CLOSE_IDLE, 'idle timeout');
+      }
+    }
+  }
+
+  /** Bounds the replies held for clients that do not read: the worst offender goes first. */
+  private boundBuffers(): void {
+    let total = 0;
+    let worst: WebSocket | null = null;
+    for (const ws of this.connections.keys()) {
+      total += ws.bufferedAmount;
+      if (!worst || ws.bufferedAmount > worst.bufferedAmount) worst = ws;
+    }
+    if (worst && total > this.options.maxTotalBufferedBytes) {
+      this.connections.get(worst)?.dispose();
+      worst.terminate();
     }
   }
 
@@ -191,6 +327,7 @@ export class BridgeServer {
     this.connections.clear();
     this.wss?.close();
     this.http?.closeAllConnections();
+    await this.pool?.close();
     await httpClosed;
   }
 }

@@ -2,17 +2,24 @@
 // client acts for the seat to act of every env); single-agent sessions hold N SingleAgentEnvs
 // whose other seats are played on the server by agents from the registry. Both auto-reset in the
 // same step, and both refuse a batch holding an illegal action before any env is stepped.
+//
+// What a client may see: a multi-agent client plays every seat, so it gets every seat's view and
+// the full record of finished hands (never the deck of a hand in progress: it holds the talon). A
+// single-agent client plays one seat against bots: it gets that seat's view and record only, and
+// its seeds are mixed with the server's secret, so it cannot deal the bots' hands itself.
 
-import { MAX_SEATS, NUM_ACTIONS, ValidationError, actionToString, type KratzenState } from '../env/rules/index.js';
-import { OBS_SIZE } from '../env/observation.js';
+import { createHmac } from 'node:crypto';
+import { MAX_SEATS, NUM_ACTIONS, ValidationError, actionToString, stateToRecord, type KratzenState } from '../env/rules/index.js';
+import { OBS_SIZE, encodeObservation } from '../env/observation.js';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from '../env/table.js';
 import { VecEnv } from '../env/vec-env.js';
 import { SingleAgentEnv } from '../env/single-agent-env.js';
 import type { Agent } from '../agents/agent.js';
-import { createAgent } from '../agents/registry.js';
+import { createAgent, type AgentLimits } from '../agents/registry.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { BridgeError } from './errors.js';
 import type { BatchView, FinalEntry } from './codec.js';
+import { seatRecord } from './table-view.js';
 
 export interface SessionOptions {
   id: string;
@@ -23,7 +30,23 @@ export interface SessionOptions {
   opponents: string | (string | null)[];
   /** Loads checkpoint directories named as opponents. */
   loadCheckpoint: (dir: string, context: { rules: unknown; seed: number | string }) => Promise<Agent>;
+  /** Caps on the opponents' options (pimc samples, time budget). */
+  limits: AgentLimits;
+  /** Mixed into single-agent seeds (see the file header). */
+  seedSecret: string;
 }
+
+/**
+ * Lets a long step give way: `due()` says a slice of work is used up, `pause()` lets other work
+ * run, and resolves rejected when the client is gone.
+ */
+export interface StepControl {
+  due(): boolean;
+  pause(): Promise<void>;
+}
+
+/** What env.record answers: a full record (multi) or the seat's own (single, see table-view.ts). */
+export type SessionRecord = { kind: 'full'; record: ReturnType<typeof stateToRecord> } | { kind: 'seat'; record: ReturnType<typeof seatRecord> };
 
 export interface EnvSession {
   readonly id: string;
@@ -33,10 +56,14 @@ export interface EnvSession {
   readonly config: EnvConfig;
   /** single sessions: the learner seat; multi: null. */
   readonly learnerSeat: number | null;
-  reset(seed: number | string | undefined): Promise<BatchView>;
-  step(actions: number[]): BatchView;
+  reset(seed: number | string | undefined, control?: StepControl): Promise<BatchView>;
+  step(actions: number[], control?: StepControl): BatchView | Promise<BatchView>;
   /** The rules-core state of env `env` (read only): its episode in progress, or the last one it finished. */
   tableState(env: number, episode: 'current' | 'ended'): KratzenState;
+  /** The seat a client may view in env `env`: the learner seat of a single session, any seat of a multi one. */
+  viewerSeat(env: number, episode: 'current' | 'ended', seat: number | undefined): number;
+  /** The record a client may have of env `env`'s session (see the file header). */
+  record(env: number, episode: 'current' | 'ended'): SessionRecord & { numHands: number; complete: boolean };
   close(): void;
 }
 
@@ -67,6 +94,11 @@ export async function createSession(options: SessionOptions): Promise<EnvSession
   const session = new SingleSession(options, parsed.config, numPlayers);
   await session.buildOpponents(0); // refuses unknown specs and foreign checkpoints at create time
   return session;
+}
+
+/** The seed a single-agent session really plays: the client's, keyed with the server's secret. */
+export function mixSeed(secret: string, seed: number | string): string {
+  return createHmac('sha256', secret).update(String(seed)).digest('hex').slice(0, 32);
 }
 
 /** Reason an action is illegal; `apply` throws before changing anything when it is. */
@@ -126,9 +158,9 @@ abstract class BaseSession implements EnvSession {
   }
 
   abstract view(): BatchView;
-  protected abstract resetAll(seed: number | string): Promise<void>;
-  protected abstract resetStale(): Promise<void>;
-  abstract step(actions: number[]): BatchView;
+  protected abstract resetAll(seed: number | string, control?: StepControl): Promise<void>;
+  protected abstract resetStale(control?: StepControl): Promise<void>;
+  abstract step(actions: number[], control?: StepControl): BatchView | Promise<BatchView>;
   protected abstract currentState(env: number): KratzenState;
 
   tableState(env: number, episode: 'current' | 'ended'): KratzenState {
@@ -139,14 +171,22 @@ abstract class BaseSession implements EnvSession {
     return state;
   }
 
-  async reset(seed: number | string | undefined): Promise<BatchView> {
+  abstract viewerSeat(env: number, episode: 'current' | 'ended', seat: number | undefined): number;
+  abstract record(env: number, episode: 'current' | 'ended'): SessionRecord & { numHands: number; complete: boolean };
+
+  /** The seed the envs play for the client's seed. */
+  protected playedSeed(seed: number | string): number | string {
+    return seed;
+  }
+
+  async reset(seed: number | string | undefined, control?: StepControl): Promise<BatchView> {
     if (seed !== undefined || !this.started) {
-      this.seed = seed ?? 0;
+      this.seed = this.playedSeed(seed ?? 0);
       this.resets = 0;
       this.ended.fill(null);
-      await this.resetAll(this.seed);
+      await this.resetAll(this.seed, control);
     } else if (!this.fresh.every((f) => f === 1)) {
-      await this.resetStale();
+      await this.resetStale(control);
     }
     this.started = true;
     this.fresh.fill(1);
@@ -209,6 +249,22 @@ class MultiSession extends BaseSession {
     return this.vec.stateOf(env);
   }
 
+  viewerSeat(env: number, episode: 'current' | 'ended', seat: number | undefined): number {
+    const state = this.tableState(env, episode);
+    const viewer = seat ?? Math.max(0, state.currentSeat);
+    if (viewer >= this.numPlayers) throw new BridgeError('invalid_params', `params.seat: must be a seat 0..${this.numPlayers - 1}`, 'params.seat');
+    return viewer;
+  }
+
+  /** Finished hands in full, decks included; no seed, and nothing of the hand in progress. */
+  record(env: number, episode: 'current' | 'ended'): SessionRecord & { numHands: number; complete: boolean } {
+    const state = this.tableState(env, episode);
+    const record = stateToRecord(state);
+    delete record.seed;
+    record.hands = record.hands?.slice(0, state.results.length);
+    return { kind: 'full', record, numHands: record.hands?.length ?? 0, complete: state.complete };
+  }
+
   view(): BatchView {
     const vec = this.vec;
     return {
@@ -234,6 +290,8 @@ class SingleSession extends BaseSession {
   private readonly specs: (string | null)[];
   private readonly checkpoints = new Map<string, Agent>();
   private readonly loadCheckpoint: SessionOptions['loadCheckpoint'];
+  private readonly limits: AgentLimits;
+  private readonly seedSecret: string;
   private readonly observations: Float32Array;
   private readonly masks: Uint8Array;
   private readonly seats: Int32Array;
@@ -247,6 +305,8 @@ class SingleSession extends BaseSession {
     super(options, config, numPlayers);
     this.learnerSeat = options.learnerSeat;
     this.loadCheckpoint = options.loadCheckpoint;
+    this.limits = options.limits;
+    this.seedSecret = options.seedSecret;
     this.specs = Array.from({ length: numPlayers }, (_, s) =>
       s === this.learnerSeat ? null : Array.isArray(options.opponents) ? (options.opponents[s] ?? null) : options.opponents,
     );
@@ -279,6 +339,7 @@ class SingleSession extends BaseSession {
       const context = {
         rules,
         seed: `${seed}:seat${s}`,
+        limits: this.limits,
         loadCheckpoint: async (dir: string) => {
           if (!this.checkpoints.has(dir)) this.checkpoints.set(dir, await this.loadCheckpoint(dir, { rules, seed: 0 }));
           return this.checkpoints.get(dir)!;
@@ -296,36 +357,75 @@ class SingleSession extends BaseSession {
     return agents;
   }
 
-  protected async resetAll(seed: number | string): Promise<void> {
+  protected override playedSeed(seed: number | string): string {
+    return mixSeed(this.seedSecret, seed);
+  }
+
+  protected async resetAll(seed: number | string, control?: StepControl): Promise<void> {
     const agents = await this.buildOpponents(seed);
     this.illegalResets = 0;
     this.envs = Array.from(
       { length: this.numEnvs },
       () => new SingleAgentEnv({ config: this.config, learnerSeat: this.learnerSeat, opponents: agents }),
     );
-    this.envs.forEach((env, i) => this.write(i, env.reset({ seed: `${seed}:${i}` })));
+    for (let i = 0; i < this.numEnvs; i++) {
+      this.write(i, this.envs[i]!.reset({ seed: `${seed}:${i}` }));
+      if (control?.due()) await control.pause();
+    }
     this.rewards.fill(0);
     this.terminated.fill(0);
     this.truncated.fill(0);
   }
 
   /** Envs in the middle of an episode move on to their next one (the seed sequence continues). */
-  protected async resetStale(): Promise<void> {
-    this.envs.forEach((env, i) => {
-      if (!this.fresh[i]) this.write(i, env.reset());
-    });
+  protected async resetStale(control?: StepControl): Promise<void> {
+    for (let i = 0; i < this.numEnvs; i++) {
+      if (!this.fresh[i]) this.write(i, this.envs[i]!.reset());
+      if (control?.due()) await control.pause();
+    }
     this.rewards.fill(0);
     this.terminated.fill(0);
     this.truncated.fill(0);
   }
 
-  step(actions: number[]): BatchView {
+  viewerSeat(env: number, episode: 'current' | 'ended', seat: number | undefined): number {
+    this.tableState(env, episode);
+    if (seat !== undefined && seat !== this.learnerSeat) {
+      throw new BridgeError('invalid_params', `params.seat: a single session shows the learner seat ${this.learnerSeat} only`, 'params.seat');
+    }
+    return this.learnerSeat;
+  }
+
+  /** The learner seat's own record: no seed, no deck, nothing it did not see (table-view.ts). */
+  record(env: number, episode: 'current' | 'ended'): SessionRecord & { numHands: number; complete: boolean } {
+    const state = this.tableState(env, episode);
+    const record = seatRecord(state, this.learnerSeat);
+    return { kind: 'seat', record, numHands: record.hands.length, complete: state.complete };
+  }
+
+  step(actions: number[], control?: StepControl): BatchView | Promise<BatchView> {
     this.ensureStarted();
     checkBatch(actions, this.numEnvs, (i) => this.envs[i]!.state, this.config.illegalAction === 'throw');
     this.final = [];
+    if (!control) {
+      for (let i = 0; i < this.numEnvs; i++) this.stepEnv(i, actions[i]!);
+      return this.view();
+    }
+    return this.stepWithPauses(actions, control);
+  }
+
+  private async stepWithPauses(actions: number[], control: StepControl): Promise<BatchView> {
     for (let i = 0; i < this.numEnvs; i++) {
+      this.stepEnv(i, actions[i]!);
+      if (control.due()) await control.pause();
+    }
+    return this.view();
+  }
+
+  private stepEnv(i: number, action: number): void {
+    {
       const env = this.envs[i]!;
-      const result = env.step(actions[i]!);
+      const result = env.step(action);
       this.rewards[i] = result.reward;
       this.terminated[i] = result.terminated ? 1 : 0;
       this.truncated[i] = result.truncated ? 1 : 0;
@@ -333,7 +433,7 @@ class SingleSession extends BaseSession {
       this.fresh[i] = ended ? 1 : 0;
       if (!ended) {
         this.write(i, result);
-        continue;
+        return;
       }
       this.finalObservations.set(result.obs, i * OBS_SIZE);
       this.final.push({ env: i, info: { ...result.info } });
@@ -343,7 +443,6 @@ class SingleSession extends BaseSession {
       const cutShort = result.info.illegalAction && this.config.episode === 'hand';
       this.write(i, cutShort ? env.reset({ seed: `${this.seed}:${i}/illegal${++this.illegalResets}` }) : env.reset());
     }
-    return this.view();
   }
 
   protected currentState(env: number): KratzenState {

@@ -9,6 +9,7 @@ import {
   actionToString,
   cardToken,
   replayResult,
+  stateToRecord,
   trickWinnerIndex,
   type HandReport,
   type KratzenState,
@@ -28,6 +29,10 @@ export interface TrickView {
 export interface HandHistory {
   hand: number;
   dealer: number;
+  /** The viewer's cards as dealt (the didactic4 dealer's with the face-up cards it took); set by `sessionHistory`. */
+  cards?: string[];
+  /** Face-up cards everybody saw; set by `sessionHistory`. */
+  faceUp?: string[];
   /** Every action of the hand in order; `discard ?` for a discard the viewer did not make. */
   actions: { seat: number; action: string }[];
   tricks: TrickView[];
@@ -78,8 +83,11 @@ export class HistoryRecorder {
   }
 }
 
-/** The histories of every hand of `state`, rebuilt by replaying its logs on a copy of the session. */
-export function sessionHistory(state: KratzenState): HandHistory[] {
+/**
+ * The histories of every hand of `state`, rebuilt by replaying its logs on a copy of the session;
+ * `viewer`'s cards as dealt and the face-up cards are noted for each hand.
+ */
+export function sessionHistory(state: KratzenState, viewer: number): HandHistory[] {
   const logs = state.handLogs();
   const start = state.startInfo;
   const replay = state.game.newState({
@@ -88,12 +96,19 @@ export function sessionHistory(state: KratzenState): HandHistory[] {
     start: { dealer: start.dealer, pot: start.pot, balances: start.balances, muss: start.muss },
   });
   const recorder = new HistoryRecorder();
+  const dealt: { cards: string[]; faceUp: string[] }[] = [];
   for (const log of logs) {
+    // The replay waits at the deal of each hand; what the viewer holds then is what it was dealt.
+    dealt.push({
+      cards: replay.handOf(viewer).map(cardToken),
+      faceUp: Array.from(replay.faceUp.subarray(0, replay.numFaceUp), cardToken),
+    });
     for (const { seat, action } of log.actions) {
       recorder.observe(replay, seat, action);
       replay.applyAs(seat, action);
     }
   }
+  for (const hand of recorder.hands) Object.assign(hand, dealt[hand.hand]);
   return recorder.hands;
 }
 
@@ -114,8 +129,37 @@ export function tableView(state: KratzenState, viewer: number): TableView {
     handIndex: state.handIndex,
     numHands: state.rules.hands,
     complete: state.complete,
-    history: maskHistory(sessionHistory(state), viewer),
+    history: maskHistory(sessionHistory(state, viewer), viewer),
     settlements: result.hands,
+    final: result.final,
+  };
+}
+
+/**
+ * A session as one seat saw it, for clients that play that seat alone (single-agent sessions,
+ * the web table): rule set and start, and per finished hand the seat's dealt cards, the face-up
+ * cards, every action with other seats' discards masked, the tricks and the settlement. No seed
+ * and no deck: other hands, discards and the talon stay hidden also after the hand.
+ */
+export interface SeatRecord {
+  kind: 'seat';
+  seat: number;
+  rules: Record<string, unknown>;
+  start: { dealer: number; pot: number; balances: number[]; muss?: boolean };
+  hands: (HandHistory & { settlement: HandReport })[];
+  final: TableView['final'];
+}
+
+export function seatRecord(state: KratzenState, viewer: number): SeatRecord {
+  const result = replayResult(state);
+  const record = stateToRecord(state);
+  const history = maskHistory(sessionHistory(state, viewer), viewer);
+  return {
+    kind: 'seat',
+    seat: viewer,
+    rules: record.rules,
+    start: record.start as SeatRecord['start'],
+    hands: result.hands.map((settlement, h) => ({ ...(history.find((x) => x.hand === h) ?? { hand: h, dealer: settlement.dealer, actions: [], tricks: [] }), settlement })),
     final: result.final,
   };
 }

@@ -7,7 +7,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { request as httpGet } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayRecord, type GameRecord, type HandReport } from '../env/rules/index.js';
+import { replayRecord, type HandReport } from '../env/rules/index.js';
 import { BridgeClient } from './client.js';
 import { BridgeServer } from './server.js';
 
@@ -92,8 +92,10 @@ describe('env.view and env.record', () => {
     expect((await client.request('env.view', { session, seat: 1 })).error).toMatchObject({ code: 'invalid_params', field: 'params.seat' });
     expect((await client.request('env.view', { session, env: 3 })).error).toMatchObject({ code: 'invalid_params', field: 'params.env' });
     expect((await client.request('env.view', { session, episode: 'ended' })).error).toMatchObject({ code: 'invalid_params', field: 'params.episode' });
-    expect(((await client.call('env.record', { session })).result as any).record.hands).toEqual([]);
-    // Play the first legal move until the session ends; the record grows hand by hand.
+    const first = (await client.call('env.record', { session })).result as any;
+    expect(first).toMatchObject({ kind: 'seat', numHands: 0 });
+    expect(first.record.hands).toEqual([]);
+    // Play the first legal move until the session ends; the seat's record grows hand by hand.
     let steps = 0;
     for (; steps < 500; steps++) {
       const step = (await client.call('env.step', { session, actions: [t.legal[0].action] })).result as any;
@@ -101,7 +103,10 @@ describe('env.view and env.record', () => {
       t = (await client.call('env.view', { session })).result;
       const { record, numHands } = (await client.call('env.record', { session })).result as any;
       expect(numHands).toBe(t.settlements.length);
-      expect(replayRecord(record).result.hands).toEqual(t.settlements);
+      expect(record.hands.map((h: any) => h.settlement)).toEqual(t.settlements);
+      // No seed, no deck: nothing of the other hands or the talon.
+      expect(record.seed).toBeUndefined();
+      for (const h of record.hands) expect(h.deck).toBeUndefined();
       // Other seats' discards never show.
       for (const h of t.history) for (const a of h.actions) if (a.seat !== 0 && a.action.startsWith('discard')) expect(a.action).toBe('discard ?');
     }
@@ -109,10 +114,8 @@ describe('env.view and env.record', () => {
     expect(ended.complete).toBe(true);
     expect(ended.legal).toEqual([]);
     const { record } = (await client.call('env.record', { session, episode: 'ended' })).result as any;
-    const replay = replayRecord(record).result;
-    expect(replay.final.complete).toBe(true);
-    expect(replay.hands).toEqual(ended.settlements);
-    expect(replay.final).toEqual(ended.final);
+    expect(record.hands.map((h: any) => h.settlement)).toEqual(ended.settlements);
+    expect(record.final).toEqual(ended.final);
     // Every trick of every hand, with a winner; the tricks won add up to the settlement's.
     ended.history.forEach((h: any) => {
       const won = new Array(3).fill(0);
@@ -130,8 +133,21 @@ describe('env.view and env.record', () => {
     expect(t.view.seat).toBe(2);
     const toAct = (await client.call('env.view', { session, env: 1 })).result as any;
     expect(toAct.legal.length).toBeGreaterThan(0);
-    const { record } = (await client.call('env.record', { session, env: 1 })).result as any;
-    expect(record.hands).toHaveLength(1); // multi: the hand in progress too (the client plays every seat)
+    // Multi: full records of finished hands (the client plays every seat), never the hand in progress.
+    const before = (await client.call('env.record', { session, env: 1 })).result as any;
+    expect(before).toMatchObject({ kind: 'full', numHands: 0 });
+    expect(before.record.hands).toEqual([]);
+    expect(before.record.seed).toBeUndefined();
+    let reply = (await client.call('env.reset', { session })).result as any;
+    for (let k = 0; k < 400; k++) {
+      reply = (await client.call('env.step', { session, actions: reply.masks.map((m: number[]) => m.indexOf(1)) })).result;
+      const { record, numHands } = (await client.call('env.record', { session, env: 1 })).result as any;
+      expect(record.hands).toHaveLength(numHands);
+      if (numHands > 0) {
+        expect(replayRecord(record).result.hands).toHaveLength(numHands);
+        break;
+      }
+    }
     await client.close();
   });
 });
@@ -181,11 +197,13 @@ describe('the web table in headless Chromium', () => {
         return { tricks: column('tricks-won'), payouts: column('payout'), penalties: column('penalty'), balances: column('balance'), potAfter: Number(potAfter) };
       });
       // The server's record of this very session, fetched by the page over its own connection.
-      const { record } = (await page.evaluate(() => window.kratzenTable.record())) as { record: GameRecord };
+      // The server's record of this very session as the player's seat saw it, fetched by the page.
+      const { record } = (await page.evaluate(() => window.kratzenTable.record())) as { record: { hands: { settlement: HandReport; deck?: unknown }[]; seed?: unknown } };
       if (process.env.KRATZEN_WEB_SCREENSHOT) writeFileSync(`${process.env.KRATZEN_WEB_SCREENSHOT}-record.json`, JSON.stringify(record, null, 2));
-      expect(record.hands!.length).toBeGreaterThanOrEqual(1);
-      expect(record.seed).toBe('11:0');
-      const hand: HandReport = replayRecord(record).result.hands[0]!;
+      expect(record.hands.length).toBeGreaterThanOrEqual(1);
+      expect(record.seed).toBeUndefined();
+      expect(record.hands[0]!.deck).toBeUndefined();
+      const hand = record.hands[0]!.settlement;
       expect(shown).toEqual({ tricks: hand.tricks, payouts: hand.payouts, penalties: hand.penalties, balances: hand.balances, potAfter: hand.potAfter });
       expect(checkedDisabled).toBe(true);
       expect(errors).toEqual([]);

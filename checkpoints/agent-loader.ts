@@ -1,10 +1,11 @@
 // Checkpoints as seatable agents: the loader that agents/registry.ts, the CLI and tournament
 // workers (which import this module by URL) use for an agent spec that is a directory.
 
+import { existsSync } from 'node:fs';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import type { Agent } from '../agents/agent.js';
-import type { AgentContext } from '../agents/registry.js';
+import { unknownAgent, type AgentContext } from '../agents/registry.js';
 import { selectBackend } from '../agents/tfjs.js';
 import { loadCheckpoint as loadCheckpointDir, type RulesInput } from './checkpoint.js';
 import { MANIFEST_FILE } from './manifest.js';
@@ -16,6 +17,7 @@ import { CheckpointStore } from './store.js';
  * workers: a stateless agent plays the same whatever order the deals run in.
  */
 export async function loadCheckpoint(dir: string, context: AgentContext): Promise<Agent> {
+  if (!existsSync(dir)) throw unknownAgent(dir);
   await selectBackend('auto');
   const rules = context.rules as RulesInput;
   const isCheckpoint = await access(path.join(dir, MANIFEST_FILE)).then(

@@ -1,7 +1,7 @@
 // One checkpoint directory: written atomically (temp directory next to it, fsync, rename) and
 // loaded only after its manifest, its compatibility with this build and every file hash check out.
 
-import { access, mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { NUM_ACTIONS, RuleSetError, type RuleSet } from '../env/rules/index.js';
 import { OBS_SIZE, OBS_VERSION } from '../env/observation.js';
@@ -23,6 +23,7 @@ import {
   type JsonValue,
 } from './manifest.js';
 import { modelFromFiles, modelToFiles } from './model-files.js';
+import { MAX_METADATA_BYTES, readRegularFile } from './safe-read.js';
 
 export type RulesInput = Record<string, unknown> | RuleSet;
 
@@ -139,7 +140,7 @@ export interface LoadedCheckpoint {
 
 /** Reads and validates manifest.json alone (no file hashes): for listings. */
 export async function readManifest(dir: string): Promise<{ manifest: CheckpointManifest; bytes: Uint8Array }> {
-  const bytes = await readRequired(dir, MANIFEST_FILE);
+  const bytes = await readRegularFile(path.join(dir, MANIFEST_FILE), dir, { maxBytes: MAX_METADATA_BYTES });
   let json: unknown;
   try {
     json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
@@ -161,8 +162,8 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
 
   const files = new Map<string, Uint8Array>();
   for (const [file, expected] of Object.entries(manifest.files)) {
-    const data = await readRequired(dir, file);
-    if (data.byteLength !== expected.bytes || sha256(data) !== expected.sha256) {
+    const data = await readRegularFile(path.join(dir, file), dir, { exactBytes: expected.bytes });
+    if (sha256(data) !== expected.sha256) {
       throw new CheckpointError('hash-mismatch', dir, `${file} (${data.byteLength} bytes) does not match its manifest hash (${expected.bytes} bytes)`);
     }
     files.set(file, data);
@@ -217,15 +218,6 @@ function checkCompatible(dir: string, manifest: CheckpointManifest, rules: Rules
   if (rules === undefined) return;
   const wanted = canonicalJson(normalizeRules(rules));
   if (stored !== wanted) throw new CheckpointError('incompatible-rules', dir, `trained for rules ${stored}, not ${wanted}`);
-}
-
-async function readRequired(dir: string, file: string): Promise<Uint8Array> {
-  try {
-    return await readFile(path.join(dir, file));
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new CheckpointError('missing-file', dir, `${file} is missing`);
-    throw e;
-  }
 }
 
 async function exists(p: string): Promise<boolean> {

@@ -2,7 +2,7 @@
 // `latest.json` and `best.json` (replaced atomically, each naming a checkpoint and the sha256 of
 // its manifest), listing by step, and pruning. One writer per store at a time.
 
-import { readFile, readdir, rename, rm } from 'node:fs/promises';
+import { readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { PolicyAgent } from '../agents/policy-agent.js';
@@ -16,6 +16,7 @@ import {
   type WrittenCheckpoint,
 } from './checkpoint.js';
 import { replaceFileAtomic } from './durable-fs.js';
+import { MAX_METADATA_BYTES, readRegularFile } from './safe-read.js';
 import { CheckpointError } from './errors.js';
 import { NAME_PATTERN, sha256, type CheckpointManifest } from './manifest.js';
 
@@ -169,9 +170,10 @@ export class CheckpointStore {
     const file = this.pointerFile(which);
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = (await readRegularFile(file, file, { maxBytes: MAX_METADATA_BYTES })).toString('utf8');
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      if (e instanceof CheckpointError && e.code === 'missing-file') return null;
+      if (e instanceof CheckpointError) throw new CheckpointError('bad-pointer', file, e.reason);
       throw e;
     }
     let json: unknown;

@@ -4,16 +4,45 @@
 // Prints one JSON line when listening: {"event":"listening","url","host","port","protocolVersion"}.
 
 import { realpathSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BACKEND_CHOICES, type BackendChoice } from '../agents/tfjs.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
 import { BridgeServer } from '../bridge/server.js';
+import { defaultCheckpointRoots } from '../bridge/checkpoint-roots.js';
+import { isLoopbackHost } from '../bridge/http-guard.js';
 
-export const SERVE_USAGE = `kratzen serve [--host 127.0.0.1] [--port 8765] [--token T] [--max-envs N] [--max-sessions N]
-              [--max-message-bytes B] [--idle-timeout-ms MS] [--backend auto|tensorflow|wasm|cpu] [--web]
-  --web also serves the web table (a page playing against bots over this protocol) at http://<host>:<port>/.
-  The token may also come from the environment variable KRATZEN_BRIDGE_TOKEN (not visible in ps).
+export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (protocol: bridge/protocol.ts, docs/bridge.md)
+
+  --host H                 interface to bind (default 127.0.0.1); any other than loopback needs --token
+  --port P                 TCP port, 0 for any free one (default 8765)
+  --token T                clients must send it in hello; also KRATZEN_BRIDGE_TOKEN (not visible in ps)
+  --web                    also serve the web table at http://<host>:<port>/
+  --allow-origin O         a web page origin (https://example.org) that may open WebSockets; repeatable.
+                           Without it only the server's own page may; clients that send no Origin always may
+  --allow-host N           a further name clients may use in the Host header (default: the bound address
+                           and localhost); repeatable
+  --checkpoint-root DIR    a folder policies and opponents may be loaded from, besides the package's
+                           checkpoints/ and ./runs; repeatable
+  --max-connections N      clients that completed hello (default 64)
+  --max-pending N          sockets still waiting for hello, counted apart; when full the oldest is dropped (16)
+  --hello-timeout-ms MS    a socket without hello by then is closed, code 4001 (5000)
+  --max-sessions N         sessions per connection (16)
+  --max-envs N             envs over all sessions of a connection (4096)
+  --max-message-bytes B    largest request frame (1048576)
+  --max-queued N           pipelined requests one connection may have waiting (256)
+  --max-buffered-bytes B   replies held for one client that does not read them (16777216); past a
+                           quarter of it no more of its requests run until it reads
+  --max-pimc-samples N     largest pimc samples a client may ask for (64)
+  --max-pimc-time-ms MS    largest pimc timeBudgetMs a client may ask for (100)
+  --heavy-workers N        worker threads for bots and search (cores - 1, 1..4)
+  --idle-timeout-ms MS     close a connection with no accepted request and no pong for this long (600000)
+  --seed-secret S          mixed into single-agent seeds so clients cannot deal the bots' hands; the same
+                           secret gives the same games for the same seeds (default: random per start);
+                           also KRATZEN_SEED_SECRET
+  --backend B              TF.js backend for checkpoints: auto|tensorflow|wasm|cpu (auto)
+Prints one JSON line when listening: {"event":"listening","url","host","port","protocolVersion"}.
 `;
 
 function fail(field: string, reason: string): never {
@@ -21,9 +50,9 @@ function fail(field: string, reason: string): never {
   process.exit(2);
 }
 
-function intFlag(value: string | undefined, field: string, min: number): number | undefined {
+function intFlag(value: string | undefined, field: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < min) fail(field, `--${field} must be an integer >= ${min}, got "${value}"`);
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) fail(field, `--${field} must be an integer ${min}..${max}, got "${value}"`);
   return Number(value);
 }
 
@@ -40,6 +69,18 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
         'max-sessions': { type: 'string' },
         'max-message-bytes': { type: 'string' },
         'idle-timeout-ms': { type: 'string' },
+        'allow-origin': { type: 'string', multiple: true },
+        'allow-host': { type: 'string', multiple: true },
+        'checkpoint-root': { type: 'string', multiple: true },
+        'max-connections': { type: 'string' },
+        'max-pending': { type: 'string' },
+        'hello-timeout-ms': { type: 'string' },
+        'max-queued': { type: 'string' },
+        'max-buffered-bytes': { type: 'string' },
+        'max-pimc-samples': { type: 'string' },
+        'max-pimc-time-ms': { type: 'string' },
+        'heavy-workers': { type: 'string' },
+        'seed-secret': { type: 'string' },
         backend: { type: 'string' },
         web: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -56,14 +97,34 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     fail('backend', `--backend must be one of ${BACKEND_CHOICES.join(', ')}`);
   }
   const token = values.token ?? process.env.KRATZEN_BRIDGE_TOKEN ?? undefined;
+  const host = values.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host) && !token) fail('token', `--host ${host} exposes the server beyond this machine: give a --token (or KRATZEN_BRIDGE_TOKEN)`);
+  const seedSecret = values['seed-secret'] ?? process.env.KRATZEN_SEED_SECRET ?? undefined;
+  for (const origin of values['allow-origin'] ?? []) {
+    if (!/^https?:\/\/[^/\s]+$/.test(origin)) fail('allow-origin', `--allow-origin takes an origin like https://example.org, got "${origin}"`);
+  }
   const server = new BridgeServer({
-    host: values.host,
-    port: intFlag(values.port, 'port', 0),
+    host,
+    port: intFlag(values.port, 'port', 0, 65535),
     token: token === '' ? undefined : token,
+    allowOrigins: values['allow-origin'],
+    allowHosts: values['allow-host'],
+    checkpointRoots: values['checkpoint-root'] ? [...defaultCheckpointRoots(), ...values['checkpoint-root'].map((r) => path.resolve(r))] : undefined,
+    maxConnections: intFlag(values['max-connections'], 'max-connections', 1),
+    maxPendingConnections: intFlag(values['max-pending'], 'max-pending', 1),
+    helloTimeoutMs: intFlag(values['hello-timeout-ms'], 'hello-timeout-ms', 10),
+    maxQueuedRequests: intFlag(values['max-queued'], 'max-queued', 1),
+    maxBufferedBytes: intFlag(values['max-buffered-bytes'], 'max-buffered-bytes', 65536),
     maxEnvsPerConnection: intFlag(values['max-envs'], 'max-envs', 1),
     maxSessionsPerConnection: intFlag(values['max-sessions'], 'max-sessions', 1),
     maxMessageBytes: intFlag(values['max-message-bytes'], 'max-message-bytes', 1024),
     idleTimeoutMs: intFlag(values['idle-timeout-ms'], 'idle-timeout-ms', 1),
+    heavyWorkers: intFlag(values['heavy-workers'], 'heavy-workers', 1, 64),
+    agentLimits: {
+      maxPimcSamples: intFlag(values['max-pimc-samples'], 'max-pimc-samples', 1),
+      maxPimcTimeBudgetMs: intFlag(values['max-pimc-time-ms'], 'max-pimc-time-ms', 1),
+    },
+    seedSecret: seedSecret === '' ? undefined : seedSecret,
     backend: values.backend as BackendChoice | undefined,
     web: values.web,
   });
@@ -71,11 +132,6 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     await server.start();
   } catch (e) {
     fail('port', `cannot listen: ${(e as Error).message}`);
-  }
-  const { host } = server.options;
-  const loopback = host === '127.0.0.1' || host === '::1' || host === 'localhost';
-  if (!loopback && !server.options.token) {
-    process.stderr.write(`kratzen serve: listening on ${host} without a token: anyone who can reach this port can use the server\n`);
   }
   const web = server.options.web ? { web: server.url.replace(/^ws:/, 'http:') + '/' } : {};
   process.stdout.write(`${JSON.stringify({ event: 'listening', url: server.url, host, port: server.port, protocolVersion: PROTOCOL_VERSION, ...web })}\n`);

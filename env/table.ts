@@ -18,10 +18,13 @@ export const envConfigSchema = z.strictObject({
   episode: z.enum(['session', 'hand']).default('session'),
   /** `throw` an IllegalActionError, or `terminate` the episode with a penalty. @default 'throw' */
   illegalAction: z.enum(['throw', 'terminate']).default('throw'),
-  /** Chips taken from the offending seat's reward when `illegalAction` is `terminate`. @default 10 */
-  illegalActionPenalty: z.number().nonnegative().default(10),
-  /** Rewards are chip deltas times this factor. @default 1 */
-  rewardScale: z.number().positive().default(1),
+  /** Chips taken from the offending seat's reward when `illegalAction` is `terminate` (at most 1e9). @default 10 */
+  illegalActionPenalty: z.number().nonnegative().max(1e9).default(10),
+  /**
+   * Rewards are chip deltas times this factor, at most 1e6: amounts reach 2^53 units, and a
+   * float32 reward must stay finite. @default 1
+   */
+  rewardScale: z.number().positive().max(1e6).default(1),
   /** Truncate an episode after this many steps; 0 means never. @default 0 */
   maxSteps: z.number().int().nonnegative().default(0),
 });

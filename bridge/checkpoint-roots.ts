@@ -1,0 +1,58 @@
+// Where the bridge may load policies from: a client names a checkpoint by path, and the server
+// reads it only when the path, resolved through every symlink, lies inside one of its roots.
+// Anything else (outside, missing, a file, a folder that is no checkpoint) gets one and the same
+// answer, so the names of the server's files cannot be probed.
+
+import { existsSync } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MANIFEST_FILE } from '../checkpoints/manifest.js';
+import { BridgeError } from './errors.js';
+
+/** The package folder (holding package.json), from this module's place in the source or dist tree. */
+export function packageRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+}
+
+/** The package's checkpoints/ (the pretrained policies) and runs/ in the working directory. */
+export function defaultCheckpointRoots(): string[] {
+  return [path.join(packageRoot(), 'checkpoints'), path.resolve('runs')];
+}
+
+function inside(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/** The one error for every path a client may not load. */
+export function notACheckpoint(spec: string, field: string): BridgeError {
+  return new BridgeError(
+    'invalid_params',
+    `${field}: "${spec.slice(0, 200)}" is not an agent (random, heuristic, pimc) or a checkpoint under this server's checkpoint roots`,
+    field,
+  );
+}
+
+/**
+ * The real path of the checkpoint (or checkpoint store) `spec` names, when it is a folder with a
+ * manifest.json or latest.json inside a root; relative specs are tried against the working
+ * directory and the package folder. Throws `notACheckpoint` otherwise.
+ */
+export async function resolveCheckpoint(spec: string, roots: readonly string[], field: string): Promise<string> {
+  const realRoots = (await Promise.all(roots.map((r) => realpath(r).catch(() => null)))).filter((r): r is string => r !== null);
+  const candidates = path.isAbsolute(spec) ? [spec] : [path.resolve(spec), path.resolve(packageRoot(), spec)];
+  for (const candidate of candidates) {
+    const real = await realpath(candidate).catch(() => null);
+    if (!real || !realRoots.some((root) => inside(real, root))) continue;
+    const info = await stat(real).catch(() => null);
+    if (!info?.isDirectory()) continue;
+    for (const marker of [MANIFEST_FILE, 'latest.json']) {
+      const markerInfo = await stat(path.join(real, marker)).catch(() => null);
+      if (markerInfo?.isFile()) return real;
+    }
+  }
+  throw notACheckpoint(spec, field);
+}

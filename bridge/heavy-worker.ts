@@ -1,0 +1,47 @@
+// A worker of the heavy pool: a SessionHost of its own, running the requests the main thread
+// sends it. Long requests give way every few milliseconds, so the requests of several clients
+// in one worker take turns, and work for a client that has gone stops at the next turn.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { SessionHost, type HostOptions, type HostedRequest } from './host.js';
+import type { StepControl } from './session.js';
+
+/** How long a request runs before it lets others in. */
+const SLICE_MS = 10;
+
+const host = new SessionHost(workerData as HostOptions);
+const gone = new Set<number>();
+
+class Cancelled extends Error {}
+
+function controlFor(connection: number): StepControl {
+  let sliceStart = performance.now();
+  return {
+    due: () => performance.now() - sliceStart > SLICE_MS,
+    pause: () =>
+      new Promise<void>((resolve, reject) =>
+        setImmediate(() => {
+          sliceStart = performance.now();
+          if (gone.has(connection)) reject(new Cancelled('the client is gone'));
+          else resolve();
+        }),
+      ),
+  };
+}
+
+type Message = { type: 'request'; ticket: number; request: HostedRequest } | { type: 'dispose'; connection: number };
+
+parentPort!.on('message', (message: Message) => {
+  if (message.type === 'dispose') {
+    // Connection numbers are never reused, so a gone client stays gone.
+    gone.add(message.connection);
+    host.dispose(message.connection);
+    return;
+  }
+  const { ticket, request } = message;
+  if (gone.has(request.connection)) return;
+  void Promise.resolve(host.handle(request, controlFor(request.connection))).then(({ reply, ok }) => {
+    if (gone.has(request.connection)) return;
+    parentPort!.postMessage({ ticket, reply, ok });
+  });
+});

@@ -1,0 +1,191 @@
+// Where sessions and policies live and their requests run: one host on the main thread for
+// light work (multi-agent sessions, network policies), and one in each worker of the heavy pool
+// (sessions with bots on the server, search policies; see heavy-pool.ts). The connection has
+// validated every request and counted its limits before a host sees it.
+
+import { NUM_ACTIONS, OBS_SIZE, encodeObservation } from '../index.js';
+import type { BackendChoice } from '../agents/tfjs.js';
+import type { AgentLimits } from '../agents/registry.js';
+import { BridgeError, toErrorBody } from './errors.js';
+import type { ParamsOf } from './protocol.js';
+import { BatchEncoder, errorReply, ok, type Id, type Reply } from './replies.js';
+import { createSession, type EnvSession, type StepControl } from './session.js';
+import { tableView } from './table-view.js';
+import { actWithPolicy, loadCheckpointAgent, loadPolicy, type ServedPolicy } from './policies.js';
+import { resolveCheckpoint } from './checkpoint-roots.js';
+
+export interface HostOptions {
+  backend: BackendChoice;
+  checkpointRoots: readonly string[];
+  agentLimits: AgentLimits;
+  seedSecret: string;
+}
+
+/** The methods a host runs; the rest (hello, ping, spec) are the connection's. */
+export const HOSTED_METHODS = ['env.create', 'env.reset', 'env.step', 'env.close', 'env.view', 'env.record', 'env.observe', 'policy.load', 'policy.act', 'policy.close'] as const;
+export type HostedMethod = (typeof HOSTED_METHODS)[number];
+
+/** A request as the connection hands it on: `target` is the id of the session or policy it creates or names. */
+export interface HostedRequest {
+  connection: number;
+  id: Id;
+  method: HostedMethod;
+  params: unknown;
+  target: string;
+}
+
+export interface HostedReply {
+  reply: Reply;
+  /** False for an error reply (the connection then releases what it reserved for a create). */
+  ok: boolean;
+}
+
+interface SessionEntry {
+  session: EnvSession;
+  encoder: BatchEncoder;
+}
+
+export class SessionHost {
+  private readonly sessions = new Map<string, SessionEntry>();
+  private readonly policies = new Map<string, ServedPolicy>();
+
+  constructor(private readonly options: HostOptions) {}
+
+  /** Runs one request; synchronous where the work is (env.step of a multi session stays promise-free). */
+  handle(request: HostedRequest, control?: StepControl): HostedReply | Promise<HostedReply> {
+    try {
+      const outcome = this.run(request, control);
+      if (outcome instanceof Promise) {
+        return outcome.then(
+          (reply) => ({ reply, ok: true }),
+          (e) => ({ reply: errorReply(request.id, toErrorBody(e)), ok: false }),
+        );
+      }
+      return { reply: outcome, ok: true };
+    } catch (e) {
+      return { reply: errorReply(request.id, toErrorBody(e)), ok: false };
+    }
+  }
+
+  /** Releases everything of one connection. */
+  dispose(connection: number): void {
+    const prefix = `${connection}/`;
+    for (const [key, entry] of this.sessions) {
+      if (!key.startsWith(prefix)) continue;
+      entry.session.close();
+      this.sessions.delete(key);
+    }
+    for (const [key, served] of this.policies) {
+      if (!key.startsWith(prefix)) continue;
+      served.agent.dispose?.();
+      this.policies.delete(key);
+    }
+  }
+
+  private run({ connection, id, method, params, target }: HostedRequest, control?: StepControl): Reply | Promise<Reply> {
+    const key = `${connection}/${target}`;
+    switch (method) {
+      case 'env.create':
+        return this.create(id, key, target, params as ParamsOf<'env.create'>);
+      case 'env.reset': {
+        const p = params as ParamsOf<'env.reset'>;
+        const entry = this.session(key, p.session);
+        return entry.session.reset(p.seed, control).then((view) => entry.encoder.encode(id, view));
+      }
+      case 'env.step': {
+        const p = params as ParamsOf<'env.step'>;
+        const entry = this.session(key, p.session);
+        const view = entry.session.step(p.actions, control);
+        return view instanceof Promise ? view.then((v) => entry.encoder.encode(id, v)) : entry.encoder.encode(id, view);
+      }
+      case 'env.close': {
+        const p = params as ParamsOf<'env.close'>;
+        this.session(key, p.session).session.close();
+        this.sessions.delete(key);
+        return ok(id, { session: p.session, closed: true });
+      }
+      case 'env.view': {
+        const p = params as ParamsOf<'env.view'>;
+        const session = this.session(key, p.session).session;
+        const seat = session.viewerSeat(p.env, p.episode, p.seat);
+        return ok(id, { session: session.id, env: p.env, episode: p.episode, ...tableView(session.tableState(p.env, p.episode), seat) });
+      }
+      case 'env.record': {
+        const p = params as ParamsOf<'env.record'>;
+        const session = this.session(key, p.session).session;
+        return ok(id, { session: session.id, env: p.env, episode: p.episode, ...session.record(p.env, p.episode) });
+      }
+      case 'env.observe': {
+        const p = params as ParamsOf<'env.observe'>;
+        const session = this.session(key, p.session).session;
+        const seat = session.viewerSeat(p.env, 'current', p.seat);
+        const state = session.tableState(p.env, 'current');
+        const observation = new Float32Array(OBS_SIZE);
+        encodeObservation(state, seat, observation);
+        const mask = new Uint8Array(NUM_ACTIONS);
+        if (state.currentSeat === seat) state.legalActionMask(mask);
+        return ok(id, { session: session.id, env: p.env, seat, observation: Array.from(observation), mask: Array.from(mask) });
+      }
+      case 'policy.load':
+        return this.loadPolicy(id, key, target, params as ParamsOf<'policy.load'>);
+      case 'policy.act': {
+        const p = params as ParamsOf<'policy.act'>;
+        return ok(id, actWithPolicy(this.policy(key, p.policy), p));
+      }
+      case 'policy.close': {
+        const p = params as ParamsOf<'policy.close'>;
+        this.policy(key, p.policy).agent.dispose?.();
+        this.policies.delete(key);
+        return ok(id, { policy: p.policy, closed: true });
+      }
+    }
+  }
+
+  private async create(id: Id, key: string, sessionId: string, params: ParamsOf<'env.create'>): Promise<Reply> {
+    const { backend, checkpointRoots, agentLimits, seedSecret } = this.options;
+    const session = await createSession({
+      id: sessionId,
+      mode: params.mode,
+      numEnvs: params.numEnvs,
+      config: params.config,
+      learnerSeat: params.learnerSeat,
+      opponents: params.opponents,
+      limits: agentLimits,
+      seedSecret,
+      loadCheckpoint: async (spec, context) =>
+        loadCheckpointAgent(await resolveCheckpoint(spec, checkpointRoots, 'params.opponents'), { rules: context.rules, backend }),
+    });
+    this.sessions.set(key, { session, encoder: new BatchEncoder(params.encoding) });
+    return ok(id, {
+      session: sessionId,
+      mode: session.mode,
+      numEnvs: session.numEnvs,
+      numPlayers: session.numPlayers,
+      possibleAgents: Array.from({ length: session.numPlayers }, (_, s) => s),
+      learnerSeat: session.mode === 'single' ? params.learnerSeat : null,
+      numActions: NUM_ACTIONS,
+      observationSize: OBS_SIZE,
+      encoding: params.encoding,
+      config: session.config,
+      autoresetMode: 'same-step',
+    });
+  }
+
+  private async loadPolicy(id: Id, key: string, policyId: string, params: ParamsOf<'policy.load'>): Promise<Reply> {
+    const served = await loadPolicy(policyId, params, this.options);
+    this.policies.set(key, served);
+    return ok(id, served.info);
+  }
+
+  private session(key: string, sessionId: string): SessionEntry {
+    const entry = this.sessions.get(key);
+    if (!entry) throw new BridgeError('unknown_session', `no session "${sessionId}" on this connection`, 'params.session');
+    return entry;
+  }
+
+  private policy(key: string, policyId: string): ServedPolicy {
+    const served = this.policies.get(key);
+    if (!served) throw new BridgeError('unknown_policy', `no policy "${policyId}" on this connection`, 'params.policy');
+    return served;
+  }
+}

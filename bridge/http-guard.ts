@@ -1,0 +1,81 @@
+// Who may talk to the bridge over HTTP: the `Host` of every request must name this server (the
+// bound address, loopback, or a name allowed with --allow-host), which defeats DNS rebinding;
+// the `Origin` of a WebSocket upgrade, when a browser sends one, must be the server's own page
+// (or listed with --allow-origin), so no other web page can drive a local server.
+
+import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
+
+/** True for addresses that only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || (isIP(h) === 4 && h.startsWith('127.'));
+}
+
+function isWildcard(host: string): boolean {
+  return host === '0.0.0.0' || host === '::' || host === '';
+}
+
+export interface HttpGuardOptions {
+  /** The interface the server is bound to. */
+  host: string;
+  port: number;
+  /** Further names (DNS names, addresses) that clients may use in `Host`. */
+  allowHosts: readonly string[];
+  /** Further origins (`https://example.org`) whose pages may open WebSockets. */
+  allowOrigins: readonly string[];
+}
+
+/** Splits a Host header (`name:port`, `[v6]:port`) into a lowercase name and a port (null: none given). */
+function parseHostHeader(header: string): { name: string; port: number | null } | null {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(header.trim());
+  if (!match) return null;
+  return { name: match[1]!.toLowerCase().replace(/^\[|\]$/g, ''), port: match[2] === undefined ? null : Number(match[2]) };
+}
+
+export class HttpGuard {
+  private readonly names: Set<string>;
+  private readonly origins: Set<string>;
+
+  constructor(private readonly options: HttpGuardOptions) {
+    const names = new Set<string>(LOOPBACK_NAMES);
+    const bound = options.host.toLowerCase().replace(/^\[|\]$/g, '');
+    if (isWildcard(bound)) {
+      // Bound to every interface: each of the machine's addresses names this server.
+      for (const list of Object.values(networkInterfaces())) for (const entry of list ?? []) names.add(entry.address.toLowerCase());
+    } else {
+      names.add(bound);
+    }
+    for (const name of options.allowHosts) names.add(name.toLowerCase().replace(/^\[|\]$/g, ''));
+    this.names = names;
+    this.origins = new Set(options.allowOrigins.map((o) => o.replace(/\/+$/, '').toLowerCase()));
+  }
+
+  /** Null when the Host header names this server, else why not. */
+  checkHost(header: string | undefined): string | null {
+    if (header === undefined) return 'a Host header is required';
+    const parsed = parseHostHeader(header);
+    if (!parsed || !this.names.has(parsed.name)) return `Host ${JSON.stringify(header.slice(0, 100))} is not this server`;
+    if (parsed.port !== null && parsed.port !== this.options.port) return `Host ${JSON.stringify(header.slice(0, 100))} names another port`;
+    return null;
+  }
+
+  /** Null when a WebSocket upgrade from `origin` may proceed (no Origin: not a browser page). */
+  checkOrigin(origin: string | undefined): string | null {
+    if (origin === undefined) return null;
+    const normalized = origin.replace(/\/+$/, '').toLowerCase();
+    if (this.origins.has(normalized)) return null;
+    let url: URL;
+    try {
+      url = new URL(normalized);
+    } catch {
+      return `Origin ${JSON.stringify(origin.slice(0, 100))} is not allowed`;
+    }
+    const name = url.hostname.replace(/^\[|\]$/g, '');
+    const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+    const ownPage = (url.protocol === 'http:' || url.protocol === 'https:') && this.names.has(name) && port === this.options.port;
+    return ownPage ? null : `Origin ${JSON.stringify(origin.slice(0, 100))} is not this server's page (allow it with --allow-origin)`;
+  }
+}

@@ -1,0 +1,28 @@
+// Reply frames: `{id, result}` and `{id, error}` as JSON text, and the batch replies of env.reset
+// and env.step in the session's encoding. Built where the work happens (main thread or worker).
+
+import type { ErrorBody } from './errors.js';
+import { CsrEncoder, encodeBinary, encodeJson, type BatchView, type Encoding } from './codec.js';
+
+export type Id = string | number;
+export type Reply = string | Uint8Array;
+
+export function ok(id: Id, result: unknown): string {
+  return JSON.stringify({ id, result });
+}
+
+export function errorReply(id: Id | null, error: ErrorBody): string {
+  return JSON.stringify({ id, error });
+}
+
+/** A session's encoding and the scratch space its binary replies reuse. */
+export class BatchEncoder {
+  private readonly csr = new CsrEncoder();
+  private readonly finalCsr = new CsrEncoder();
+
+  constructor(readonly encoding: Encoding) {}
+
+  encode(id: Id, view: BatchView): Reply {
+    return this.encoding === 'binary' ? encodeBinary(id, view, this.csr, this.finalCsr) : encodeJson(id, view);
+  }
+}

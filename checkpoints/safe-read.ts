@@ -1,0 +1,48 @@
+// Reading a checkpoint's files without trusting the folder: only regular files (a FIFO or device
+// named like a checkpoint file would block or never end), never through a symlink, and never
+// more bytes than the manifest promises, checked before anything is read.
+
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { CheckpointError } from './errors.js';
+
+/** Largest manifest or pointer file read (they are a few KiB). */
+export const MAX_METADATA_BYTES = 1 << 20;
+
+/**
+ * Reads `file` (in checkpoint `where`) when it is a regular file of exactly `exactBytes` (or at
+ * most `maxBytes`). Throws CheckpointError `missing-file` when absent, `hash-mismatch` when the
+ * size is wrong, `bad-manifest` when it is not a regular file.
+ */
+export async function readRegularFile(file: string, where: string, limit: { exactBytes?: number; maxBytes?: number }): Promise<Buffer> {
+  let handle;
+  try {
+    // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new CheckpointError('missing-file', where, `${file} is missing`);
+    if (code === 'ELOOP') throw new CheckpointError('bad-manifest', where, `${file} is a symbolic link`);
+    throw e;
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new CheckpointError('bad-manifest', where, `${file} is not a regular file`);
+    if (limit.exactBytes !== undefined && stat.size !== limit.exactBytes) {
+      throw new CheckpointError('hash-mismatch', where, `${file} has ${stat.size} bytes, the manifest says ${limit.exactBytes}`);
+    }
+    if (limit.maxBytes !== undefined && stat.size > limit.maxBytes) {
+      throw new CheckpointError('bad-manifest', where, `${file} has ${stat.size} bytes, more than ${limit.maxBytes}`);
+    }
+    const data = Buffer.alloc(stat.size);
+    let read = 0;
+    while (read < stat.size) {
+      const { bytesRead } = await handle.read(data, read, stat.size - read, read);
+      if (bytesRead === 0) throw new CheckpointError('hash-mismatch', where, `${file} shrank while it was read`);
+      read += bytesRead;
+    }
+    return data;
+  } finally {
+    await handle.close();
+  }
+}
