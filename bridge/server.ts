@@ -159,6 +159,13 @@ export class BridgeServer {
     return `ws://${host}:${this.port}`;
   }
 
+  /** Bytes of replies queued for clients that have not read them yet, over all connections. */
+  get bufferedBytes(): number {
+    let total = 0;
+    for (const ws of this.connections.keys()) total += ws.bufferedAmount;
+    return total;
+  }
+
   /** Open sockets, greeted or not. */
   get numConnections(): number {
     return this.connections.size;

@@ -1,0 +1,415 @@
+// The bridge against hostile and careless clients: web pages of other origins, DNS rebinding,
+// silent sockets, token guessing, work that would freeze every client, filesystem probing,
+// clients computing hidden cards, overflowing numbers and clients that never read. Each case
+// checks the server stays up and a bystander's session is unaffected.
+
+import { mkdtemp, mkdir, rm, writeFile, truncate } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { NUM_ACTIONS, OBS_SIZE, createGame, decodeObservation, parseCard, replayRecord } from '../index.js';
+import { PolicyAgent } from '../agents/policy-agent.js';
+import { selectBackend } from '../agents/tfjs.js';
+import { writeCheckpoint } from '../checkpoints/checkpoint.js';
+import { BridgeClient } from './client.js';
+import { PROTOCOL_VERSION } from './protocol.js';
+import { BridgeServer, CLOSE_HELLO_TIMEOUT } from './server.js';
+
+const HELLO = JSON.stringify({ id: 0, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION } });
+let tmp: string;
+
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'kratzen-hostile-'));
+});
+afterAll(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+/** A raw WebSocket that records every message and how it closed. */
+function rawSocket(url: string, options: WebSocket.ClientOptions = {}) {
+  const ws = new WebSocket(url, { perMessageDeflate: false, ...options });
+  const messages: string[] = [];
+  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+  ws.on('message', (data) => messages.push(data.toString()));
+  ws.on('error', () => undefined);
+  const opened = new Promise<boolean>((resolve) => {
+    ws.once('open', () => resolve(true));
+    ws.once('unexpected-response', (_req, res) => {
+      resolve(false);
+      res.resume();
+    });
+    ws.once('error', () => resolve(false));
+  });
+  return { ws, messages, closed, opened };
+}
+
+function httpGet(port: number, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path: '/', headers }, (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A client with a multi session that must come through every case unchanged. */
+async function bystander(url: string) {
+  const client = await BridgeClient.open(url);
+  const session = (await client.call('env.create', { numEnvs: 2 })).result.session as string;
+  const first = (await client.call('env.reset', { session, seed: 3 })).result;
+  return {
+    client,
+    async check() {
+      expect((await client.call('ping')).result).toEqual({});
+      const again = (await client.call('env.reset', { session, seed: 3 })).result;
+      expect(again.observations).toEqual(first.observations);
+    },
+  };
+}
+
+describe('who may connect: Host and Origin [issue: web pages driving a local server]', () => {
+  let server: BridgeServer;
+  beforeAll(async () => {
+    server = await new BridgeServer({ port: 0, web: true, allowOrigins: ['https://trusted.example'] }).start();
+  });
+  afterAll(() => server.close());
+
+  it('refuses a WebSocket from another origin, accepts its own page, listed origins and non-browser clients', async () => {
+    const by = await bystander(server.url);
+    expect(await rawSocket(server.url, { origin: 'http://evil.example' }).opened).toBe(false);
+    expect(await rawSocket(server.url, { origin: 'null' }).opened).toBe(false);
+    expect(await rawSocket(server.url, { origin: `http://127.0.0.1:${server.port + 1}` }).opened).toBe(false);
+    for (const origin of [`http://127.0.0.1:${server.port}`, `http://localhost:${server.port}`, 'https://trusted.example', undefined]) {
+      const socket = rawSocket(server.url, origin ? { origin } : {});
+      expect(await socket.opened).toBe(true);
+      socket.ws.close();
+    }
+    await by.check();
+    await by.client.close();
+  });
+
+  it('refuses HTTP and upgrades whose Host is not this server (DNS rebinding)', async () => {
+    expect(await httpGet(server.port, { host: 'attacker.example' })).toBe(403);
+    expect(await httpGet(server.port, { host: `attacker.example:${server.port}` })).toBe(403);
+    expect(await httpGet(server.port, { host: `127.0.0.1:${server.port}` })).toBe(200);
+    expect(await httpGet(server.port, { host: `localhost:${server.port}` })).toBe(200);
+    expect(await rawSocket(server.url, { headers: { host: 'attacker.example' } }).opened).toBe(false);
+  });
+
+  it('will not bind beyond loopback without a token', async () => {
+    await expect(new BridgeServer({ host: '0.0.0.0', port: 0 }).start()).rejects.toThrow(/token/);
+    const withToken = await new BridgeServer({ host: '0.0.0.0', port: 0, token: 't' }).start();
+    await withToken.close();
+  });
+});
+
+describe('before authentication [issue: silent sockets locking out the token holder]', () => {
+  it('counts unauthenticated sockets apart and drops the oldest, so the token holder gets in', async () => {
+    const server = await new BridgeServer({ port: 0, token: 'secret', maxPendingConnections: 4, maxConnections: 2 }).start();
+    const silent = Array.from({ length: 20 }, () => rawSocket(server.url));
+    await Promise.all(silent.map((s) => s.opened));
+    const owner = await BridgeClient.open(server.url, 'secret');
+    expect((await owner.call('ping')).result).toEqual({});
+    expect(server.numConnections).toBeLessThanOrEqual(5);
+    const codes = await Promise.all(silent.slice(0, 16).map((s) => s.closed));
+    expect(codes.every((c) => c === 1013)).toBe(true);
+    await owner.close();
+    await server.close();
+  });
+
+  it('closes a socket that does not complete hello in time, even one that keeps sending refused frames', async () => {
+    const server = await new BridgeServer({ port: 0, token: 'secret', helloTimeoutMs: 300 }).start();
+    const chatty = rawSocket(server.url);
+    await chatty.opened;
+    const started = Date.now();
+    const timer = setInterval(() => chatty.ws.readyState === WebSocket.OPEN && chatty.ws.send('{"id":1,"method":"ping"}'), 30);
+    const code = await chatty.closed;
+    clearInterval(timer);
+    expect(code).toBe(CLOSE_HELLO_TIMEOUT);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(chatty.messages.length).toBeGreaterThan(0);
+    expect(chatty.messages.every((m) => JSON.parse(m).error.code === 'handshake_required')).toBe(true);
+    await server.close();
+  });
+
+  it('limits clients that completed hello with a clear error', async () => {
+    const server = await new BridgeServer({ port: 0, maxConnections: 1 }).start();
+    const first = await BridgeClient.open(server.url);
+    const second = rawSocket(server.url);
+    await second.opened;
+    second.ws.send(HELLO);
+    expect(await second.closed).toBe(1013);
+    expect(JSON.parse(second.messages[0]!).error.code).toBe('limit_exceeded');
+    expect((await first.call('ping')).result).toEqual({});
+    await first.close();
+    await server.close();
+  });
+});
+
+describe('token guessing [issue: 30 guesses in one write]', () => {
+  it('answers one refused hello and handles nothing after it', async () => {
+    const server = await new BridgeServer({ port: 0, token: 'secret' }).start();
+    const guesser = rawSocket(server.url);
+    await guesser.opened;
+    const frames = Array.from({ length: 30 }, (_, i) => JSON.stringify({ id: i, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION, token: `guess${i}` } }));
+    // One cork: the 30 frames leave in one TCP write.
+    const socket = (guesser.ws as unknown as { _socket: import('node:net').Socket })._socket;
+    socket.cork();
+    for (const f of frames) guesser.ws.send(f);
+    socket.uncork();
+    expect(await guesser.closed).toBe(1008);
+    expect(guesser.messages).toHaveLength(1);
+    expect(JSON.parse(guesser.messages[0]!).error.code).toBe('unauthorized');
+    await server.close();
+  });
+});
+
+describe('heavy work [issue: one request freezing every client]', () => {
+  let server: BridgeServer;
+  beforeAll(async () => {
+    server = await new BridgeServer({ port: 0, heavyWorkers: 1 }).start();
+  });
+  afterAll(() => server.close());
+
+  it('caps agent options, naming the option and the limit', async () => {
+    const client = await BridgeClient.open(server.url);
+    for (const [spec, option] of [['pimc:timeBudgetMs=1e12', 'timeBudgetMs'], ['pimc:samples=1e15', 'samples'], ['pimc:samples=0', 'samples'], ['pimc:samples=2.5', 'samples']] as const) {
+      const reply = await client.request('env.create', { mode: 'single', opponents: spec });
+      expect(reply.error).toMatchObject({ code: 'invalid_params', field: 'params.opponents' });
+      expect(reply.error!.message).toContain(option);
+      expect((await client.request('policy.load', { agent: spec })).error).toMatchObject({ code: 'invalid_params', field: 'params.agent' });
+    }
+    expect((await client.request('env.create', { mode: 'single', opponents: 'heuristic:caution=1e300' })).error).toMatchObject({ code: 'invalid_params' });
+    await client.close();
+  });
+
+  it('answers a light request on another connection within 100 ms while a heavy one runs', async () => {
+    const heavy = await BridgeClient.open(server.url);
+    const light = await BridgeClient.open(server.url);
+    const session = (await heavy.call('env.create', { mode: 'single', numEnvs: 6, opponents: 'pimc:samples=32', config: { rules: { players: 6 } } })).result.session;
+    let heavyDone = false;
+    const started = performance.now();
+    const resets = Promise.all(Array.from({ length: 3 }, (_, k) => heavy.call('env.reset', { session, seed: k }))).then(() => (heavyDone = true));
+    const latencies: number[] = [];
+    while (!heavyDone) {
+      const t = performance.now();
+      await light.call('ping');
+      latencies.push(performance.now() - t);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await resets;
+    const heavySeconds = (performance.now() - started) / 1000;
+    expect(heavySeconds).toBeGreaterThan(0.3); // it was heavy work
+    expect(latencies.length).toBeGreaterThan(5);
+    expect(Math.max(...latencies)).toBeLessThan(100);
+    await heavy.close();
+    await light.close();
+  }, 120_000);
+
+  it('closes a connection that pipelines more requests than its queue holds, and stops its work', async () => {
+    const small = await new BridgeServer({ port: 0, maxQueuedRequests: 8, heavyWorkers: 1 }).start();
+    const by = await bystander(small.url);
+    const flood = rawSocket(small.url);
+    await flood.opened;
+    flood.ws.send(HELLO);
+    flood.ws.send(JSON.stringify({ id: 1, method: 'env.create', params: { mode: 'single', numEnvs: 8, opponents: 'pimc:samples=64' } }));
+    flood.ws.send(JSON.stringify({ id: 2, method: 'env.reset', params: { session: 's1', seed: 1 } }));
+    for (let i = 0; i < 50; i++) flood.ws.send(JSON.stringify({ id: 100 + i, method: 'ping' }));
+    expect(await flood.closed).toBe(1008);
+    await by.check();
+    await by.client.close();
+    await small.close();
+  }, 60_000);
+});
+
+describe('filesystem [issue: probing and hangs through policy.load]', () => {
+  let root: string;
+  let server: BridgeServer;
+  let client: BridgeClient;
+  beforeAll(async () => {
+    await selectBackend('wasm');
+    root = path.join(tmp, 'root');
+    await mkdir(root, { recursive: true });
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: [8] }, seed: 1 });
+    await writeCheckpoint(path.join(root, 'good'), { agent, rules: {}, step: 1 });
+    await writeCheckpoint(path.join(root, 'sparse'), { agent, rules: {}, step: 1 });
+    agent.dispose();
+    await truncate(path.join(root, 'sparse', 'weights.bin'), 768 * 1024 * 1024); // sparse: no disk used
+    await mkdir(path.join(root, 'fifo'));
+    execFileSync('mkfifo', [path.join(root, 'fifo', 'manifest.json')]);
+    await mkdir(path.join(root, 'empty'));
+    await writeFile(path.join(root, 'file'), 'x');
+    server = await new BridgeServer({ port: 0, checkpointRoots: [root], backend: 'wasm' }).start();
+    client = await BridgeClient.open(server.url);
+  });
+  afterAll(async () => {
+    await client.close();
+    await server.close();
+  });
+
+  it('loads only from checkpoint roots, with one answer for outside, missing, files and non-checkpoints', async () => {
+    const answer = async (spec: string) => {
+      const reply = await client.request('policy.load', { agent: spec });
+      expect(reply.error, spec).toBeDefined();
+      return { code: reply.error!.code, field: reply.error!.field, message: reply.error!.message.replace(spec, 'X') };
+    };
+    const generic = await answer('/root');
+    expect(generic.code).toBe('invalid_params');
+    for (const spec of ['/etc', '/etc/passwd', '/nonexistent/dir', path.join(root, 'missing'), path.join(root, 'file'), path.join(root, 'empty'), `${root}/../..`, 'node_modules']) {
+      expect(await answer(spec)).toEqual(generic);
+    }
+    const good = (await client.call('policy.load', { agent: path.join(root, 'good') })).result;
+    expect(good.probabilities).toBe(true);
+    await client.call('policy.close', { policy: good.policy });
+  });
+
+  it('a FIFO named manifest.json does not hang anyone; a 768 MiB sparse weights.bin is refused by its size before reading', async () => {
+    const by = await bystander(server.url);
+    const t = performance.now();
+    const fifo = await client.request('policy.load', { agent: path.join(root, 'fifo') });
+    expect(fifo.error).toBeDefined();
+    const sparse = await client.request('policy.load', { agent: path.join(root, 'sparse') });
+    expect(sparse.error).toMatchObject({ code: 'checkpoint_error', details: { reason: 'hash-mismatch' } });
+    expect(performance.now() - t).toBeLessThan(2_000);
+    await by.check();
+    await by.client.close();
+  });
+});
+
+describe('hidden cards [issue: a client computing every hidden card]', () => {
+  let server: BridgeServer;
+  beforeAll(async () => {
+    server = await new BridgeServer({ port: 0 }).start();
+  });
+  afterAll(() => server.close());
+
+  it('a single-agent client cannot deal the bots\' hands from its seed, nor read them in what it receives', async () => {
+    const client = await BridgeClient.open(server.url);
+    const rules = { profile: 'tavern5', players: 4 };
+    const session = (await client.call('env.create', { mode: 'single', numEnvs: 4, opponents: 'random', config: { rules } })).result.session;
+    const reset = (await client.call('env.reset', { session, seed: 42 })).result;
+    const received: unknown[] = [reset];
+    for (let env = 0; env < 4; env++) {
+      const mine = decodeObservation(Float32Array.from((reset.observations as number[][])[env]!)).hand;
+      // What a client would compute from its own seed with the engine's seeding ('<seed>:<env>').
+      for (const guess of [`42:${env}`, `${42}`, 42]) {
+        const local = createGame(rules).newState({ seed: guess });
+        expect(local.handOf(0).sort((a, b) => a - b)).not.toEqual(mine.map(parseCard).sort((a, b) => a - b));
+      }
+      received.push((await client.call('env.view', { session, env })).result, (await client.call('env.record', { session, env })).result);
+    }
+    // Play on through several hands; nothing the client receives carries a seed or a deck.
+    let r = reset;
+    for (let k = 0; k < 60; k++) {
+      r = (await client.call('env.step', { session, actions: (r.masks as number[][]).map((m) => m.indexOf(1)) })).result;
+      received.push(r);
+    }
+    for (let env = 0; env < 4; env++) received.push((await client.call('env.record', { session, env })).result);
+    const text = JSON.stringify(received);
+    expect(text).not.toMatch(/"seed"/);
+    expect(text).not.toMatch(/"deck"/);
+    await client.close();
+  });
+
+  it('a multi-agent record holds finished hands only (no seed, no deck of the hand in progress)', async () => {
+    const client = await BridgeClient.open(server.url);
+    const session = (await client.call('env.create', { numEnvs: 1, config: { rules: { profile: 'tavern5' } } })).result.session;
+    let r = (await client.call('env.reset', { session, seed: 1 })).result;
+    let sawFinished = false;
+    for (let k = 0; k < 80; k++) {
+      const { record, numHands } = (await client.call('env.record', { session })).result as any;
+      expect(record.seed).toBeUndefined();
+      expect(record.hands).toHaveLength(numHands);
+      if (numHands > 0) {
+        sawFinished = true;
+        expect(replayRecord(record).result.hands).toHaveLength(numHands);
+      }
+      r = (await client.call('env.step', { session, actions: (r.masks as number[][]).map((m) => m.indexOf(1)) })).result;
+    }
+    expect(sawFinished).toBe(true);
+    await client.close();
+  });
+});
+
+describe('numbers and limits [issue: overflowing rewards, limits that disagree, clients that never read]', () => {
+  it('bounds rewardScale and illegalActionPenalty', async () => {
+    const server = await new BridgeServer({ port: 0 }).start();
+    const client = await BridgeClient.open(server.url);
+    for (const config of [{ rewardScale: 1e308 }, { illegalActionPenalty: 1e308 }, { rewardScale: Infinity }]) {
+      const reply = await client.request('env.create', { config });
+      expect(reply.error).toMatchObject({ code: 'invalid_params', field: `params.config.${Object.keys(config)[0]}` });
+    }
+    await client.close();
+    await server.close();
+  });
+
+  it('policy.act takes as many rows as the message limit carries, and says so in hello', async () => {
+    const server = await new BridgeServer({ port: 0 }).start();
+    const client = await BridgeClient.open(server.url);
+    const hello = (await client.call('hello', { protocolVersion: PROTOCOL_VERSION })).result as any;
+    const rows = hello.limits.maxPolicyRows as number;
+    expect(rows).toBe(512);
+    const policy = (await client.call('policy.load', { agent: 'random' })).result.policy;
+    const mask = Array.from({ length: NUM_ACTIONS }, (_, a) => (a === 66 ? 1 : 0));
+    const observations = Array.from({ length: rows }, () => new Array(OBS_SIZE).fill(0));
+    const message = JSON.stringify({ id: 1, method: 'policy.act', params: { policy, observations, masks: Array.from({ length: rows }, () => mask) } });
+    expect(message.length).toBeLessThan(server.options.maxMessageBytes);
+    const reply = (await client.call('policy.act', { policy, observations, masks: Array.from({ length: rows }, () => mask) })).result;
+    expect((reply.actions as number[]).length).toBe(rows);
+    const tooMany = await client.request('policy.act', { policy, observations: [...observations, observations[0]!], masks: Array.from({ length: rows + 1 }, () => mask) });
+    expect(tooMany.error).toMatchObject({ code: 'invalid_params' });
+    await client.close();
+    await server.close();
+  });
+
+  /** A client that asks for `count` large replies (~4 MB of JSON each) and reads nothing until `resume`. */
+  async function nonReader(url: string, count: number) {
+    const sink = rawSocket(url);
+    await sink.opened;
+    sink.ws.send(HELLO);
+    sink.ws.send(JSON.stringify({ id: 1, method: 'env.create', params: { numEnvs: 2048, encoding: 'json' } }));
+    while (sink.messages.length < 2) await new Promise((r) => setTimeout(r, 20));
+    const socket = (sink.ws as unknown as { _socket: import('node:net').Socket })._socket;
+    socket.pause();
+    for (let i = 0; i < count; i++) sink.ws.send(JSON.stringify({ id: 10 + i, method: 'env.reset', params: { session: 's1' } }));
+    return { sink, resume: () => socket.resume() };
+  }
+
+  it('does no more work for a client that does not read its replies until it reads again', async () => {
+    const server = await new BridgeServer({ port: 0, maxBufferedBytes: 32 << 20 }).start();
+    const by = await bystander(server.url);
+    const { sink, resume } = await nonReader(server.url, 40);
+    await new Promise((r) => setTimeout(r, 1500));
+    // Work stopped once a quarter of its limit was held: far below 40 replies' worth (~160 MB).
+    expect(server.bufferedBytes).toBeLessThan((32 << 20) / 4 + (8 << 20));
+    await by.check();
+    resume();
+    while (sink.messages.length < 42) await new Promise((r) => setTimeout(r, 50));
+    expect(sink.messages.slice(2).every((m) => JSON.parse(m).result)).toBe(true);
+    sink.ws.close();
+    await by.client.close();
+    await server.close();
+  }, 60_000);
+
+  it('drops the client holding most when all of them together pass the total limit', async () => {
+    const server = await new BridgeServer({ port: 0, maxBufferedBytes: 64 << 20, maxTotalBufferedBytes: 6 << 20 }).start();
+    const by = await bystander(server.url);
+    // Each asks for more than the kernel's socket buffers take (~10 MB on loopback).
+    const first = await nonReader(server.url, 12);
+    const second = await nonReader(server.url, 12);
+    // The server lets go of one of them (a paused client only notices once it reads again).
+    for (let k = 0; k < 200 && server.numConnections > 2; k++) await new Promise((r) => setTimeout(r, 50));
+    expect(server.numConnections).toBe(2);
+    await by.check();
+    first.resume();
+    second.resume();
+    expect(await Promise.any([first.sink.closed, second.sink.closed])).toBe(1006); // terminated
+    await by.client.close();
+    await server.close();
+  }, 30_000);
+});
