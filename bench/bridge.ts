@@ -4,30 +4,119 @@
 // `bridge.batched.n256.stepsPerSec`: env steps per second with 256 envs per env.step. Both use
 // the binary encoding (CSR observations); the `.json` figures are the same with JSON arrays.
 // `bridge.loopback.tcpRoundTripsPerSec` is the machine's own ceiling for comparison: a bare TCP
-// echo (100-byte messages, no WebSocket, no JSON) between the same two threads.
+// echo (100-byte messages, no WebSocket, no JSON) between the same two threads;
+// `bridge.loopback.wsRoundTripsPerSec` the ceiling of any protocol over `ws`: a bare ws server in
+// the same worker answering each text frame of an env.step request's size with a binary frame of
+// the size of that env.step's reply, nothing parsed or computed (the echo runs in its own
+// worker, like the server). `bridge.localVec.n256.stepsPerSec` is the same 256-env work on a
+// VecEnv in this thread, measured between the others: `bridge.ratio.*` are ratios of figures
+// taken seconds apart.
 
 import { connect } from 'node:net';
+import WebSocket from 'ws';
 import { Worker } from 'node:worker_threads';
-import { NUM_ACTIONS, randomLegalAction } from '../index.js';
+import { NUM_ACTIONS, VecEnv, randomLegalActions } from '../index.js';
 import { BridgeClient } from '../bridge/client.js';
-import { fastRng } from './timing.js';
+import { fastRng, measure } from './timing.js';
 
 const SERVER_MODULE = new URL('../bridge/server.js', import.meta.url).href;
 
-async function startServerWorker(): Promise<{ port: number; stop: () => Promise<void> }> {
-  const worker = new Worker(
+
+/** A measurement that can be run again and again: `run(seconds)` gives a rate. */
+interface Runner {
+  run(seconds: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** A ping-pong over `send`, where `onReply(listener)` calls back per reply: round trips per second. */
+function pingPong(send: () => void, listen: (onReply: () => void) => () => void): (seconds: number) => Promise<number> {
+  return (seconds) =>
+    new Promise<number>((resolve) => {
+      let trips = 0;
+      const start = performance.now();
+      const stop = listen(() => {
+        trips++;
+        if (performance.now() - start < seconds * 1000) send();
+        else {
+          stop();
+          resolve(trips / ((performance.now() - start) / 1000));
+        }
+      });
+      send();
+    });
+}
+
+function startWorker(source: string, workerData: unknown = {}): Promise<{ worker: Worker; port: number }> {
+  const worker = new Worker(source, { eval: true, workerData });
+  return new Promise((resolve, reject) => {
+    worker.once('message', (port: number) => resolve({ worker, port }));
+    worker.once('error', reject);
+  });
+}
+
+/** A bare TCP echo (100-byte messages) in a worker thread. */
+async function tcpEcho(): Promise<Runner> {
+  const { worker, port } = await startWorker(
+    `const { parentPort } = require('node:worker_threads');
+     const server = require('node:net').createServer((c) => { c.setNoDelay(true); c.on('data', (d) => c.write(d)); });
+     server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));`,
+  );
+  const socket = connect(port, '127.0.0.1');
+  socket.setNoDelay(true);
+  await new Promise((resolve) => socket.once('connect', resolve));
+  const message = Buffer.alloc(100, 1);
+  let received = 0;
+  const run = pingPong(
+    () => socket.write(message),
+    (onReply) => {
+      const onData = (data: Buffer) => {
+        received += data.length;
+        if (received < message.length) return;
+        received = 0;
+        onReply();
+      };
+      socket.on('data', onData);
+      return () => socket.off('data', onData);
+    },
+  );
+  return { run, close: async () => (socket.destroy(), void (await worker.terminate())) };
+}
+
+/** A bare ws server in a worker answering each text frame of `requestBytes` with `replyBytes` of binary. */
+async function wsEcho(requestBytes: number, replyBytes: number): Promise<Runner> {
+  const { worker, port } = await startWorker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+     import(${JSON.stringify(import.meta.resolve('ws'))}).then(({ WebSocketServer }) => {
+       const reply = Buffer.alloc(workerData.replyBytes, 7);
+       const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false, clientTracking: false });
+       wss.on('connection', (ws) => ws.on('message', () => ws.send(reply)));
+       wss.on('listening', () => parentPort.postMessage(wss.address().port));
+     });`,
+    { replyBytes },
+  );
+  const ws = new WebSocket(`ws://127.0.0.1:${port}`, { perMessageDeflate: false });
+  await new Promise((resolve) => ws.once('open', resolve));
+  const request = 'x'.repeat(requestBytes);
+  const run = pingPong(
+    () => ws.send(request),
+    (onReply) => {
+      ws.on('message', onReply);
+      return () => ws.off('message', onReply);
+    },
+  );
+  return { run, close: async () => (ws.close(), void (await worker.terminate())) };
+}
+
+/** The bridge server in a worker thread (as it would be in its own process). */
+async function bridgeServer(): Promise<{ port: number; stop: () => Promise<void> }> {
+  const { worker, port } = await startWorker(
     `const { parentPort } = require('node:worker_threads');
      import(${JSON.stringify(SERVER_MODULE)}).then(async ({ BridgeServer }) => {
        const server = await new BridgeServer({ port: 0, maxEnvsPerConnection: 4096, maxMessageBytes: 4 << 20 }).start();
        parentPort.on('message', async () => { await server.close(); parentPort.postMessage('closed'); });
        parentPort.postMessage(server.port);
      });`,
-    { eval: true },
   );
-  const port = await new Promise<number>((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  });
   return {
     port,
     stop: async () => {
@@ -38,90 +127,100 @@ async function startServerWorker(): Promise<{ port: number; stop: () => Promise<
   };
 }
 
-/** Round trips per second of a bare TCP echo between a worker thread and this one. */
-async function loopbackRoundTrips(seconds: number): Promise<number> {
-  const worker = new Worker(
-    `const { parentPort } = require('node:worker_threads');
-     const server = require('node:net').createServer((c) => { c.setNoDelay(true); c.on('data', (d) => c.write(d)); });
-     server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));`,
-    { eval: true },
-  );
-  try {
-    const port = await new Promise<number>((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    });
-    const socket = connect(port, '127.0.0.1');
-    socket.setNoDelay(true);
-    await new Promise((resolve) => socket.once('connect', resolve));
-    const message = Buffer.alloc(100, 1);
-    const run = (limit: number) =>
-      new Promise<number>((resolve) => {
-        let trips = 0;
-        let received = 0;
-        const start = performance.now();
-        const onData = (data: Buffer) => {
-          received += data.length;
-          if (received < message.length) return;
-          received = 0;
-          trips++;
-          if (performance.now() - start < limit * 1000) socket.write(message);
-          else {
-            socket.off('data', onData);
-            resolve(trips / ((performance.now() - start) / 1000));
-          }
-        };
-        socket.on('data', onData);
-        socket.write(message);
-      });
-    await run(Math.min(1, seconds / 2));
-    const rate = await run(seconds);
-    socket.destroy();
-    return rate;
-  } finally {
-    await worker.terminate();
-  }
-}
-
-/** Env steps per second of one session stepped for `seconds` (after a short warm-up). */
-async function stepRate(client: BridgeClient, numEnvs: number, encoding: 'json' | 'binary', seconds: number): Promise<{ steps: number; requests: number }> {
+/** Env steps per second of one session of `numEnvs`, random legal actions from each reply's masks. */
+async function steps(client: BridgeClient, numEnvs: number, encoding: 'json' | 'binary'): Promise<Runner> {
   const session = (await client.call('env.create', { numEnvs, encoding })).result.session;
   const random = fastRng(7);
   const actions = new Array<number>(numEnvs);
+  const chosen = new Int32Array(numEnvs);
   let reply = await client.call('env.reset', { session, seed: 1 });
   const masksOf = (r: typeof reply): Uint8Array =>
     encoding === 'binary' ? (r.arrays!.masks as Uint8Array) : Uint8Array.from((r.result.masks as number[][]).flat());
-  const run = async (limit: number) => {
-    let requests = 0;
-    const start = performance.now();
-    while (performance.now() - start < limit * 1000) {
-      const masks = masksOf(reply);
-      for (let i = 0; i < numEnvs; i++) actions[i] = randomLegalAction(masks, i, NUM_ACTIONS, random);
-      reply = await client.call('env.step', { session, actions });
-      requests++;
-    }
-    return { requests, elapsed: (performance.now() - start) / 1000 };
+  return {
+    async run(seconds: number) {
+      let requests = 0;
+      const start = performance.now();
+      while (performance.now() - start < seconds * 1000) {
+        randomLegalActions(masksOf(reply), numEnvs, NUM_ACTIONS, random, chosen);
+        for (let i = 0; i < numEnvs; i++) actions[i] = chosen[i]!;
+        reply = await client.call('env.step', { session, actions });
+        requests++;
+      }
+      return (requests * numEnvs) / ((performance.now() - start) / 1000);
+    },
+    close: async () => void (await client.call('env.close', { session })),
   };
-  await run(Math.min(1, seconds / 2)); // warm-up: JIT of both ends
-  const { requests, elapsed } = await run(seconds);
-  await client.call('env.close', { session });
-  return { steps: (requests * numEnvs) / elapsed, requests: requests / elapsed };
 }
 
+/** A local VecEnv of `numEnvs` in this thread, the same work as a batched session minus the bridge. */
+function localVec(numEnvs: number): Runner {
+  const vec = new VecEnv({ numEnvs, config: { rules: { profile: 'didactic4', players: 4 } } }).reset(1);
+  const random = fastRng(7);
+  const chosen = new Int32Array(numEnvs);
+  return {
+    run: async (seconds) => {
+      const rate = measure(() => {
+        vec.step(randomLegalActions(vec.masks, numEnvs, NUM_ACTIONS, random, chosen));
+        return numEnvs;
+      }, seconds, 0);
+      return rate.count / rate.seconds;
+    },
+    close: async () => undefined,
+  };
+}
+
+/** Byte sizes of one env.step request and reply for a 1-env binary session (what the round-trip figure carries). */
+async function stepMessageSizes(client: BridgeClient): Promise<{ request: number; reply: number }> {
+  const session = (await client.call('env.create', { numEnvs: 1, encoding: 'binary' })).result.session as string;
+  const reset = await client.call('env.reset', { session, seed: 1 });
+  const masks = reset.arrays!.masks as Uint8Array;
+  const params = { session, actions: [masks.indexOf(1)] };
+  const request = JSON.stringify({ id: 1_000_000, method: 'env.step', params }).length;
+  let replyBytes = 0;
+  client.ws.once('message', (data: Buffer) => (replyBytes = data.length));
+  await client.call('env.step', params);
+  await client.call('env.close', { session });
+  return { request, reply: replyBytes };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/**
+ * Every figure is measured in ROUNDS short turns, interleaved, and reported as its median: a
+ * neighbour's burst then hits every figure alike, and the ratios (medians of each round's
+ * ratio) compare figures taken seconds apart.
+ */
+const ROUNDS = 5;
+
 export async function benchBridge(seconds: number): Promise<Record<string, number>> {
-  const server = await startServerWorker();
+  const server = await bridgeServer();
   const client = await BridgeClient.open(`ws://127.0.0.1:${server.port}`);
-  const metrics: Record<string, number> = {};
+  const sizes = await stepMessageSizes(client);
+  const runners: Record<string, Runner> = {
+    'bridge.roundTripsPerSec': await steps(client, 1, 'binary'),
+    'bridge.json.roundTripsPerSec': await steps(client, 1, 'json'),
+    'bridge.batched.n256.stepsPerSec': await steps(client, 256, 'binary'),
+    'bridge.batched.n256.json.stepsPerSec': await steps(client, 256, 'json'),
+    'bridge.loopback.wsRoundTripsPerSec': await wsEcho(sizes.request, sizes.reply),
+    'bridge.loopback.tcpRoundTripsPerSec': await tcpEcho(),
+    'bridge.localVec.n256.stepsPerSec': localVec(256),
+  };
+  const rates: Record<string, number[]> = {};
   try {
-    metrics['bridge.roundTripsPerSec'] = Math.round((await stepRate(client, 1, 'binary', seconds)).requests);
-    metrics['bridge.json.roundTripsPerSec'] = Math.round((await stepRate(client, 1, 'json', seconds)).requests);
-    metrics['bridge.batched.n256.stepsPerSec'] = Math.round((await stepRate(client, 256, 'binary', seconds)).steps);
-    metrics['bridge.batched.n256.json.stepsPerSec'] = Math.round((await stepRate(client, 256, 'json', seconds)).steps);
+    for (const runner of Object.values(runners)) await runner.run(0.3); // warm-up: JIT of both ends
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [name, runner] of Object.entries(runners)) (rates[name] ??= []).push(await runner.run(seconds / ROUNDS));
+    }
   } finally {
+    for (const runner of Object.values(runners)) await runner.close();
     await client.close();
     await server.stop();
   }
-  metrics['bridge.loopback.tcpRoundTripsPerSec'] = Math.round(await loopbackRoundTrips(seconds));
+  const metrics: Record<string, number> = {};
+  for (const [name, values] of Object.entries(rates)) metrics[name] = Math.round(median(values));
+  const roundRatio = (over: string, under: string) => Math.round(median(rates[over]!.map((v, r) => v / rates[under]![r]!)) * 1000) / 1000;
+  metrics['bridge.ratio.roundTripsOverWsEcho'] = roundRatio('bridge.roundTripsPerSec', 'bridge.loopback.wsRoundTripsPerSec');
+  metrics['bridge.ratio.batchedOverLocalVecN256'] = roundRatio('bridge.batched.n256.stepsPerSec', 'bridge.localVec.n256.stepsPerSec');
   return metrics;
 }
 

@@ -27,7 +27,7 @@ export async function benchEnv(seconds: number): Promise<Record<string, number>>
   }, seconds);
   metrics['env.single.stepsPerSec'] = Math.round(singleRate.count / singleRate.seconds);
 
-  for (const n of [1, 64, 1024]) {
+  for (const n of [1, 64, 256, 1024]) {
     const vec = new VecEnv({ numEnvs: n, config: CONFIG }).reset(0);
     const rate = measure(vecBody(vec, random), seconds);
     metrics[`env.vec.n${n}.stepsPerSec`] = Math.round(rate.count / rate.seconds);

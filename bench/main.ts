@@ -30,6 +30,13 @@ async function main(): Promise<void> {
     Object.assign(metrics, result);
     if (!values.json) for (const [k, v] of Object.entries(result)) console.log(`${k.padEnd(44)} ${v.toLocaleString('en-US')}`);
   }
+  // Ratios of figures measured in this same run: the machine's speed drifts between runs.
+  const ratio = (name: string, over: string, under: string) => {
+    if (metrics[over] === undefined || metrics[under] === undefined) return;
+    metrics[name] = Math.round((metrics[over]! / metrics[under]!) * 1000) / 1000;
+    if (!values.json) console.log(`${name.padEnd(44)} ${metrics[name]}`);
+  };
+  ratio('bridge.ratio.batchedOverVecN256', 'bridge.batched.n256.stepsPerSec', 'env.vec.n256.stepsPerSec');
   if (values.json) console.log(JSON.stringify(metrics));
 }
 

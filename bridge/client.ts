@@ -3,7 +3,7 @@
 
 import WebSocket from 'ws';
 import { PROTOCOL_VERSION } from './protocol.js';
-import { decodeBinaryFrame } from './codec.js';
+import { decodeBinaryFrame, type DecodedArrays } from './codec.js';
 
 export class BridgeRequestError extends Error {
   constructor(
@@ -22,7 +22,7 @@ export interface RawReply {
   id: string | number | null;
   result?: Record<string, unknown>;
   error?: { code: string; message: string; field?: string; details?: Record<string, unknown> };
-  arrays?: Record<string, Float32Array | Int32Array | Uint32Array | Uint16Array | Uint8Array>;
+  arrays?: DecodedArrays;
 }
 
 export class BridgeClient {

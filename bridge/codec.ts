@@ -2,7 +2,7 @@
 // frame documented in protocol.ts (JSON header + aligned little-endian buffers, observations CSR).
 
 import { NUM_ACTIONS } from '../env/rules/index.js';
-import { OBS_SIZE } from '../env/observation.js';
+import { OBS_SIZE, type ObservationRows } from '../env/observation.js';
 
 export type Encoding = 'json' | 'binary';
 
@@ -26,15 +26,11 @@ export interface BatchView {
   /** Row i holds env i's final observation when env i is in `final`. */
   finalObservations: Float32Array;
   final: FinalEntry[];
+  /** When the observations are written through ObservationRows: their non-zero entries, so CSR need not scan. */
+  observationRows?: ObservationRows;
 }
 
 type Dtype = 'float32' | 'int32' | 'uint32' | 'uint16' | 'uint8';
-interface BufferSpec {
-  dtype: Dtype;
-  shape: number[];
-  offset: number;
-  byteLength: number;
-}
 type Typed = Float32Array | Int32Array | Uint32Array | Uint16Array | Uint8Array;
 
 const align8 = (n: number) => (n + 7) & ~7;
@@ -58,26 +54,22 @@ export function encodeJson(id: string | number, view: BatchView): string {
 }
 
 /**
- * Sparse rows of a float32 matrix, reusing its scratch space between calls. Non-zeros are found
- * on the bit patterns (a Uint32 view), which also copies the values without float conversion.
+ * Sparse rows of a float32 matrix, in scratch arrays reused between calls (`indptr`, `indices`,
+ * and `values` as the float32 bit patterns, which copies them without conversion).
  */
 export class CsrEncoder {
-  private indices = new Uint16Array(0);
-  private values = new Uint32Array(0);
-  private indptr = new Uint32Array(0);
+  indptr = new Uint32Array(1);
+  indices = new Uint16Array(0);
+  values = new Uint32Array(0);
+  numRows = 0;
+  nnz = 0;
 
-  /** Encodes rows `rows` (or all rows) of `matrix` (width OBS_SIZE). */
-  encode(matrix: Float32Array, rows: number[] | number): { indptr: Uint32Array; indices: Uint16Array; values: Float32Array } {
+  /** Encodes rows `rows` (or the first `rows` rows) of `matrix` (width OBS_SIZE) by scanning them. */
+  encode(matrix: Float32Array, rows: number[] | number): this {
     const bits = new Uint32Array(matrix.buffer, matrix.byteOffset, matrix.length);
     const numRows = typeof rows === 'number' ? rows : rows.length;
-    if (this.indptr.length < numRows + 1) this.indptr = new Uint32Array(numRows + 1);
-    if (this.indices.length < numRows * OBS_SIZE) {
-      this.indices = new Uint16Array(numRows * OBS_SIZE);
-      this.values = new Uint32Array(numRows * OBS_SIZE);
-    }
-    const indices = this.indices;
-    const values = this.values;
-    const indptr = this.indptr;
+    this.reserve(numRows, numRows * OBS_SIZE);
+    const { indices, values, indptr } = this;
     let k = 0;
     indptr[0] = 0;
     for (let r = 0; r < numRows; r++) {
@@ -91,86 +83,214 @@ export class CsrEncoder {
       }
       indptr[r + 1] = k;
     }
-    return {
-      indptr: indptr.subarray(0, numRows + 1),
-      indices: indices.subarray(0, k),
-      values: new Float32Array(values.buffer, 0, k),
-    };
+    this.numRows = numRows;
+    this.nnz = k;
+    return this;
+  }
+
+  /**
+   * The same from the entries ObservationRows recorded (~50 a row instead of OBS_SIZE to scan);
+   * a row's indices come in the order they were written, not sorted. Entries left 0 are skipped,
+   * as the scan would.
+   */
+  encodeRows(rows: ObservationRows, numRows: number): this {
+    const matrix = rows.out;
+    const bits = new Uint32Array(matrix.buffer, matrix.byteOffset, matrix.length);
+    let capacity = 0;
+    for (let r = 0; r < numRows; r++) capacity += rows.setCounts[r]!;
+    this.reserve(numRows, capacity);
+    const { indices, values, indptr } = this;
+    const set = rows.setIndices;
+    let k = 0;
+    indptr[0] = 0;
+    for (let r = 0; r < numRows; r++) {
+      const base = r * OBS_SIZE;
+      const slot = r * rows.stride;
+      const count = rows.setCounts[r]!;
+      for (let j = 0; j < count; j++) {
+        const column = set[slot + j]!;
+        const v = bits[base + column]!;
+        if (v !== 0) {
+          indices[k] = column;
+          values[k++] = v;
+        }
+      }
+      indptr[r + 1] = k;
+    }
+    this.numRows = numRows;
+    this.nnz = k;
+    return this;
+  }
+
+  private reserve(numRows: number, entries: number): void {
+    if (this.indptr.length < numRows + 1) this.indptr = new Uint32Array(2 * numRows + 1);
+    if (this.indices.length < entries) {
+      this.indices = new Uint16Array(2 * entries);
+      this.values = new Uint32Array(2 * entries);
+    }
   }
 }
 
-/** Builds the binary frame: header length, JSON header with buffer specs, aligned payload. */
-export function binaryFrame(header: { id: string | number; result: Record<string, unknown> }, arrays: [string, Typed, number[]][]): Buffer {
-  const buffers: Record<string, BufferSpec> = {};
-  let offset = 0;
-  for (const [name, array, shape] of arrays) {
-    buffers[name] = { dtype: dtypeOf(array), shape, offset, byteLength: array.byteLength };
-    offset = align8(offset + array.byteLength);
+/**
+ * The arrays of a binary batch reply, in payload order (protocol.ts documents the frame). Only
+ * their element counts travel, in the header's `lengths`; dtypes and order are fixed here, so a
+ * client computes every offset itself and a small header parses fast.
+ */
+export const BINARY_ARRAYS = [
+  ['observations.indptr', 'uint32'],
+  ['observations.indices', 'uint16'],
+  ['observations.values', 'float32'],
+  ['masks', 'uint8'],
+  ['seats', 'int32'],
+  ['rewards', 'float32'],
+  ['terminated', 'uint8'],
+  ['truncated', 'uint8'],
+  ['finalObservations.indptr', 'uint32'],
+  ['finalObservations.indices', 'uint16'],
+  ['finalObservations.values', 'float32'],
+] as const satisfies readonly (readonly [string, Dtype])[];
+
+export type BinaryArrayName = (typeof BINARY_ARRAYS)[number][0];
+const CTORS = { float32: Float32Array, int32: Int32Array, uint32: Uint32Array, uint16: Uint16Array, uint8: Uint8Array } as const;
+
+/** An array's first `length` elements, as the frame writer takes them. */
+type Part = [array: Typed, length: number];
+
+// Byte views of the arrays replies copy from (sessions keep theirs): one per array, made once,
+// so building a frame allocates nothing but the frame.
+const byteViews = new WeakMap<Typed, Buffer>();
+function bytesOf(array: Typed): Buffer {
+  let view = byteViews.get(array);
+  if (!view) {
+    view = Buffer.from(array.buffer, array.byteOffset, array.byteLength);
+    byteViews.set(array, view);
   }
-  header.result.buffers = buffers;
-  const json = Buffer.from(JSON.stringify(header), 'utf8');
-  const payloadStart = align8(4 + json.length);
-  const frame = Buffer.allocUnsafe(payloadStart + offset);
-  frame.writeUInt32LE(json.length, 0);
-  json.copy(frame, 4);
+  return view;
+}
+
+/**
+ * Builds a binary frame: header length, JSON header (`result.lengths` lists each array's element
+ * count), padding to 8, then the arrays, each starting 8-byte aligned. The header is written as
+ * text directly: JSON.stringify of nested objects cost more than the rest of a small reply.
+ */
+export function binaryFrame(header: { id: string | number; result: Record<string, unknown> }, parts: readonly Part[]): Buffer {
+  const result = JSON.stringify(header.result);
+  return frameWithHeaderText(`{"id":${JSON.stringify(header.id)},"result":${result.length > 2 ? `${result.slice(0, -1)},` : '{'}"lengths":[`, parts);
+}
+
+/** The frame for a header text that stops right after `"lengths":[` (the counts and closing brackets follow). */
+function frameWithHeaderText(head: string, parts: readonly Part[]): Buffer {
+  let text = head;
+  let bytes = 0;
+  for (let k = 0; k < parts.length; k++) {
+    const [array, length] = parts[k]!;
+    text += k === 0 ? `${length}` : `,${length}`;
+    bytes = align8(bytes + length * array.BYTES_PER_ELEMENT);
+  }
+  text += ']}}';
+  const headerLength = Buffer.byteLength(text, 'utf8');
+  const payloadStart = align8(4 + headerLength);
+  const frame = Buffer.allocUnsafe(payloadStart + bytes);
+  frame.writeUInt32LE(headerLength, 0);
+  frame.write(text, 4, 'utf8');
   // Padding bytes are zeroed so frames are reproducible byte for byte.
-  frame.fill(0, 4 + json.length, payloadStart);
-  for (const [name, array] of arrays) {
-    const at = payloadStart + buffers[name]!.offset;
-    const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
-    frame.set(bytes, at);
-    frame.fill(0, at + array.byteLength, align8(at + array.byteLength - payloadStart) + payloadStart);
+  for (let i = 4 + headerLength; i < payloadStart; i++) frame[i] = 0;
+  let at = payloadStart;
+  for (const [array, length] of parts) {
+    const byteLength = length * array.BYTES_PER_ELEMENT;
+    bytesOf(array).copy(frame, at, 0, byteLength);
+    const end = at + byteLength;
+    at = payloadStart + align8(end - payloadStart);
+    for (let i = end; i < at; i++) frame[i] = 0;
   }
   return frame;
 }
 
-function dtypeOf(a: Typed): Dtype {
-  if (a instanceof Float32Array) return 'float32';
-  if (a instanceof Int32Array) return 'int32';
-  if (a instanceof Uint32Array) return 'uint32';
-  if (a instanceof Uint16Array) return 'uint16';
-  return 'uint8';
+/** A session's scratch space for binary replies. */
+export class BinaryEncoderState {
+  readonly csr = new CsrEncoder();
+  readonly finalCsr = new CsrEncoder();
+  /**
+   * The header of a step in which no episode ended differs from the session's previous one only
+   * in id and counts: its middle part is kept (a session's replies are mostly these).
+   */
+  middle = '';
 }
 
-/** The binary reply of a batch (see protocol.ts); `csr` holds the session's scratch space. */
-export function encodeBinary(id: string | number, view: BatchView, csr: CsrEncoder, finalCsr: CsrEncoder): Buffer {
+/** The binary reply of a batch (see protocol.ts). */
+export function encodeBinary(id: string | number, view: BatchView, state: BinaryEncoderState): Buffer {
+  const { csr, finalCsr } = state;
   const n = view.numEnvs;
-  const obs = csr.encode(view.observations, n);
-  const finalRows = view.final.map((f) => f.env);
-  const fin = finalCsr.encode(view.finalObservations, finalRows);
-  const rewardShape = view.rewardWidth === 1 ? [n] : [n, view.rewardWidth];
-  return binaryFrame({ id, result: { session: view.session, numEnvs: n, final: view.final } }, [
-    ['observations.indptr', obs.indptr, [n + 1]],
-    ['observations.indices', obs.indices, [obs.indices.length]],
-    ['observations.values', obs.values, [obs.values.length]],
-    ['masks', view.masks, [n, NUM_ACTIONS]],
-    ['seats', view.seats, [n]],
-    ['rewards', view.rewards, rewardShape],
-    ['terminated', view.terminated, [n]],
-    ['truncated', view.truncated, [n]],
-    ['finalObservations.indptr', fin.indptr, [finalRows.length + 1]],
-    ['finalObservations.indices', fin.indices, [fin.indices.length]],
-    ['finalObservations.values', fin.values, [fin.values.length]],
+  const obs = view.observationRows ? csr.encodeRows(view.observationRows, n) : csr.encode(view.observations, n);
+  const fin = view.final.length === 0 ? finalCsr.encode(view.finalObservations, 0) : finalCsr.encode(view.finalObservations, view.final.map((f) => f.env));
+  let head: string;
+  if (view.final.length === 0) {
+    state.middle ||= `,"result":${JSON.stringify({ session: view.session, numEnvs: n, rewardWidth: view.rewardWidth }).slice(0, -1)},"final":[],"lengths":[`;
+    head = `{"id":${typeof id === 'number' ? id : JSON.stringify(id)}${state.middle}`;
+  } else {
+    const result = JSON.stringify({ session: view.session, numEnvs: n, rewardWidth: view.rewardWidth, final: view.final });
+    head = `{"id":${JSON.stringify(id)},"result":${result.slice(0, -1)},"lengths":[`;
+  }
+  return frameWithHeaderText(head, [
+    [obs.indptr, n + 1],
+    [obs.indices, obs.nnz],
+    [obs.values, obs.nnz],
+    [view.masks, n * NUM_ACTIONS],
+    [view.seats, n],
+    [view.rewards, n * view.rewardWidth],
+    [view.terminated, n],
+    [view.truncated, n],
+    [fin.indptr, fin.numRows + 1],
+    [fin.indices, fin.nnz],
+    [fin.values, fin.nnz],
   ]);
 }
 
-/** Decodes a binary frame (for TypeScript clients and tests). */
-export function decodeBinaryFrame(frame: Uint8Array): { header: { id: string | number; result: Record<string, unknown> }; arrays: Record<string, Typed> } {
-  const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength);
-  const headerLength = view.getUint32(0, true);
-  const header = JSON.parse(Buffer.from(frame.buffer, frame.byteOffset + 4, headerLength).toString('utf8'));
-  const payloadStart = align8(4 + headerLength);
-  const arrays: Record<string, Typed> = {};
-  const specs = (header.result.buffers ?? {}) as Record<string, BufferSpec>;
-  for (const [name, spec] of Object.entries(specs)) {
-    const Ctor = { float32: Float32Array, int32: Int32Array, uint32: Uint32Array, uint16: Uint16Array, uint8: Uint8Array }[spec.dtype];
-    const at = frame.byteOffset + payloadStart + spec.offset;
-    // A view when the frame happens to sit aligned in its buffer; else a copy, which always is.
-    const bytes = at % Ctor.BYTES_PER_ELEMENT === 0 ? frame : new Uint8Array(frame.subarray(at - frame.byteOffset, at - frame.byteOffset + spec.byteLength));
-    const byteOffset = bytes === frame ? at : bytes.byteOffset;
-    arrays[name] = new Ctor(bytes.buffer as ArrayBuffer, byteOffset, spec.byteLength / Ctor.BYTES_PER_ELEMENT);
+
+/**
+ * The arrays of a decoded frame, each a view into the frame, made when first read (a reply is
+ * often read for one or two of them).
+ */
+export class FrameArrays {
+  private readonly cache: (Typed | undefined)[] = [];
+
+  constructor(
+    private readonly frame: Uint8Array,
+    private readonly offsets: number[],
+    private readonly lengths: number[],
+  ) {}
+
+  get(k: number): Typed {
+    let array = this.cache[k];
+    if (!array) {
+      const Ctor = CTORS[BINARY_ARRAYS[k]![1]];
+      array = new Ctor(this.frame.buffer as ArrayBuffer, this.offsets[k]!, this.lengths[k]!);
+      this.cache[k] = array;
+    }
+    return array;
   }
-  return { header, arrays };
+}
+BINARY_ARRAYS.forEach(([name], k) => {
+  Object.defineProperty(FrameArrays.prototype, name, { get(this: FrameArrays) { return this.get(k); }, enumerable: true });
+});
+
+export type DecodedArrays = FrameArrays & Record<BinaryArrayName, Typed>;
+
+/** Decodes a binary frame (for TypeScript clients and tests): the header, and the arrays as views. */
+export function decodeBinaryFrame(received: Uint8Array): { header: { id: string | number; result: Record<string, unknown> }; arrays: DecodedArrays } {
+  // The payload is 8-byte aligned within the frame; a frame that does not start aligned in its
+  // buffer (a slice of a socket read) is copied once, whole, rather than array by array.
+  const frame = received.byteOffset % 8 === 0 ? received : new Uint8Array(received);
+  const headerLength = frame[0]! | (frame[1]! << 8) | (frame[2]! << 16) | (frame[3]! << 24);
+  const header = JSON.parse(Buffer.from(frame.buffer, frame.byteOffset + 4, headerLength).toString('utf8'));
+  const lengths = header.result.lengths as number[];
+  const offsets: number[] = [];
+  let at = frame.byteOffset + align8(4 + headerLength);
+  for (let k = 0; k < BINARY_ARRAYS.length; k++) {
+    offsets.push(at);
+    at += align8(lengths[k]! * CTORS[BINARY_ARRAYS[k]![1]].BYTES_PER_ELEMENT);
+  }
+  return { header, arrays: new FrameArrays(frame, offsets, lengths) as DecodedArrays };
 }
 
 /** Expands CSR rows back to a dense N x OBS_SIZE matrix. */

@@ -3,7 +3,8 @@
 // (sessions with bots on the server, search policies; see heavy-pool.ts). The connection has
 // validated every request and counted its limits before a host sees it.
 
-import { NUM_ACTIONS, OBS_SIZE, encodeObservation } from '../index.js';
+import { NUM_ACTIONS } from '../env/rules/index.js';
+import { OBS_SIZE, encodeObservation } from '../env/observation.js';
 import type { BackendChoice } from '../agents/tfjs.js';
 import type { AgentLimits } from '../agents/registry.js';
 import { BridgeError, toErrorBody } from './errors.js';

@@ -13,19 +13,28 @@
 // Binary replies. A session created with `encoding: "binary"` answers `env.reset` and
 // `env.step` with a binary frame instead of a text frame:
 //   bytes [0, 4)        uint32 little-endian H, the length of the header
-//   bytes [4, 4 + H)    UTF-8 JSON header: the usual { "id", "result" } reply, whose
-//                       result.buffers maps names to { dtype, shape, offset, byteLength }
-//   padding to a multiple of 8 bytes, then the payload; buffer offsets are relative to the
-//   payload start and 8-byte aligned; all numbers are little-endian.
-// dtypes are "float32", "int32", "uint32", "uint16", "uint8". Observations travel sparse, as
-// CSR: `observations.indptr` (uint32, numEnvs + 1), `observations.indices` (uint16, column of
-// each non-zero), `observations.values` (float32): row i's non-zeros are entries
-// [indptr[i], indptr[i+1]). An observation has ~50 non-zeros of OBS_SIZE, so CSR is ~7x smaller
-// than dense float32, and a dense JSON array of 256 x OBS_SIZE floats is the slowest of all.
-// `finalObservations.*` is a CSR over the rows of `result.final` (same order). Other buffers
-// are dense: masks uint8 [numEnvs, NUM_ACTIONS], seats int32 [numEnvs], rewards float32
-// [numEnvs, numPlayers] (multi-agent) or [numEnvs] (single-agent), terminated / truncated
-// uint8 [numEnvs].
+//   bytes [4, 4 + H)    UTF-8 JSON header: the usual { "id", "result" } reply, whose result
+//                       carries `session`, `numEnvs`, `rewardWidth`, `final` and `lengths`
+//   padding to a multiple of 8 bytes, then the payload: the arrays below in this order, each
+//   starting at an offset (from the frame start) that is a multiple of 8, `lengths[k]`
+//   elements of array k; all numbers little-endian. A numpy client views each array in place.
+//     k  name                        dtype    shape
+//     0  observations.indptr         uint32   [numEnvs + 1]
+//     1  observations.indices        uint16   [nnz]
+//     2  observations.values         float32  [nnz]
+//     3  masks                       uint8    [numEnvs, NUM_ACTIONS]
+//     4  seats                       int32    [numEnvs]
+//     5  rewards                     float32  [numEnvs, rewardWidth] (multi: numPlayers; single: 1)
+//     6  terminated                  uint8    [numEnvs]
+//     7  truncated                   uint8    [numEnvs]
+//     8  finalObservations.indptr    uint32   [len(final) + 1]
+//     9  finalObservations.indices   uint16   [nnz]
+//    10  finalObservations.values    float32  [nnz]
+// Observations travel sparse, as CSR: row i's non-zeros are entries [indptr[i], indptr[i+1])
+// of indices (the column) and values, in no particular order within a row. An observation has
+// ~50 non-zeros of OBS_SIZE, so CSR is ~7x smaller than dense float32. `finalObservations` is a
+// CSR over the rows of `result.final` (same order). Only element counts travel (the dtypes and
+// the order are fixed), so the header stays small and fast to parse.
 
 import { z } from 'zod';
 import { envConfigSchema } from '../env/table.js';
@@ -33,16 +42,20 @@ import { envConfigSchema } from '../env/table.js';
 /** The binary reply layout above, for protocol.schema.json. */
 export const BINARY_FRAME_LAYOUT = [
   'Sessions created with encoding "binary" answer env.reset and env.step with a binary frame:',
-  'uint32 LE header length H; H bytes of UTF-8 JSON header ({id, result}, result.buffers = {name: {dtype, shape, offset, byteLength}});',
-  'zero padding to a multiple of 8; the payload. Offsets are relative to the payload start and 8-byte aligned; numbers little-endian.',
-  'Observations are CSR: observations.indptr uint32[numEnvs+1], observations.indices uint16[nnz], observations.values float32[nnz];',
-  'row i = entries indptr[i]..indptr[i+1]. finalObservations.* is a CSR over the rows of result.final, in order.',
-  'Dense: masks uint8[numEnvs, NUM_ACTIONS], seats int32[numEnvs], rewards float32[numEnvs, numPlayers] (multi) or [numEnvs] (single),',
-  'terminated and truncated uint8[numEnvs].',
+  'uint32 LE header length H; H bytes of UTF-8 JSON header ({id, result}: session, numEnvs, rewardWidth, final, lengths);',
+  'zero padding to a multiple of 8; then 11 arrays in this order, each starting 8-byte aligned (from the frame start), lengths[k] elements each:',
+  'observations.indptr uint32[numEnvs+1], observations.indices uint16[nnz], observations.values float32[nnz],',
+  'masks uint8[numEnvs, NUM_ACTIONS], seats int32[numEnvs], rewards float32[numEnvs, rewardWidth], terminated uint8[numEnvs], truncated uint8[numEnvs],',
+  'finalObservations.indptr uint32[len(final)+1], finalObservations.indices uint16[nnz], finalObservations.values float32[nnz].',
+  'Observations are CSR: row i = entries indptr[i]..indptr[i+1], in no particular order within the row; numbers little-endian.',
 ].join(' ');
 
-/** Bumped on any incompatible change of a message; `hello` refuses other versions. */
-export const PROTOCOL_VERSION = 1;
+/**
+ * Bumped on any incompatible change of a message; `hello` refuses other versions.
+ * 2: binary replies list element counts (`lengths`) instead of per-array specs; `env.observe`;
+ * `env.record` answers `kind` "full" or "seat".
+ */
+export const PROTOCOL_VERSION = 2;
 
 const id = z.union([z.string().max(128), z.number().int()]).describe('Request id, echoed in the reply.');
 const seed = z.union([z.number().int(), z.string().max(256)]).describe('Integer or string seed; 7 and "7" are the same seed.');
@@ -228,13 +241,6 @@ export const errorReply = z
   })
   .describe('An error reply; the connection stays usable unless the code is unauthorized.');
 
-const buffer = z.strictObject({
-  dtype: z.enum(['float32', 'int32', 'uint32', 'uint16', 'uint8']),
-  shape: z.array(z.number().int()),
-  offset: z.number().int(),
-  byteLength: z.number().int(),
-});
-
 const finalEntry = z.strictObject({
   env: z.number().int(),
   observation: z.array(z.number()).optional().describe('json encoding only; binary: finalObservations.* CSR rows.'),
@@ -251,7 +257,8 @@ export const batchResult = z
     rewards: z.union([matrix, z.array(z.number())]).optional(),
     terminated: z.array(z.boolean()).optional(),
     truncated: z.array(z.boolean()).optional(),
-    buffers: z.record(z.string(), buffer).optional().describe('binary encoding: the arrays above, in the payload.'),
+    lengths: z.array(z.number().int()).optional().describe('binary encoding: element counts of the payload arrays, in their fixed order.'),
+    rewardWidth: z.number().int().optional(),
     final: z.array(finalEntry).describe('Envs whose episode ended in this step (auto-reset since).'),
   })
   .describe('Result of env.reset and env.step. JSON encoding: the arrays inline; binary: in buffers.');

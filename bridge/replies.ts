@@ -2,7 +2,7 @@
 // and env.step in the session's encoding. Built where the work happens (main thread or worker).
 
 import type { ErrorBody } from './errors.js';
-import { CsrEncoder, encodeBinary, encodeJson, type BatchView, type Encoding } from './codec.js';
+import { BinaryEncoderState, encodeBinary, encodeJson, type BatchView, type Encoding } from './codec.js';
 
 export type Id = string | number;
 export type Reply = string | Uint8Array;
@@ -17,12 +17,11 @@ export function errorReply(id: Id | null, error: ErrorBody): string {
 
 /** A session's encoding and the scratch space its binary replies reuse. */
 export class BatchEncoder {
-  private readonly csr = new CsrEncoder();
-  private readonly finalCsr = new CsrEncoder();
+  private readonly state = new BinaryEncoderState();
 
   constructor(readonly encoding: Encoding) {}
 
   encode(id: Id, view: BatchView): Reply {
-    return this.encoding === 'binary' ? encodeBinary(id, view, this.csr, this.finalCsr) : encodeJson(id, view);
+    return this.encoding === 'binary' ? encodeBinary(id, view, this.state) : encodeJson(id, view);
   }
 }

@@ -2,7 +2,7 @@
 // clients in other languages. `node dist/bridge/schema.js > bridge/protocol.schema.json`
 // rewrites it; a test fails when the checked-in file is stale.
 
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { ERROR_CODES } from './errors.js';
@@ -28,6 +28,6 @@ export function protocolJsonSchemaText(): string {
   return `${JSON.stringify(protocolJsonSchema(), null, 2)}\n`;
 }
 
-if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (process.argv[1] && existsSync(process.argv[1]) && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   process.stdout.write(protocolJsonSchemaText());
 }

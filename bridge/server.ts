@@ -187,7 +187,8 @@ export class BridgeServer {
     });
     this.http = http;
     // perMessageDeflate off: compressing observation frames costs more CPU than loopback saves.
-    const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxMessageBytes, perMessageDeflate: false, clientTracking: false });
+    // skipUTF8Validation: connection.ts decodes every frame with a fatal UTF-8 decoder anyway.
+    const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxMessageBytes, perMessageDeflate: false, clientTracking: false, skipUTF8Validation: true });
     this.wss = wss;
     wss.on('error', () => undefined); // errors of the http server surface through listen/close
     http.on('upgrade', (req, socket, head) => this.upgrade(req, socket as Socket, head));

@@ -222,6 +222,8 @@ class MultiSession extends BaseSession {
 
   /** A VecEnv row cannot be reset alone: every env moves on to a seed derived from the last one. */
   protected async resetStale(): Promise<void> {
+    // The reset recycles the state objects of the last finished episodes.
+    this.ended.fill(null);
     await this.resetAll(`${this.seed}/reset${++this.resets}`);
   }
 
@@ -279,6 +281,7 @@ class MultiSession extends BaseSession {
       truncated: vec.truncated,
       finalObservations: vec.finalObservations,
       final: this.final,
+      observationRows: vec.rows,
     };
   }
 }

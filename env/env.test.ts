@@ -176,6 +176,28 @@ describe('VecEnv', () => {
     expect(Array.from(again.observations)).toEqual(Array.from(vec.observations));
     expect(vec.rewards.length).toBe(3 * MAX_SEATS);
   });
+
+  it('keepEndedStates: the last finished session stays readable, in two state objects that alternate', () => {
+    const kept = new VecEnv({ numEnvs: 1, keepEndedStates: true }).reset(4);
+    const plain = new VecEnv({ numEnvs: 1 }).reset(4);
+    const objects = new Set<unknown>([kept.stateOf(0)]);
+    let ends = 0;
+    for (let t = 0; t < 2000 && ends < 4; t++) {
+      const action = kept.masks.indexOf(1);
+      const before = kept.stateOf(0);
+      kept.step([action]);
+      plain.step([action]);
+      expect(Array.from(kept.observations)).toEqual(Array.from(plain.observations)); // same trajectory
+      objects.add(kept.stateOf(0));
+      if (!kept.terminated[0]) continue;
+      ends++;
+      expect(kept.endedStateOf(0)).toBe(before);
+      expect(before.complete).toBe(true);
+      expect(kept.stateOf(0)).not.toBe(before);
+    }
+    expect(ends).toBe(4);
+    expect(objects.size).toBe(2);
+  });
 });
 
 describe('WorkerVecEnv', () => {

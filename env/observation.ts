@@ -466,17 +466,23 @@ export function encodeObservation(state: KratzenState, seat: number, out: Float3
 }
 
 /**
- * Observation rows that this writer alone fills: each write clears only the entries its last
- * write set, so a row costs ~its non-zero count rather than OBS_SIZE. Callers must treat the
- * rows as read-only (an entry written by someone else would not be cleared).
+ * Observation rows that this writer alone fills, each with the list of the entries its last write
+ * set (for sparse encodings: `nonZeroCount` / `nonZeroIndices`, in no particular order). Rows in
+ * shared memory are cleared entry by entry (`clearWhole` false); private ones with a plain fill,
+ * which is faster there. Callers must treat the rows as read-only (an entry written by someone
+ * else would not be cleared).
  */
 export class ObservationRows {
-  private readonly setIndices: Uint16Array;
-  private readonly setCounts: Uint16Array;
+  /** Per row, MAX_NONZERO slots: the indices within the row that the last write set. */
+  readonly setIndices: Uint16Array;
+  readonly setCounts: Uint16Array;
+  /** Slots per row in `setIndices`. */
+  readonly stride = MAX_NONZERO;
 
   constructor(
     readonly out: Float32Array,
     readonly numRows: number,
+    private readonly clearWhole = false,
   ) {
     this.setIndices = new Uint16Array(numRows * MAX_NONZERO);
     this.setCounts = new Uint16Array(numRows);
@@ -487,8 +493,11 @@ export class ObservationRows {
     const out = this.out;
     const offset = row * OBS_SIZE;
     const base = row * MAX_NONZERO;
-    const previous = this.setCounts[row]!;
-    for (let k = 0; k < previous; k++) out[offset + this.setIndices[base + k]!] = 0;
+    if (this.clearWhole) out.fill(0, offset, offset + OBS_SIZE);
+    else {
+      const previous = this.setCounts[row]!;
+      for (let k = 0; k < previous; k++) out[offset + this.setIndices[base + k]!] = 0;
+    }
     this.setCounts[row] = writeNonZeros(state, seat, out, offset, this.setIndices, base);
   }
 }

@@ -69,14 +69,19 @@ export class Table {
   /** Set when the episode ended on an illegal action under `illegalAction: 'terminate'`. */
   illegalActionSeat = -1;
 
+  /** The state of the last session this table finished (kept with `recycling: 'keep-last'`). */
+  endedState: KratzenState | null = null;
+
   /**
-   * @param reuseStates start new sessions in the finished session's state object (no allocation)
-   *   rather than a fresh one; callers that keep a finished episode's state must pass false.
+   * @param recycling `none`: every session gets a fresh state object; `reuse`: new sessions start
+   *   in the finished session's object (no allocation); `keep-last`: the finished session's
+   *   object is kept as `endedState` until the next one finishes, and the new session starts in
+   *   the one before it (two objects, no allocation, the last finished episode readable).
    */
   constructor(
     game: KratzenGame,
     config: EnvConfig,
-    private readonly reuseStates = false,
+    private readonly recycling: 'none' | 'reuse' | 'keep-last' = 'none',
   ) {
     this.game = game;
     this.config = config;
@@ -100,8 +105,13 @@ export class Table {
     if (seed !== undefined || !this.state || !handEpisode || this.state.complete || handUnfinished) {
       const sessionSeed = this.sessions === 0 ? this.sessionSeed : `${this.sessionSeed}/${this.sessions}`;
       this.sessions++;
-      if (this.state && this.reuseStates) this.state.restart(sessionSeed);
-      else this.state = this.game.newState({ seed: sessionSeed, pauseBetweenHands: handEpisode });
+      if (this.state && this.recycling === 'reuse') this.state.restart(sessionSeed);
+      else if (this.state && this.recycling === 'keep-last') {
+        const spare = this.endedState;
+        this.endedState = this.state;
+        if (spare) spare.restart(sessionSeed);
+        this.state = spare ?? this.game.newState({ seed: sessionSeed, pauseBetweenHands: handEpisode });
+      } else this.state = this.game.newState({ seed: sessionSeed, pauseBetweenHands: handEpisode });
       this.baseline.fill(0);
     } else {
       this.baseline.set(this.state.balances);

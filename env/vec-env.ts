@@ -81,9 +81,9 @@ export interface VecEnvOptions {
   /** Buffers to write into (shared memory); allocated when absent. */
   buffers?: VecBuffers;
   /**
-   * Keep the state object of every finished episode (after an autoreset `stateOf(i)` is a new
-   * object). By default a table starts its next session in the same object, which saves the
-   * allocation and garbage collection of a state per episode.
+   * Keep the state of each env's last finished session readable (`endedStateOf(i)`) until its
+   * next one finishes. Either way a table starts its next session in a recycled state object,
+   * which saves the allocation and garbage collection of a state per episode.
    */
   keepEndedStates?: boolean;
 }
@@ -147,7 +147,8 @@ export class VecEnv extends VecEnvBuffers {
   private readonly tables: Table[];
   private readonly firstEnvIndex: number;
   private readonly sparseWrites: boolean;
-  private readonly rows: ObservationRows;
+  /** The observation rows, with the entries each last write set (for sparse wire formats). */
+  readonly rows: ObservationRows;
   /** Legal actions set in each mask row last time, so a row is cleared without fill(). */
   private readonly maskSet: Uint8Array;
   private readonly maskSetCount: Uint8Array;
@@ -161,12 +162,12 @@ export class VecEnv extends VecEnvBuffers {
     this.numPlayers = game.numPlayers;
     this.firstEnvIndex = options.firstEnvIndex ?? 0;
     this.buffers = options.buffers ?? allocateVecBuffers(this.numEnvs);
-    const reuseStates = !options.keepEndedStates;
-    this.tables = Array.from({ length: this.numEnvs }, () => new Table(game, config, reuseStates));
+    const recycling = options.keepEndedStates ? 'keep-last' : 'reuse';
+    this.tables = Array.from({ length: this.numEnvs }, () => new Table(game, config, recycling));
     // Shared memory (WorkerVecEnv) is written sparsely: fill() there takes V8's slow path.
     // Private buffers are faster cleared whole with a plain fill, then written.
     this.sparseWrites = this.buffers.observations.buffer instanceof SharedArrayBuffer;
-    this.rows = new ObservationRows(this.buffers.observations, this.numEnvs);
+    this.rows = new ObservationRows(this.buffers.observations, this.numEnvs, !this.sparseWrites);
     this.maskSet = new Uint8Array(this.numEnvs * NUM_ACTIONS);
     this.maskSetCount = new Uint8Array(this.numEnvs);
     this.metadata = vecMetadata(config);
@@ -175,6 +176,14 @@ export class VecEnv extends VecEnvBuffers {
   /** The rules-core state of env i (read only). */
   stateOf(i: number) {
     return this.tables[i]!.state;
+  }
+
+  /**
+   * The state of the last session env i finished, with `keepEndedStates` (null before its first);
+   * valid until the next one finishes. A hand episode's state continues into the next hand.
+   */
+  endedStateOf(i: number) {
+    return this.tables[i]!.endedState;
   }
 
   reset(seed: number | string = 0): this {
@@ -222,12 +231,11 @@ export class VecEnv extends VecEnvBuffers {
     const table = this.tables[i]!;
     const b = this.buffers;
     b.seats[i] = table.seatToAct;
+    this.rows.write(table.state, table.observer, i);
     if (!this.sparseWrites) {
-      encodeObservation(table.state, table.observer, b.observations, i * OBS_SIZE);
       table.state.legalActionMask(b.masks, i * NUM_ACTIONS);
       return;
     }
-    this.rows.write(table.state, table.observer, i);
     const state = table.state;
     const base = i * NUM_ACTIONS;
     const masks = b.masks;

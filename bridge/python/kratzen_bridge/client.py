@@ -1,4 +1,4 @@
-"""Synchronous client of the Kratzen Gym bridge (protocol version 1, see bridge/protocol.ts).
+"""Synchronous client of the Kratzen Gym bridge (protocol version 2, see bridge/protocol.ts).
 
 The websockets library (10.4 in Debian bookworm) is asyncio-based; its event loop runs in a
 daemon thread so that the server's heartbeat pings are answered even while the caller is busy
@@ -20,10 +20,24 @@ from typing import Any, Dict, Optional, Sequence
 import numpy as np
 import websockets
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 NUM_ACTIONS = 74
 
-_DTYPES = {"float32": "<f4", "int32": "<i4", "uint32": "<u4", "uint16": "<u2", "uint8": "u1"}
+# The arrays of a binary batch reply, in payload order (bridge/protocol.ts): name and dtype.
+BINARY_ARRAYS = (
+    ("observations.indptr", "<u4"),
+    ("observations.indices", "<u2"),
+    ("observations.values", "<f4"),
+    ("masks", "u1"),
+    ("seats", "<i4"),
+    ("rewards", "<f4"),
+    ("terminated", "u1"),
+    ("truncated", "u1"),
+    ("finalObservations.indptr", "<u4"),
+    ("finalObservations.indices", "<u2"),
+    ("finalObservations.values", "<f4"),
+)
+_ARRAY_DTYPES = tuple(np.dtype(d) for _, d in BINARY_ARRAYS)
 
 
 class BridgeError(Exception):
@@ -38,17 +52,20 @@ class BridgeError(Exception):
 
 
 def decode_frame(data: bytes) -> Dict[str, Any]:
-    """Decodes a binary reply: the JSON header's `result`, with each buffer as a numpy array."""
+    """Decodes a binary reply: the JSON header's `result`, with each array viewed in place (numpy, no copy)."""
     (header_length,) = struct.unpack_from("<I", data, 0)
     header = json.loads(bytes(data[4 : 4 + header_length]).decode("utf-8"))
-    start = (4 + header_length + 7) & ~7
     result = header["result"]
+    offset = (4 + header_length + 7) & ~7
     arrays = {}
-    for name, spec in result.pop("buffers", {}).items():
-        dtype = np.dtype(_DTYPES[spec["dtype"]])
-        count = spec["byteLength"] // dtype.itemsize
-        array = np.frombuffer(data, dtype=dtype, count=count, offset=start + spec["offset"])
-        arrays[name] = array.reshape(spec["shape"])
+    for (name, _), dtype, count in zip(BINARY_ARRAYS, _ARRAY_DTYPES, result.pop("lengths")):
+        arrays[name] = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
+        offset += (count * dtype.itemsize + 7) & ~7
+    n = result["numEnvs"]
+    arrays["masks"] = arrays["masks"].reshape(n, NUM_ACTIONS)
+    width = result.get("rewardWidth", 1)
+    if width > 1:
+        arrays["rewards"] = arrays["rewards"].reshape(n, width)
     result["arrays"] = arrays
     return header
 

@@ -3,7 +3,7 @@
 // bots played on the server), env.reset, env.step, env.view (the public table of the player's
 // seat) and env.record. Legality comes from the server: only the moves env.view lists are enabled.
 
-const PROTOCOL_VERSION = 1;
+const PROTOCOL_VERSION = 2;
 const SUIT_SYMBOLS = { c: '♣', s: '♠', h: '♥', d: '♦' };
 const NAMES = {
   german: {
