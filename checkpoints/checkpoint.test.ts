@@ -161,7 +161,7 @@ describe('corruption is detected', () => {
     const copy = await copyWith('weights.bin', (b) => b);
     await truncate(path.join(copy, 'weights.bin'), 100);
     const error = await expectCode(loadCheckpoint(copy, { rules: RULES }), 'hash-mismatch');
-    expect(error.message).toMatch(/weights\.bin \(100 bytes\)/);
+    expect(error.message).toMatch(/weights\.bin has 100 bytes, the manifest says \d+/);
   });
 
   it('a flipped byte in weights.bin and an edited model.json or extra', async () => {

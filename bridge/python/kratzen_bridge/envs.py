@@ -114,10 +114,12 @@ class KratzenEnv(Env):
 class KratzenAECEnv(AECEnv):
     """PettingZoo AEC env: every seat is an agent (`player_0`, ...), played in turn.
 
-    `observe(agent)` is `{"observation": float32[OBS_SIZE], "action_mask": int8[74]}`; the mask
-    is all zero unless the agent is to act. An agent that is not to act sees the observation
-    it last acted on (zeros before its first action of the episode). `last()` gives the
-    agent's reward summed since it last acted; finished agents are stepped with None.
+    `observe(agent)` is `{"observation": float32[OBS_SIZE], "action_mask": int8[74]}`: that
+    agent's current observation (fetched from the server with `env.observe` when it is not the
+    one to act, once per step); the mask is all zero unless the agent is to act. Once the
+    episode is over, an agent sees the last observation it was given (the last actor: the final
+    one). `last()` gives the agent's reward summed since it last acted; finished agents are
+    stepped with None.
     """
 
     metadata = {"render_modes": [], "name": "kratzen_v1", "is_parallelizable": False}
@@ -153,6 +155,7 @@ class KratzenAECEnv(AECEnv):
         self._zero_obs = np.zeros(self._session.obs_size, dtype=np.float32)
         self._zero_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         self._seen: Dict[str, np.ndarray] = {}
+        self._fetched: Dict[str, np.ndarray] = {}
         self._mask = self._zero_mask
         self.rewards: Dict[str, float] = {}
         self._cumulative_rewards: Dict[str, float] = {}
@@ -182,11 +185,20 @@ class KratzenAECEnv(AECEnv):
         agent = self.possible_agents[int(batch.seats[0])]
         self.agent_selection = agent
         self._seen[agent] = batch.observations[0].copy()
+        self._fetched = {}
         self._mask = batch.masks[0].copy()
 
     def observe(self, agent: str) -> Dict[str, np.ndarray]:
-        mask = self._mask if agent == self.agent_selection and not self._done(agent) else self._zero_mask
-        return {"observation": self._seen.get(agent, self._zero_obs).copy(), "action_mask": mask.copy()}
+        if self._done(agent) or agent not in self.agents:
+            return {"observation": self._seen.get(agent, self._zero_obs).copy(), "action_mask": self._zero_mask.copy()}
+        if agent == self.agent_selection:
+            return {"observation": self._seen[agent].copy(), "action_mask": self._mask.copy()}
+        if agent not in self._fetched:
+            seat = self.possible_agents.index(agent)
+            reply = self._session.client.call("env.observe", {"session": self._session.id, "env": 0, "seat": seat})
+            self._fetched[agent] = np.asarray(reply["observation"], dtype=np.float32)
+            self._seen[agent] = self._fetched[agent]
+        return {"observation": self._fetched[agent].copy(), "action_mask": self._zero_mask.copy()}
 
     def last(self, observe: bool = True):
         agent = self.agent_selection
@@ -331,3 +343,9 @@ class KratzenVecEnv(VectorEnv):
         if not self.closed:
             self.closed = True
             self._session.close()
+
+    def __enter__(self) -> "KratzenVecEnv":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -210,11 +210,70 @@ class AECTest(unittest.TestCase):
 
         self.assertEqual(run(5), run(5))
 
+    def test_observe_gives_each_agent_its_current_observation(self):
+        env = self.env
+        env.reset(seed=4)
+        checked = 0
+        for _ in range(12):
+            actor = env.agent_selection
+            for other in env.agents:
+                if other == actor:
+                    continue
+                seen = env.observe(other)
+                # The server's view of that seat now, not the one it last acted on.
+                reply = env._session.client.call("env.observe", {"session": env._session.id, "seat": env.possible_agents.index(other)})
+                np.testing.assert_array_equal(seen["observation"], np.asarray(reply["observation"], dtype=np.float32))
+                self.assertEqual(int(seen["action_mask"].sum()), 0)
+                checked += 1
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                break
+            before = {a: env.observe(a)["observation"].copy() for a in env.agents if a != actor}
+            env.step(first_legal(obs["action_mask"]))
+            if env.terminations.get(actor):
+                break
+            # After a move everybody's view changes (the card or call is public).
+            changed = [a for a, o in before.items() if a in env.agents and not np.array_equal(o, env.observe(a)["observation"])]
+            self.assertTrue(changed)
+        self.assertGreater(checked, 10)
+
     @unittest.skipUnless(HAVE_PETTINGZOO, "pettingzoo not installed")
     def test_pettingzoo_api_test(self):
         from pettingzoo.test import api_test
 
         api_test(self.env, num_cycles=200)
+
+    @unittest.skipUnless(HAVE_PETTINGZOO, "pettingzoo not installed")
+    def test_pettingzoo_seed_test(self):
+        from pettingzoo.test import seed_test
+
+        seed_test(lambda: KratzenAECEnv(SERVER.url, rules={"profile": "tavern5", "players": 5}), num_cycles=100)
+
+
+class InstallTest(unittest.TestCase):
+    def test_pip_installs_offline(self):
+        """`pip install ./bridge/python` with Debian's pip, setuptools and wheel, no index."""
+        import subprocess
+        import tempfile
+
+        here = os.path.join(os.path.dirname(__file__), "..")
+        with tempfile.TemporaryDirectory() as target:
+            run = subprocess.run(
+                [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--no-deps", "--target", target, here],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            probe = subprocess.run(
+                [sys.executable, "-c", "import kratzen_bridge, sys; print(kratzen_bridge.__file__)"],
+                capture_output=True,
+                text=True,
+                env={**os.environ, "PYTHONPATH": target},
+                cwd=target,
+            )
+            self.assertEqual(probe.returncode, 0, probe.stderr)
+            self.assertTrue(probe.stdout.strip().startswith(target))
 
 
 class VecTest(unittest.TestCase):
