@@ -224,6 +224,24 @@ export async function benchBridge(seconds: number): Promise<Record<string, numbe
   return metrics;
 }
 
+/**
+ * Batched steps/s of this package's TypeScript client against a running server at `url`, in
+ * `rounds` turns of `seconds / rounds` (median): the yardstick of other clients' benches.
+ */
+export async function clientBatchedRate(url: string, numEnvs: number, seconds: number, rounds = ROUNDS): Promise<number[]> {
+  const client = await BridgeClient.open(url);
+  const runner = await steps(client, numEnvs, 'binary');
+  try {
+    await runner.run(0.3);
+    const rates: number[] = [];
+    for (let r = 0; r < rounds; r++) rates.push(await runner.run(seconds / rounds));
+    return rates;
+  } finally {
+    await runner.close();
+    await client.close();
+  }
+}
+
 // `node dist/bench/bridge.js [seconds]` runs this suite alone.
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
   console.log(JSON.stringify(await benchBridge(Number(process.argv[2] ?? 1))));

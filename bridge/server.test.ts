@@ -65,8 +65,6 @@ describe('check order: parse, method, params', () => {
     expect(players.error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules.players' });
     const episode = await client.request('env.create', { config: { episode: 'forever' } });
     expect(episode.error).toMatchObject({ code: 'invalid_params', field: 'params.config.episode' });
-    const cutShort = await client.request('env.create', { config: { episode: 'hand', illegalAction: 'terminate' } });
-    expect(cutShort.error).toMatchObject({ code: 'invalid_params', field: 'params.config.illegalAction' });
     const seat = await client.request('env.create', { mode: 'single', learnerSeat: 5 });
     expect(seat.error).toMatchObject({ code: 'invalid_params', field: 'params.learnerSeat' });
     const opponent = await client.request('env.create', { mode: 'single', opponents: 'grandmaster' });
@@ -200,6 +198,24 @@ describe('sessions', () => {
     // The penalty, plus what the learner paid before its first action (the ante).
     expect((r.rewards as number[])[0]).toBeLessThanOrEqual(-3);
     expect((r.final as { info: { illegalAction?: boolean } }[])[0]!.info.illegalAction).toBe(true);
+    await client.call('env.close', { session });
+  });
+
+  it('illegalAction terminate in multi sessions of hand episodes: the episode ends, the env goes on in a new session', async () => {
+    const session = (await client.call('env.create', { numEnvs: 2, config: { episode: 'hand', illegalAction: 'terminate', illegalActionPenalty: 4 } })).result.session;
+    let r = (await client.call('env.reset', { session, seed: 3 })).result;
+    const legal = (masks: number[][]) => masks.map((m) => m.indexOf(1));
+    for (let k = 0; k < 5; k++) r = (await client.call('env.step', { session, actions: legal(r.masks as number[][]) })).result;
+    const actions = legal(r.masks as number[][]);
+    const offender = (r.seats as number[])[1]!;
+    actions[1] = (r.masks as number[][])[1]!.indexOf(0);
+    r = (await client.call('env.step', { session, actions })).result;
+    expect(r.terminated).toEqual([false, true]);
+    const final = (r.final as { env: number; info: { illegalActionSeat?: number } }[])[0]!;
+    expect(final).toMatchObject({ env: 1, info: { illegalActionSeat: offender } });
+    expect((r.rewards as number[][])[1]![offender]).toBe(-4);
+    // The env plays on: its next episode starts a new session of the seed's sequence.
+    for (let k = 0; k < 30; k++) r = (await client.call('env.step', { session, actions: legal(r.masks as number[][]) })).result;
     await client.call('env.close', { session });
   });
 

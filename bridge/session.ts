@@ -80,14 +80,7 @@ export async function createSession(options: SessionOptions): Promise<EnvSession
     throw e;
   }
   const numPlayers = parsed.game.numPlayers;
-  if (options.mode === 'multi') {
-    // VecEnv auto-resets inside step(); Table.reset() cannot continue a hand episode that an
-    // illegal action cut short (it would deal into an unfinished hand), so that would fail mid-batch.
-    if (parsed.config.illegalAction === 'terminate' && parsed.config.episode === 'hand') {
-      throw new BridgeError('invalid_params', "params.config.illegalAction: multi sessions with episode 'hand' support illegalAction 'throw' only", 'params.config.illegalAction');
-    }
-    return new MultiSession(options, parsed.config, numPlayers);
-  }
+  if (options.mode === 'multi') return new MultiSession(options, parsed.config, numPlayers);
   if (options.learnerSeat >= numPlayers) {
     throw new BridgeError('invalid_params', `params.learnerSeat: must be a seat 0..${numPlayers - 1}`, 'params.learnerSeat');
   }
@@ -302,7 +295,6 @@ class SingleSession extends BaseSession {
   private readonly terminated: Uint8Array;
   private readonly truncated: Uint8Array;
   private readonly finalObservations: Float32Array;
-  private illegalResets = 0;
 
   constructor(options: SessionOptions, config: EnvConfig, numPlayers: number) {
     super(options, config, numPlayers);
@@ -366,7 +358,6 @@ class SingleSession extends BaseSession {
 
   protected async resetAll(seed: number | string, control?: StepControl): Promise<void> {
     const agents = await this.buildOpponents(seed);
-    this.illegalResets = 0;
     this.envs = Array.from(
       { length: this.numEnvs },
       () => new SingleAgentEnv({ config: this.config, learnerSeat: this.learnerSeat, opponents: agents }),
@@ -441,10 +432,7 @@ class SingleSession extends BaseSession {
       this.finalObservations.set(result.obs, i * OBS_SIZE);
       this.final.push({ env: i, info: { ...result.info } });
       this.ended[i] = env.state;
-      // A hand episode cut short by an illegal action cannot deal its next hand (Table.reset
-      // would deal into the unfinished one): that env moves on to a fresh, derived session.
-      const cutShort = result.info.illegalAction && this.config.episode === 'hand';
-      this.write(i, cutShort ? env.reset({ seed: `${this.seed}:${i}/illegal${++this.illegalResets}` }) : env.reset());
+      this.write(i, env.reset());
     }
   }
 

@@ -89,7 +89,7 @@ export function checkEnv(config: EnvConfigInput = {}, options: CheckEnvOptions =
     for (const r of a.rewards) for (let s = 0; s < env.numPlayers; s++) totals[s]! += r[s]!;
     const state = env.state;
     const scale = env.config.rewardScale;
-    if (env.config.episode === 'session') {
+    if (env.config.episode === 'session' && env.config.rewardNormalization === 'chips') {
       state.balances.forEach((units, s) => {
         const expected = (units / state.game.unitsPerChip) * scale;
         if (Math.abs(totals[s]! - expected) > 1e-3 * Math.max(1, Math.abs(expected))) {
@@ -98,7 +98,7 @@ export function checkEnv(config: EnvConfigInput = {}, options: CheckEnvOptions =
       });
     }
     const chipTotal = totals.reduce((x, y) => x + y, 0) + (state.pot / state.game.unitsPerChip) * scale;
-    if (env.config.episode === 'session' && Math.abs(chipTotal) > 1e-3 * Math.max(1, Math.abs(state.pot))) {
+    if (env.config.episode === 'session' && env.config.rewardNormalization === 'chips' && Math.abs(chipTotal) > 1e-3 * Math.max(1, Math.abs(state.pot))) {
       fail('reward sum', `rewards plus the pot do not add to zero (${chipTotal})`);
     }
   }

@@ -138,6 +138,42 @@ describe('KratzenEnv', () => {
   });
 });
 
+describe('rewardNormalization pot', () => {
+  it('divides each seat\'s chip changes by the pot at its latest decision; the same trajectory as chips', () => {
+    const rules = { profile: 'tavern5', players: 4 };
+    const chips = new KratzenEnv({ rules, episode: 'hand', rewardScale: 1 });
+    const pot = new KratzenEnv({ rules, episode: 'hand', rewardNormalization: 'pot' });
+    let a = chips.reset({ seed: 3 });
+    let b = pot.reset({ seed: 3 });
+    const factor = new Array<number>(4).fill(1 / Math.max(1, pot.state.pot / 5));
+    let checked = 0;
+    for (let t = 0; t < 400; t++) {
+      expect(Array.from(b.obs)).toEqual(Array.from(a.obs));
+      const action = a.mask.indexOf(1);
+      factor[a.seat] = 1 / Math.max(1, pot.state.pot / 5);
+      const sa = chips.step(action);
+      const sb = pot.step(action);
+      for (let s = 0; s < 4; s++) {
+        expect(sb.reward[s]).toBeCloseTo(sa.reward[s]! * factor[s]!, 5);
+        if (sa.reward[s] !== 0) checked++;
+      }
+      if (sa.terminated) {
+        a = chips.reset();
+        b = pot.reset();
+        factor.fill(1 / Math.max(1, pot.state.pot / 5));
+      } else {
+        a = sa;
+        b = sb;
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+  });
+
+  it('is refused when misspelt, naming the field', () => {
+    expect(() => new KratzenEnv({ rewardNormalization: 'pots' as never })).toThrow(/rewardNormalization/);
+  });
+});
+
 describe('SingleAgentEnv', () => {
   it('returns only at the learner\'s turns; its rewards sum to its balance over the session', () => {
     const calls: number[] = [];

@@ -25,6 +25,15 @@ export const envConfigSchema = z.strictObject({
    * float32 reward must stay finite. @default 1
    */
   rewardScale: z.number().positive().max(1e6).default(1),
+  /**
+   * `chips`: rewards are chip changes times `rewardScale`. `pot`: each seat's rewards are chip
+   * changes divided by the pot (in chips, at least 1) at that seat's latest decision (before its
+   * first one in an episode: the pot when the episode began); `rewardScale` does not apply. The
+   * pot is in the observation and stays put from the stakes to the settlement (tavern5 exchange
+   * fees aside), so the best action in every state is unchanged, while hands with escalated pots
+   * no longer swamp a learner's gradient: what the trainer does (training/config.ts). @default 'chips'
+   */
+  rewardNormalization: z.enum(['chips', 'pot']).default('chips'),
   /** Truncate an episode after this many steps; 0 means never. @default 0 */
   maxSteps: z.number().int().nonnegative().default(0),
 });
@@ -61,6 +70,9 @@ export class Table {
   /** Balances (units) at the last reward: rewards are the change since then. */
   private readonly baseline: Float64Array;
   private readonly rewardPerUnit: number;
+  private readonly byPot: boolean;
+  /** `pot` normalization: 1 / (pot in chips, at least 1) at each seat's latest decision. */
+  private readonly potFactor: Float64Array;
   private sessionSeed: string = '0';
   private sessions = 0;
   steps = 0;
@@ -87,6 +99,8 @@ export class Table {
     this.config = config;
     this.baseline = new Float64Array(game.numPlayers);
     this.rewardPerUnit = config.rewardScale / game.unitsPerChip;
+    this.byPot = config.rewardNormalization === 'pot';
+    this.potFactor = new Float64Array(game.numPlayers);
   }
 
   /**
@@ -120,6 +134,11 @@ export class Table {
     this.steps = 0;
     this.illegalActionSeat = -1;
     this.lastActor = Math.max(0, this.state.currentSeat);
+    if (this.byPot) this.potFactor.fill(this.currentPotFactor());
+  }
+
+  private currentPotFactor(): number {
+    return 1 / Math.max(1, this.state.pot / this.game.unitsPerChip);
   }
 
   get seatToAct(): number {
@@ -141,17 +160,26 @@ export class Table {
       }
       this.lastActor = seat;
       rewards.fill(0, offset, offset + n);
-      rewards[offset + seat] = -this.config.illegalActionPenalty * this.config.rewardScale;
+      rewards[offset + seat] = -this.config.illegalActionPenalty * (this.byPot ? this.currentPotFactor() : this.config.rewardScale);
       this.illegalActionSeat = seat;
       return TERMINATED;
     }
     this.lastActor = seat;
+    if (this.byPot) this.potFactor[seat] = this.currentPotFactor();
     state.apply(action);
     this.steps++;
     const balances = state.balances;
-    for (let s = 0; s < n; s++) {
-      rewards[offset + s] = (balances[s]! - this.baseline[s]!) * this.rewardPerUnit;
-      this.baseline[s] = balances[s]!;
+    if (this.byPot) {
+      const perChip = 1 / this.game.unitsPerChip;
+      for (let s = 0; s < n; s++) {
+        rewards[offset + s] = (balances[s]! - this.baseline[s]!) * perChip * this.potFactor[s]!;
+        this.baseline[s] = balances[s]!;
+      }
+    } else {
+      for (let s = 0; s < n; s++) {
+        rewards[offset + s] = (balances[s]! - this.baseline[s]!) * this.rewardPerUnit;
+        this.baseline[s] = balances[s]!;
+      }
     }
     if (state.phase === 'over' || state.phase === 'deal') return TERMINATED;
     if (this.config.maxSteps > 0 && this.steps >= this.config.maxSteps) return TRUNCATED;

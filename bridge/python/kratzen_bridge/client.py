@@ -1,24 +1,25 @@
 """Synchronous client of the Kratzen Gym bridge (protocol version 2, see bridge/protocol.ts).
 
-The websockets library (10.4 in Debian bookworm) is asyncio-based; its event loop runs in a
-daemon thread so that the server's heartbeat pings are answered even while the caller is busy
-between requests, and each request is a blocking call from the caller's thread.
+Requests run on the caller's thread over a small WebSocket client of our own (wire.py): the
+bridge answers in request order, so a call is one send and one receive, with no event loop to
+hop to. A keepalive thread answers the server's heartbeat while the caller is busy elsewhere, so
+an idle client stays connected. Every failure, a broken or closed connection included, is a
+BridgeError.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
 import struct
 import subprocess
-import threading
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
-import websockets
+
+from .wire import WireClosed, WireConnection
 
 PROTOCOL_VERSION = 2
 NUM_ACTIONS = 74
@@ -85,39 +86,27 @@ class BridgeClient:
     def __init__(self, url: str, token: Optional[str] = None, timeout: float = 60.0):
         self.url = url
         self.timeout = timeout
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="kratzen-bridge", daemon=True)
-        self._thread.start()
-        self._lock = threading.Lock()
         self._next_id = 1
-        self._ws = self._run(self._connect(url))
+        try:
+            self._wire = WireConnection(url, timeout=timeout)
+        except WireClosed as e:
+            raise BridgeError("connection_failed", str(e)) from None
         params: Dict[str, Any] = {"protocolVersion": PROTOCOL_VERSION}
         if token is not None:
             params["token"] = token
         self.hello = self.call("hello", params)
         self._spec: Optional[dict] = None
 
-    @staticmethod
-    async def _connect(url: str):
-        # The server sends heartbeats, so no client pings. No size limit on replies: the server
-        # bounds what it sends by the sessions it was asked for.
-        return await websockets.connect(url, max_size=None, compression=None, ping_interval=None)
-
-    def _run(self, coroutine):
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(self.timeout)
-
-    async def _roundtrip(self, text: str):
-        await self._ws.send(text)
-        return await self._ws.recv()
-
     def call(self, method: str, params: Optional[dict] = None) -> Dict[str, Any]:
-        with self._lock:
-            request_id = self._next_id
-            self._next_id += 1
-            message: Dict[str, Any] = {"id": request_id, "method": method}
-            if params is not None:
-                message["params"] = params
-            raw = self._run(self._roundtrip(json.dumps(message)))
+        request_id = self._next_id
+        self._next_id += 1
+        message: Dict[str, Any] = {"id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            raw = self._wire.request(json.dumps(message, separators=(",", ":")))
+        except WireClosed as e:
+            raise BridgeError("connection_closed", f"{method}: {e}", details={"closeCode": e.code, "closeReason": e.reason}) from None
         reply = decode_frame(raw) if isinstance(raw, (bytes, bytearray)) else json.loads(raw)
         error = reply.get("error")
         if error is not None:
@@ -132,16 +121,12 @@ class BridgeClient:
             self._spec = self.call("spec")
         return self._spec
 
+    @property
+    def closed(self) -> bool:
+        return self._wire.closed
+
     def close(self) -> None:
-        if self._loop.is_closed():
-            return
-        try:
-            self._run(self._ws.close())
-        except Exception:  # the server may be gone already
-            pass
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=5)
-        self._loop.close()
+        self._wire.close()
 
     def __enter__(self) -> "BridgeClient":
         return self

@@ -2,7 +2,9 @@
 
 Observations are float32 vectors of OBS_SIZE (layout: the `spec` method, env/observation.ts);
 actions are the 74 ids of env/rules/actions.ts; masks are np.int8 of shape (74,), 1 = legal.
-Rewards are chip changes times `reward_scale`.
+Rewards are chip changes times `reward_scale`, or with `reward_normalization="pot"` chip changes
+divided by the pot (in chips) at the seat's latest decision, as the project's trainer learns from:
+raw returns reach hundreds of chips a hand, pot-relative ones stay near 1.
 
 Illegal actions: the envs are created with `illegalAction: "terminate"`, so an unmasked
 illegal (or out-of-range) action never raises: it ends the episode, and the offender's reward
@@ -52,13 +54,14 @@ class KratzenEnv(Env):
         episode: str = "hand",
         illegal_action_penalty: float = 10.0,
         reward_scale: float = 1.0,
+        reward_normalization: str = "chips",
         max_steps: int = 0,
         render_mode: Optional[str] = None,
     ):
         if render_mode is not None:
             raise ValueError("KratzenEnv has no render modes")
         self.render_mode = None
-        config = env_config(rules, episode, "terminate", illegal_action_penalty, reward_scale, max_steps)
+        config = env_config(rules, episode, "terminate", illegal_action_penalty, reward_scale, max_steps, reward_normalization)
         self._session = Session(
             url,
             client,
@@ -134,6 +137,7 @@ class KratzenAECEnv(AECEnv):
         episode: str = "hand",
         illegal_action_penalty: float = 10.0,
         reward_scale: float = 1.0,
+        reward_normalization: str = "chips",
         max_steps: int = 0,
         render_mode: Optional[str] = None,
     ):
@@ -141,9 +145,8 @@ class KratzenAECEnv(AECEnv):
         if render_mode is not None:
             raise ValueError("KratzenAECEnv has no render modes")
         self.render_mode = None
-        config = env_config(rules, episode, "throw", illegal_action_penalty, reward_scale, max_steps)
+        config = env_config(rules, episode, "terminate", illegal_action_penalty, reward_scale, max_steps, reward_normalization)
         self._session = Session(url, client, token, {"mode": "multi", "numEnvs": 1, "config": config})
-        self._penalty = float(illegal_action_penalty) * float(reward_scale)
         n = self._session.num_players
         self.possible_agents: List[str] = [f"player_{i}" for i in range(n)]
         self.agents: List[str] = []
@@ -212,18 +215,10 @@ class KratzenAECEnv(AECEnv):
         agent = self.agent_selection
         if self._done(agent):
             return self._was_dead_step(action)
-        wire = _wire_action(action)
         self._cumulative_rewards[agent] = 0.0
-        if wire < 0 or not self._mask[wire]:
-            # Ended here, like the env's illegalAction "terminate": the server is never sent the
-            # action (its VecEnv cannot auto-reset a hand episode cut short), and reset() moves on.
-            self.rewards = {a: 0.0 for a in self.agents}
-            self.rewards[agent] = -self._penalty
-            self._cumulative_rewards[agent] -= self._penalty
-            self._end_episode("terminations", self._seen.get(agent, self._zero_obs), {}, agent)
-            self.infos[agent]["illegal_action"] = True
-            return
-        batch = self._session.step([wire])
+        # An illegal action goes to the server too: with illegalAction "terminate" it ends the
+        # episode there, with the penalty in the offender's reward.
+        batch = self._session.step([_wire_action(action)])
         rewards = batch.rewards[0]
         self.rewards = {a: float(rewards[i]) for i, a in enumerate(self.possible_agents) if a in self.agents}
         for a, r in self.rewards.items():
@@ -233,6 +228,8 @@ class KratzenAECEnv(AECEnv):
             return
         obs, info = batch.final[0]
         self._end_episode("truncations" if batch.truncated[0] else "terminations", obs, info, agent)
+        if "illegalActionSeat" in info:
+            self.infos[self.possible_agents[info["illegalActionSeat"]]]["illegal_action"] = True
 
     def _end_episode(self, ended_by: str, last_obs: np.ndarray, info: dict, last_actor: str) -> None:
         self._seen[last_actor] = last_obs.copy()
@@ -275,7 +272,7 @@ class KratzenVecEnv(VectorEnv):
     (object arrays, with the boolean masks `_final_obs` / `_final_info`) hold what ended.
     `infos["action_mask"]` is np.int8 (N, 74). `illegal_action` defaults to "terminate" in
     single mode and "throw" in multi mode (a batch with an illegal action raises BridgeError
-    and nothing is stepped).
+    and nothing is stepped); "terminate" in multi mode ends that table's episode instead.
     """
 
     def __init__(
@@ -293,12 +290,12 @@ class KratzenVecEnv(VectorEnv):
         illegal_action: Optional[str] = None,
         illegal_action_penalty: float = 10.0,
         reward_scale: float = 1.0,
+        reward_normalization: str = "chips",
         max_steps: int = 0,
     ):
-        # Multi sessions of hand episodes refuse "terminate" (see bridge/session.ts).
         if illegal_action is None:
             illegal_action = "terminate" if mode == "single" else "throw"
-        config = env_config(rules, episode, illegal_action, illegal_action_penalty, reward_scale, max_steps)
+        config = env_config(rules, episode, illegal_action, illegal_action_penalty, reward_scale, max_steps, reward_normalization)
         params: Dict[str, Any] = {"mode": mode, "numEnvs": int(num_envs), "config": config}
         if mode == "single":
             params.update(learnerSeat=learner_seat, opponents=opponents if isinstance(opponents, str) else list(opponents))

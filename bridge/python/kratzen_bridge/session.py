@@ -91,13 +91,21 @@ class Session:
             self.client.close()
 
 
-def env_config(rules, episode, illegal_action, illegal_action_penalty, reward_scale, max_steps) -> Dict[str, Any]:
+REWARD_NORMALIZATIONS = ("chips", "pot")
+
+
+def env_config(rules, episode, illegal_action, illegal_action_penalty, reward_scale, max_steps, reward_normalization="chips") -> Dict[str, Any]:
+    """The server's env config (bridge/protocol.ts, env/table.ts). `reward_normalization="pot"`
+    divides each seat's chip changes by the pot at its latest decision, as the trainer does."""
+    if reward_normalization not in REWARD_NORMALIZATIONS:
+        raise ValueError(f"reward_normalization must be one of {REWARD_NORMALIZATIONS}, not {reward_normalization!r}")
     return {
         "rules": dict(rules or {}),
         "episode": episode,
         "illegalAction": illegal_action,
         "illegalActionPenalty": float(illegal_action_penalty),
         "rewardScale": float(reward_scale),
+        "rewardNormalization": reward_normalization,
         "maxSteps": int(max_steps),
     }
 

@@ -1,0 +1,216 @@
+"""A small synchronous WebSocket client (RFC 6455), for request-reply use from the caller's thread.
+
+The bridge answers every request in order, so a call is: send one text frame, read frames until
+the reply. Doing that on the caller's thread, with no event loop to hop to and back, is what
+makes a round trip cheap from Python. While no call is running, a keepalive thread answers the
+server's heartbeat pings, so a client that waits between calls (an evaluation callback, a
+person thinking) stays connected.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import select
+import socket
+import struct
+import threading
+from typing import Optional, Tuple
+from urllib.parse import urlparse
+
+_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+OP_CONT, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
+
+
+class WireClosed(Exception):
+    """The connection is gone: closed by the server (with `code` and `reason`) or broken."""
+
+    def __init__(self, message: str, code: Optional[int] = None, reason: str = ""):
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+
+
+def _mask(payload: bytes, key: bytes) -> bytes:
+    # XOR with the repeated 4-byte key, done on Python ints (C speed for any length).
+    n = len(payload)
+    if n == 0:
+        return payload
+    repeated = (key * (n // 4 + 1))[:n]
+    return (int.from_bytes(payload, "little") ^ int.from_bytes(repeated, "little")).to_bytes(n, "little")
+
+
+class WireConnection:
+    """One WebSocket connection. `request(text)` sends a text frame and returns the next data frame."""
+
+    def __init__(self, url: str, timeout: float = 60.0, keepalive_interval: float = 2.0):
+        parsed = urlparse(url)
+        if parsed.scheme != "ws":
+            raise ValueError(f"only ws:// URLs are supported, not {url!r}")
+        host = parsed.hostname or "127.0.0.1"
+        port = parsed.port or 80
+        path = parsed.path or "/"
+        self.timeout = timeout
+        try:
+            self._sock = socket.create_connection((host, port), timeout=timeout)
+        except OSError as e:
+            raise WireClosed(f"cannot connect to {url}: {e}") from None
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._buffer = bytearray()
+        self._lock = threading.Lock()
+        self._closed: Optional[WireClosed] = None
+        self._handshake(host, port, path)
+        self._stop = threading.Event()
+        self._keepalive = threading.Thread(target=self._keep_alive, args=(keepalive_interval,), name="kratzen-keepalive", daemon=True)
+        self._keepalive.start()
+
+    # ---- handshake and frames
+
+    def _handshake(self, host: str, port: int, path: str) -> None:
+        key = base64.b64encode(os.urandom(16))
+        request = (
+            f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key.decode()}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+        self._send_all(request)
+        while b"\r\n\r\n" not in self._buffer:
+            self._fill()
+            if len(self._buffer) > 65536:
+                raise WireClosed("the server's handshake reply is too long")
+        head, _, rest = bytes(self._buffer).partition(b"\r\n\r\n")
+        self._buffer = bytearray(rest)
+        lines = head.decode("latin-1").split("\r\n")
+        if not lines[0].startswith("HTTP/1.1 101"):
+            raise WireClosed(f"the server refused the WebSocket upgrade: {lines[0]}")
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+        expected = base64.b64encode(hashlib.sha1(key + _GUID).digest()).decode()
+        if headers.get("sec-websocket-accept") != expected:
+            raise WireClosed("the server's handshake does not match the request")
+
+    def _send_all(self, data: bytes) -> None:
+        try:
+            self._sock.sendall(data)
+        except OSError as e:
+            raise self._fail(f"the connection broke while sending: {e}") from None
+
+    def _fill(self) -> None:
+        try:
+            chunk = self._sock.recv(1 << 20)
+        except socket.timeout:
+            raise self._fail(f"no reply from the server within {self.timeout} s") from None
+        except OSError as e:
+            raise self._fail(f"the connection broke while reading: {e}") from None
+        if not chunk:
+            raise self._fail("the server closed the connection")
+        self._buffer += chunk
+
+    def _read(self, n: int) -> bytes:
+        while len(self._buffer) < n:
+            self._fill()
+        data = bytes(self._buffer[:n])
+        del self._buffer[:n]
+        return data
+
+    def _send_frame(self, opcode: int, payload: bytes) -> None:
+        n = len(payload)
+        if n < 126:
+            header = struct.pack("!BB", 0x80 | opcode, 0x80 | n)
+        elif n < 65536:
+            header = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, n)
+        else:
+            header = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, n)
+        key = os.urandom(4)
+        self._send_all(header + key + _mask(payload, key))
+
+    def _read_frame(self) -> Tuple[bool, int, bytes]:
+        b0, b1 = self._read(2)
+        n = b1 & 0x7F
+        if n == 126:
+            (n,) = struct.unpack("!H", self._read(2))
+        elif n == 127:
+            (n,) = struct.unpack("!Q", self._read(8))
+        key = self._read(4) if b1 & 0x80 else None
+        payload = self._read(n)
+        if key:
+            payload = _mask(payload, key)
+        return bool(b0 & 0x80), b0 & 0x0F, payload
+
+    def _next_message(self) -> Tuple[int, bytes]:
+        """The next data message (text or binary), answering pings and joining fragments."""
+        parts = []
+        opcode = None
+        while True:
+            fin, op, payload = self._read_frame()
+            if op == OP_PING:
+                self._send_frame(OP_PONG, payload)
+                continue
+            if op == OP_PONG:
+                continue
+            if op == OP_CLOSE:
+                code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
+                reason = payload[2:].decode("utf-8", "replace")
+                try:
+                    self._send_frame(OP_CLOSE, payload[:2])
+                except WireClosed:
+                    pass
+                raise self._fail(f"the server closed the connection ({code} {reason})".rstrip(), code, reason)
+            if op != OP_CONT:
+                opcode = op
+            parts.append(payload)
+            if fin:
+                return opcode or OP_TEXT, b"".join(parts)
+
+    def _fail(self, message: str, code: Optional[int] = None, reason: str = "") -> WireClosed:
+        if self._closed is None:
+            self._closed = WireClosed(message, code, reason)
+            try:
+                self._sock.close()
+            except OSError:
+                pass
+        return self._closed
+
+    # ---- the public part
+
+    def request(self, text: str):
+        """Sends `text`; returns the next message: `str` for text frames, `bytes` for binary ones."""
+        with self._lock:
+            if self._closed is not None:
+                raise self._closed
+            self._send_frame(OP_TEXT, text.encode("utf-8"))
+            opcode, payload = self._next_message()
+        return payload.decode("utf-8") if opcode == OP_TEXT else payload
+
+    def _keep_alive(self, interval: float) -> None:
+        # Between calls nobody reads the socket: answer the heartbeat here, never during a call.
+        while not self._stop.wait(interval):
+            if not self._lock.acquire(blocking=False):
+                continue
+            try:
+                if self._closed is not None:
+                    return
+                while self._buffer or select.select([self._sock], [], [], 0)[0]:
+                    fin, op, payload = self._read_frame()
+                    if op == OP_PING:
+                        self._send_frame(OP_PONG, payload)
+                    elif op == OP_CLOSE:
+                        code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
+                        raise self._fail(f"the server closed the connection ({code})", code, payload[2:].decode("utf-8", "replace"))
+            except WireClosed:
+                return
+            finally:
+                self._lock.release()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed is not None
+
+    def close(self) -> None:
+        self._stop.set()
+        with self._lock:
+            if self._closed is None:
+                try:
+                    self._send_frame(OP_CLOSE, struct.pack("!H", 1000))
+                except WireClosed:
+                    pass
+                self._fail("closed by the client", 1000)
