@@ -280,11 +280,15 @@ export class BridgeServer {
     }
   }
 
-  /** Idle means no accepted request for idleTimeoutMs and no pong since the last ping either. */
+  /**
+   * Idle means no accepted request for idleTimeoutMs and no pong for as long (or two heartbeats,
+   * if longer): a client that answers the heartbeat stays connected however quiet it is.
+   */
   private closeIdle(): void {
     const now = Date.now();
+    const pongWindow = Math.max(this.options.idleTimeoutMs, 2 * this.options.heartbeatIntervalMs);
     for (const [ws, connection] of this.connections) {
-      if (now - connection.lastActivity > this.options.idleTimeoutMs && now - connection.lastPong > this.options.idleTimeoutMs) {
+      if (now - connection.lastActivity > this.options.idleTimeoutMs && now - connection.lastPong > pongWindow) {
         ws.close(CLOSE_IDLE, 'idle timeout');
       }
     }

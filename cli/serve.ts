@@ -38,6 +38,7 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
   --max-pimc-time-ms MS    largest pimc timeBudgetMs a client may ask for (100)
   --heavy-workers N        worker threads for bots and search (cores - 1, 1..4)
   --idle-timeout-ms MS     close a connection with no accepted request and no pong for this long (600000)
+  --heartbeat-interval-ms MS  ping every client this often; one that missed the last pong is dropped (30000)
   --seed-secret S          mixed into single-agent seeds so clients cannot deal the bots' hands; the same
                            secret gives the same games for the same seeds (default: random per start);
                            also KRATZEN_SEED_SECRET
@@ -69,6 +70,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
         'max-sessions': { type: 'string' },
         'max-message-bytes': { type: 'string' },
         'idle-timeout-ms': { type: 'string' },
+        'heartbeat-interval-ms': { type: 'string' },
         'allow-origin': { type: 'string', multiple: true },
         'allow-host': { type: 'string', multiple: true },
         'checkpoint-root': { type: 'string', multiple: true },
@@ -119,6 +121,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     maxSessionsPerConnection: intFlag(values['max-sessions'], 'max-sessions', 1),
     maxMessageBytes: intFlag(values['max-message-bytes'], 'max-message-bytes', 1024),
     idleTimeoutMs: intFlag(values['idle-timeout-ms'], 'idle-timeout-ms', 1),
+    heartbeatIntervalMs: intFlag(values['heartbeat-interval-ms'], 'heartbeat-interval-ms', 10),
     heavyWorkers: intFlag(values['heavy-workers'], 'heavy-workers', 1, 64),
     agentLimits: {
       maxPimcSamples: intFlag(values['max-pimc-samples'], 'max-pimc-samples', 1),

@@ -44,7 +44,7 @@ def _mask(payload: bytes, key: bytes) -> bytes:
 class WireConnection:
     """One WebSocket connection. `request(text)` sends a text frame and returns the next data frame."""
 
-    def __init__(self, url: str, timeout: float = 60.0, keepalive_interval: float = 2.0):
+    def __init__(self, url: str, timeout: float = 60.0, keepalive_interval: float = 0.5):
         parsed = urlparse(url)
         if parsed.scheme != "ws":
             raise ValueError(f"only ws:// URLs are supported, not {url!r}")

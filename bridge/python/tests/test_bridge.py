@@ -54,6 +54,22 @@ class ClientTest(unittest.TestCase):
             self.assertEqual(caught.exception.field, "params.config.rules.players")
             self.assertEqual(client.call("ping"), {})
 
+    def test_a_quiet_client_stays_connected_and_transport_failures_are_bridge_errors(self):
+        import time
+
+        with LocalServer(args=["--idle-timeout-ms", "300", "--heartbeat-interval-ms", "1000"]) as quick:
+            client = BridgeClient(quick.url)
+            time.sleep(3.5)  # ten idle timeouts, three heartbeats, no request
+            self.assertEqual(client.call("ping"), {})
+            quick.stop()
+            with self.assertRaises(BridgeError) as caught:
+                client.call("ping")
+            self.assertEqual(caught.exception.code, "connection_closed")
+            self.assertIn("ping", caught.exception.message)
+        with self.assertRaises(BridgeError) as caught:
+            BridgeClient("ws://127.0.0.1:9")
+        self.assertEqual(caught.exception.code, "connection_failed")
+
     def test_token(self):
         with LocalServer(args=["--token", "hunter2"]) as guarded:
             with self.assertRaises(BridgeError) as caught:
@@ -274,6 +290,20 @@ class InstallTest(unittest.TestCase):
             )
             self.assertEqual(probe.returncode, 0, probe.stderr)
             self.assertTrue(probe.stdout.strip().startswith(target))
+
+
+class ExamplesTest(unittest.TestCase):
+    def test_numpy_example_runs_as_documented(self):
+        import re
+        import subprocess
+
+        script = os.path.join(os.path.dirname(__file__), "..", "examples", "numpy_batched.py")
+        run = subprocess.run([sys.executable, script, SERVER.url, "3000"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        match = re.search(r"(\d+) steps, (\d+) episodes, \d+ steps/s; observations \(64, (\d+)\) float32, rewards \(64, 4\)", run.stdout)
+        self.assertIsNotNone(match, run.stdout)
+        self.assertGreaterEqual(int(match.group(1)), 3000)
+        self.assertGreater(int(match.group(2)), 0)
 
 
 class VecTest(unittest.TestCase):
