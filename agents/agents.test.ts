@@ -1,12 +1,10 @@
 // Every agent: legal on real masks, deterministic for a seed; and a first look at strength.
 import { describe, expect, it } from 'vitest';
 import seedrandom from 'seedrandom';
-import { NUM_ACTIONS, actionToString, createGame, parseAction, parseCard, type KratzenState } from '../env/rules/index.js';
-import { OBS_SIZE, decodeObservation, encodeObservation } from '../env/observation.js';
+import { NUM_ACTIONS, actionToString, createGame, parseAction, parseCard, sampleState, type KratzenState } from '../env/rules/index.js';
+import { OBS_SIZE, decodeSeatView, encodeObservation } from '../env/observation.js';
 import { VecEnv } from '../env/vec-env.js';
 import { buildDeck } from '../test/helpers/decks.js';
-import { sampleState } from './determinize.js';
-import { observedGame } from './observed-game.js';
 import { HeuristicAgent, PhaseRoutedAgent, PimcAgent, RandomAgent, assertLegal, playSession, sessionChips, type Agent } from './index.js';
 
 const TABLES = [
@@ -121,8 +119,7 @@ describe('agents read the rules from the observed rule set (docs/rules.md §0)',
     const state = createGame(rules).newState({ seed: 3 });
     const obs = new Float32Array(OBS_SIZE);
     encodeObservation(state, state.currentSeat, obs);
-    const view = decodeObservation(obs);
-    const sampled = sampleState(observedGame(view), view, seedrandom('s'));
+    const sampled = sampleState(decodeSeatView(obs), seedrandom('s'));
     expect(sampled).not.toBeNull();
     expect(sampled!.rules.weliRank).toBe('highest');
     expect(sampled!.quotas[state.dealer]).toBe(3);

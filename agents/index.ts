@@ -2,7 +2,6 @@
 export * from './agent.js';
 export * from './random.js';
 export * from './heuristic.js';
-export * from './determinize.js';
 export * from './pimc.js';
 export * from './play.js';
 export * from './registry.js';

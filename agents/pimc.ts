@@ -1,17 +1,16 @@
 // PIMC (perfect-information Monte Carlo) search: sample the hidden cards consistently with what
-// the seat knows (agents/determinize.ts), play each legal action out to the end of the hand with
-// a rollout policy, and choose the action with the best mean chip result for the seat. The rules
-// it simulates are the table's, read from the observation (observation v2 carries the rule set).
+// the seat knows (the rules core's sampleState, from the seat view the observation decodes to),
+// play each legal action out to the end of the hand with a rollout policy, and choose the action
+// with the best mean chip result for the seat. The rules it simulates are the table's, read from
+// the observation (observation v2 carries the rule set).
 // Budget: a number of sampled deals per decision, or milliseconds (not reproducible across
 // machines, so the default is samples).
 
 import seedrandom from 'seedrandom';
-import { NUM_ACTIONS, type KratzenState } from '../env/rules/index.js';
-import { OBS_SIZE, decodeObservation, encodeObservation } from '../env/observation.js';
+import { NUM_ACTIONS, SeatView, sampleState, type KratzenState } from '../env/rules/index.js';
+import { OBS_SIZE, decodeSeatView, encodeObservation, seatViewJson } from '../env/observation.js';
 import type { Agent } from './agent.js';
 import { HeuristicAgent } from './heuristic.js';
-import { sampleState } from './determinize.js';
-import { observedGame } from './observed-game.js';
 
 export interface PimcOptions {
   /** Sampled deals per decision. @default 12 */
@@ -33,6 +32,7 @@ export class PimcAgent implements Agent {
   private readonly obs = new Float32Array(OBS_SIZE);
   private readonly mask = new Uint8Array(NUM_ACTIONS);
   private readonly seat = new Int32Array(1);
+  private readonly view = new SeatView();
 
   constructor(options: PimcOptions = {}) {
     this.samples = options.samples ?? 12;
@@ -52,30 +52,30 @@ export class PimcAgent implements Agent {
     for (let a = 0; a < NUM_ACTIONS; a++) if (masks[row * NUM_ACTIONS + a]) legal.push(a);
     if (legal.length === 0) throw new Error(`pimc agent: row ${row} has no legal action`);
     if (legal.length === 1) return legal[0]!;
-    const view = decodeObservation(observations, row * OBS_SIZE);
+    const view = decodeSeatView(observations, row * OBS_SIZE, this.view);
     const totals = new Float64Array(legal.length);
     let simulations = 0;
     const started = Date.now();
     for (let k = 0; ; k++) {
       if (this.timeBudgetMs === undefined ? k >= this.samples : k > 0 && Date.now() - started >= this.timeBudgetMs) break;
-      const state = sampleState(observedGame(view), view, this.random);
+      const state = sampleState(view, this.random);
       if (!state) {
         if (k >= 3 * this.samples) break;
         continue;
       }
-      const start = state.balances[view.seat]!;
+      const start = state.balance(view.seat);
       legal.forEach((action, j) => {
         if (!state.isLegal(action)) return;
         const copy = state.clone();
         copy.apply(action);
         this.playOut(copy);
-        totals[j]! += copy.balances[view.seat]! - start;
+        totals[j]! += copy.balance(view.seat) - start;
       });
       simulations++;
     }
     if (simulations === 0) {
       // No consistent deal found (or a tie-break deal): fall back to the heuristic.
-      return this.heuristic.choose(view, legal);
+      return this.heuristic.choose(seatViewJson(view), legal);
     }
     let best = 0;
     for (let j = 1; j < legal.length; j++) if (totals[j]! > totals[best]!) best = j;

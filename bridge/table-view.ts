@@ -65,8 +65,8 @@ export class HistoryRecorder {
     }
     hand.actions.push({ seat, action: actionToString(action) });
     if (state.phase !== 'play' || action >= ACTION_DISCARD) return null;
-    const cards = [...state.trickCards.subarray(0, state.trickLength), action];
-    const seats = [...state.trickSeats.subarray(0, state.trickLength), seat];
+    const cards = [...Array.from({ length: state.trickLength }, (_, i) => state.trickCards[i]!), action];
+    const seats = [...Array.from({ length: state.trickLength }, (_, i) => state.trickSeats[i]!), seat];
     const trick: TrickView = {
       trick: state.trickNumber,
       leader: seats[0]!,
@@ -101,7 +101,7 @@ export function sessionHistory(state: KratzenState, viewer: number): HandHistory
     // The replay waits at the deal of each hand; what the viewer holds then is what it was dealt.
     dealt.push({
       cards: replay.handOf(viewer).map(cardToken),
-      faceUp: Array.from(replay.faceUp.subarray(0, replay.numFaceUp), cardToken),
+      faceUp: Array.from({ length: replay.numFaceUp }, (_, i) => cardToken(replay.faceUp[i]!)),
     });
     for (const { seat, action } of log.actions) {
       recorder.observe(replay, seat, action);

@@ -90,7 +90,7 @@ export function checkEnv(config: EnvConfigInput = {}, options: CheckEnvOptions =
     const state = env.state;
     const scale = env.config.rewardScale;
     if (env.config.episode === 'session' && env.config.rewardNormalization === 'chips') {
-      state.balances.forEach((units, s) => {
+      Array.from(state.balances).forEach((units, s) => {
         const expected = (units / state.game.unitsPerChip) * scale;
         if (Math.abs(totals[s]! - expected) > 1e-3 * Math.max(1, Math.abs(expected))) {
           fail('reward sum', `seat ${s} rewards sum to ${totals[s]} but its balance moved by ${expected}`);

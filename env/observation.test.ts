@@ -185,9 +185,9 @@ describe.each(CONFIGS)('observation of %j', (rules) => {
 /** Cards `seat` cannot see: not in its hand, not its discards, not face up, not played. */
 function hiddenCards(state: KratzenState, seat: number): number[] {
   const visible = new Set<number>(state.handOf(seat));
-  state.discardedBy.forEach((by, card) => by === seat && visible.add(card));
+  for (const card of state.discardsOf(seat)) visible.add(card);
   for (let i = 0; i < state.numFaceUp; i++) visible.add(state.faceUp[i]!);
-  for (const card of state.playedCards) if (card >= 0) visible.add(card);
+  for (const card of Array.from(state.playedCards)) if (card >= 0) visible.add(card);
   return Array.from({ length: NUM_CARDS }, (_, c) => c).filter((c) => !visible.has(c));
 }
 

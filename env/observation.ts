@@ -62,17 +62,26 @@
 // a policy could not tell, say, whether the Weli beats the trump Ace.
 
 import {
+  DECLARATION_NAMES,
   DECL_NONE,
-  HAND_CAPACITY,
   HAND_KINDS,
   MAX_SEATS,
+  MAX_TRICKS,
   NUM_CARDS,
+  PHASES,
   SUIT_LETTERS,
+  SeatView,
   cardToken,
   handKindIndex,
   parseCard,
   parseRuleSet,
+  phaseIndex,
   ruleSetToJson,
+  seatView,
+  createGame,
+  WELI,
+  DECL_BETTLER,
+  DECL_IN,
   type HandKind,
   type KratzenGame,
   type KratzenState,
@@ -81,12 +90,7 @@ import {
 } from './rules/index.js';
 
 export const OBS_VERSION = 2;
-const MAX_TRICKS = 5;
-const NUM_DECLARATIONS = 4;
-export const PHASES: readonly Phase[] = ['deal', 'trump', 'discard', 'declare', 'exchange', 'play', 'over'];
-export const DECLARATION_NAMES = ['none', 'out', 'in', 'bettler'] as const;
-/** Re-exported from the rules core, where hand kinds are defined. */
-export { HAND_KINDS };
+const NUM_DECLARATIONS = DECLARATION_NAMES.length;
 const PROFILES: readonly Profile[] = ['didactic4', 'tavern5'];
 /** Largest |symlog(chips)| for amounts up to 2^53 units of a quarter chip. */
 export const AMOUNT_BOUND = 37;
@@ -292,42 +296,40 @@ function prepareRuleEntries(game: KratzenGame): void {
  * calls left un-inlined were a third of the encoding time. Entries that are 0 are skipped: fewer
  * to clear next time in shared rows.
  */
-function writeNonZeros(state: KratzenState, seat: number, out: Float32Array, offset: number, w: Uint16Array, wBase: number): number {
-  const n = state.numPlayers;
-  const chip = state.game.unitsPerChip;
+function writeNonZeros(v: SeatView, out: Float32Array, offset: number, w: Uint16Array, wBase: number): number {
+  const n = v.numPlayers;
+  const seat = v.seat;
+  const chip = v.game.unitsPerChip;
   let k = wBase;
   let i = 0;
   // Relative seat of s is s - seat, wrapped into 0..n-1 (a branch: cheaper than %).
 
-  const hand = state.hands;
-  const handBase = seat * HAND_CAPACITY;
-  const handLength = state.handLength[seat]!;
-  for (let j = 0; j < handLength; j++) {
-    i = O_hand + hand[handBase + j]!;
+  const hand = v.hand;
+  for (let j = 0; j < v.handLength; j++) {
+    i = O_hand + hand[j]!;
     out[offset + i] = 1;
     w[k++] = i;
   }
-  const discardedBy = state.discardedBy;
-  for (let j = 0; j < state.numDiscards; j++) {
-    const card = state.discards[j]!;
-    if (discardedBy[card] !== seat) continue;
-    i = O_ownDiscards + card;
+  const ownDiscards = v.ownDiscards;
+  for (let j = 0; j < v.numOwnDiscards; j++) {
+    i = O_ownDiscards + ownDiscards[j]!;
     out[offset + i] = 1;
     w[k++] = i;
   }
-  for (let j = 0; j < state.numFaceUp; j++) {
-    i = O_faceUp + state.faceUp[j]!;
+  const faceUp = v.faceUp;
+  for (let j = 0; j < v.numFaceUp; j++) {
+    i = O_faceUp + faceUp[j]!;
     out[offset + i] = 1;
     w[k++] = i;
   }
-  if (state.trump >= 0) {
-    i = O_trump + state.trump;
+  if (v.trump >= 0) {
+    i = O_trump + v.trump;
     out[offset + i] = 1;
     w[k++] = i;
   }
 
-  const played = state.playedCards;
-  const lastTrick = Math.min(state.trickNumber, MAX_TRICKS - 1);
+  const played = v.playedCards;
+  const lastTrick = Math.min(v.trickNumber, MAX_TRICKS - 1);
   for (let t = 0; t <= lastTrick; t++) {
     const trickValue = (t + 1) / MAX_TRICKS;
     for (let s = 0; s < n; s++) {
@@ -342,24 +344,25 @@ function writeNonZeros(state: KratzenState, seat: number, out: Float32Array, off
       w[k++] = i;
     }
   }
-  if (state.phase === 'play') {
-    for (let j = 0; j < state.trickLength; j++) {
-      i = O_currentTrick + state.trickCards[j]!;
+  if (v.phase === 'play') {
+    const trickCards = v.trickCards;
+    for (let j = 0; j < v.trickLength; j++) {
+      i = O_currentTrick + trickCards[j]!;
       out[offset + i] = 1;
       w[k++] = i;
     }
-    const leader = state.leader;
+    const leader = v.leader;
     i = O_trickLeader + (leader >= seat ? leader - seat : leader - seat + n);
     out[offset + i] = 1;
     w[k++] = i;
   }
 
-  const declaration = state.declaration;
-  const exchanged = state.exchanged;
-  const tricksWon = state.tricksWon;
-  const quotas = state.quotas;
-  const dealtIn = state.dealtIn;
-  const balances = state.balances;
+  const declaration = v.declaration;
+  const exchanged = v.exchanged;
+  const tricksWon = v.tricksWon;
+  const quotas = v.quotas;
+  const dealtIn = v.dealtIn;
+  const balances = v.balances;
   for (let s = 0; s < n; s++) {
     const r = s >= seat ? s - seat : s - seat + n;
     i = O_declarations + r * NUM_DECLARATIONS + declaration[s]!;
@@ -394,11 +397,11 @@ function writeNonZeros(state: KratzenState, seat: number, out: Float32Array, off
       w[k++] = i;
     }
   }
-  const dealer = state.dealer;
+  const dealer = v.dealer;
   i = O_dealer + (dealer >= seat ? dealer - seat : dealer - seat + n);
   out[offset + i] = 1;
   w[k++] = i;
-  const toAct = state.currentSeat;
+  const toAct = v.toAct;
   if (toAct >= 0) {
     i = O_toAct + (toAct >= seat ? toAct - seat : toAct - seat + n);
     out[offset + i] = 1;
@@ -410,47 +413,48 @@ function writeNonZeros(state: KratzenState, seat: number, out: Float32Array, off
   i = O_numPlayers + n - 3;
   out[offset + i] = 1;
   w[k++] = i;
-  const tavern = state.rules.profile === 'tavern5';
+  const rules = v.rules;
+  const tavern = rules.profile === 'tavern5';
   i = O_profile + (tavern ? 1 : 0);
   out[offset + i] = 1;
   w[k++] = i;
-  i = O_kind + handKindIndex(state.kind);
+  i = O_kind + handKindIndex(v.kind);
   out[offset + i] = 1;
   w[k++] = i;
-  i = O_phase + phaseIndex(state.phase);
+  i = O_phase + phaseIndex(v.phase);
   out[offset + i] = 1;
   w[k++] = i;
-  if (state.trickNumber > 0) {
-    out[offset + O_trickNumber] = state.trickNumber / MAX_TRICKS;
+  if (v.trickNumber > 0) {
+    out[offset + O_trickNumber] = v.trickNumber / MAX_TRICKS;
     w[k++] = O_trickNumber;
   }
-  if (tavern && state.talonPosition < NUM_CARDS) {
-    out[offset + O_talonLeft] = (NUM_CARDS - state.talonPosition) / NUM_CARDS;
+  if (v.talonLeft > 0) {
+    out[offset + O_talonLeft] = v.talonLeft / NUM_CARDS;
     w[k++] = O_talonLeft;
   }
-  if (state.pot !== 0) {
-    writeAmount(out, offset + O_pot, state.pot, chip);
+  if (v.pot !== 0) {
+    writeAmount(out, offset + O_pot, v.pot, chip);
     w[k++] = O_pot;
   }
-  if (state.potBeforePlay !== 0) {
-    writeAmount(out, offset + O_potBeforePlay, state.potBeforePlay, chip);
+  if (v.potBeforePlay !== 0) {
+    writeAmount(out, offset + O_potBeforePlay, v.potBeforePlay, chip);
     w[k++] = O_potBeforePlay;
   }
-  if (state.handsPlayed > 0) {
-    out[offset + O_handsPlayed] = state.handsPlayed / state.rules.hands;
+  if (v.handsPlayed > 0) {
+    out[offset + O_handsPlayed] = v.handsPlayed / rules.hands;
     w[k++] = O_handsPlayed;
   }
-  if (state.isTieBreak) {
+  if (v.isTieBreak) {
     out[offset + O_tieBreak] = 1;
     w[k++] = O_tieBreak;
   } else {
-    const handsLeft = state.rules.hands - state.handsPlayed;
+    const handsLeft = rules.hands - v.handsPlayed;
     if (handsLeft > 0) {
       writeAmount(out, offset + O_handsLeft, handsLeft, 1);
       w[k++] = O_handsLeft;
     }
   }
-  if (state.game !== ruleEntriesGame) prepareRuleEntries(state.game);
+  if (v.game !== ruleEntriesGame) prepareRuleEntries(v.game);
   for (let j = 0; j < numRuleEntries; j++) {
     i = ruleIndices[j]!;
     out[offset + i] = ruleValues[j]!;
@@ -459,10 +463,13 @@ function writeNonZeros(state: KratzenState, seat: number, out: Float32Array, off
   return k - wBase;
 }
 
+// One view for the encoder to fill: encoding allocates nothing.
+const scratchView = new SeatView();
+
 /** Writes the observation of `seat` into `out` at `offset` (OBS_SIZE floats). Allocates nothing. */
 export function encodeObservation(state: KratzenState, seat: number, out: Float32Array, offset = 0): void {
   out.fill(0, offset, offset + OBS_SIZE);
-  writeNonZeros(state, seat, out, offset, scratchIndices, 0);
+  writeNonZeros(seatView(state, seat, scratchView), out, offset, scratchIndices, 0);
 }
 
 /**
@@ -498,29 +505,10 @@ export class ObservationRows {
       const previous = this.setCounts[row]!;
       for (let k = 0; k < previous; k++) out[offset + this.setIndices[base + k]!] = 0;
     }
-    this.setCounts[row] = writeNonZeros(state, seat, out, offset, this.setIndices, base);
+    this.setCounts[row] = writeNonZeros(seatView(state, seat, scratchView), out, offset, this.setIndices, base);
   }
 }
 
-// Switches on interned strings compile to pointer compares; keyed object lookups do not.
-function phaseIndex(phase: Phase): number {
-  switch (phase) {
-    case 'deal':
-      return 0;
-    case 'trump':
-      return 1;
-    case 'discard':
-      return 2;
-    case 'declare':
-      return 3;
-    case 'exchange':
-      return 4;
-    case 'play':
-      return 5;
-    case 'over':
-      return 6;
-  }
-}
 
 /** The structured view of an observation; seats here are absolute. */
 export interface ObservationView {
@@ -569,55 +557,58 @@ function cardOrder(a: string, b: string): number {
   return parseCard(a) - parseCard(b);
 }
 
-/** The view of `seat`, built from the state directly (the decoder must agree with it). */
+/** The structured view of what `seat` sees of `state` (the decoder must agree with it). */
 export function observationView(state: KratzenState, seat: number): ObservationView {
-  const n = state.numPlayers;
-  const chip = state.game.unitsPerChip;
+  return seatViewJson(seatView(state, seat));
+}
+
+/** A SeatView as JSON: card tokens, absolute seats, amounts in chips. */
+export function seatViewJson(v: SeatView): ObservationView {
+  const n = v.numPlayers;
+  const chip = v.game.unitsPerChip;
   const seats = Array.from({ length: n }, (_, s) => s);
-  const ownDiscards: number[] = [];
-  state.discardedBy.forEach((by, card) => by === seat && ownDiscards.push(card));
   const currentTrick: (string | null)[] = seats.map(() => null);
-  if (state.phase === 'play') {
-    for (let i = 0; i < state.trickLength; i++) currentTrick[state.trickSeats[i]!] = cardToken(state.trickCards[i]!);
+  if (v.phase === 'play') {
+    for (let i = 0; i < v.trickLength; i++) currentTrick[v.trickSeats[i]!] = cardToken(v.trickCards[i]!);
   }
   const playedBy = seats.map((s) => {
     const cards: number[] = [];
     for (let t = 0; t < MAX_TRICKS; t++) {
-      const card = state.playedCards[t * MAX_SEATS + s]!;
+      const card = v.playedCards[t * MAX_SEATS + s]!;
       if (card >= 0) cards.push(card);
     }
     return cards.map(cardToken);
   });
   return {
     obsVersion: OBS_VERSION,
-    profile: state.rules.profile,
+    profile: v.rules.profile,
     numPlayers: n,
-    seat,
-    phase: state.phase,
-    toAct: state.currentSeat,
-    dealer: state.dealer,
-    kind: state.kind,
-    trump: state.trump >= 0 ? SUIT_LETTERS[state.trump]! : null,
-    faceUp: tokens(state.faceUp.subarray(0, state.numFaceUp)),
-    hand: tokens(state.handOf(seat)),
-    ownDiscards: tokens(ownDiscards),
-    declarations: seats.map((s) => DECLARATION_NAMES[state.declaration[s]!]!),
-    exchanged: seats.map((s) => state.exchanged[s]!),
-    tricksWon: seats.map((s) => state.tricksWon[s]!),
-    quotas: seats.map((s) => state.quotas[s]!),
-    dealtIn: seats.map((s) => state.dealtIn[s] === 1),
+    seat: v.seat,
+    phase: v.phase,
+    toAct: v.toAct,
+    dealer: v.dealer,
+    kind: v.kind,
+    trump: v.trump >= 0 ? SUIT_LETTERS[v.trump]! : null,
+    faceUp: tokens(Array.from({ length: v.numFaceUp }, (_, i) => v.faceUp[i]!)),
+    hand: tokens(v.hand.subarray(0, v.handLength)),
+    ownDiscards: tokens(v.ownDiscards.subarray(0, v.numOwnDiscards)),
+    declarations: seats.map((s) => DECLARATION_NAMES[v.declaration[s]!]!),
+    exchanged: seats.map((s) => v.exchanged[s]!),
+    tricksWon: seats.map((s) => v.tricksWon[s]!),
+    quotas: seats.map((s) => v.quotas[s]!),
+    dealtIn: seats.map((s) => v.dealtIn[s] === 1),
     currentTrick,
-    trickLeader: state.phase === 'play' ? state.leader : -1,
+    trickLeader: v.phase === 'play' ? v.leader : -1,
     playedBy,
-    trickNumber: state.trickNumber,
-    talonLeft: state.rules.profile === 'tavern5' ? NUM_CARDS - state.talonPosition : 0,
-    pot: state.pot / chip,
-    potBeforePlay: state.potBeforePlay / chip,
-    balances: seats.map((s) => state.balances[s]! / chip),
-    handsPlayedFraction: state.handsPlayed / state.rules.hands,
-    tieBreak: state.isTieBreak,
-    handsLeft: state.isTieBreak ? 0 : state.rules.hands - state.handsPlayed,
-    rules: observedRules(state.rules),
+    trickNumber: v.trickNumber,
+    talonLeft: v.talonLeft,
+    pot: v.pot / chip,
+    potBeforePlay: v.potBeforePlay / chip,
+    balances: seats.map((s) => v.balances[s]! / chip),
+    handsPlayedFraction: v.handsPlayed / v.rules.hands,
+    tieBreak: v.isTieBreak,
+    handsLeft: v.isTieBreak ? 0 : v.rules.hands - v.handsPlayed,
+    rules: observedRules(v.rules),
   };
 }
 
@@ -670,8 +661,42 @@ function decodeRulesUncached(at: (name: SliceName) => number, profile: Profile, 
   return observedRules(parseRuleSet(rules));
 }
 
-/** Turns an observation vector back into its view. Amounts come back to float32 precision. */
+/**
+ * Turns an observation vector back into its structured view. Amounts are what the float32
+ * entries say (symexp of each): agents deciding on them see what a network sees; the SeatView of
+ * `decodeSeatView` has them as exact units.
+ */
 export function decodeObservation(vector: Float32Array, offset = 0): ObservationView {
+  const view = seatViewJson(decodeSeatView(vector, offset));
+  const at = (name: SliceName, i = 0) => vector[offset + O[name] + i]!;
+  view.pot = symexp(at('pot'));
+  view.potBeforePlay = symexp(at('potBeforePlay'));
+  view.handsPlayedFraction = at('handsPlayed');
+  for (let r = 0; r < view.numPlayers; r++) view.balances[(r + view.seat) % view.numPlayers] = symexp(at('balances', r));
+  return view;
+}
+
+// Games of decoded rule sets, by the shared rules object (decodeRules returns one per rule set).
+const decodedGames = new WeakMap<object, KratzenGame>();
+
+/** The amount (in units) whose encoding is `y`: exact wherever float32 tells neighbours apart. */
+function unitsFrom(y: number, unitsPerChip: number): number {
+  if (y === 0) return 0;
+  const guess = Math.round(symexp(y) * unitsPerChip);
+  for (let d = 0; d <= 8; d++) {
+    for (const u of d === 0 ? [guess] : [guess - d, guess + d]) {
+      if (Math.fround(symlog(u / unitsPerChip)) === y) return u;
+    }
+  }
+  return guess;
+}
+
+/**
+ * Turns an observation vector back into the SeatView it was encoded from (what that seat knows):
+ * the input of the hidden-card sampler. Amounts come back exact where float32 tells them apart;
+ * sets come back in card order (the face-up Weli first: it was turned first).
+ */
+export function decodeSeatView(vector: Float32Array, offset = 0, into = new SeatView()): SeatView {
   const at = (name: SliceName, i = 0) => vector[offset + O[name] + i]!;
   const oneHot = (name: SliceName, size: number) => {
     for (let i = 0; i < size; i++) if (at(name, i) === 1) return i;
@@ -682,58 +707,91 @@ export function decodeObservation(vector: Float32Array, offset = 0): Observation
     for (let c = 0; c < NUM_CARDS; c++) if (at(name, base + c) === 1) out.push(c);
     return out;
   };
+  const v = into;
   const seat = oneHot('seat', MAX_SEATS);
   const n = oneHot('numPlayers', 4) + 3;
   const abs = (r: number) => (r < 0 ? -1 : (r + seat) % n);
-  const bySeat = <T>(f: (r: number) => T): T[] => {
-    const out = new Array<T>(n);
-    for (let r = 0; r < n; r++) out[abs(r)] = f(r);
-    return out;
-  };
-  const trump = oneHot('trump', 4);
-  const trickOf = new Map<number, number>();
-  for (let c = 0; c < NUM_CARDS; c++) if (at('playedTrick', c) > 0) trickOf.set(c, Math.round(at('playedTrick', c) * MAX_TRICKS) - 1);
-  const phase = PHASES[oneHot('phase', PHASES.length)]!;
   const profile = PROFILES[oneHot('profile', 2)]!;
-  return {
-    obsVersion: OBS_VERSION,
-    profile,
-    numPlayers: n,
-    seat,
-    phase,
-    toAct: abs(oneHot('toAct', MAX_SEATS)),
-    dealer: abs(oneHot('dealer', MAX_SEATS)),
-    kind: HAND_KINDS[oneHot('kind', HAND_KINDS.length)]!,
-    trump: trump >= 0 ? SUIT_LETTERS[trump]! : null,
-    faceUp: tokens(cardsIn('faceUp')),
-    hand: tokens(cardsIn('hand')),
-    ownDiscards: tokens(cardsIn('ownDiscards')),
-    declarations: bySeat((r) => {
-      for (let d = 0; d < NUM_DECLARATIONS; d++) if (at('declarations', r * NUM_DECLARATIONS + d) === 1) return DECLARATION_NAMES[d]!;
-      return DECLARATION_NAMES[DECL_NONE]!;
-    }),
-    exchanged: bySeat((r) => Math.round(at('exchanged', r) * 5)),
-    tricksWon: bySeat((r) => Math.round(at('tricksWon', r) * MAX_TRICKS)),
-    quotas: bySeat((r) => Math.round(at('quotas', r) * MAX_TRICKS)),
-    dealtIn: bySeat((r) => at('dealtIn', r) === 1),
-    currentTrick: bySeat((r) => {
-      const inTrick = cardsIn('playedBy', r * NUM_CARDS).filter((c) => at('currentTrick', c) === 1);
-      return inTrick.length ? cardToken(inTrick[0]!) : null;
-    }),
-    trickLeader: abs(oneHot('trickLeader', MAX_SEATS)),
-    playedBy: bySeat((r) =>
-      cardsIn('playedBy', r * NUM_CARDS)
-        .sort((a, b) => trickOf.get(a)! - trickOf.get(b)!)
-        .map(cardToken),
-    ),
-    trickNumber: Math.round(at('trickNumber') * MAX_TRICKS),
-    talonLeft: Math.round(at('talonLeft') * NUM_CARDS),
-    pot: symexp(at('pot')),
-    potBeforePlay: symexp(at('potBeforePlay')),
-    balances: bySeat((r) => symexp(at('balances', r))),
-    handsPlayedFraction: at('handsPlayed'),
-    tieBreak: at('tieBreak') === 1,
-    handsLeft: Math.round(symexp(at('handsLeft'))),
-    rules: decodeRules(at, profile, n),
-  };
+  const rules = decodeRules(at, profile, n);
+  let game = decodedGames.get(rules);
+  if (!game) {
+    game = createGame(rules);
+    decodedGames.set(rules, game);
+  }
+  const chip = game.unitsPerChip;
+  v.game = game;
+  v.rules = game.rules;
+  v.numPlayers = n;
+  v.seat = seat;
+  v.phase = PHASES[oneHot('phase', PHASES.length)]!;
+  v.kind = HAND_KINDS[oneHot('kind', HAND_KINDS.length)]!;
+  v.dealer = abs(oneHot('dealer', MAX_SEATS));
+  v.toAct = abs(oneHot('toAct', MAX_SEATS));
+  v.trump = oneHot('trump', 4);
+  v.trickNumber = Math.round(at('trickNumber') * MAX_TRICKS);
+  v.talonLeft = Math.round(at('talonLeft') * NUM_CARDS);
+  v.pot = unitsFrom(at('pot'), chip);
+  v.potBeforePlay = unitsFrom(at('potBeforePlay'), chip);
+  v.isTieBreak = at('tieBreak') === 1;
+  const fraction = at('handsPlayed');
+  v.handsPlayed = Math.round(fraction * game.rules.hands);
+  const hand = cardsIn('hand');
+  hand.forEach((c, i) => (v.hand[i] = c));
+  v.handLength = hand.length;
+  const discards = cardsIn('ownDiscards');
+  discards.forEach((c, i) => (v.ownDiscards[i] = c));
+  v.numOwnDiscards = discards.length;
+  const faceUp = cardsIn('faceUp').sort((a, b) => (a === WELI ? -1 : b === WELI ? 1 : a - b));
+  v.faceUp = faceUp;
+  v.numFaceUp = faceUp.length;
+  const declaration = new Array<number>(MAX_SEATS).fill(DECL_NONE);
+  const exchanged = new Array<number>(MAX_SEATS).fill(0);
+  const tricksWon = new Array<number>(MAX_SEATS).fill(0);
+  const quotas = new Array<number>(MAX_SEATS).fill(0);
+  const dealtIn = new Array<number>(MAX_SEATS).fill(0);
+  const playing = new Array<number>(MAX_SEATS).fill(0);
+  const balances = new Array<number>(MAX_SEATS).fill(0);
+  const playedCards = new Array<number>(MAX_TRICKS * MAX_SEATS).fill(-1);
+  for (let r = 0; r < n; r++) {
+    const s = abs(r);
+    for (let d = 0; d < NUM_DECLARATIONS; d++) if (at('declarations', r * NUM_DECLARATIONS + d) === 1) declaration[s] = d;
+    exchanged[s] = Math.round(at('exchanged', r) * 5);
+    tricksWon[s] = Math.round(at('tricksWon', r) * MAX_TRICKS);
+    quotas[s] = Math.round(at('quotas', r) * MAX_TRICKS);
+    dealtIn[s] = at('dealtIn', r) === 1 ? 1 : 0;
+    playing[s] = dealtIn[s] && (declaration[s] === DECL_IN || declaration[s] === DECL_BETTLER) ? 1 : 0;
+    balances[s] = unitsFrom(at('balances', r), chip);
+    for (const card of cardsIn('playedBy', r * NUM_CARDS)) {
+      playedCards[(Math.round(at('playedTrick', card) * MAX_TRICKS) - 1) * MAX_SEATS + s] = card;
+    }
+  }
+  v.declaration = declaration;
+  v.exchanged = exchanged;
+  v.tricksWon = tricksWon;
+  v.quotas = quotas;
+  v.dealtIn = dealtIn;
+  v.playing = playing;
+  v.numPlaying = playing.reduce((a, b) => a + b, 0);
+  v.balances = balances;
+  v.playedCards = playedCards;
+  v.trickWinners = new Array<number>(MAX_TRICKS).fill(-1);
+  // The trick in progress: from its leader, clockwise over the seats in play.
+  const trickCards: number[] = [];
+  const trickSeats: number[] = [];
+  v.leader = v.phase === 'play' ? abs(oneHot('trickLeader', MAX_SEATS)) : -1;
+  if (v.phase === 'play' && v.leader >= 0) {
+    let s = v.leader;
+    for (let k = 0; k < v.numPlaying; k++) {
+      const card = playedCards[v.trickNumber * MAX_SEATS + s]!;
+      if (card < 0 || at('currentTrick', card) !== 1) break;
+      trickCards.push(card);
+      trickSeats.push(s);
+      do s = (s + 1) % n;
+      while (!playing[s]);
+    }
+  }
+  v.trickCards = trickCards;
+  v.trickSeats = trickSeats;
+  v.trickLength = trickCards.length;
+  return v;
 }

@@ -68,23 +68,21 @@ describe.each(Object.entries(RULE_SETS))('behaviour pins: %s', (name, rules) => 
     check(`${name}/vec-${episode}`, digest(parts));
   });
 
-  it('agents choose the same actions', () => {
-    const makers: Record<string, () => Agent> = {
-      random: () => new RandomAgent({ seed: 3 }),
-      heuristic: () => new HeuristicAgent(),
-      pimc: () => new PimcAgent({ samples: 3, seed: 3 }),
-    };
-    for (const [agentName, make] of Object.entries(makers)) {
-      const vec = new VecEnv({ numEnvs: 4, config: { rules } }).reset('golden-agents');
-      const agent = make();
-      const chosen: number[] = [];
-      for (let t = 0; t < (agentName === 'pimc' ? 40 : 150); t++) {
-        const actions = agent.act(vec.observations, vec.masks, vec.seats);
-        chosen.push(...actions);
-        vec.step(actions);
-      }
-      check(`${name}/agent-${agentName}`, digest([Int32Array.from(chosen)]));
+  const AGENTS: Record<string, () => Agent> = {
+    random: () => new RandomAgent({ seed: 3 }),
+    heuristic: () => new HeuristicAgent(),
+    pimc: () => new PimcAgent({ samples: 3, seed: 3 }),
+  };
+  it.each(Object.keys(AGENTS))('%s agent chooses the same actions', (agentName) => {
+    const vec = new VecEnv({ numEnvs: 4, config: { rules } }).reset('golden-agents');
+    const agent = AGENTS[agentName]!();
+    const chosen: number[] = [];
+    for (let t = 0; t < (agentName === 'pimc' ? 40 : 150); t++) {
+      const actions = agent.act(vec.observations, vec.masks, vec.seats);
+      chosen.push(...actions);
+      vec.step(actions);
     }
+    check(`${name}/agent-${agentName}`, digest([Int32Array.from(chosen)]));
   }, 60_000);
 });
 

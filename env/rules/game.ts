@@ -1,60 +1,23 @@
-// The Kratzen state machine (docs/rules.md §2–§4): the immutable `KratzenGame` (a rule set and its
-// sizes) and the mutable `KratzenState` (one session: deals, declarations, tricks, ledger).
-// Pure and deterministic: every random draw comes from the state's seeded generator.
+// The Kratzen state machine (docs/rules.md §2–§4): the immutable `KratzenGame` (a rule set and
+// its sizes) and `KratzenState` (one session: deals, declarations, tricks, ledger), whose data
+// is private: other layers read it through accessors, or one seat's part through SeatView.
+// Pure and deterministic: every random draw comes from the state's seeded generator. What
+// differs between the profiles lives in profiles.ts.
 
 import { aleaNext, aleaSeed } from './alea.js';
-import { NUM_CARDS, RANK_SEVEN, WELI, cardRank, cardSuit } from './cards.js';
-import {
-  ACTION_BETTLER,
-  ACTION_DISCARD,
-  ACTION_DONE,
-  ACTION_IN,
-  ACTION_OUT,
-  ACTION_TRUMP,
-  NUM_ACTIONS,
-  actionToString,
-} from './actions.js';
+import { NUM_CARDS } from './cards.js';
+import { ACTION_BETTLER, ACTION_DISCARD, ACTION_DONE, ACTION_IN, ACTION_OUT, ACTION_TRUMP, NUM_ACTIONS } from './actions.js';
 import { AmountOverflowError, IllegalActionError, ValidationError } from './errors.js';
-import { exceedsUnits, settleDidactic4, settleTavern5, type Settlement } from './ledger.js';
+import { exceedsUnits, type Settlement } from './ledger.js';
 import { parseRuleSet, unitsPerChip, type RuleSet } from './ruleset.js';
 import { legalPlayBits, trickWinnerIndex } from './trick.js';
-
-export const MAX_SEATS = 6;
-/** Room for the largest hand: a didactic4 dealer holding two face-up cards (6). */
-export const HAND_CAPACITY = 8;
-
-/**
- * `deal`: the next hand waits for a deck (`dealNextHand`), as a record without a seed stops
- * after its last hand; it has no legal actions but is not terminal. `over`: the session ended.
- */
-export type Phase = 'deal' | 'trump' | 'discard' | 'declare' | 'exchange' | 'play' | 'over';
-export type HandKind = 'funding-muss' | 'forced-muss' | 'normal' | 'muss' | 'tie-break';
-
-/** Declarations by seat: not (yet) declared, out, in, bettler. */
-export const DECL_NONE = 0;
-export const DECL_OUT = 1;
-export const DECL_IN = 2;
-export const DECL_BETTLER = 3;
-
-/** One finished hand, amounts in units (see `KratzenGame.unitsPerChip`). */
-export interface HandResult {
-  hand: number;
-  dealer: number;
-  trump: number;
-  /** The card whose suit set trump; -1 when a tavern5 dealer named it after a turned Weli. */
-  indicator: number;
-  kind: HandKind;
-  walkover: boolean;
-  potBeforePlay: number;
-  in: boolean[];
-  tricks: number[];
-  payouts: number[];
-  penalties: number[];
-  /** Exchange fees per seat; null when the exchange variant is off. */
-  fees: number[] | null;
-  potAfter: number;
-  balances: number[];
-}
+import { everybodyPlays, profileOf, settleScratch, type GameUnits, type ProfileRules, type SettleScratch } from './profiles.js';
+import { StateData } from './state-data.js';
+import { DECL_BETTLER, DECL_IN, DECL_OUT, HAND_CAPACITY, MAX_SEATS } from './sizes.js';
+import { ResultStore, type HandResult } from './results.js';
+import { SessionLog, type HandLog } from './history.js';
+import { illegalReason } from './illegal.js';
+import type { HandKind, Phase } from './phases.js';
 
 export interface SessionStart {
   /** First dealer; default: drawn from the seed. */
@@ -76,22 +39,34 @@ export interface NewStateOptions {
   start?: SessionStart;
 }
 
-/** The immutable game: a validated rule set and the sizes derived from it. */
-export class KratzenGame {
+/** The immutable game: a validated rule set and the sizes and exact amounts derived from it. */
+export class KratzenGame implements GameUnits {
   readonly rules: RuleSet;
   readonly numPlayers: number;
   readonly numActions = NUM_ACTIONS;
-  /** Cards each player holds for play: 4 in didactic4, 5 in tavern5. */
+  /** Cards each player holds for play: 4 in didactic4, 5 in tavern5; as many tricks. */
   readonly handSize: number;
   readonly numTricks: number;
   readonly unitsPerChip: number;
+  readonly profile: ProfileRules;
+  readonly anteUnits: number;
+  readonly feeUnits: number;
+  readonly bonusUnits: number;
+  readonly startingUnits: number;
+  readonly targetUnits: number;
 
   constructor(rules: unknown) {
     this.rules = parseRuleSet(rules);
     this.numPlayers = this.rules.players;
-    this.handSize = this.rules.profile === 'didactic4' ? 4 : 5;
+    this.profile = profileOf(this.rules);
+    this.handSize = this.profile.handSize;
     this.numTricks = this.handSize;
     this.unitsPerChip = unitsPerChip(this.rules.profile);
+    this.anteUnits = this.toUnits(this.rules.ante);
+    this.feeUnits = this.toUnits(this.rules.exchange?.feePerCard ?? 0);
+    this.bonusUnits = this.toUnits(this.rules.bettler?.bonus ?? 0);
+    this.startingUnits = this.toUnits(this.rules.startingChips ?? 0);
+    this.targetUnits = this.toUnits(this.rules.targetChips ?? 0);
   }
 
   newState(options: NewStateOptions = {}): KratzenState {
@@ -111,177 +86,52 @@ export function createGame(rules: unknown = {}): KratzenGame {
   return new KratzenGame(rules);
 }
 
-/** Every hand kind, in the order of their indices (the observation's one-hot, stored results). */
-export const HAND_KINDS: readonly HandKind[] = ['funding-muss', 'forced-muss', 'normal', 'muss', 'tie-break'];
-
-/** The index of `kind` in HAND_KINDS. A switch on interned strings compiles to pointer compares. */
-export function handKindIndex(kind: HandKind): number {
-  switch (kind) {
-    case 'funding-muss':
-      return 0;
-    case 'forced-muss':
-      return 1;
-    case 'normal':
-      return 2;
-    case 'muss':
-      return 3;
-    case 'tie-break':
-      return 4;
-  }
-}
-
-// A finished hand in `resultData`: fields, then per-seat blocks of MAX_SEATS (see HandResult).
-const R_HAND = 0;
-const R_DEALER = 1;
-const R_TRUMP = 2;
-const R_INDICATOR = 3;
-const R_KIND = 4;
-const R_WALKOVER = 5;
-const R_POT_BEFORE = 6;
-const R_POT_AFTER = 7;
-const R_HAS_FEES = 8;
-const R_SEATS = 9;
-const S_IN = 0;
-const S_TRICKS = 1;
-const S_PAYOUTS = 2;
-const S_PENALTIES = 3;
-const S_FEES = 4;
-const S_BALANCES = 5;
-const RESULT_STRIDE = R_SEATS + 6 * MAX_SEATS;
-
-// Every fixed-size array of a state lives in one ArrayBuffer, so a state is a few contiguous cache
-// lines rather than a score of scattered allocations; this matters when a vector env steps
-// thousands of states in turn. Field initializers run in order, so `beginArena()` comes first.
-const ARENA_BYTES = 576;
-let arena: ArrayBuffer = new ArrayBuffer(0);
-let arenaOffset = 0;
-function beginArena(): ArrayBuffer {
-  arena = new ArrayBuffer(ARENA_BYTES);
-  arenaOffset = 0;
-  return arena;
-}
-function carve<T>(make: (buffer: ArrayBuffer, offset: number, length: number) => T, bytesPer: number, length: number): T {
-  arenaOffset = Math.ceil(arenaOffset / bytesPer) * bytesPer;
-  const view = make(arena, arenaOffset, length);
-  arenaOffset += bytesPer * length;
-  if (arenaOffset > ARENA_BYTES) throw new Error('state arena too small');
-  return view;
-}
-const i8 = (length: number) => carve((b, o, l) => new Int8Array(b, o, l), 1, length);
-const u8 = (length: number) => carve((b, o, l) => new Uint8Array(b, o, l), 1, length);
-const i16 = (length: number) => carve((b, o, l) => new Int16Array(b, o, l), 2, length);
-const f64 = (length: number) => carve((b, o, l) => new Float64Array(b, o, l), 8, length);
+/** The key under which a state keeps its data, for the rules core's own modules (internal.ts). */
+export const STATE_DATA = Symbol('kratzen state data');
 
 export class KratzenState {
-  private readonly arena = beginArena();
   readonly game: KratzenGame;
   readonly rules: RuleSet;
   readonly numPlayers: number;
-  /** The seed of the session (set again by `restart`). */
-  seed: number | string | undefined;
-  /** Alea (as seedrandom's): cheap to seed, a session is short; its state lives in the arena. */
-  private readonly rngState = f64(4);
-  private seeded: boolean;
-
-  // ---- session ----
-  /** Index of the hand being played (or of the next one once the session is over). */
-  handIndex = -1;
-  /** Regular hands finished (a tavern5 tie-break deal does not count). */
-  handsPlayed = 0;
-  complete = false;
-  /** The session stopped with an `amount overflow` (never a rounded amount). */
-  overflowed = false;
-  isTieBreak = false;
-  /** Bit s set for each seat tied for the lead when a tie-break deal began: only they can win [D-11]. */
-  private tiedSeats = 0;
-  pot = 0;
-  private readonly balanceSlots = f64(MAX_SEATS);
-  /** Balances in units, one per seat (a view of the state's arena). */
-  readonly balances: Float64Array;
-  startInfo: { dealer: number; pot: number; balances: number[]; muss: boolean };
-  private nextDealIsMuss = false;
-  // Finished hands are stored flat (RESULT_STRIDE doubles each) and turned into HandResult
-  // objects when `results` is read: objects kept for a whole session would each survive a
-  // young-generation GC in a vector env that never reads them.
-  private resultData = new Float64Array(4 * RESULT_STRIDE);
-  /** Hands finished this session (a tavern5 tie-break deal counts): `results.length`, cheaply. */
-  numResults = 0;
-  private resultCache: HandResult[] = [];
+  private readonly d: StateData;
+  private readonly balancesView: Float64Array;
+  private readonly resultStore: ResultStore;
+  private readonly log = new SessionLog();
+  private readonly settlement: Settlement;
+  private readonly scratch: SettleScratch;
   private deckSupply: ReadonlyArray<ArrayLike<number> | null | undefined>;
   private readonly pauseBetweenHands: boolean;
 
-  // ---- the hand ----
-  phase: Phase = 'over';
-  dealer = 0;
-  currentSeat = -1;
-  kind: HandKind = 'normal';
-  trump = -1;
-  /** The card whose suit set trump, -1 when none (yet). */
-  indicator = -1;
-  /** Face-up cards everybody saw: didactic4's indicator(s), tavern5's turned card. */
-  readonly faceUp = i8(2);
-  numFaceUp = 0;
-  readonly deck = i8(NUM_CARDS);
-  readonly dealtIn = u8(MAX_SEATS);
-  readonly playing = u8(MAX_SEATS);
-  readonly declaration = u8(MAX_SEATS);
-  readonly quotas = u8(MAX_SEATS);
-  readonly tricksWon = u8(MAX_SEATS);
-  readonly hands = i8(MAX_SEATS * HAND_CAPACITY);
-  readonly handLength = u8(MAX_SEATS);
-  /** Which seat discarded each card this hand (-1: none); only that seat may ever see it. */
-  readonly discardedBy = i8(NUM_CARDS);
-  /** The cards discarded this hand, in order (`discardedBy` says whose): a short list to scan. */
-  readonly discards = i8(NUM_CARDS);
-  numDiscards = 0;
-  readonly exchanged = u8(MAX_SEATS);
-  readonly fees = f64(MAX_SEATS);
-  /** Cards discarded by the exchanging player and not yet replaced. */
-  pendingExchange = 0;
-  talonPosition = 0;
-  potBeforePlay = 0;
-  // ---- tricks ----
-  trickNumber = 0;
-  leader = -1;
-  readonly trickCards = i8(MAX_SEATS);
-  readonly trickSeats = i8(MAX_SEATS);
-  trickLength = 0;
-  numPlaying = 0;
-  /** Card played by each seat in each trick (trick * MAX_SEATS + seat), -1 when none. */
-  readonly playedCards = i8(5 * MAX_SEATS);
-  readonly trickWinners = i8(5);
-
-  // ---- record ----
-  // Typed arrays grown by doubling: a session's record costs no allocation once they are big
-  // enough, and a restarted state keeps them.
-  /** The deck of each hand started, NUM_CARDS ids per hand. */
-  private decksUsed = new Int8Array(4 * NUM_CARDS);
-  private numDecks = 0;
-  /** Every action applied: seat * 256 + action, per hand from `handLogStart[h]`. */
-  private log = new Int16Array(128);
-  private logLength = 0;
-  private handLogStart = new Int32Array(4);
-
-  // ---- legal actions, computed once per state ----
-  private readonly legal = i16(NUM_CARDS * 2 + 8);
-  private numLegal = 0;
-  private legalFresh = false;
-
-  constructor(game: KratzenGame, options: NewStateOptions, skipInit = false) {
+  constructor(game: KratzenGame, options: NewStateOptions, copyOf?: KratzenState) {
     this.game = game;
     this.rules = game.rules;
     this.numPlayers = game.numPlayers;
-    this.seed = options.seed;
+    this.d = new StateData(game.numPlayers);
+    this.balancesView = this.d.m.balances.subarray(0, game.numPlayers);
+    this.resultStore = new ResultStore(game.numPlayers);
+    this.settlement = { payouts: this.d.m.payouts, penalties: this.d.m.penalties, potAfter: 0, anyMissedQuota: false };
+    this.scratch = settleScratch(this.d);
     this.deckSupply = options.decks ?? [];
     this.pauseBetweenHands = options.pauseBetweenHands ?? false;
-    this.balances = this.balanceSlots.subarray(0, this.numPlayers);
-    this.seeded = options.seed !== undefined;
-    if (this.seeded) aleaSeed(this.rngState, String(options.seed));
-    if (skipInit) {
-      this.startInfo = { dealer: 0, pot: 0, balances: [], muss: false };
-      return;
-    }
-    this.startInfo = this.beginSession(options.start ?? {});
+    if (copyOf) return;
+    this.d.seed = options.seed;
+    this.d.seeded = options.seed !== undefined;
+    if (this.d.seeded) aleaSeed(this.d.m.rng, String(options.seed));
+    this.beginSession(options.start ?? {});
+  }
+
+  /** The rules core's own view of the data (internal.ts); no other layer reads it. */
+  get [STATE_DATA](): StateData {
+    return this.d;
+  }
+
+  /** An independent copy: the same session, hand and generator state. */
+  clone(): KratzenState {
+    const copy = new KratzenState(this.game, { decks: this.deckSupply, pauseBetweenHands: this.pauseBetweenHands }, this);
+    copy.d.copyFrom(this.d);
+    copy.resultStore.copyFrom(this.resultStore);
+    copy.log.copyFrom(this.log);
+    return copy;
   }
 
   /**
@@ -291,136 +141,125 @@ export class KratzenState {
    * states would each survive a young-generation GC and scatter across the heap.
    */
   restart(seed: number | string): void {
-    this.seed = seed;
-    this.seeded = true;
-    aleaSeed(this.rngState, String(seed));
+    const d = this.d;
+    d.seed = seed;
+    d.seeded = true;
+    aleaSeed(d.m.rng, String(seed));
     this.deckSupply = [];
-    this.handIndex = -1;
-    this.handsPlayed = 0;
-    this.complete = false;
-    this.overflowed = false;
-    this.isTieBreak = false;
-    this.tiedSeats = 0;
-    this.pot = 0;
-    this.balances.fill(0);
-    this.numResults = 0;
-    this.resultCache = [];
-    this.numDecks = 0;
-    this.logLength = 0;
-    this.phase = 'over';
-    this.currentSeat = -1;
-    this.legalFresh = false;
-    this.startInfo = this.beginSession({});
+    d.handIndex = -1;
+    d.handsPlayed = 0;
+    d.complete = false;
+    d.overflowed = false;
+    d.isTieBreak = false;
+    d.tiedSeats = 0;
+    d.pot = 0;
+    d.m.balances.fill(0);
+    this.resultStore.clear();
+    this.log.clear();
+    d.phase = 'over';
+    d.currentSeat = -1;
+    d.legalFresh = false;
+    this.beginSession({});
   }
 
-  private beginSession(start: SessionStart): KratzenState['startInfo'] {
+  private beginSession(start: SessionStart): void {
+    const d = this.d;
     const n = this.numPlayers;
     let dealer = start.dealer;
     if (dealer === undefined) dealer = Math.floor(this.random('start.dealer') * n);
     if (!Number.isInteger(dealer) || dealer < 0 || dealer >= n) {
       throw new ValidationError('malformed record', 'start.dealer', `dealer must be a seat 0..${n - 1}`);
     }
-    this.pot = start.pot ?? 0;
+    d.pot = start.pot ?? 0;
     if (start.balances) {
-      if (start.balances.length !== n) {
-        throw new ValidationError('malformed record', 'start.balances', `expected ${n} balances`);
-      }
-      this.balances.set(Array.from(start.balances));
+      if (start.balances.length !== n) throw new ValidationError('malformed record', 'start.balances', `expected ${n} balances`);
+      d.m.balances.set(Array.from(start.balances));
     }
     if (start.muss && this.rules.profile !== 'tavern5') {
       throw new ValidationError('malformed record', 'start.muss', 'start.muss is a tavern5 field');
     }
     // A tavern5 session opens with a Muss deal [D-10]; a record may start Normal with muss: false.
-    this.nextDealIsMuss = start.muss ?? this.rules.profile === 'tavern5';
-    const info = { dealer, pot: this.pot, balances: Array.from(this.balances), muss: this.nextDealIsMuss };
-    this.dealer = dealer;
+    d.nextDealIsMuss = start.muss ?? this.rules.profile === 'tavern5';
+    d.startInfo = Object.freeze({ dealer, pot: d.pot, balances: Array.from(d.m.balances.subarray(0, n)), muss: d.nextDealIsMuss });
+    d.dealer = dealer;
     this.startHand();
-    return info;
-  }
-
-  private requireSeed(field: string): void {
-    if (!this.seeded) throw new ValidationError('malformed record', 'seed', `a seed is needed to draw ${field}`);
   }
 
   private random(field: string): number {
-    this.requireSeed(field);
-    return aleaNext(this.rngState);
+    if (!this.d.seeded) throw new ValidationError('malformed record', 'seed', `a seed is needed to draw ${field}`);
+    return aleaNext(this.d.m.rng);
   }
 
-  // ======================= queries =======================
+  // ======================= read-only accessors =======================
 
+  get seed(): number | string | undefined { return this.d.seed; }
+  get phase(): Phase { return this.d.phase; }
+  get isTerminal(): boolean { return this.d.phase === 'over'; }
+  /** The session ended by its rules. */
+  get complete(): boolean { return this.d.complete; }
+  /** The session stopped with an `amount overflow` (never a rounded amount). */
+  get overflowed(): boolean { return this.d.overflowed; }
+  /** Index of the hand being played (or of the next one once the session is over). */
+  get handIndex(): number { return this.d.handIndex; }
+  /** Regular hands finished (a tavern5 tie-break deal does not count). */
+  get handsPlayed(): number { return this.d.handsPlayed; }
+  get isTieBreak(): boolean { return this.d.isTieBreak; }
+  get dealer(): number { return this.d.dealer; }
+  /** The seat to act, -1 when none. */
+  get currentSeat(): number { return this.d.currentSeat; }
+  get kind(): HandKind { return this.d.kind; }
+  /** Trump suit 0..3, -1 while a named trump is pending. */
+  get trump(): number { return this.d.trump; }
+  /** The card whose suit set trump, -1 when none (yet). */
+  get indicator(): number { return this.d.indicator; }
+  /** The pot in units. */
+  get pot(): number { return this.d.pot; }
+  /** P, the pot just before play, in units (0 before play). */
+  get potBeforePlay(): number { return this.d.potBeforePlay; }
+  /** Balances in units, by seat. */
+  get balances(): ArrayLike<number> { return this.balancesView; }
+  balance(seat: number): number { return this.d.m.balances[seat]!; }
+  get startInfo(): Readonly<{ dealer: number; pot: number; balances: readonly number[]; muss: boolean }> { return this.d.startInfo; }
+  /** Tricks finished this hand. */
+  get trickNumber(): number { return this.d.trickNumber; }
+  get leader(): number { return this.d.leader; }
+  get trickLength(): number { return this.d.trickLength; }
+  get numPlaying(): number { return this.d.numPlaying; }
+  /** tavern5: talon cards not yet drawn. */
+  get talonLeft(): number { return this.rules.profile === 'tavern5' ? NUM_CARDS - this.d.talonPosition : 0; }
+  get numFaceUp(): number { return this.d.numFaceUp; }
+  get faceUp(): ArrayLike<number> { return this.d.m.faceUp; }
+  get tricksWon(): ArrayLike<number> { return this.d.m.tricksWon; }
+  get quotas(): ArrayLike<number> { return this.d.m.quotas; }
+  get dealtIn(): ArrayLike<number> { return this.d.m.dealtIn; }
+  get playing(): ArrayLike<number> { return this.d.m.playing; }
+  /** DECL_NONE, DECL_OUT, DECL_IN or DECL_BETTLER by seat. */
+  get declaration(): ArrayLike<number> { return this.d.m.declaration; }
+  get exchanged(): ArrayLike<number> { return this.d.m.exchanged; }
+  get trickCards(): ArrayLike<number> { return this.d.m.trickCards; }
+  get trickSeats(): ArrayLike<number> { return this.d.m.trickSeats; }
+  /** Card played by each seat in each trick (trick * MAX_SEATS + seat), -1 when none. */
+  get playedCards(): ArrayLike<number> { return this.d.m.playedCards; }
+  get trickWinners(): ArrayLike<number> { return this.d.m.trickWinners; }
+  /** Hands finished this session (a tavern5 tie-break deal counts): `results.length`, cheaply. */
+  get numResults(): number { return this.resultStore.count; }
   /** The session's finished hands; `restart` begins a new array (an old one stays valid). */
-  get results(): HandResult[] {
-    const cache = this.resultCache;
-    for (let h = cache.length; h < this.numResults; h++) cache.push(this.resultAt(h));
-    return cache;
-  }
+  get results(): HandResult[] { return this.resultStore.all(); }
 
-  private resultAt(h: number): HandResult {
-    const n = this.numPlayers;
-    const data = this.resultData;
-    const base = h * RESULT_STRIDE;
-    const seats = (field: number) => Array.from({ length: n }, (_, s) => data[base + R_SEATS + field * MAX_SEATS + s]!);
-    return {
-      hand: data[base + R_HAND]!,
-      dealer: data[base + R_DEALER]!,
-      trump: data[base + R_TRUMP]!,
-      indicator: data[base + R_INDICATOR]!,
-      kind: HAND_KINDS[data[base + R_KIND]!]!,
-      walkover: data[base + R_WALKOVER] === 1,
-      potBeforePlay: data[base + R_POT_BEFORE]!,
-      in: seats(S_IN).map((v) => v === 1),
-      tricks: seats(S_TRICKS),
-      payouts: seats(S_PAYOUTS),
-      penalties: seats(S_PENALTIES),
-      fees: data[base + R_HAS_FEES] === 1 ? seats(S_FEES) : null,
-      potAfter: data[base + R_POT_AFTER]!,
-      balances: seats(S_BALANCES),
-    };
-  }
-
-  get isTerminal(): boolean {
-    return this.phase === 'over';
-  }
-
-  /** Legal actions as action ids, ascending. */
-  legalActions(): number[] {
-    this.refreshLegal();
-    return Array.from(this.legal.subarray(0, this.numLegal)).sort((a, b) => a - b);
-  }
-
-  /** Writes 1 for each legal action into `out` (length NUM_ACTIONS), 0 elsewhere. */
-  legalActionMask(out: Uint8Array, offset = 0): Uint8Array {
-    this.refreshLegal();
-    out.fill(0, offset, offset + NUM_ACTIONS);
-    for (let i = 0; i < this.numLegal; i++) out[offset + this.legal[i]!] = 1;
-    return out;
-  }
-
-  numLegalActions(): number {
-    this.refreshLegal();
-    return this.numLegal;
-  }
-
-  /** The i-th legal action in the engine's internal order (for fast uniform sampling). */
-  legalActionAt(i: number): number {
-    this.refreshLegal();
-    return this.legal[i]!;
-  }
-
-  isLegal(action: number): boolean {
-    this.refreshLegal();
-    for (let i = 0; i < this.numLegal; i++) if (this.legal[i] === action) return true;
-    return false;
-  }
-
+  /** The cards `seat` holds (any seat: other layers see only their own, through SeatView). */
   handOf(seat: number): number[] {
-    return Array.from(this.hands.subarray(seat * HAND_CAPACITY, seat * HAND_CAPACITY + this.handLength[seat]!));
+    return Array.from(this.d.m.hands.subarray(seat * HAND_CAPACITY, seat * HAND_CAPACITY + this.d.m.handLength[seat]!));
+  }
+
+  /** The cards `seat` discarded this hand, in order. */
+  discardsOf(seat: number): number[] {
+    const { discards, discardedBy } = this.d.m;
+    return Array.from(discards.subarray(0, this.d.numDiscards)).filter((c) => discardedBy[c] === seat);
   }
 
   /** Stack = startingChips + balance, in units (tavern5); the balance alone without startingChips. */
   stack(seat: number): number {
-    return this.game.toUnits(this.rules.startingChips ?? 0) + this.balances[seat]!;
+    return this.game.startingUnits + this.d.m.balances[seat]!;
   }
 
   /**
@@ -428,26 +267,114 @@ export class KratzenState {
    * tie-break deal only the tied players are candidates [D-11].
    */
   winners(): number[] {
-    if (!this.complete) return [];
-    if (this.tiedSeats === 0) return leaders(this.balances);
-    const tied: number[] = [];
-    for (let s = 0; s < this.numPlayers; s++) if (this.tiedSeats & (1 << s)) tied.push(s);
-    const best = Math.max(...tied.map((s) => this.balances[s]!));
-    return tied.filter((s) => this.balances[s] === best);
+    const d = this.d;
+    if (!d.complete) return [];
+    const candidates: number[] = [];
+    for (let s = 0; s < this.numPlayers; s++) if (d.tiedSeats === 0 || d.tiedSeats & (1 << s)) candidates.push(s);
+    const best = Math.max(...candidates.map((s) => d.m.balances[s]!));
+    return candidates.filter((s) => d.m.balances[s] === best);
+  }
+
+  /** Decks and actions of every hand started so far: the raw material of a record. */
+  handLogs(): HandLog[] {
+    return this.log.hands();
+  }
+
+  // ======================= legal actions =======================
+
+  /** Legal actions as action ids, ascending. */
+  legalActions(): number[] {
+    this.refreshLegal();
+    return Array.from(this.d.m.legal.subarray(0, this.d.numLegal)).sort((a, b) => a - b);
+  }
+
+  /** Writes 1 for each legal action into `out` (length NUM_ACTIONS), 0 elsewhere. */
+  legalActionMask(out: Uint8Array, offset = 0): Uint8Array {
+    this.refreshLegal();
+    out.fill(0, offset, offset + NUM_ACTIONS);
+    const legal = this.d.m.legal;
+    for (let i = 0; i < this.d.numLegal; i++) out[offset + legal[i]!] = 1;
+    return out;
+  }
+
+  numLegalActions(): number {
+    this.refreshLegal();
+    return this.d.numLegal;
+  }
+
+  /** The i-th legal action in the engine's internal order (for fast uniform sampling). */
+  legalActionAt(i: number): number {
+    this.refreshLegal();
+    return this.d.m.legal[i]!;
+  }
+
+  isLegal(action: number): boolean {
+    this.refreshLegal();
+    const legal = this.d.m.legal;
+    for (let i = 0; i < this.d.numLegal; i++) if (legal[i] === action) return true;
+    return false;
+  }
+
+  /** Why `action` is illegal for the seat to act (or `seat`, if given), without throwing; null when it is legal. */
+  explainIllegal(action: number, seat = this.d.currentSeat): string | null {
+    if (seat !== this.d.currentSeat) {
+      return this.d.phase === 'over' ? 'the session is over' : `it is seat ${this.d.currentSeat}'s turn, not seat ${seat}'s`;
+    }
+    return this.isLegal(action) ? null : illegalReason(this, this.d, action);
+  }
+
+  private refreshLegal(): void {
+    const d = this.d;
+    if (d.legalFresh) return;
+    d.legalFresh = true;
+    const { legal, hands, handLength } = d.m;
+    let count = 0;
+    const seat = d.currentSeat;
+    const base = seat * HAND_CAPACITY;
+    switch (d.phase) {
+      case 'trump':
+        for (let s = 0; s < 4; s++) legal[count++] = ACTION_TRUMP + s;
+        break;
+      case 'discard':
+        for (let i = 0; i < handLength[seat]!; i++) legal[count++] = ACTION_DISCARD + hands[base + i]!;
+        break;
+      case 'declare':
+        legal[count++] = ACTION_IN;
+        legal[count++] = ACTION_OUT;
+        if (this.rules.bettler) legal[count++] = ACTION_BETTLER;
+        break;
+      case 'exchange':
+        // Discards are replaced only at `done`, so the talon must still hold one more card.
+        if (d.pendingExchange < this.rules.exchange!.maxCards && d.pendingExchange < NUM_CARDS - d.talonPosition) {
+          for (let i = 0; i < handLength[seat]!; i++) legal[count++] = ACTION_DISCARD + hands[base + i]!;
+        }
+        legal[count++] = ACTION_DONE;
+        break;
+      case 'play': {
+        const bits = legalPlayBits(hands, base, handLength[seat]!, d.m.trickCards, d.trickLength, d.trump, this.rules.weliRank === 'highest', this.game.profile.mustHead);
+        for (let i = 0; i < handLength[seat]!; i++) if (bits & (1 << i)) legal[count++] = hands[base + i]!;
+        break;
+      }
+      case 'deal':
+      case 'over':
+        break;
+    }
+    d.numLegal = count;
   }
 
   // ======================= acting =======================
 
   /** Applies an action of the current seat; throws IllegalActionError and changes nothing if illegal. */
   apply(action: number): void {
-    const seat = this.currentSeat;
-    if (!this.isLegal(action)) throw new IllegalActionError(action, seat, this.illegalReason(action));
-    if (this.logLength === this.log.length) this.log = grown(this.log);
-    this.log[this.logLength++] = seat * 256 + action;
-    this.legalFresh = false;
-    switch (this.phase) {
+    const d = this.d;
+    const seat = d.currentSeat;
+    if (!this.isLegal(action)) throw new IllegalActionError(action, seat, illegalReason(this, d, action));
+    this.log.push(seat, action);
+    d.legalFresh = false;
+    switch (d.phase) {
       case 'trump':
-        return this.applyTrump(action - ACTION_TRUMP);
+        d.trump = action - ACTION_TRUMP;
+        return this.continueByKind();
       case 'discard':
         return this.applyDealerDiscard(action - ACTION_DISCARD);
       case 'declare':
@@ -464,286 +391,95 @@ export class KratzenState {
 
   /** Applies `action` as `seat`, checking that it is that seat's turn. */
   applyAs(seat: number, action: number): void {
-    if (seat !== this.currentSeat) {
-      throw new IllegalActionError(
-        action,
-        seat,
-        this.phase === 'over' ? 'the session is over' : `it is seat ${this.currentSeat}'s turn, not seat ${seat}'s`,
-      );
-    }
+    if (seat !== this.d.currentSeat) throw new IllegalActionError(action, seat, this.explainIllegal(action, seat)!);
     this.apply(action);
-  }
-
-  private illegalReason(action: number): string {
-    if (!Number.isInteger(action) || action < 0 || action >= NUM_ACTIONS) return `no such action id ${action}`;
-    const text = actionToString(action);
-    switch (this.phase) {
-      case 'over':
-        return this.overflowed ? 'the session stopped: amount overflow' : 'the session is over';
-      case 'deal':
-        return 'the next hand has not been dealt: no deck is known for it';
-      case 'trump':
-        return `the dealer must name the trump suit after a turned Weli, not ${text}`;
-      case 'discard':
-        return action >= ACTION_DISCARD && action < ACTION_IN
-          ? `${text}: the dealer does not hold that card`
-          : `the dealer must discard down to ${this.game.handSize} cards, not ${text}`;
-      case 'declare':
-        if (action === ACTION_BETTLER) return 'bettler is not allowed (variant off)';
-        return `seat ${this.currentSeat} must declare in or out, not ${text}`;
-      case 'exchange':
-        if (action >= ACTION_DISCARD && action < ACTION_IN) {
-          if (!this.holds(this.currentSeat, action - ACTION_DISCARD)) return `${text}: the player does not hold that card`;
-          return `${text}: no more cards may be exchanged (limit ${this.rules.exchange?.maxCards} or talon exhausted)`;
-        }
-        return `the exchange allows only discard <card> or done, not ${text}`;
-      case 'play': {
-        if (action >= ACTION_DISCARD) return `cards must be played now, not ${text}`;
-        if (!this.holds(this.currentSeat, action)) return `${text}: the player does not hold that card`;
-        return `${text} breaks the trick rules (follow suit${
-          this.rules.profile === 'didactic4' ? ', head the trick' : ''
-        }, trump when void, overtrump when possible)`;
-      }
-    }
-  }
-
-  private holds(seat: number, card: number): boolean {
-    const base = seat * HAND_CAPACITY;
-    for (let i = 0; i < this.handLength[seat]!; i++) if (this.hands[base + i] === card) return true;
-    return false;
-  }
-
-  private refreshLegal(): void {
-    if (this.legalFresh) return;
-    this.legalFresh = true;
-    const legal = this.legal;
-    let count = 0;
-    const seat = this.currentSeat;
-    const base = seat * HAND_CAPACITY;
-    switch (this.phase) {
-      case 'trump':
-        for (let s = 0; s < 4; s++) legal[count++] = ACTION_TRUMP + s;
-        break;
-      case 'discard':
-        for (let i = 0; i < this.handLength[seat]!; i++) legal[count++] = ACTION_DISCARD + this.hands[base + i]!;
-        break;
-      case 'declare':
-        legal[count++] = ACTION_IN;
-        legal[count++] = ACTION_OUT;
-        if (this.rules.profile === 'tavern5' && this.rules.bettler) legal[count++] = ACTION_BETTLER;
-        break;
-      case 'exchange': {
-        // Discards are replaced only at `done`, so the talon must still hold one more card.
-        const talonLeft = NUM_CARDS - this.talonPosition;
-        if (this.pendingExchange < this.rules.exchange!.maxCards && this.pendingExchange < talonLeft) {
-          for (let i = 0; i < this.handLength[seat]!; i++) legal[count++] = ACTION_DISCARD + this.hands[base + i]!;
-        }
-        legal[count++] = ACTION_DONE;
-        break;
-      }
-      case 'play': {
-        const bits = legalPlayBits(
-          this.hands,
-          base,
-          this.handLength[seat]!,
-          this.trickCards,
-          this.trickLength,
-          this.trump,
-          this.rules.weliRank === 'highest',
-          this.rules.profile === 'didactic4',
-        );
-        for (let i = 0; i < this.handLength[seat]!; i++) if (bits & (1 << i)) legal[count++] = this.hands[base + i]!;
-        break;
-      }
-      case 'deal':
-      case 'over':
-        break;
-    }
-    this.numLegal = count;
-  }
-
-  // ======================= dealing =======================
-
-  private nextSeatIn(set: Uint8Array, from: number): number {
-    let s = from;
-    do s = (s + 1) % this.numPlayers;
-    while (!set[s]);
-    return s;
-  }
-
-  private takeDeck(supplied: ArrayLike<number> | null | undefined): void {
-    if (supplied) {
-      this.deck.set(supplied);
-    } else {
-      for (let i = 0; i < NUM_CARDS; i++) this.deck[i] = i;
-      if (!this.seeded) this.requireSeed(`the deck of hand ${this.handIndex}`);
-      for (let i = NUM_CARDS - 1; i > 0; i--) {
-        const j = Math.floor(aleaNext(this.rngState) * (i + 1));
-        const t = this.deck[i]!;
-        this.deck[i] = this.deck[j]!;
-        this.deck[j] = t;
-      }
-    }
-    if ((this.numDecks + 1) * NUM_CARDS > this.decksUsed.length) this.decksUsed = grown(this.decksUsed);
-    if (this.numDecks === this.handLogStart.length) this.handLogStart = grown(this.handLogStart);
-    this.decksUsed.set(this.deck, this.numDecks * NUM_CARDS);
-    this.handLogStart[this.numDecks++] = this.logLength;
-  }
-
-  /** Gives `count` cards to each dealt-in seat clockwise from the dealer's left, in packets. */
-  private dealPackets(position: number, count: number): number {
-    let seat = this.dealer;
-    for (let k = 0; k < this.numDealtIn(); k++) {
-      seat = this.nextSeatIn(this.dealtIn, seat);
-      for (let c = 0; c < count; c++) this.addToHand(seat, this.deck[position++]!);
-    }
-    return position;
-  }
-
-  private numDealtIn(): number {
-    let count = 0;
-    for (let s = 0; s < this.numPlayers; s++) count += this.dealtIn[s]!;
-    return count;
-  }
-
-  private addToHand(seat: number, card: number): void {
-    this.hands[seat * HAND_CAPACITY + this.handLength[seat]!] = card;
-    this.handLength[seat]!++;
-  }
-
-  private removeFromHand(seat: number, card: number): void {
-    const base = seat * HAND_CAPACITY;
-    const length = this.handLength[seat]!;
-    let i = 0;
-    while (this.hands[base + i] !== card) i++;
-    for (; i < length - 1; i++) this.hands[base + i] = this.hands[base + i + 1]!;
-    this.handLength[seat] = length - 1;
-  }
-
-  private resetHand(): void {
-    this.handLength.fill(0);
-    this.playing.fill(0);
-    this.declaration.fill(DECL_NONE);
-    this.quotas.fill(0);
-    this.tricksWon.fill(0);
-    this.discardedBy.fill(-1);
-    this.numDiscards = 0;
-    this.exchanged.fill(0);
-    this.fees.fill(0);
-    this.playedCards.fill(-1);
-    this.trickWinners.fill(-1);
-    this.trickLength = 0;
-    this.trickNumber = 0;
-    this.pendingExchange = 0;
-    this.numFaceUp = 0;
-    this.indicator = -1;
-    this.trump = -1;
-    this.potBeforePlay = 0;
-  }
-
-  private startHand(): void {
-    this.handIndex++;
-    const supplied = this.deckSupply[this.handIndex];
-    // Waiting keeps the finished hand visible (its tricks, its tricks won) until the next deal.
-    if ((this.pauseBetweenHands && this.handIndex > 0) || (!supplied && !this.seeded)) {
-      this.phase = 'deal';
-      this.currentSeat = -1;
-      this.legalFresh = false;
-      return;
-    }
-    this.dealHand(supplied);
   }
 
   /**
    * Deals the waiting hand (phase `deal`): from `deck` (33 card ids, top first) when given, else
-   * from the record's decks or the seeded generator. In phase `deal` the `dealer` field already
-   * names the dealer of the waiting hand.
+   * from the record's decks or the seeded generator. In phase `deal` the `dealer` accessor
+   * already names the dealer of the waiting hand.
    */
   dealNextHand(deck?: ArrayLike<number>): void {
-    if (this.phase !== 'deal') throw new Error(`no hand is waiting for a deck (phase ${this.phase})`);
+    const d = this.d;
+    if (d.phase !== 'deal') throw new Error(`no hand is waiting for a deck (phase ${d.phase})`);
     if (deck) {
       const seen = new Set(Array.from(deck));
       if (deck.length !== NUM_CARDS || seen.size !== NUM_CARDS || [...seen].some((c) => !(c >= 0 && c < NUM_CARDS))) {
         throw new ValidationError('invalid deck', 'deck', `a deck lists each of the ${NUM_CARDS} card ids once`);
       }
     }
-    const source = deck ?? this.deckSupply[this.handIndex];
-    if (!source && !this.seeded) throw new ValidationError('invalid deck', 'deck', 'no deck given and no seed to draw one');
-    this.legalFresh = false;
+    const source = deck ?? this.deckSupply[d.handIndex];
+    if (!source && !d.seeded) throw new ValidationError('invalid deck', 'deck', 'no deck given and no seed to draw one');
+    d.legalFresh = false;
     this.dealHand(source);
   }
 
-  private dealHand(supplied: ArrayLike<number> | null | undefined): void {
-    this.resetHand();
-    this.takeDeck(supplied);
-    if (this.rules.profile === 'didactic4') this.startDidactic4Hand();
-    else this.startTavern5Hand();
-  }
-
-  private startDidactic4Hand(): void {
-    const n = this.numPlayers;
-    const dealer = this.dealer;
-    this.dealtIn.fill(0);
-    for (let s = 0; s < n; s++) this.dealtIn[s] = 1;
-    // Contributions follow the pot at the start of the hand, whatever the indicator turns out to be.
-    const funding = this.pot === 0;
-    const chip = this.game.unitsPerChip;
-    if (funding) {
-      for (let s = 0; s < n; s++) this.pay(s, s === dealer ? 2 * chip : chip);
-    } else {
-      this.pay(dealer, chip);
-    }
-    let position = this.dealPackets(0, 2);
-    this.faceUp[this.numFaceUp++] = this.deck[position++]!;
-    if (this.faceUp[0] === WELI) this.faceUp[this.numFaceUp++] = this.deck[position++]!; // [D-1]
-    position = this.dealPackets(position, 2);
-    this.indicator = this.faceUp[this.numFaceUp - 1]!;
-    this.trump = cardSuit(this.indicator);
-    const sevenIndicator = cardRank(this.indicator) === RANK_SEVEN;
-    this.kind = funding ? 'funding-muss' : sevenIndicator ? 'forced-muss' : 'normal';
-    for (let s = 0; s < n; s++) this.quotas[s] = s === dealer && !sevenIndicator ? 2 : 1; // [D-2]
-    for (let i = 0; i < this.numFaceUp; i++) this.addToHand(dealer, this.faceUp[i]!);
-    this.phase = 'discard';
-    this.currentSeat = dealer;
-  }
-
-  private startTavern5Hand(): void {
-    const n = this.numPlayers;
-    const dealer = this.dealer;
-    if (!this.isTieBreak) {
-      this.dealtIn.fill(0);
-      for (let s = 0; s < n; s++) this.dealtIn[s] = 1;
-    }
-    const ante = this.game.toUnits(this.rules.ante);
-    for (let s = 0; s < n; s++) if (this.dealtIn[s]) this.pay(s, ante);
-    let position = this.dealPackets(0, 3);
-    position = this.dealPackets(position, 2);
-    const turned = this.deck[position++]!;
-    this.faceUp[this.numFaceUp++] = turned;
-    this.talonPosition = position;
-    const mussDeal = this.nextDealIsMuss || (turned !== WELI && cardRank(turned) === RANK_SEVEN);
-    this.kind = this.isTieBreak ? 'tie-break' : mussDeal ? 'muss' : 'normal';
-    for (let s = 0; s < n; s++) if (this.dealtIn[s]) this.quotas[s] = s === dealer ? this.rules.dealerMinTricks : 1;
-    if (turned === WELI) {
-      this.phase = 'trump';
-      this.currentSeat = dealer;
+  private startHand(): void {
+    const d = this.d;
+    d.handIndex++;
+    const supplied = this.deckSupply[d.handIndex];
+    // Waiting keeps the finished hand visible (its tricks, its tricks won) until the next deal.
+    if ((this.pauseBetweenHands && d.handIndex > 0) || (!supplied && !d.seeded)) {
+      d.phase = 'deal';
+      d.currentSeat = -1;
+      d.legalFresh = false;
       return;
     }
-    this.indicator = turned;
-    this.trump = cardSuit(turned);
-    this.afterTrumpKnown();
+    this.dealHand(supplied);
   }
 
-  private afterTrumpKnown(): void {
-    if (this.kind === 'normal') this.beginDeclarations();
-    else this.beginPlay(true);
+  private dealHand(supplied: ArrayLike<number> | null | undefined): void {
+    const d = this.d;
+    d.resetHand();
+    const deck = d.m.deck;
+    if (supplied) deck.set(supplied);
+    else {
+      for (let i = 0; i < NUM_CARDS; i++) deck[i] = i;
+      if (!d.seeded) this.random(`the deck of hand ${d.handIndex}`);
+      for (let i = NUM_CARDS - 1; i > 0; i--) {
+        const j = Math.floor(aleaNext(d.m.rng) * (i + 1));
+        const t = deck[i]!;
+        deck[i] = deck[j]!;
+        deck[j] = t;
+      }
+    }
+    this.log.beginHand(deck);
+    const next = this.game.profile.deal(d, this.game, this.dealContext);
+    if (next === 'kind') return this.continueByKind();
+    d.phase = next;
+  }
+
+  private readonly dealContext = {
+    pay: (seat: number, units: number) => this.pay(seat, units),
+    deal: (position: number, count: number) => this.dealPackets(position, count),
+  };
+
+  /** Gives `count` cards to each dealt-in seat clockwise from the dealer's left, in packets. */
+  private dealPackets(position: number, count: number): number {
+    const d = this.d;
+    let seat = d.dealer;
+    for (let k = d.numDealtIn(); k > 0; k--) {
+      seat = d.nextSeatIn(d.m.dealtIn, seat);
+      for (let c = 0; c < count; c++) d.addToHand(seat, d.m.deck[position++]!);
+    }
+    return position;
+  }
+
+  /** After the deal (and a named trump, and the didactic4 discards): declarations in a Normal hand, else play. */
+  private continueByKind(): void {
+    const d = this.d;
+    if (d.kind !== 'normal') return this.beginPlay(true);
+    d.phase = 'declare';
+    d.currentSeat = d.nextSeatIn(d.m.dealtIn, d.dealer);
   }
 
   private pay(seat: number, units: number): void {
-    this.balances[seat]! -= units;
-    this.pot += units;
-    this.guardAmount(this.balances[seat]!);
-    this.guardAmount(this.pot);
+    const d = this.d;
+    d.m.balances[seat]! -= units;
+    d.pot += units;
+    this.guardAmount(d.m.balances[seat]!);
+    this.guardAmount(d.pot);
   }
 
   /**
@@ -752,279 +488,192 @@ export class KratzenState {
    */
   private guardAmount(units: number): void {
     if (!exceedsUnits(units)) return;
-    this.overflowed = true;
-    this.phase = 'over';
-    this.currentSeat = -1;
-    this.legalFresh = false;
-    throw new AmountOverflowError(this.handIndex);
+    const d = this.d;
+    d.overflowed = true;
+    d.phase = 'over';
+    d.currentSeat = -1;
+    d.legalFresh = false;
+    throw new AmountOverflowError(d.handIndex);
   }
 
   // ======================= phases =======================
 
-  private applyTrump(suit: number): void {
-    this.trump = suit;
-    this.afterTrumpKnown();
-  }
-
   private applyDealerDiscard(card: number): void {
-    const dealer = this.dealer;
-    this.removeFromHand(dealer, card);
-    this.discardedBy[card] = dealer;
-    this.discards[this.numDiscards++] = card;
-    if (this.handLength[dealer]! > this.game.handSize) return;
-    if (this.kind === 'normal') this.beginDeclarations();
-    else this.beginPlay(true);
-  }
-
-  private beginDeclarations(): void {
-    this.phase = 'declare';
-    this.currentSeat = this.nextSeatIn(this.dealtIn, this.dealer);
+    const d = this.d;
+    d.removeFromHand(d.dealer, card);
+    d.m.discardedBy[card] = d.dealer;
+    d.m.discards[d.numDiscards++] = card;
+    if (d.m.handLength[d.dealer]! > this.game.handSize) return;
+    this.continueByKind();
   }
 
   private applyDeclaration(action: number): void {
-    const seat = this.currentSeat;
-    this.declaration[seat] = action === ACTION_IN ? DECL_IN : action === ACTION_OUT ? DECL_OUT : DECL_BETTLER;
-    const next = this.nextSeatIn(this.dealtIn, seat);
-    if (next !== this.dealer) {
-      this.currentSeat = next;
+    const d = this.d;
+    const { declaration, playing, bettler, dealtIn } = d.m;
+    const seat = d.currentSeat;
+    declaration[seat] = action === ACTION_IN ? DECL_IN : action === ACTION_OUT ? DECL_OUT : DECL_BETTLER;
+    const next = d.nextSeatIn(dealtIn, seat);
+    if (next !== d.dealer) {
+      d.currentSeat = next;
       return;
     }
-    this.declaration[this.dealer] = DECL_IN;
+    declaration[d.dealer] = DECL_IN;
     let othersIn = 0;
     for (let s = 0; s < this.numPlayers; s++) {
-      this.playing[s] = this.declaration[s] === DECL_IN || this.declaration[s] === DECL_BETTLER ? 1 : 0;
-      if (s !== this.dealer) othersIn += this.playing[s]!;
+      playing[s] = declaration[s] === DECL_IN || declaration[s] === DECL_BETTLER ? 1 : 0;
+      bettler[s] = declaration[s] === DECL_BETTLER ? 1 : 0;
+      if (s !== d.dealer) othersIn += playing[s]!;
     }
     if (othersIn === 0) return this.finishWalkover();
-    if (this.rules.profile === 'tavern5' && this.rules.exchange) return this.beginExchange();
+    if (this.rules.exchange) {
+      d.phase = 'exchange';
+      d.pendingExchange = 0;
+      d.currentSeat = d.nextSeatIn(playing, d.dealer);
+      return;
+    }
     this.beginPlay(false);
   }
 
-  private beginExchange(): void {
-    this.phase = 'exchange';
-    this.pendingExchange = 0;
-    this.currentSeat = this.nextSeatIn(this.playing, this.dealer);
-  }
-
   private applyExchange(action: number): void {
-    const seat = this.currentSeat;
+    const d = this.d;
+    const seat = d.currentSeat;
     if (action !== ACTION_DONE) {
       const card = action - ACTION_DISCARD;
-      this.removeFromHand(seat, card);
-      this.discardedBy[card] = seat;
-      this.discards[this.numDiscards++] = card;
-      this.pendingExchange++;
+      d.removeFromHand(seat, card);
+      d.m.discardedBy[card] = seat;
+      d.m.discards[d.numDiscards++] = card;
+      d.pendingExchange++;
       return;
     }
-    const count = this.pendingExchange;
-    for (let i = 0; i < count; i++) this.addToHand(seat, this.deck[this.talonPosition++]!);
-    const fee = count * this.game.toUnits(this.rules.exchange!.feePerCard);
+    const count = d.pendingExchange;
+    for (let i = 0; i < count; i++) d.addToHand(seat, d.m.deck[d.talonPosition++]!);
+    const fee = count * this.game.feeUnits;
     this.pay(seat, fee);
-    this.fees[seat]! += fee;
-    this.exchanged[seat] = count;
-    this.pendingExchange = 0;
-    if (seat === this.dealer) this.beginPlay(false);
-    else this.currentSeat = this.nextSeatIn(this.playing, seat);
+    d.m.fees[seat]! += fee;
+    d.m.exchanged[seat] = count;
+    d.pendingExchange = 0;
+    if (seat === d.dealer) this.beginPlay(false);
+    else d.currentSeat = d.nextSeatIn(d.m.playing, seat);
   }
 
   private beginPlay(everybody: boolean): void {
-    if (everybody) {
-      for (let s = 0; s < this.numPlayers; s++) {
-        this.playing[s] = this.dealtIn[s]!;
-        if (this.dealtIn[s]) this.declaration[s] = DECL_IN;
-      }
-    }
+    const d = this.d;
+    if (everybody) everybodyPlays(d);
     let count = 0;
-    for (let s = 0; s < this.numPlayers; s++) count += this.playing[s]!;
-    this.numPlaying = count;
-    this.potBeforePlay = this.pot;
-    this.phase = 'play';
-    // didactic4: the dealer leads; tavern5: forehand, the first player in left of the dealer.
-    this.leader = this.rules.profile === 'didactic4' ? this.dealer : this.nextSeatIn(this.playing, this.dealer);
-    this.currentSeat = this.leader;
-    this.trickLength = 0;
-    this.trickNumber = 0;
+    for (let s = 0; s < this.numPlayers; s++) count += d.m.playing[s]!;
+    d.numPlaying = count;
+    d.potBeforePlay = d.pot;
+    d.phase = 'play';
+    d.leader = this.game.profile.firstLeaderOf(d.dealer, d.m.playing, this.numPlayers);
+    d.currentSeat = d.leader;
+    d.trickLength = 0;
+    d.trickNumber = 0;
   }
 
   private applyPlay(card: number): void {
-    const seat = this.currentSeat;
-    this.removeFromHand(seat, card);
-    this.trickCards[this.trickLength] = card;
-    this.trickSeats[this.trickLength] = seat;
-    this.trickLength++;
-    this.playedCards[this.trickNumber * MAX_SEATS + seat] = card;
-    if (this.trickLength < this.numPlaying) {
-      this.currentSeat = this.nextSeatIn(this.playing, seat);
+    const d = this.d;
+    const { trickCards, trickSeats } = d.m;
+    const seat = d.currentSeat;
+    d.removeFromHand(seat, card);
+    trickCards[d.trickLength] = card;
+    trickSeats[d.trickLength] = seat;
+    d.trickLength++;
+    d.m.playedCards[d.trickNumber * MAX_SEATS + seat] = card;
+    if (d.trickLength < d.numPlaying) {
+      d.currentSeat = d.nextSeatIn(d.m.playing, seat);
       return;
     }
-    const winner = this.trickSeats[
-      trickWinnerIndex(this.trickCards, this.trickLength, this.trump, this.rules.weliRank === 'highest')
-    ]!;
-    this.tricksWon[winner]!++;
-    this.trickWinners[this.trickNumber] = winner;
-    this.trickNumber++;
-    this.trickLength = 0;
-    this.leader = winner;
-    this.currentSeat = winner;
-    if (this.trickNumber === this.game.numTricks) this.finishPlayedHand();
+    const winner = trickSeats[trickWinnerIndex(trickCards, d.trickLength, d.trump, this.rules.weliRank === 'highest')]!;
+    d.m.tricksWon[winner]!++;
+    d.m.trickWinners[d.trickNumber] = winner;
+    d.trickNumber++;
+    d.trickLength = 0;
+    d.leader = winner;
+    d.currentSeat = winner;
+    if (d.trickNumber === this.game.numTricks) this.commitHand(this.game.profile.settle(d, this.game, this.settlement, this.scratch), false);
   }
 
   // ======================= settlement and session =======================
 
   private finishWalkover(): void {
-    const n = this.numPlayers;
-    const payouts = new Array<number>(n).fill(0);
-    payouts[this.dealer] = this.pot;
-    this.potBeforePlay = this.pot;
-    this.playing.fill(0);
-    this.playing[this.dealer] = 1;
-    this.commitHand(
-      { payouts, penalties: new Array<number>(n).fill(0), potAfter: 0, anyMissedQuota: false },
-      true,
-    );
-  }
-
-  private finishPlayedHand(): void {
-    const input = {
-      numPlayers: this.numPlayers,
-      dealer: this.dealer,
-      potBeforePlay: this.potBeforePlay,
-      playing: this.playing,
-      tricks: this.tricksWon,
-      quotas: this.quotas,
-    };
-    let settlement: Settlement;
-    if (this.rules.profile === 'didactic4') {
-      settlement = settleDidactic4(input, this.kind !== 'normal');
-    } else {
-      const bettler = new Uint8Array(this.numPlayers);
-      for (let s = 0; s < this.numPlayers; s++) bettler[s] = this.declaration[s] === DECL_BETTLER ? 1 : 0;
-      settlement = settleTavern5({
-        ...input,
-        isMuss: this.kind === 'muss',
-        anteUnits: this.game.toUnits(this.rules.ante),
-        failPenalty: this.rules.failPenalty,
-        bettler,
-        bettlerBonusUnits: this.game.toUnits(this.rules.bettler?.bonus ?? 0),
-      });
-    }
-    this.commitHand(settlement, false);
+    const d = this.d;
+    const s = this.settlement;
+    s.payouts.fill(0);
+    s.penalties.fill(0);
+    s.payouts[d.dealer] = d.pot;
+    s.potAfter = 0;
+    s.anyMissedQuota = false;
+    d.potBeforePlay = d.pot;
+    d.m.playing.fill(0);
+    d.m.playing[d.dealer] = 1;
+    this.commitHand(s, true);
   }
 
   private commitHand(settlement: Settlement, walkover: boolean): void {
+    const d = this.d;
     const n = this.numPlayers;
+    const balances = d.m.balances;
     this.guardAmount(settlement.potAfter);
-    for (let s = 0; s < n; s++) {
-      this.guardAmount(this.balances[s]! + settlement.payouts[s]! - settlement.penalties[s]!);
-    }
-    for (let s = 0; s < n; s++) this.balances[s]! += settlement.payouts[s]! - settlement.penalties[s]!;
-    this.pot = settlement.potAfter;
-    const tavern = this.rules.profile === 'tavern5';
-    if ((this.numResults + 1) * RESULT_STRIDE > this.resultData.length) this.resultData = grown(this.resultData);
-    const data = this.resultData;
-    const base = this.numResults++ * RESULT_STRIDE;
-    data[base + R_HAND] = this.handIndex;
-    data[base + R_DEALER] = this.dealer;
-    data[base + R_TRUMP] = this.trump;
-    data[base + R_INDICATOR] = this.indicator;
-    data[base + R_KIND] = handKindIndex(this.kind);
-    data[base + R_WALKOVER] = walkover ? 1 : 0;
-    data[base + R_POT_BEFORE] = this.potBeforePlay;
-    data[base + R_POT_AFTER] = this.pot;
-    data[base + R_HAS_FEES] = tavern && this.rules.exchange ? 1 : 0;
-    for (let s = 0; s < n; s++) {
-      const at = base + R_SEATS + s;
-      data[at + S_IN * MAX_SEATS] = this.playing[s] === 1 ? 1 : 0;
-      data[at + S_TRICKS * MAX_SEATS] = this.tricksWon[s]!;
-      data[at + S_PAYOUTS * MAX_SEATS] = settlement.payouts[s]!;
-      data[at + S_PENALTIES * MAX_SEATS] = settlement.penalties[s]!;
-      data[at + S_FEES * MAX_SEATS] = this.fees[s]!;
-      data[at + S_BALANCES * MAX_SEATS] = this.balances[s]!;
-    }
-    if (tavern) this.nextDealIsMuss = settlement.anyMissedQuota;
+    for (let s = 0; s < n; s++) this.guardAmount(balances[s]! + settlement.payouts[s]! - settlement.penalties[s]!);
+    for (let s = 0; s < n; s++) balances[s]! += settlement.payouts[s]! - settlement.penalties[s]!;
+    d.pot = settlement.potAfter;
+    this.resultStore.push({
+      hand: d.handIndex,
+      dealer: d.dealer,
+      trump: d.trump,
+      indicator: d.indicator,
+      kind: d.kind,
+      walkover,
+      potBeforePlay: d.potBeforePlay,
+      potAfter: d.pot,
+      hasFees: this.rules.exchange !== null,
+      playing: d.m.playing,
+      tricks: d.m.tricksWon,
+      payouts: settlement.payouts,
+      penalties: settlement.penalties,
+      fees: d.m.fees,
+      balances,
+    });
+    this.game.profile.afterHand(d, settlement);
     this.advanceSession();
   }
 
   private advanceSession(): void {
-    const wasTieBreak = this.isTieBreak;
-    if (!wasTieBreak) this.handsPlayed++;
-    const nextDealer = (this.dealer + 1) % this.numPlayers;
-    if (wasTieBreak || this.regularSessionOver()) {
-      const tied = leaders(this.balances);
-      if (!wasTieBreak && this.rules.profile === 'tavern5' && tied.length > 1) {
-        // One tie-break deal: the tied players and the next dealer are dealt in.
-        this.isTieBreak = true;
-        this.dealtIn.fill(0);
-        for (const s of tied) {
-          this.dealtIn[s] = 1;
-          this.tiedSeats |= 1 << s;
-        }
-        this.dealtIn[nextDealer] = 1;
-        this.dealer = nextDealer;
-        this.startHand();
-        return;
+    const d = this.d;
+    const wasTieBreak = d.isTieBreak;
+    if (!wasTieBreak) d.handsPlayed++;
+    const nextDealer = (d.dealer + 1) % this.numPlayers;
+    const over = wasTieBreak || d.handsPlayed >= this.rules.hands || this.game.profile.endsEarly(d, this.game, (s) => this.stack(s));
+    if (!over) {
+      d.dealer = nextDealer;
+      return this.startHand();
+    }
+    const tied = leaders(d.m.balances, this.numPlayers);
+    if (!wasTieBreak && this.game.profile.tieBreaks && tied.length > 1) {
+      // One tie-break deal: the tied players and the next dealer are dealt in.
+      d.isTieBreak = true;
+      d.m.dealtIn.fill(0);
+      for (const s of tied) {
+        d.m.dealtIn[s] = 1;
+        d.tiedSeats |= 1 << s;
       }
-      this.isTieBreak = false;
-      this.complete = true;
-      this.phase = 'over';
-      this.currentSeat = -1;
-      this.handIndex++;
-      return;
+      d.m.dealtIn[nextDealer] = 1;
+      d.dealer = nextDealer;
+      return this.startHand();
     }
-    this.dealer = nextDealer;
-    this.startHand();
+    d.isTieBreak = false;
+    d.complete = true;
+    d.phase = 'over';
+    d.currentSeat = -1;
+    d.handIndex++;
   }
-
-  private regularSessionOver(): boolean {
-    if (this.handsPlayed >= this.rules.hands) return true;
-    if (this.rules.profile !== 'tavern5') return false;
-    const { startingChips, targetChips } = this.rules;
-    for (let s = 0; s < this.numPlayers; s++) {
-      const stack = this.stack(s);
-      if (startingChips !== null && stack <= 0) return true;
-      if (targetChips !== null && stack >= this.game.toUnits(targetChips)) return true;
-    }
-    return false;
-  }
-
-  // ======================= copies and records =======================
-
-  clone(): KratzenState {
-    const copy = new KratzenState(this.game, { seed: this.seed, decks: this.deckSupply, pauseBetweenHands: this.pauseBetweenHands }, true);
-    for (const key of Object.keys(this) as (keyof this)[]) {
-      const value = this[key];
-      if (key === 'game' || key === 'rules' || key === 'deckSupply' || key === 'arena') continue;
-      if (ArrayBuffer.isView(value)) (copy as any)[key] = (value as unknown as Int8Array).slice();
-      else if (Array.isArray(value)) (copy as any)[key] = value.slice();
-      else (copy as any)[key] = value;
-    }
-    (copy as any).startInfo = this.startInfo;
-    return copy;
-  }
-
-  /** Decks and actions of every hand started so far: the raw material of a record. */
-  handLogs(): { deck: number[]; actions: { seat: number; action: number }[] }[] {
-    return Array.from({ length: this.numDecks }, (_, h) => {
-      const deck = this.decksUsed.subarray(h * NUM_CARDS, (h + 1) * NUM_CARDS);
-      const end = h + 1 < this.numDecks ? this.handLogStart[h + 1]! : this.logLength;
-      const actions = Array.from(this.log.subarray(this.handLogStart[h], end), (packed) => ({ seat: packed >> 8, action: packed & 255 }));
-      return { deck: Array.from(deck), actions };
-    });
-  }
-}
-
-/** A copy of `array` with twice the room. */
-function grown<T extends Int8Array | Int16Array | Int32Array | Float64Array>(array: T): T {
-  const bigger = new (array.constructor as new (length: number) => T)(array.length * 2);
-  bigger.set(array);
-  return bigger;
 }
 
 /** Seats with the highest value (all of them when tied). */
-function leaders(values: ArrayLike<number>): number[] {
+function leaders(values: ArrayLike<number>, n: number): number[] {
   let best = -Infinity;
-  for (let s = 0; s < values.length; s++) best = Math.max(best, values[s]!);
+  for (let s = 0; s < n; s++) best = Math.max(best, values[s]!);
   const out: number[] = [];
-  for (let s = 0; s < values.length; s++) if (values[s] === best) out.push(s);
+  for (let s = 0; s < n; s++) if (values[s] === best) out.push(s);
   return out;
 }

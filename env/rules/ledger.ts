@@ -1,6 +1,7 @@
 // Money (docs/rules.md §3 and §4, Settlement): exact integer units, never rounded.
 // didactic4 counts quarter chips (P/4 per trick is exact because every P is whole chips);
-// tavern5 counts fifths of a chip, and a share is floor(P_units / 5) [D-5].
+// tavern5 counts fifths of a chip, and a share is floor(P_units / 5) [D-5]. The engine settles
+// into arrays it keeps (`out`), so a hand's settlement allocates nothing.
 
 /** Largest amount in units an engine keeps exactly; passing it is an `amount overflow`. */
 export const MAX_UNITS = Number.MAX_SAFE_INTEGER;
@@ -17,18 +18,26 @@ export interface SettlementInput {
 }
 
 export interface Settlement {
-  payouts: number[];
-  penalties: number[];
+  payouts: number[] | Float64Array;
+  penalties: number[] | Float64Array;
   potAfter: number;
   /** Some non-Bettler player missed the quota: the next tavern5 deal is a Muss. */
   anyMissedQuota: boolean;
 }
 
+/** A settlement to write into; a fresh one when none is given. */
+function target(numPlayers: number, out: Settlement | undefined): Settlement {
+  if (!out) return { payouts: new Array<number>(numPlayers).fill(0), penalties: new Array<number>(numPlayers).fill(0), potAfter: 0, anyMissedQuota: false };
+  out.payouts.fill(0);
+  out.penalties.fill(0);
+  return out;
+}
+
 /** didactic4: P/4 per trick in a normal hand, nothing in a Muss; then P per failure, 2P for the declarer. */
-export function settleDidactic4(input: SettlementInput, isMuss: boolean): Settlement {
+export function settleDidactic4(input: SettlementInput, isMuss: boolean, out?: Settlement): Settlement {
   const { numPlayers, dealer, potBeforePlay: P, playing, tricks, quotas } = input;
-  const payouts = new Array<number>(numPlayers).fill(0);
-  const penalties = new Array<number>(numPlayers).fill(0);
+  const settlement = target(numPlayers, out);
+  const { payouts, penalties } = settlement;
   let pot = P;
   let anyMissedQuota = false;
   const perTrick = P / 4; // exact: P is whole chips, so a multiple of 4 quarter units
@@ -45,7 +54,9 @@ export function settleDidactic4(input: SettlementInput, isMuss: boolean): Settle
       anyMissedQuota = true;
     }
   }
-  return { payouts, penalties, potAfter: pot, anyMissedQuota };
+  settlement.potAfter = pot;
+  settlement.anyMissedQuota = anyMissedQuota;
+  return settlement;
 }
 
 export interface Tavern5SettlementInput extends SettlementInput {
@@ -62,10 +73,10 @@ export interface Tavern5SettlementInput extends SettlementInput {
  * tavern5: tricks x share to those who met the quota (in a Muss deal to everybody [D-9]), then
  * 2 x ante (or P) per failure; Bettlers [D-6].
  */
-export function settleTavern5(input: Tavern5SettlementInput): Settlement {
+export function settleTavern5(input: Tavern5SettlementInput, out?: Settlement): Settlement {
   const { numPlayers, potBeforePlay: P, playing, tricks, quotas, bettler } = input;
-  const payouts = new Array<number>(numPlayers).fill(0);
-  const penalties = new Array<number>(numPlayers).fill(0);
+  const settlement = target(numPlayers, out);
+  const { payouts, penalties } = settlement;
   const share = Math.floor(P / 5);
   const failure = input.failPenalty === 'pot' ? P : 2 * input.anteUnits;
   let pot = P;
@@ -89,15 +100,17 @@ export function settleTavern5(input: Tavern5SettlementInput): Settlement {
       // A won Bettler is paid by every other player in the hand, straight, not through the pot.
       for (let o = 0; o < numPlayers; o++) {
         if (o === s || !playing[o]) continue;
-        penalties[o] += input.bettlerBonusUnits;
-        payouts[s] += input.bettlerBonusUnits;
+        penalties[o]! += input.bettlerBonusUnits;
+        payouts[s]! += input.bettlerBonusUnits;
       }
     } else {
-      penalties[s] += P;
+      penalties[s]! += P;
       pot += P;
     }
   }
-  return { payouts, penalties, potAfter: pot, anyMissedQuota };
+  settlement.potAfter = pot;
+  settlement.anyMissedQuota = anyMissedQuota;
+  return settlement;
 }
 
 export function exceedsUnits(value: number): boolean {

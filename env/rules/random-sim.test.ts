@@ -1,5 +1,6 @@
 // Random-simulation suite (OpenSpiel's RandomSimTest): every profile and player count, many seeded
 // sessions, checking masks, legality, conservation of cards and chips, determinism and replay.
+import { internals } from './internal.js';
 import { describe, expect, it } from 'vitest';
 import seedrandom from 'seedrandom';
 import {
@@ -31,23 +32,24 @@ function cardsConserved(state: KratzenState): boolean {
   const seen = new Uint8Array(NUM_CARDS);
   const mark = (card: number) => seen[card]!++;
   for (let s = 0; s < state.numPlayers; s++) state.handOf(s).forEach(mark);
-  for (const card of state.playedCards) if (card >= 0) mark(card);
-  state.discardedBy.forEach((seat, card) => seat >= 0 && mark(card));
+  for (const card of Array.from(state.playedCards)) if (card >= 0) mark(card);
+  const d = internals(state);
+  d.m.discardedBy.forEach((seat, card) => seat >= 0 && mark(card));
   let undealt: number;
   if (state.rules.profile === 'tavern5') {
     mark(state.faceUp[0]!); // the turned card stays face up, out of play
-    undealt = state.talonPosition;
+    undealt = d.talonPosition;
   } else {
     let dealtIn = 0;
     for (let s = 0; s < state.numPlayers; s++) dealtIn += state.dealtIn[s]!;
     undealt = 4 * dealtIn + state.numFaceUp;
   }
-  for (let i = undealt; i < NUM_CARDS; i++) mark(state.deck[i]!);
+  for (let i = undealt; i < NUM_CARDS; i++) mark(d.m.deck[i]!);
   return seen.every((count) => count === 1);
 }
 
 function chipTotal(state: KratzenState): number {
-  return state.balances.reduce((a, b) => a + b, 0) + state.pot;
+  return Array.from(state.balances).reduce((a, b) => a + b, 0) + state.pot;
 }
 
 describe.each(PROFILES)('random simulation: %s', (_name, profileRules) => {

@@ -1,0 +1,64 @@
+// The raw material of a record: the deck of every hand started and every action applied, in
+// typed arrays grown by doubling, so a session's history costs no allocation once they are big
+// enough, and a restarted state keeps them.
+
+import { NUM_CARDS } from './cards.js';
+
+export interface HandLog {
+  deck: number[];
+  actions: { seat: number; action: number }[];
+}
+
+export class SessionLog {
+  /** The deck of each hand started, NUM_CARDS ids per hand. */
+  private decks = new Int8Array(4 * NUM_CARDS);
+  /** Hands started (decks recorded). */
+  numHands = 0;
+  /** Every action applied: seat * 256 + action, per hand from `handStart[h]`. */
+  private actions = new Int16Array(128);
+  private numActions = 0;
+  private handStart = new Int32Array(4);
+
+  clear(): void {
+    this.numHands = 0;
+    this.numActions = 0;
+  }
+
+  copyFrom(other: SessionLog): void {
+    this.decks = other.decks.slice();
+    this.numHands = other.numHands;
+    this.actions = other.actions.slice();
+    this.numActions = other.numActions;
+    this.handStart = other.handStart.slice();
+  }
+
+  /** Starts the log of a new hand dealt from `deck`. */
+  beginHand(deck: ArrayLike<number>): void {
+    if ((this.numHands + 1) * NUM_CARDS > this.decks.length) this.decks = grown(this.decks);
+    if (this.numHands === this.handStart.length) this.handStart = grown(this.handStart);
+    this.decks.set(deck, this.numHands * NUM_CARDS);
+    this.handStart[this.numHands++] = this.numActions;
+  }
+
+  push(seat: number, action: number): void {
+    if (this.numActions === this.actions.length) this.actions = grown(this.actions);
+    this.actions[this.numActions++] = seat * 256 + action;
+  }
+
+  /** Decks and actions of every hand started so far. */
+  hands(): HandLog[] {
+    return Array.from({ length: this.numHands }, (_, h) => {
+      const deck = this.decks.subarray(h * NUM_CARDS, (h + 1) * NUM_CARDS);
+      const end = h + 1 < this.numHands ? this.handStart[h + 1]! : this.numActions;
+      const actions = Array.from(this.actions.subarray(this.handStart[h], end), (packed) => ({ seat: packed >> 8, action: packed & 255 }));
+      return { deck: Array.from(deck), actions };
+    });
+  }
+}
+
+/** A copy of `array` with twice the room. */
+function grown<T extends Int8Array | Int16Array | Int32Array>(array: T): T {
+  const bigger = new (array.constructor as new (length: number) => T)(array.length * 2);
+  bigger.set(array);
+  return bigger;
+}

@@ -1,0 +1,9 @@
+// The rules core's door to a state's data, for its own modules only (the seat view, the sampler):
+// no module outside env/rules/ imports this file (test/architecture.test.ts checks).
+
+import { STATE_DATA, type KratzenState } from './game.js';
+import type { StateData } from './state-data.js';
+
+export function internals(state: KratzenState): StateData {
+  return state[STATE_DATA];
+}

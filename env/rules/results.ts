@@ -1,0 +1,146 @@
+// Finished hands, stored flat (RESULT_STRIDE doubles each) and turned into HandResult objects
+// only when read: objects kept for a whole session would each survive a young-generation GC in a
+// vector env that never reads them.
+
+import { HAND_KINDS, handKindIndex, type HandKind } from './phases.js';
+import { MAX_SEATS } from './sizes.js';
+
+/** One finished hand, amounts in units (see `KratzenGame.unitsPerChip`). */
+export interface HandResult {
+  hand: number;
+  dealer: number;
+  trump: number;
+  /** The card whose suit set trump; -1 when a tavern5 dealer named it after a turned Weli. */
+  indicator: number;
+  kind: HandKind;
+  walkover: boolean;
+  potBeforePlay: number;
+  in: boolean[];
+  tricks: number[];
+  payouts: number[];
+  penalties: number[];
+  /** Exchange fees per seat; null when the exchange variant is off. */
+  fees: number[] | null;
+  potAfter: number;
+  balances: number[];
+}
+
+/** A hand's fields as the state commits them (per-seat arrays hold MAX_SEATS entries). */
+export interface HandRecordInput {
+  hand: number;
+  dealer: number;
+  trump: number;
+  indicator: number;
+  kind: HandKind;
+  walkover: boolean;
+  potBeforePlay: number;
+  potAfter: number;
+  hasFees: boolean;
+  playing: ArrayLike<number>;
+  tricks: ArrayLike<number>;
+  payouts: ArrayLike<number>;
+  penalties: ArrayLike<number>;
+  fees: ArrayLike<number>;
+  balances: ArrayLike<number>;
+}
+
+const R_HAND = 0;
+const R_DEALER = 1;
+const R_TRUMP = 2;
+const R_INDICATOR = 3;
+const R_KIND = 4;
+const R_WALKOVER = 5;
+const R_POT_BEFORE = 6;
+const R_POT_AFTER = 7;
+const R_HAS_FEES = 8;
+const R_SEATS = 9;
+const S_IN = 0;
+const S_TRICKS = 1;
+const S_PAYOUTS = 2;
+const S_PENALTIES = 3;
+const S_FEES = 4;
+const S_BALANCES = 5;
+const RESULT_STRIDE = R_SEATS + 6 * MAX_SEATS;
+
+export class ResultStore {
+  private data = new Float64Array(4 * RESULT_STRIDE);
+  /** Hands finished this session (a tavern5 tie-break deal counts). */
+  count = 0;
+  private cache: HandResult[] = [];
+
+  constructor(private readonly numPlayers: number) {}
+
+  clear(): void {
+    this.count = 0;
+    this.cache = [];
+  }
+
+  copyFrom(other: ResultStore): void {
+    this.data = other.data.slice();
+    this.count = other.count;
+    this.cache = other.cache.slice();
+  }
+
+  push(r: HandRecordInput): void {
+    if ((this.count + 1) * RESULT_STRIDE > this.data.length) {
+      const bigger = new Float64Array(this.data.length * 2);
+      bigger.set(this.data);
+      this.data = bigger;
+    }
+    const data = this.data;
+    const base = this.count++ * RESULT_STRIDE;
+    data[base + R_HAND] = r.hand;
+    data[base + R_DEALER] = r.dealer;
+    data[base + R_TRUMP] = r.trump;
+    data[base + R_INDICATOR] = r.indicator;
+    data[base + R_KIND] = handKindIndex(r.kind);
+    data[base + R_WALKOVER] = r.walkover ? 1 : 0;
+    data[base + R_POT_BEFORE] = r.potBeforePlay;
+    data[base + R_POT_AFTER] = r.potAfter;
+    data[base + R_HAS_FEES] = r.hasFees ? 1 : 0;
+    for (let s = 0; s < this.numPlayers; s++) {
+      const at = base + R_SEATS + s;
+      data[at + S_IN * MAX_SEATS] = r.playing[s] === 1 ? 1 : 0;
+      data[at + S_TRICKS * MAX_SEATS] = r.tricks[s]!;
+      data[at + S_PAYOUTS * MAX_SEATS] = r.payouts[s]!;
+      data[at + S_PENALTIES * MAX_SEATS] = r.penalties[s]!;
+      data[at + S_FEES * MAX_SEATS] = r.fees[s]!;
+      data[at + S_BALANCES * MAX_SEATS] = r.balances[s]!;
+    }
+  }
+
+  /** Every finished hand; `clear` begins a new array (an old one stays valid). */
+  all(): HandResult[] {
+    const cache = this.cache;
+    for (let h = cache.length; h < this.count; h++) cache.push(this.at(h));
+    return cache;
+  }
+
+  /** The pot after the last finished hand (for views that need it without building results). */
+  lastPotAfter(): number | null {
+    return this.count === 0 ? null : this.data[(this.count - 1) * RESULT_STRIDE + R_POT_AFTER]!;
+  }
+
+  private at(h: number): HandResult {
+    const n = this.numPlayers;
+    const data = this.data;
+    const base = h * RESULT_STRIDE;
+    const seats = (field: number) => Array.from({ length: n }, (_, s) => data[base + R_SEATS + field * MAX_SEATS + s]!);
+    return {
+      hand: data[base + R_HAND]!,
+      dealer: data[base + R_DEALER]!,
+      trump: data[base + R_TRUMP]!,
+      indicator: data[base + R_INDICATOR]!,
+      kind: HAND_KINDS[data[base + R_KIND]!]!,
+      walkover: data[base + R_WALKOVER] === 1,
+      potBeforePlay: data[base + R_POT_BEFORE]!,
+      in: seats(S_IN).map((v) => v === 1),
+      tricks: seats(S_TRICKS),
+      payouts: seats(S_PAYOUTS),
+      penalties: seats(S_PENALTIES),
+      fees: data[base + R_HAS_FEES] === 1 ? seats(S_FEES) : null,
+      potAfter: data[base + R_POT_AFTER]!,
+      balances: seats(S_BALANCES),
+    };
+  }
+}

@@ -1,0 +1,62 @@
+// Hidden-card sampling: a sampled state shows the seat exactly what the real one does — the same
+// observation vector, bit for bit, and the same legal actions — in every position of random
+// sessions of every profile, player count and variant (the seat's view decoded from its
+// observation, as a search agent has it).
+import { describe, expect, it } from 'vitest';
+import seedrandom from 'seedrandom';
+import { NUM_ACTIONS, createGame, sampleState, seatView } from './index.js';
+import { OBS_SIZE, decodeSeatView, encodeObservation } from '../observation.js';
+
+const CONFIGS = [
+  { profile: 'didactic4', players: 3 },
+  { profile: 'didactic4', players: 4 },
+  { profile: 'didactic4', players: 6 },
+  { profile: 'tavern5', players: 3 },
+  { profile: 'tavern5', players: 4 },
+  { profile: 'tavern5', players: 5, exchange: {}, bettler: {}, weliRank: 'highest', dealerMinTricks: 3 },
+  { profile: 'tavern5', players: 6, exchange: { maxCards: 4, feePerCard: 0.2 }, failPenalty: 'pot', hands: 2 },
+];
+
+describe.each(CONFIGS)('sampleState %j', (rules) => {
+  it('reproduces the seat\'s observation bit for bit and its legal actions, every time', () => {
+    const game = createGame(rules);
+    const random = seedrandom('sample');
+    const trueObs = new Float32Array(OBS_SIZE);
+    const sampledObs = new Float32Array(OBS_SIZE);
+    const trueMask = new Uint8Array(NUM_ACTIONS);
+    const sampledMask = new Uint8Array(NUM_ACTIONS);
+    let tried = 0;
+    const kinds = new Set<string>();
+    for (let seed = 0; seed < 8; seed++) {
+      const state = game.newState({ seed });
+      while (!state.isTerminal) {
+        const seat = state.currentSeat;
+        encodeObservation(state, seat, trueObs);
+        for (const view of [decodeSeatView(trueObs), seatView(state, seat)]) {
+          const copy = sampleState(view, random);
+          expect(copy, `seed ${seed}, hand ${state.handIndex}, phase ${state.phase}`).not.toBeNull();
+          encodeObservation(copy!, seat, sampledObs);
+          expect(Array.from(sampledObs)).toEqual(Array.from(trueObs));
+          expect(Array.from(copy!.legalActionMask(sampledMask))).toEqual(Array.from(state.legalActionMask(trueMask)));
+          tried++;
+        }
+        kinds.add(state.kind);
+        state.apply(state.legalActionAt(Math.floor(random() * state.numLegalActions())));
+      }
+    }
+    expect(tried).toBeGreaterThan(100);
+  });
+
+  it('deals the hidden cards at random: the samples differ', () => {
+    const game = createGame(rules);
+    const random = seedrandom('spread');
+    const state = game.newState({ seed: 'spread' });
+    while (state.phase !== 'play' && !state.isTerminal) state.apply(state.legalActionAt(0));
+    if (state.isTerminal) return;
+    const seat = state.currentSeat;
+    const other = Array.from({ length: state.numPlayers }, (_, s) => s).find((s) => s !== seat && state.playing[s])!;
+    const hands = new Set<string>();
+    for (let k = 0; k < 20; k++) hands.add(JSON.stringify(sampleState(seatView(state, seat), random)!.handOf(other).sort()));
+    expect(hands.size).toBeGreaterThan(5);
+  });
+});

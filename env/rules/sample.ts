@@ -1,0 +1,281 @@
+// Hidden-card sampling (in the spirit of OpenSpiel's ResampleFromInfostate): from what one seat
+// knows (a SeatView), a complete state in which that seat sees exactly the same. Search agents
+// (pimc) play their simulations on such states.
+//
+// How: every card the seat has not seen goes to a place it could be — another seat's hand, the
+// didactic4 dealer's discards, a tavern5 exchange discard, the talon — such that every play
+// made so far stays legal. A past play forbids a card to its player when holding that card too
+// would have made the play illegal (legalPlayBits on the two cards; the trick rules' duties add
+// up card by card), so the forbidden sets are exact, and a bipartite matching that fills every
+// place finds an assignment whenever one exists. The deal is rebuilt from the assignment, the
+// hand's actions are replayed through the rules (which check them all again), and the session's
+// amounts and progress are set to what the seat sees.
+
+import { ACTION_BETTLER, ACTION_DONE, ACTION_IN, ACTION_OUT, discardAction, playAction, trumpAction } from './actions.js';
+import { NUM_CARDS, WELI } from './cards.js';
+import { IllegalActionError } from './errors.js';
+import type { KratzenState } from './game.js';
+import { internals } from './internal.js';
+import type { SeatView } from './seat-view.js';
+import { DECL_BETTLER, DECL_IN, DECL_NONE, DECL_OUT, MAX_SEATS } from './sizes.js';
+import { legalPlayBits, trickWinnerIndex } from './trick.js';
+
+type Random = () => number;
+
+function shuffle<T>(items: T[], random: Random): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+  return items;
+}
+
+/** A place for one hidden card: whose hand or discards (or the talon), and who may not get which card. */
+interface Slot {
+  seat: number;
+  kind: 'hand' | 'discard';
+}
+
+/** The plays of the hand so far, in order, rebuilt from who played what in which trick. */
+function playSequence(v: SeatView): { seat: number; card: number }[] | null {
+  const n = v.numPlayers;
+  const weliHighest = v.rules.weliRank === 'highest';
+  const next = (s: number) => {
+    let t = s;
+    do t = (t + 1) % n;
+    while (!v.playing[t]);
+    return t;
+  };
+  const plays: { seat: number; card: number }[] = [];
+  if (v.phase !== 'play') return plays;
+  let leader = v.game.profile.firstLeaderOf(v.dealer, v.playing, n);
+  for (let t = 0; t <= Math.min(v.trickNumber, 4); t++) {
+    const cards: number[] = [];
+    const seats: number[] = [];
+    let seat = leader;
+    for (let k = 0; k < v.numPlaying; k++) {
+      const card = v.playedCards[t * MAX_SEATS + seat]!;
+      if (card < 0) break;
+      cards.push(card);
+      seats.push(seat);
+      plays.push({ seat, card });
+      seat = next(seat);
+    }
+    if (t < v.trickNumber) {
+      if (cards.length !== v.numPlaying) return null;
+      leader = seats[trickWinnerIndex(cards, cards.length, v.trump, weliHighest)]!;
+    } else if (seat !== v.toAct && cards.length < v.numPlaying) return null;
+  }
+  return plays;
+}
+
+/** forbidden[s] has bit c set when seat s cannot hold card c now (a play of its would have been illegal). */
+function forbiddenCards(v: SeatView, plays: { seat: number; card: number }[]): bigint[] {
+  const forbidden = Array.from({ length: v.numPlayers }, () => 0n);
+  const weliHighest = v.rules.weliRank === 'highest';
+  const mustHead = v.game.profile.mustHead;
+  const trick: number[] = [];
+  const pair = new Int8Array(2);
+  for (const { seat, card } of plays) {
+    if (trick.length === v.numPlaying) trick.length = 0;
+    if (trick.length > 0) {
+      for (let c = 0; c < NUM_CARDS; c++) {
+        if (c === card) continue;
+        pair[0] = card;
+        pair[1] = c;
+        const bits = legalPlayBits(pair, 0, 2, trick, trick.length, v.trump, weliHighest, mustHead);
+        if (!(bits & 1)) forbidden[seat]! |= 1n << BigInt(c);
+      }
+    }
+    trick.push(card);
+  }
+  return forbidden;
+}
+
+/**
+ * Fills every slot with a card of `cards` allowed there, each face-up card (`required`) placed
+ * too; other cards may stay out (the talon). Kuhn's augmenting paths over shuffled orders: a
+ * random assignment, found whenever one exists. Returns the card of each slot, or null.
+ */
+function assign(slots: Slot[], cards: number[], allowed: (slot: Slot, card: number) => boolean, required: Set<number>, random: Random): number[] | null {
+  const cardOfSlot = new Array<number>(slots.length).fill(-1);
+  const slotOfCard = new Map<number, number>();
+  const order = shuffle(cards.slice(), random);
+  const tryPlace = (slot: number, seen: Set<number>): boolean => {
+    for (const card of order) {
+      if (seen.has(card) || !allowed(slots[slot]!, card)) continue;
+      seen.add(card);
+      const holder = slotOfCard.get(card);
+      if (holder === undefined || tryPlace(holder, seen)) {
+        cardOfSlot[slot] = card;
+        slotOfCard.set(card, slot);
+        return true;
+      }
+    }
+    return false;
+  };
+  for (const slot of shuffle(slots.map((_, i) => i), random)) if (!tryPlace(slot, new Set())) return null;
+  // Face-up cards must be placed: move them in along alternating paths that free a slot holding
+  // a card that may stay out.
+  for (const card of required) {
+    if (slotOfCard.has(card)) continue;
+    const visited = new Set<number>();
+    const free = (c: number): boolean => {
+      for (let slot = 0; slot < slots.length; slot++) {
+        if (visited.has(slot) || !allowed(slots[slot]!, c)) continue;
+        visited.add(slot);
+        const displaced = cardOfSlot[slot]!;
+        if (!required.has(displaced) || free(displaced)) {
+          if (!required.has(displaced)) slotOfCard.delete(displaced);
+          cardOfSlot[slot] = c;
+          slotOfCard.set(c, slot);
+          return true;
+        }
+      }
+      return false;
+    };
+    if (!free(card)) return null;
+  }
+  return cardOfSlot;
+}
+
+/**
+ * A state consistent with everything `v.seat` knows, with that seat to act as in `v` (null when
+ * there is no decision: phases `deal` and `over`, or no consistent deal, which cannot happen
+ * for a view of a real state). Deterministic for a given `random`.
+ */
+export function sampleState(v: SeatView, random: Random, attempts = 20): KratzenState | null {
+  if (v.phase === 'deal' || v.phase === 'over') return null;
+  const plays = playSequence(v);
+  if (!plays) return null;
+  const forbidden = forbiddenCards(v, plays);
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const state = trySample(v, plays, forbidden, random);
+    if (state) return state;
+  }
+  return null;
+}
+
+function trySample(v: SeatView, plays: { seat: number; card: number }[], forbidden: bigint[], random: Random): KratzenState | null {
+  const n = v.numPlayers;
+  const me = v.seat;
+  const game = v.game;
+  const didactic = game.rules.profile === 'didactic4';
+  const handSize = game.handSize;
+  const faceUp = Array.from({ length: v.numFaceUp }, (_, i) => v.faceUp[i]!);
+  const hand = Array.from(v.hand.subarray(0, v.handLength));
+  const ownDiscards = Array.from(v.ownDiscards.subarray(0, v.numOwnDiscards));
+  const played: number[][] = Array.from({ length: n }, () => []);
+  for (const { seat, card } of plays) played[seat]!.push(card);
+  const seen = new Set<number>([...hand, ...ownDiscards, ...faceUp, ...plays.map((p) => p.card)]);
+  const pool = Array.from({ length: NUM_CARDS }, (_, c) => c).filter((c) => !seen.has(c));
+  const dealerDiscarding = didactic && v.phase === 'discard';
+
+  // The places of the hidden cards.
+  const slots: Slot[] = [];
+  for (let s = 0; s < n; s++) {
+    if (s === me || !v.dealtIn[s]) continue;
+    const held = dealerDiscarding && s === v.dealer ? handSize + v.numFaceUp : handSize - played[s]!.length;
+    for (let k = 0; k < held; k++) slots.push({ seat: s, kind: 'hand' });
+    const discards = didactic ? (s === v.dealer && !dealerDiscarding ? v.numFaceUp : 0) : v.exchanged[s]!;
+    for (let k = 0; k < discards; k++) slots.push({ seat: s, kind: 'discard' });
+  }
+  // didactic4: the face-up cards are the dealer's, in its hand or its discards.
+  const required = new Set<number>(didactic && v.dealer !== me ? faceUp.filter((c) => !played[v.dealer]!.includes(c)) : []);
+  const allowed = (slot: Slot, card: number) => {
+    if (required.has(card) && slot.seat !== v.dealer) return false;
+    return slot.kind === 'discard' || !(forbidden[slot.seat]! & (1n << BigInt(card)));
+  };
+  const cards = assign(slots, [...pool, ...required], allowed, required, random);
+  if (!cards) return null;
+  const held: number[][] = Array.from({ length: n }, (_, s) => (s === me ? hand.slice() : []));
+  const discarded: number[][] = Array.from({ length: n }, (_, s) => (s === me ? ownDiscards.slice() : []));
+  slots.forEach((slot, i) => (slot.kind === 'hand' ? held : discarded)[slot.seat]!.push(cards[i]!));
+  const talon = shuffle(pool.filter((c) => !cards.includes(c)), random);
+
+  // The deal: each seat's cards as dealt; tavern5 exchanges drew some of the current ones.
+  const drawn: number[][] = Array.from({ length: n }, () => []);
+  if (!didactic) {
+    for (let s = 0; s < n; s++) {
+      const count = v.exchanged[s]!;
+      if (count > 0) drawn[s] = shuffle([...held[s]!, ...played[s]!], random).slice(0, count);
+    }
+  }
+  const dealt: number[][] = [];
+  for (let s = 0; s < n; s++) {
+    if (!v.dealtIn[s]) {
+      dealt[s] = [];
+      continue;
+    }
+    let own = [...held[s]!, ...played[s]!, ...discarded[s]!].filter((c) => !drawn[s]!.includes(c));
+    if (didactic && s === v.dealer) own = own.filter((c) => !faceUp.includes(c));
+    if (own.length !== handSize) return null;
+    dealt[s] = shuffle(own, random);
+  }
+  const order: number[] = [];
+  for (let k = 1; k <= n; k++) if (v.dealtIn[(v.dealer + k) % n]) order.push((v.dealer + k) % n);
+  const packets = didactic ? [2, 2] : [3, 2];
+  const deck: number[] = [];
+  for (const s of order) deck.push(...dealt[s]!.slice(0, packets[0]));
+  if (didactic) deck.push(...faceUp);
+  for (const s of order) deck.push(...dealt[s]!.slice(packets[0]));
+  const exchangeOrder = [...order.filter((s) => s !== v.dealer && v.playing[s]), v.dealer];
+  if (!didactic) {
+    deck.push(faceUp[0]!);
+    for (const s of exchangeOrder) deck.push(...drawn[s]!);
+  }
+  deck.push(...talon);
+  if (deck.length !== NUM_CARDS) return null;
+
+  // The hand's actions, in order.
+  const actions: [number, number][] = [];
+  if (didactic) for (const c of discarded[v.dealer]!) actions.push([v.dealer, discardAction(c)]);
+  if (!didactic && faceUp[0] === WELI && v.phase !== 'trump') actions.push([v.dealer, trumpAction(v.trump)]);
+  if (v.kind === 'normal' && !dealerDiscarding && v.phase !== 'trump') {
+    for (const s of order) {
+      if (s === v.dealer) continue;
+      const d = v.declaration[s]!;
+      if (d === DECL_NONE) break;
+      actions.push([s, d === DECL_IN ? ACTION_IN : d === DECL_OUT ? ACTION_OUT : ACTION_BETTLER]);
+    }
+    if (!didactic && game.rules.exchange && (v.phase === 'exchange' || v.phase === 'play')) {
+      for (const s of exchangeOrder) {
+        if (v.phase === 'exchange' && s === v.toAct) {
+          if (s === me) for (const c of ownDiscards) actions.push([s, discardAction(c)]);
+          break;
+        }
+        for (const c of discarded[s]!) actions.push([s, discardAction(c)]);
+        actions.push([s, ACTION_DONE]);
+      }
+    }
+  }
+  for (const { seat, card } of plays) actions.push([seat, playAction(card)]);
+
+  // The session around the hand: built unseeded, it waits for this deck; then the rules deal
+  // it (stakes included) and check every action.
+  const state = game.newState({ pauseBetweenHands: true, start: { dealer: v.dealer, pot: v.kind === 'funding-muss' ? 0 : game.unitsPerChip, muss: didactic ? undefined : v.kind === 'muss' } });
+  const d = internals(state);
+  d.handsPlayed = v.handsPlayed;
+  d.handIndex = v.handsPlayed + (v.isTieBreak ? 0 : -1);
+  if (v.isTieBreak) {
+    d.isTieBreak = true;
+    for (let s = 0; s < n; s++) d.m.dealtIn[s] = v.dealtIn[s]!;
+    for (let s = 0; s < n; s++) if (v.dealtIn[s] && s !== v.dealer) d.tiedSeats |= 1 << s;
+  }
+  if (d.phase !== 'deal') return null;
+  state.dealNextHand(deck);
+  try {
+    for (const [seat, action] of actions) state.applyAs(seat, action);
+  } catch (e) {
+    if (e instanceof IllegalActionError) return null;
+    throw e;
+  }
+  if (state.phase !== v.phase || state.currentSeat !== v.toAct) return null;
+  // The amounts the seat sees: the stakes moved them alike, so one shift per amount sets them.
+  const shift = v.pot - d.pot;
+  d.pot += shift;
+  if (state.phase === 'play') d.potBeforePlay += shift;
+  for (let s = 0; s < n; s++) d.m.balances[s] = v.balances[s]!;
+  if (d.potBeforePlay !== v.potBeforePlay) return null;
+  return state;
+}

@@ -1,0 +1,13 @@
+// Sizes and codes every layer shares (the observation's slices, buffers, views).
+
+export const MAX_SEATS = 6;
+/** Room for the largest hand: a didactic4 dealer holding two face-up cards (6). */
+export const HAND_CAPACITY = 8;
+/** Tricks in the longest hand (tavern5). */
+export const MAX_TRICKS = 5;
+
+/** Declarations by seat: not (yet) declared, out, in, bettler (names in phases.ts DECLARATION_NAMES). */
+export const DECL_NONE = 0;
+export const DECL_OUT = 1;
+export const DECL_IN = 2;
+export const DECL_BETTLER = 3;

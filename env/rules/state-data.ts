@@ -1,0 +1,212 @@
+// The data of one session, which only the rules core reads and writes (game.ts exposes it read
+// only; SeatView shows one seat its part). Every fixed-size array lives in one ArrayBuffer laid
+// out by MEMORY_LAYOUT below, so a state is a few contiguous cache lines rather than a score of
+// scattered allocations (it matters when a vector env steps thousands in turn), and a clone is
+// one buffer copy. Nothing outside env/rules/ imports this module.
+
+import { NUM_CARDS } from './cards.js';
+import { NUM_ACTIONS } from './actions.js';
+import type { HandKind, Phase } from './phases.js';
+import { DECL_NONE, HAND_CAPACITY, MAX_SEATS, MAX_TRICKS } from './sizes.js';
+
+type Kind = 'f64' | 'i8' | 'u8' | 'i16';
+const BYTES: Record<Kind, number> = { f64: 8, i8: 1, u8: 1, i16: 2 };
+
+/** Every array of a state: [name, element type, length]. Offsets follow from this list alone. */
+const MEMORY_LAYOUT = [
+  /** Alea's four doubles (alea.ts). */
+  ['rng', 'f64', 4],
+  /** Balances in units, per seat. */
+  ['balances', 'f64', MAX_SEATS],
+  /** Exchange fees paid this hand, per seat. */
+  ['fees', 'f64', MAX_SEATS],
+  /** The settlement being committed (ledger.ts writes it). */
+  ['payouts', 'f64', MAX_SEATS],
+  ['penalties', 'f64', MAX_SEATS],
+  /** Face-up cards everybody saw: didactic4's indicator(s), tavern5's turned card. */
+  ['faceUp', 'i8', 2],
+  ['deck', 'i8', NUM_CARDS],
+  ['dealtIn', 'u8', MAX_SEATS],
+  ['playing', 'u8', MAX_SEATS],
+  ['declaration', 'u8', MAX_SEATS],
+  ['bettler', 'u8', MAX_SEATS],
+  ['quotas', 'u8', MAX_SEATS],
+  ['tricksWon', 'u8', MAX_SEATS],
+  ['hands', 'i8', MAX_SEATS * HAND_CAPACITY],
+  ['handLength', 'u8', MAX_SEATS],
+  /** Which seat discarded each card this hand (-1: none); only that seat may ever see it. */
+  ['discardedBy', 'i8', NUM_CARDS],
+  /** The cards discarded this hand, in order (`discardedBy` says whose): a short list to scan. */
+  ['discards', 'i8', NUM_CARDS],
+  ['exchanged', 'u8', MAX_SEATS],
+  ['trickCards', 'i8', MAX_SEATS],
+  ['trickSeats', 'i8', MAX_SEATS],
+  /** Card played by each seat in each trick (trick * MAX_SEATS + seat), -1 when none. */
+  ['playedCards', 'i8', MAX_TRICKS * MAX_SEATS],
+  ['trickWinners', 'i8', MAX_TRICKS],
+  /** The legal actions of the current state, in the engine's order. */
+  ['legal', 'i16', NUM_ACTIONS],
+] as const;
+
+type LayoutName = (typeof MEMORY_LAYOUT)[number][0];
+type ViewOf<K> = K extends 'f64' ? Float64Array : K extends 'i16' ? Int16Array : K extends 'i8' ? Int8Array : Uint8Array;
+type Memory = { [E in (typeof MEMORY_LAYOUT)[number] as E[0]]: ViewOf<E[1]> };
+
+const OFFSETS: Record<string, number> = {};
+let cursor = 0;
+for (const [name, kind, length] of MEMORY_LAYOUT) {
+  cursor = Math.ceil(cursor / BYTES[kind]) * BYTES[kind];
+  OFFSETS[name] = cursor;
+  cursor += BYTES[kind] * length;
+}
+const MEMORY_BYTES = Math.ceil(cursor / 8) * 8;
+
+function carve(buffer: ArrayBuffer): Memory {
+  const views: Record<string, ArrayBufferView> = {};
+  for (const [name, kind, length] of MEMORY_LAYOUT) {
+    const at = OFFSETS[name]!;
+    views[name] = kind === 'f64' ? new Float64Array(buffer, at, length) : kind === 'i16' ? new Int16Array(buffer, at, length) : kind === 'i8' ? new Int8Array(buffer, at, length) : new Uint8Array(buffer, at, length);
+  }
+  return views as unknown as Memory;
+}
+
+/** The mutable data of a session; field by field what game.ts documents for its accessors. */
+export class StateData {
+  readonly memory: ArrayBuffer;
+  readonly m: Memory;
+
+  // ---- session
+  seed: number | string | undefined = undefined;
+  seeded = false;
+  handIndex = -1;
+  handsPlayed = 0;
+  complete = false;
+  overflowed = false;
+  isTieBreak = false;
+  /** Bit s set for each seat tied for the lead when a tie-break deal began: only they can win [D-11]. */
+  tiedSeats = 0;
+  pot = 0;
+  nextDealIsMuss = false;
+  startInfo: { dealer: number; pot: number; balances: number[]; muss: boolean } = { dealer: 0, pot: 0, balances: [], muss: false };
+
+  // ---- the hand
+  phase: Phase = 'over';
+  dealer = 0;
+  currentSeat = -1;
+  kind: HandKind = 'normal';
+  trump = -1;
+  indicator = -1;
+  numFaceUp = 0;
+  numDiscards = 0;
+  /** Cards discarded by the exchanging player and not yet replaced. */
+  pendingExchange = 0;
+  talonPosition = 0;
+  potBeforePlay = 0;
+  trickNumber = 0;
+  leader = -1;
+  trickLength = 0;
+  numPlaying = 0;
+
+  // ---- legal actions, computed once per state
+  numLegal = 0;
+  legalFresh = false;
+
+  constructor(readonly numPlayers: number) {
+    this.memory = new ArrayBuffer(MEMORY_BYTES);
+    this.m = carve(this.memory);
+  }
+
+  /** Copies every field and the memory of `other` (same game). */
+  copyFrom(o: StateData): void {
+    new Uint8Array(this.memory).set(new Uint8Array(o.memory));
+    this.seed = o.seed;
+    this.seeded = o.seeded;
+    this.handIndex = o.handIndex;
+    this.handsPlayed = o.handsPlayed;
+    this.complete = o.complete;
+    this.overflowed = o.overflowed;
+    this.isTieBreak = o.isTieBreak;
+    this.tiedSeats = o.tiedSeats;
+    this.pot = o.pot;
+    this.nextDealIsMuss = o.nextDealIsMuss;
+    this.startInfo = o.startInfo;
+    this.phase = o.phase;
+    this.dealer = o.dealer;
+    this.currentSeat = o.currentSeat;
+    this.kind = o.kind;
+    this.trump = o.trump;
+    this.indicator = o.indicator;
+    this.numFaceUp = o.numFaceUp;
+    this.numDiscards = o.numDiscards;
+    this.pendingExchange = o.pendingExchange;
+    this.talonPosition = o.talonPosition;
+    this.potBeforePlay = o.potBeforePlay;
+    this.trickNumber = o.trickNumber;
+    this.leader = o.leader;
+    this.trickLength = o.trickLength;
+    this.numPlaying = o.numPlaying;
+    this.numLegal = o.numLegal;
+    this.legalFresh = o.legalFresh;
+  }
+
+  /** The next seat clockwise after `from` whose entry in `set` is non-zero. */
+  nextSeatIn(set: Uint8Array, from: number): number {
+    let s = from;
+    do s = (s + 1) % this.numPlayers;
+    while (!set[s]);
+    return s;
+  }
+
+  numDealtIn(): number {
+    let count = 0;
+    for (let s = 0; s < this.numPlayers; s++) count += this.m.dealtIn[s]!;
+    return count;
+  }
+
+  addToHand(seat: number, card: number): void {
+    const { hands, handLength } = this.m;
+    hands[seat * HAND_CAPACITY + handLength[seat]!] = card;
+    handLength[seat]!++;
+  }
+
+  removeFromHand(seat: number, card: number): void {
+    const { hands, handLength } = this.m;
+    const base = seat * HAND_CAPACITY;
+    const length = handLength[seat]!;
+    let i = 0;
+    while (hands[base + i] !== card) i++;
+    for (; i < length - 1; i++) hands[base + i] = hands[base + i + 1]!;
+    handLength[seat] = length - 1;
+  }
+
+  holds(seat: number, card: number): boolean {
+    const { hands, handLength } = this.m;
+    const base = seat * HAND_CAPACITY;
+    for (let i = 0; i < handLength[seat]!; i++) if (hands[base + i] === card) return true;
+    return false;
+  }
+
+  /** Clears everything of the hand before a deal. */
+  resetHand(): void {
+    const m = this.m;
+    m.handLength.fill(0);
+    m.playing.fill(0);
+    m.declaration.fill(DECL_NONE);
+    m.bettler.fill(0);
+    m.quotas.fill(0);
+    m.tricksWon.fill(0);
+    m.discardedBy.fill(-1);
+    m.exchanged.fill(0);
+    m.fees.fill(0);
+    m.playedCards.fill(-1);
+    m.trickWinners.fill(-1);
+    this.numDiscards = 0;
+    this.trickLength = 0;
+    this.trickNumber = 0;
+    this.pendingExchange = 0;
+    this.numFaceUp = 0;
+    this.indicator = -1;
+    this.trump = -1;
+    this.potBeforePlay = 0;
+  }
+}
