@@ -2,11 +2,11 @@
 // of `explainIllegal`, which replays and the bridge report).
 
 import { ACTION_BETTLER, ACTION_DISCARD, ACTION_IN, NUM_ACTIONS, actionToString } from './actions.js';
-import type { KratzenState } from './game.js';
+import type { KratzenGame } from './kratzen-game.js';
 import type { StateData } from './state-data.js';
 
 /** The reason `action` is not legal now (the caller knows it is not). */
-export function illegalReason(state: KratzenState, d: StateData, action: number): string {
+export function illegalReason(game: KratzenGame, d: StateData, action: number): string {
   if (!Number.isInteger(action) || action < 0 || action >= NUM_ACTIONS) return `no such action id ${action}`;
   const text = actionToString(action);
   const isCardAction = action >= ACTION_DISCARD && action < ACTION_IN;
@@ -18,20 +18,20 @@ export function illegalReason(state: KratzenState, d: StateData, action: number)
     case 'trump':
       return `the dealer must name the trump suit after a turned Weli, not ${text}`;
     case 'discard':
-      return isCardAction ? `${text}: the dealer does not hold that card` : `the dealer must discard down to ${state.game.handSize} cards, not ${text}`;
+      return isCardAction ? `${text}: the dealer does not hold that card` : `the dealer must discard down to ${game.handSize} cards, not ${text}`;
     case 'declare':
       if (action === ACTION_BETTLER) return 'bettler is not allowed (variant off)';
       return `seat ${d.currentSeat} must declare in or out, not ${text}`;
     case 'exchange':
       if (isCardAction) {
         if (!d.holds(d.currentSeat, action - ACTION_DISCARD)) return `${text}: the player does not hold that card`;
-        return `${text}: no more cards may be exchanged (limit ${state.rules.exchange?.maxCards} or talon exhausted)`;
+        return `${text}: no more cards may be exchanged (limit ${game.rules.exchange?.maxCards} or talon exhausted)`;
       }
       return `the exchange allows only discard <card> or done, not ${text}`;
     case 'play': {
       if (action >= ACTION_DISCARD) return `cards must be played now, not ${text}`;
       if (!d.holds(d.currentSeat, action)) return `${text}: the player does not hold that card`;
-      return `${text} breaks the trick rules (follow suit${state.game.profile.mustHead ? ', head the trick' : ''}, trump when void, overtrump when possible)`;
+      return `${text} breaks the trick rules (follow suit${game.profile.mustHead ? ', head the trick' : ''}, trump when void, overtrump when possible)`;
     }
   }
 }

@@ -1,7 +1,8 @@
 // The rules core's door to a state's data, for its own modules only (the seat view, the sampler):
 // no module outside env/rules/ imports this file (test/architecture.test.ts checks).
 
-import { STATE_DATA, type KratzenState } from './game.js';
+import type { KratzenState } from './game.js';
+import { STATE_DATA } from './state-reader.js';
 import type { StateData } from './state-data.js';
 
 export function internals(state: KratzenState): StateData {

@@ -2,7 +2,8 @@
 // workhorse of the random-simulation tests and the benchmark.
 
 import seedrandom from 'seedrandom';
-import { createGame, type KratzenState, type NewStateOptions } from './game.js';
+import type { KratzenState } from './game.js';
+import { createGame, type NewStateOptions } from './kratzen-game.js';
 
 /** A seeded generator for choosing actions, kept apart from the state's deck generator. */
 export function actionRng(seed: number | string): () => number {

@@ -5,7 +5,8 @@
 import { NUM_CARDS, SUIT_LETTERS, cardToken, parseCard } from './cards.js';
 import { actionToString, parseAction } from './actions.js';
 import { AmountOverflowError, IllegalActionError, RuleSetError, ValidationError } from './errors.js';
-import { KratzenGame, type KratzenState } from './game.js';
+import type { KratzenState } from './game.js';
+import { KratzenGame } from './kratzen-game.js';
 import type { HandResult } from './results.js';
 import { ruleSetToJson } from './ruleset.js';
 

@@ -10,7 +10,8 @@
 // only, and valid until the state moves on.
 
 import { NUM_CARDS } from './cards.js';
-import type { KratzenGame, KratzenState } from './game.js';
+import type { KratzenState } from './game.js';
+import type { KratzenGame } from './kratzen-game.js';
 import { internals } from './internal.js';
 import type { HandKind, Phase } from './phases.js';
 import type { RuleSet } from './ruleset.js';
