@@ -11,7 +11,7 @@ import { BridgeError, toErrorBody } from './errors.js';
 import type { ParamsOf } from './protocol.js';
 import { BatchEncoder, errorReply, ok, type Id, type Reply } from './replies.js';
 import { createSession, type EnvSession, type StepControl } from './session.js';
-import { tableView } from './table-view.js';
+import { tableView } from '../env/table-view.js';
 import { actWithPolicy, loadCheckpointAgent, loadPolicy, type ServedPolicy } from './policies.js';
 import { resolveCheckpoint } from './checkpoint-roots.js';
 

@@ -19,7 +19,7 @@ import { createAgent, type AgentLimits } from '../agents/registry.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { BridgeError } from './errors.js';
 import type { BatchView, FinalEntry } from './codec.js';
-import { seatRecord } from './table-view.js';
+import { seatRecord } from '../env/table-view.js';
 
 export interface SessionOptions {
   id: string;

@@ -30,7 +30,7 @@ import { OBS_SIZE, encodeObservation, observationView } from '../env/observation
 import type { Agent } from '../agents/agent.js';
 import { createAgent } from '../agents/registry.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
-import { HistoryRecorder, type TrickView } from '../bridge/table-view.js';
+import { HistoryRecorder, type TrickView } from '../env/table-view.js';
 import { writeFileAtomic } from '../training/files.js';
 
 export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed S] [--profile didactic4|tavern5] [--players N]

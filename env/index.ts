@@ -7,3 +7,4 @@ export * from './single-agent-env.js';
 export * from './vec-env.js';
 export * from './worker-vec-env.js';
 export * from './check-env.js';
+export * from './table-view.js';

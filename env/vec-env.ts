@@ -1,8 +1,12 @@
 // N tables stepped in one call over flat typed arrays (Gymnasium's vector API in camelCase).
+// The tables are multi-agent (the caller acts for the seat to act of every env) or, given
+// `opponents`, single-agent (the caller acts for `learnerSeat`; the others play on, see
+// single-agent-table.ts); either kind steps, resets (all envs or chosen ones) and reads the same.
 //
-// Buffers (row i belongs to env i): observations N x OBS_SIZE, masks N x NUM_ACTIONS (legal
-// actions of the seat to act), seats N (seat to act), rewards N x MAX_SEATS (each seat's chip
-// change in this step, see env.ts), terminated / truncated N (0 or 1).
+// Buffers (row i belongs to env i; VEC_BUFFER_LAYOUT declares them once, for this and for
+// WorkerVecEnv's shared memory): observations N x OBS_SIZE, masks N x NUM_ACTIONS (legal actions
+// of the seat to act), seats N (seat to act), rewards N x MAX_SEATS (each seat's chip change in
+// this step, see env.ts), terminated / truncated N (0 or 1).
 // Autoreset is `same-step` (Gymnasium SAME_STEP): an env whose episode ends inside `step` is
 // reset at once; its row then holds the new episode's first observation, while
 // `finalObservations` row i and `finalInfo(i)` describe the episode that ended.
@@ -10,24 +14,60 @@
 // The buffers are the env's own: read them, copy them, but do not write into them (observation
 // rows are updated sparsely, clearing only what the previous step set).
 
-import { MAX_SEATS, NUM_ACTIONS } from './rules/index.js';
+import { MAX_SEATS, NUM_ACTIONS, stateToRecord, type KratzenState } from './rules/index.js';
 import { OBS_SIZE, OBS_VERSION, ObservationRows, encodeObservation } from './observation.js';
 import { RUNNING, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
+import { SingleAgentTable } from './single-agent-table.js';
+import { seatRecord, tableView, type SeatRecord, type TableView } from './table-view.js';
 import type { EnvMetadata } from './env.js';
+import type { Policy } from './policy.js';
 
-export interface VecBuffers {
-  observations: Float32Array;
-  masks: Uint8Array;
-  seats: Int32Array;
-  rewards: Float32Array;
-  terminated: Uint8Array;
-  truncated: Uint8Array;
-  finalObservations: Float32Array;
-  /** Balances in chips at the end of each env's last finished episode. */
-  finalBalances: Float64Array;
-  /** Hands the session had finished when the episode ended, and the seat of an illegal action (-1 if none). */
-  finalHands: Int32Array;
-  finalIllegalSeat: Int32Array;
+/**
+ * Every buffer of a vector env: element type and entries per env. Row i of each is env i.
+ * `finalBalances`: balances in chips at the end of each env's last finished episode;
+ * `finalHands`: hands the session had finished then; `finalIllegalSeat`: the seat of an illegal
+ * action that ended it (-1 if none).
+ */
+export const VEC_BUFFER_LAYOUT = {
+  observations: ['f32', OBS_SIZE],
+  masks: ['u8', NUM_ACTIONS],
+  seats: ['i32', 1],
+  rewards: ['f32', MAX_SEATS],
+  terminated: ['u8', 1],
+  truncated: ['u8', 1],
+  finalObservations: ['f32', OBS_SIZE],
+  finalBalances: ['f64', MAX_SEATS],
+  finalHands: ['i32', 1],
+  finalIllegalSeat: ['i32', 1],
+} as const;
+
+type Layout = typeof VEC_BUFFER_LAYOUT;
+type TypedOf<K> = K extends 'f32' ? Float32Array : K extends 'f64' ? Float64Array : K extends 'i32' ? Int32Array : Uint8Array;
+export type VecBuffers = { [N in keyof Layout]: TypedOf<Layout[N][0]> };
+export type VecBufferName = keyof Layout;
+export const VEC_BUFFER_NAMES = Object.keys(VEC_BUFFER_LAYOUT) as VecBufferName[];
+
+const BYTES = { f32: 4, f64: 8, i32: 4, u8: 1 } as const;
+
+function viewOf(kind: 'f32' | 'f64' | 'i32' | 'u8', buffer: ArrayBufferLike): ArrayBufferView {
+  return kind === 'f32' ? new Float32Array(buffer) : kind === 'f64' ? new Float64Array(buffer) : kind === 'i32' ? new Int32Array(buffer) : new Uint8Array(buffer);
+}
+
+/** Views of the buffers in `memory` (one ArrayBuffer or SharedArrayBuffer per buffer, by name). */
+export function viewVecBuffers(memory: Record<VecBufferName, ArrayBufferLike>): VecBuffers {
+  const out: Record<string, ArrayBufferView> = {};
+  for (const name of VEC_BUFFER_NAMES) out[name] = viewOf(VEC_BUFFER_LAYOUT[name][0], memory[name]);
+  return out as VecBuffers;
+}
+
+/** The backing memory of every buffer for `numEnvs` envs, from `allocate`. */
+export function allocateVecMemory(numEnvs: number, allocate: (bytes: number) => ArrayBufferLike): Record<VecBufferName, ArrayBufferLike> {
+  const out: Partial<Record<VecBufferName, ArrayBufferLike>> = {};
+  for (const name of VEC_BUFFER_NAMES) {
+    const [kind, width] = VEC_BUFFER_LAYOUT[name];
+    out[name] = allocate(numEnvs * width * BYTES[kind]);
+  }
+  return out as Record<VecBufferName, ArrayBufferLike>;
 }
 
 export interface EpisodeInfo {
@@ -37,39 +77,17 @@ export interface EpisodeInfo {
 }
 
 export function allocateVecBuffers(numEnvs: number, allocate: (bytes: number) => ArrayBufferLike = (b) => new ArrayBuffer(b)): VecBuffers {
-  const f32 = (len: number) => new Float32Array(allocate(len * 4));
-  const f64 = (len: number) => new Float64Array(allocate(len * 8));
-  const i32 = (len: number) => new Int32Array(allocate(len * 4));
-  const u8 = (len: number) => new Uint8Array(allocate(len));
-  return {
-    observations: f32(numEnvs * OBS_SIZE),
-    masks: u8(numEnvs * NUM_ACTIONS),
-    seats: i32(numEnvs),
-    rewards: f32(numEnvs * MAX_SEATS),
-    terminated: u8(numEnvs),
-    truncated: u8(numEnvs),
-    finalObservations: f32(numEnvs * OBS_SIZE),
-    finalBalances: f64(numEnvs * MAX_SEATS),
-    finalHands: i32(numEnvs),
-    finalIllegalSeat: i32(numEnvs),
-  };
+  return viewVecBuffers(allocateVecMemory(numEnvs, allocate));
 }
 
 /** Views of envs [start, start + count) of buffers laid out for more envs. */
 export function sliceVecBuffers(b: VecBuffers, start: number, count: number): VecBuffers {
-  const rows = <T extends { subarray(a: number, b: number): T }>(a: T, width: number) => a.subarray(start * width, (start + count) * width);
-  return {
-    observations: rows(b.observations, OBS_SIZE),
-    masks: rows(b.masks, NUM_ACTIONS),
-    seats: rows(b.seats, 1),
-    rewards: rows(b.rewards, MAX_SEATS),
-    terminated: rows(b.terminated, 1),
-    truncated: rows(b.truncated, 1),
-    finalObservations: rows(b.finalObservations, OBS_SIZE),
-    finalBalances: rows(b.finalBalances, MAX_SEATS),
-    finalHands: rows(b.finalHands, 1),
-    finalIllegalSeat: rows(b.finalIllegalSeat, 1),
-  };
+  const out: Record<string, ArrayBufferView> = {};
+  for (const name of VEC_BUFFER_NAMES) {
+    const width = VEC_BUFFER_LAYOUT[name][1];
+    out[name] = (b[name] as Float32Array).subarray(start * width, (start + count) * width);
+  }
+  return out as VecBuffers;
 }
 
 export interface VecEnvOptions {
@@ -86,7 +104,17 @@ export interface VecEnvOptions {
    * which saves the allocation and garbage collection of a state per episode.
    */
   keepEndedStates?: boolean;
+  /**
+   * Single-agent tables: one policy for every seat but `learnerSeat`, or one per seat (the
+   * learner's entry ignored). The caller then acts for the learner only. @default multi-agent
+   */
+  opponents?: Policy | (Policy | null)[];
+  /** The learner's seat of single-agent tables. @default 0 */
+  learnerSeat?: number;
 }
+
+/** What a vector env steps: a multi-agent Table or a SingleAgentTable. */
+type EnvTable = Table | SingleAgentTable;
 
 /** The buffer views and final-episode info shared by VecEnv and WorkerVecEnv. */
 export abstract class VecEnvBuffers {
@@ -144,7 +172,9 @@ export class VecEnv extends VecEnvBuffers {
   readonly config: EnvConfig;
   readonly metadata: EnvMetadata;
   readonly buffers: VecBuffers;
-  private readonly tables: Table[];
+  /** The learner's seat when the tables are single-agent, null when multi-agent. */
+  readonly learnerSeat: number | null;
+  private readonly tables: EnvTable[];
   private readonly firstEnvIndex: number;
   private readonly sparseWrites: boolean;
   /** The observation rows, with the entries each last write set (for sparse wire formats). */
@@ -163,7 +193,16 @@ export class VecEnv extends VecEnvBuffers {
     this.firstEnvIndex = options.firstEnvIndex ?? 0;
     this.buffers = options.buffers ?? allocateVecBuffers(this.numEnvs);
     const recycling = options.keepEndedStates ? 'keep-last' : 'reuse';
-    this.tables = Array.from({ length: this.numEnvs }, () => new Table(game, config, recycling));
+    if (options.opponents) {
+      const learnerSeat = options.learnerSeat ?? 0;
+      const given = options.opponents;
+      const opponents = Array.from({ length: game.numPlayers }, (_, s) => (Array.isArray(given) ? (given[s] ?? null) : given));
+      this.learnerSeat = learnerSeat;
+      this.tables = Array.from({ length: this.numEnvs }, () => new SingleAgentTable(game, config, learnerSeat, opponents, recycling));
+    } else {
+      this.learnerSeat = null;
+      this.tables = Array.from({ length: this.numEnvs }, () => new Table(game, config, recycling));
+    }
     // Shared memory (WorkerVecEnv) is written sparsely: fill() there takes V8's slow path.
     // Private buffers are faster cleared whole with a plain fill, then written.
     this.sparseWrites = this.buffers.observations.buffer instanceof SharedArrayBuffer;
@@ -173,8 +212,8 @@ export class VecEnv extends VecEnvBuffers {
     this.metadata = vecMetadata(config);
   }
 
-  /** The rules-core state of env i (read only). */
-  stateOf(i: number) {
+  /** The rules-core state of env i (read only; for the env layer and tests, not for agents or the bridge). */
+  stateOf(i: number): KratzenState {
     return this.tables[i]!.state;
   }
 
@@ -182,17 +221,78 @@ export class VecEnv extends VecEnvBuffers {
    * The state of the last session env i finished, with `keepEndedStates` (null before its first);
    * valid until the next one finishes. A hand episode's state continues into the next hand.
    */
-  endedStateOf(i: number) {
+  endedStateOf(i: number): KratzenState | null {
     return this.tables[i]!.endedState;
   }
 
+  /** Env i's current episode ('current'), or the last one it finished ('ended', see endedStateOf). */
+  private episodeState(i: number, episode: 'current' | 'ended'): KratzenState {
+    if (episode === 'current' || this.config.episode === 'hand') return this.stateOf(i);
+    const ended = this.endedStateOf(i);
+    if (!ended) throw new RangeError(`env ${i} has not finished an episode yet`);
+    return ended;
+  }
+
+  /** Why `action` is illegal for env i's seat to act, or null when it is legal. */
+  explainIllegal(i: number, action: number): string | null {
+    return this.stateOf(i).explainIllegal(action);
+  }
+
+  /** Env i's pot in chips. */
+  potOf(i: number): number {
+    const state = this.stateOf(i);
+    return state.pot / state.game.unitsPerChip;
+  }
+
+  /** Writes `seat`'s current observation of env i into `obs` and its legal actions (all zero unless it is to act) into `mask`. */
+  observe(i: number, seat: number, obs: Float32Array, mask: Uint8Array): void {
+    const state = this.stateOf(i);
+    encodeObservation(state, seat, obs);
+    if (state.currentSeat === seat) state.legalActionMask(mask);
+    else mask.fill(0);
+  }
+
+  /** The public table `seat` sees in env i (table-view.ts). */
+  tableView(i: number, seat: number, episode: 'current' | 'ended' = 'current'): TableView {
+    return tableView(this.episodeState(i, episode), seat);
+  }
+
+  /** `seat`'s own record of env i's session (no deck, nothing hidden; table-view.ts). */
+  seatRecord(i: number, seat: number, episode: 'current' | 'ended' = 'current'): SeatRecord {
+    return seatRecord(this.episodeState(i, episode), seat);
+  }
+
+  /** The full record (docs/rules.md §5) of env i's finished hands: decks included, no seed, nothing of the hand in progress. */
+  fullRecord(i: number, episode: 'current' | 'ended' = 'current'): { record: ReturnType<typeof stateToRecord>; complete: boolean } {
+    const state = this.episodeState(i, episode);
+    const record = stateToRecord(state);
+    delete record.seed;
+    record.hands = record.hands?.slice(0, state.numResults);
+    return { record, complete: state.complete };
+  }
+
   reset(seed: number | string = 0): this {
+    return this.resetRange(0, this.numEnvs, seed);
+  }
+
+  /**
+   * Resets the envs marked in `mask` (Gymnasium's reset mask) and leaves the others as they
+   * are: with a seed, env i starts the sessions `<seed>:<i>`, ...; without, it moves on to its
+   * next episode (the sequence of its last seed continues).
+   */
+  resetEnvs(mask: ArrayLike<number | boolean>, seed?: number | string): this {
+    for (let i = 0; i < this.numEnvs; i++) if (mask[i]) this.resetRange(i, i + 1, seed);
+    return this;
+  }
+
+  /** Resets envs [start, end) (a long reset can be done a range at a time). */
+  resetRange(start: number, end: number, seed?: number | string): this {
     const b = this.buffers;
-    b.rewards.fill(0);
-    b.terminated.fill(0);
-    b.truncated.fill(0);
-    for (let i = 0; i < this.numEnvs; i++) {
-      this.tables[i]!.reset(`${seed}:${this.firstEnvIndex + i}`);
+    b.rewards.fill(0, start * MAX_SEATS, end * MAX_SEATS);
+    b.terminated.fill(0, start, end);
+    b.truncated.fill(0, start, end);
+    for (let i = start; i < end; i++) {
+      this.tables[i]!.reset(seed === undefined ? undefined : `${seed}:${this.firstEnvIndex + i}`);
       this.writeCurrent(i);
     }
     return this;
@@ -200,8 +300,13 @@ export class VecEnv extends VecEnvBuffers {
 
   /** Steps every env with `actions[i]` for its seat to act; results land in the buffers. */
   step(actions: ArrayLike<number>): this {
+    return this.stepRange(actions, 0, this.numEnvs);
+  }
+
+  /** Steps envs [start, end) with `actions[i]` (a long step can be done a range at a time). */
+  stepRange(actions: ArrayLike<number>, start: number, end: number): this {
     const b = this.buffers;
-    for (let i = 0; i < this.numEnvs; i++) {
+    for (let i = start; i < end; i++) {
       const table = this.tables[i]!;
       const outcome = table.step(actions[i]!, b.rewards, i * MAX_SEATS);
       if (outcome === RUNNING) {

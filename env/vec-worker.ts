@@ -2,7 +2,7 @@
 // Atomics commands from the main thread.
 
 import { workerData } from 'node:worker_threads';
-import { VecEnv, sliceVecBuffers, type VecBuffers } from './vec-env.js';
+import { VecEnv, sliceVecBuffers, viewVecBuffers, type VecBuffers } from './vec-env.js';
 import {
   CMD_CLOSE,
   CMD_RESET,
@@ -17,18 +17,7 @@ import {
 
 const init = workerData as WorkerInit;
 const s = init.shared;
-const all: VecBuffers = {
-  observations: new Float32Array(s.observations),
-  masks: new Uint8Array(s.masks),
-  seats: new Int32Array(s.seats),
-  rewards: new Float32Array(s.rewards),
-  terminated: new Uint8Array(s.terminated),
-  truncated: new Uint8Array(s.truncated),
-  finalObservations: new Float32Array(s.finalObservations),
-  finalBalances: new Float64Array(s.finalBalances),
-  finalHands: new Int32Array(s.finalHands),
-  finalIllegalSeat: new Int32Array(s.finalIllegalSeat),
-};
+const all: VecBuffers = viewVecBuffers(s);
 const env = new VecEnv({
   numEnvs: init.count,
   config: init.config,

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
-import { VecEnvBuffers, allocateVecBuffers, vecMetadata, type VecBuffers } from './vec-env.js';
+import { VecEnvBuffers, allocateVecMemory, vecMetadata, viewVecBuffers, type VecBuffers } from './vec-env.js';
 import type { EnvMetadata } from './env.js';
 
 /**
@@ -77,15 +77,9 @@ export class WorkerVecEnv extends VecEnvBuffers {
     this.numEnvs = options.numEnvs;
     this.numPlayers = game.numPlayers;
     this.numWorkers = Math.max(1, Math.min(options.numWorkers ?? 2, this.numEnvs));
-    const shared: Partial<WorkerInit['shared']> = {};
-    const sharedBuffers: SharedArrayBuffer[] = [];
-    this.buffers = allocateVecBuffers(this.numEnvs, (bytes) => {
-      const sab = new SharedArrayBuffer(bytes);
-      sharedBuffers.push(sab);
-      return sab;
-    });
-    const names = Object.keys(this.buffers) as (keyof VecBuffers)[];
-    names.forEach((key, k) => (shared[key] = sharedBuffers[k]!));
+    const memory = allocateVecMemory(this.numEnvs, (bytes) => new SharedArrayBuffer(bytes));
+    this.buffers = viewVecBuffers(memory);
+    const shared: Partial<WorkerInit['shared']> = { ...(memory as Record<keyof VecBuffers, SharedArrayBuffer>) };
     shared.actions = new SharedArrayBuffer(this.numEnvs * 4);
     shared.control = new SharedArrayBuffer(CTRL_WORDS * 4);
     shared.text = new SharedArrayBuffer(TEXT_BYTES + 4);

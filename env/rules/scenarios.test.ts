@@ -126,7 +126,7 @@ describe('didactic4 hands', () => {
     expect(state.indicator).toBe(parseCard('7h'));
     expect(state.kind).toBe('forced-muss');
     expect(state.handOf(1).length).toBe(6); // the dealer takes both face-up cards
-    expect(Array.from(state.quotas.subarray(0, 4))).toEqual([1, 1, 1, 1]);
+    expect(Array.from(state.quotas).slice(0, 4)).toEqual([1, 1, 1, 1]);
     run(state, [[1, 'discard W'], [1, 'discard Js']]);
     expect(state.phase).toBe('play');
     expect(state.handOf(1)).toEqual(['As', 'Ks', 'Qs', '7h'].map(parseCard));
@@ -137,7 +137,7 @@ describe('didactic4 hands', () => {
   it('[D-2] a 7 indicator in a funding Muss lowers the declarer quota to 1 as well', () => {
     const state = stateFor({}, { ...SETTLEMENT_PLAN, faceUp: ['7c'] });
     expect(state.kind).toBe('funding-muss');
-    expect(Array.from(state.quotas.subarray(0, 4))).toEqual([1, 1, 1, 1]);
+    expect(Array.from(state.quotas).slice(0, 4)).toEqual([1, 1, 1, 1]);
     run(state, [[0, 'discard 7c'], ...SETTLEMENT_SCRIPT.slice(4)]);
     // The declarer made 1 trick: no penalty; only the player without a trick pays P.
     expect(replayResult(state).hands[0]).toMatchObject({ tricks: [1, 2, 1, 0], penalties: [0, 0, 0, 5] });
@@ -224,7 +224,7 @@ describe('tavern5 deals', () => {
     expect(state.kind).toBe('normal');
     expect(state.phase).toBe('declare');
     expect(state.currentSeat).toBe(1);
-    expect(Array.from(state.quotas.subarray(0, 4))).toEqual([2, 1, 1, 1]);
+    expect(Array.from(state.quotas).slice(0, 4)).toEqual([2, 1, 1, 1]);
   });
 
   it('deals 3 then 2 to each from the dealer\'s left; the turned card stays face up, out of play', () => {
@@ -506,7 +506,7 @@ describe('tavern5 sessions', () => {
     expect(state.complete).toBe(false);
     expect(state.kind).toBe('tie-break');
     expect(state.dealer).toBe(3);
-    expect(Array.from(state.dealtIn.subarray(0, 4))).toEqual([1, 1, 0, 1]);
+    expect(Array.from(state.dealtIn).slice(0, 4)).toEqual([1, 1, 0, 1]);
     expect(Array.from(state.balances)).toEqual([15, 15, 15, -10]);
     expect(state.handOf(2)).toEqual([]);
     expect(state.phase).not.toBe('declare');

@@ -13,8 +13,8 @@ import {
   trickWinnerIndex,
   type HandReport,
   type KratzenState,
-} from '../env/rules/index.js';
-import { observationView, type ObservationView } from '../env/observation.js';
+} from './rules/index.js';
+import { observationView, type ObservationView } from './observation.js';
 
 export interface TrickView {
   /** 0-based trick of the hand. */

@@ -1,0 +1,109 @@
+// A table with one learning seat: the other seats are played by given policies, so a step (and
+// a reset) returns only when the learner must act again or the episode ends. SingleAgentEnv and
+// the vector envs' single-agent mode (VecEnvOptions.opponents) step these, so both give the same
+// trajectories.
+//
+// Rewards: a step writes every seat's chip change since the learner's previous action (the
+// learner's own, in its column, is what it learns from). What the learner gains or pays before
+// its first action of an episode (the stakes, the bots' moves) is added to its first step, so an
+// episode's rewards sum to its net; episodes that end before the learner acts at all (a tavern5
+// walkover dealt by the learner) are played through, their learner reward in `skippedReward`.
+
+import { MAX_SEATS, NUM_ACTIONS } from './rules/index.js';
+import { OBS_SIZE, encodeObservation } from './observation.js';
+import { RUNNING, TERMINATED, Table, type EnvConfig } from './table.js';
+import type { Policy } from './policy.js';
+import type { KratzenGame } from './rules/index.js';
+
+export class SingleAgentTable {
+  readonly table: Table;
+  /** The learner's reward of the episodes reset() played through before it could act. */
+  skippedReward = 0;
+  // Sums in doubles, stored once: a step's reward is a float32 of the exact sum.
+  private readonly pending = new Float64Array(MAX_SEATS);
+  private readonly total = new Float64Array(MAX_SEATS);
+  private readonly stepRewards = new Float32Array(MAX_SEATS);
+  private readonly obs = new Float32Array(OBS_SIZE);
+  private readonly mask = new Uint8Array(NUM_ACTIONS);
+  private readonly seatBuffer = new Int32Array(1);
+
+  constructor(
+    game: KratzenGame,
+    config: EnvConfig,
+    readonly learnerSeat: number,
+    private readonly opponents: readonly (Policy | null)[],
+    recycling: 'none' | 'reuse' | 'keep-last' = 'none',
+  ) {
+    if (!Number.isInteger(learnerSeat) || learnerSeat < 0 || learnerSeat >= game.numPlayers) {
+      throw new RangeError(`learnerSeat must be a seat 0..${game.numPlayers - 1}`);
+    }
+    opponents.forEach((p, s) => {
+      if (!p && s !== learnerSeat) throw new Error(`no opponent policy for seat ${s}`);
+    });
+    this.table = new Table(game, config, recycling);
+  }
+
+  get state() {
+    return this.table.state;
+  }
+
+  get endedState() {
+    return this.table.endedState;
+  }
+
+  /** The learner while it is to act, -1 once the episode is over. */
+  get seatToAct(): number {
+    return this.table.state.currentSeat === this.learnerSeat ? this.learnerSeat : -1;
+  }
+
+  get observer(): number {
+    return this.learnerSeat;
+  }
+
+  get illegalActionSeat(): number {
+    return this.table.illegalActionSeat;
+  }
+
+  /** Starts an episode and plays the other seats until the learner must act. */
+  reset(seed?: number | string): void {
+    this.table.reset(seed);
+    this.pending.fill(0);
+    this.skippedReward = 0;
+    for (let guard = 0; ; guard++) {
+      const outcome = this.playOpponents(this.pending, 0);
+      if (outcome === RUNNING) return;
+      this.skippedReward += this.pending[this.learnerSeat]!;
+      this.pending.fill(0);
+      if (guard > 1000) throw new Error('the learner never gets to act');
+      this.table.reset();
+    }
+  }
+
+  /** The learner's action; then the other seats until the learner must act again. */
+  step(action: number, rewards: Float32Array, offset: number): number {
+    const total = this.total;
+    let outcome = this.table.step(action, this.stepRewards, 0);
+    for (let s = 0; s < MAX_SEATS; s++) total[s] = this.stepRewards[s]! + this.pending[s]!;
+    this.pending.fill(0);
+    if (outcome === RUNNING) outcome = this.playOpponents(total, 0);
+    for (let s = 0; s < MAX_SEATS; s++) rewards[offset + s] = total[s]!;
+    return outcome;
+  }
+
+  /** Lets the opponents act until it is the learner's turn, adding the rewards into `rewards`. */
+  private playOpponents(rewards: Float64Array, offset: number): number {
+    const table = this.table;
+    const state = table.state;
+    while (table.seatToAct >= 0 && table.seatToAct !== this.learnerSeat) {
+      const seat = table.seatToAct;
+      encodeObservation(state, seat, this.obs);
+      state.legalActionMask(this.mask);
+      this.seatBuffer[0] = seat;
+      const action = this.opponents[seat]!.act(this.obs, this.mask, this.seatBuffer)[0]!;
+      const outcome = table.step(action, this.stepRewards, 0);
+      for (let s = 0; s < MAX_SEATS; s++) rewards[offset + s]! += this.stepRewards[s]!;
+      if (outcome !== RUNNING) return outcome;
+    }
+    return table.seatToAct < 0 ? TERMINATED : RUNNING;
+  }
+}
