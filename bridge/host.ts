@@ -4,14 +4,13 @@
 // validated every request and counted its limits before a host sees it.
 
 import { NUM_ACTIONS } from '../env/rules/index.js';
-import { OBS_SIZE, encodeObservation } from '../env/observation.js';
+import { OBS_SIZE } from '../env/observation.js';
 import type { BackendChoice } from '../agents/tfjs.js';
 import type { AgentLimits } from '../agents/registry.js';
 import { BridgeError, toErrorBody } from './errors.js';
 import type { ParamsOf } from './protocol.js';
 import { BatchEncoder, errorReply, ok, type Id, type Reply } from './replies.js';
 import { createSession, type EnvSession, type StepControl } from './session.js';
-import { tableView } from '../env/table-view.js';
 import { actWithPolicy, loadCheckpointAgent, loadPolicy, type ServedPolicy } from './policies.js';
 import { resolveCheckpoint } from './checkpoint-roots.js';
 
@@ -108,8 +107,7 @@ export class SessionHost {
       case 'env.view': {
         const p = params as ParamsOf<'env.view'>;
         const session = this.session(key, p.session).session;
-        const seat = session.viewerSeat(p.env, p.episode, p.seat);
-        return ok(id, { session: session.id, env: p.env, episode: p.episode, ...tableView(session.tableState(p.env, p.episode), seat) });
+        return ok(id, { session: session.id, env: p.env, episode: p.episode, ...session.view(p.env, p.episode, p.seat) });
       }
       case 'env.record': {
         const p = params as ParamsOf<'env.record'>;
@@ -119,12 +117,7 @@ export class SessionHost {
       case 'env.observe': {
         const p = params as ParamsOf<'env.observe'>;
         const session = this.session(key, p.session).session;
-        const seat = session.viewerSeat(p.env, 'current', p.seat);
-        const state = session.tableState(p.env, 'current');
-        const observation = new Float32Array(OBS_SIZE);
-        encodeObservation(state, seat, observation);
-        const mask = new Uint8Array(NUM_ACTIONS);
-        if (state.currentSeat === seat) state.legalActionMask(mask);
+        const { seat, observation, mask } = session.observe(p.env, p.seat);
         return ok(id, { session: session.id, env: p.env, seat, observation: Array.from(observation), mask: Array.from(mask) });
       }
       case 'policy.load':

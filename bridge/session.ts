@@ -1,7 +1,8 @@
-// Environment sessions: N tables stepped by one message. Multi-agent sessions wrap a VecEnv (the
-// client acts for the seat to act of every env); single-agent sessions hold N SingleAgentEnvs
-// whose other seats are played on the server by agents from the registry. Both auto-reset in the
-// same step, and both refuse a batch holding an illegal action before any env is stepped.
+// Environment sessions: N tables of one VecEnv stepped by one message. In multi-agent sessions
+// the client acts for the seat to act of every env; in single-agent sessions it acts for the
+// learner seat and the other seats are played on the server by agents from the registry (the
+// VecEnv's single-agent mode). Both auto-reset in the same step, and both refuse a batch holding
+// an illegal action before any env is stepped.
 //
 // What a client may see: a multi-agent client plays every seat, so it gets every seat's view and
 // the full record of finished hands (never the deck of a hand in progress: it holds the talon). A
@@ -9,17 +10,15 @@
 // its seeds are mixed with the server's secret, so it cannot deal the bots' hands itself.
 
 import { createHmac } from 'node:crypto';
-import { MAX_SEATS, NUM_ACTIONS, ValidationError, actionToString, stateToRecord, type KratzenState } from '../env/rules/index.js';
-import { OBS_SIZE, encodeObservation } from '../env/observation.js';
+import { MAX_SEATS, NUM_ACTIONS, ValidationError, actionToString } from '../env/rules/index.js';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from '../env/table.js';
 import { VecEnv } from '../env/vec-env.js';
-import { SingleAgentEnv } from '../env/single-agent-env.js';
+import type { SeatRecord, TableView } from '../env/table-view.js';
 import type { Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { BridgeError } from './errors.js';
 import type { BatchView, FinalEntry } from './codec.js';
-import { seatRecord } from '../env/table-view.js';
 
 export interface SessionOptions {
   id: string;
@@ -45,8 +44,10 @@ export interface StepControl {
   pause(): Promise<void>;
 }
 
+export type Episode = 'current' | 'ended';
+
 /** What env.record answers: a full record (multi) or the seat's own (single, see table-view.ts). */
-export type SessionRecord = { kind: 'full'; record: ReturnType<typeof stateToRecord> } | { kind: 'seat'; record: ReturnType<typeof seatRecord> };
+export type SessionRecord = { kind: 'full'; record: ReturnType<VecEnv['fullRecord']>['record'] } | { kind: 'seat'; record: SeatRecord };
 
 export interface EnvSession {
   readonly id: string;
@@ -58,12 +59,12 @@ export interface EnvSession {
   readonly learnerSeat: number | null;
   reset(seed: number | string | undefined, control?: StepControl): Promise<BatchView>;
   step(actions: number[], control?: StepControl): BatchView | Promise<BatchView>;
-  /** The rules-core state of env `env` (read only): its episode in progress, or the last one it finished. */
-  tableState(env: number, episode: 'current' | 'ended'): KratzenState;
-  /** The seat a client may view in env `env`: the learner seat of a single session, any seat of a multi one. */
-  viewerSeat(env: number, episode: 'current' | 'ended', seat: number | undefined): number;
+  /** The table `seat` (default: the seat to act) may see in env `env`'s episode in progress or the last one it finished. */
+  view(env: number, episode: Episode, seat: number | undefined): TableView;
+  /** `seat`'s current observation and legal actions in env `env` (all zero unless it is to act). */
+  observe(env: number, seat: number | undefined): { seat: number; observation: Float32Array; mask: Uint8Array };
   /** The record a client may have of env `env`'s session (see the file header). */
-  record(env: number, episode: 'current' | 'ended'): SessionRecord & { numHands: number; complete: boolean };
+  record(env: number, episode: Episode): SessionRecord & { numHands: number; complete: boolean };
   close(): void;
 }
 
@@ -94,50 +95,19 @@ export function mixSeed(secret: string, seed: number | string): string {
   return createHmac('sha256', secret).update(String(seed)).digest('hex').slice(0, 32);
 }
 
-/** Reason an action is illegal; `apply` throws before changing anything when it is. */
-function illegalReason(state: KratzenState, action: number): string {
-  try {
-    state.apply(action);
-  } catch (e) {
-    return (e as { reason?: string }).reason ?? (e as Error).message;
-  }
-  throw new Error('illegalReason called with a legal action');
-}
-
-function checkBatch(actions: number[], numEnvs: number, stateOf: (i: number) => KratzenState, enforce: boolean): void {
-  if (actions.length !== numEnvs) {
-    throw new BridgeError('invalid_params', `params.actions: expected ${numEnvs} actions (one per env), got ${actions.length}`, 'params.actions');
-  }
-  if (!enforce) return;
-  // Every env is checked before any is stepped: a refused batch leaves the whole session unchanged.
-  for (let i = 0; i < numEnvs; i++) {
-    const state = stateOf(i);
-    const action = actions[i]!;
-    if (state.isLegal(action)) continue;
-    const seat = state.currentSeat;
-    const reason = illegalReason(state, action);
-    throw new BridgeError('illegal_action', `env ${i}: illegal action ${action} (${actionToString(action)}) for seat ${seat}: ${reason}`, `params.actions[${i}]`, {
-      env: i,
-      action,
-      seat,
-      reason,
-    });
-  }
-}
-
-/** What the client sees of both kinds; `fresh[i]` is 1 while env i has not been stepped in its episode. */
+/** Both kinds: a VecEnv, what the client was last sent, and which envs have finished an episode. */
 abstract class BaseSession implements EnvSession {
   readonly id: string;
   readonly numEnvs: number;
   abstract readonly mode: 'multi' | 'single';
-  protected started = false;
-  protected seed: number | string = 0;
-  protected resets = 0;
-  protected readonly fresh: Uint8Array;
-  protected final: FinalEntry[] = [];
-  /** The state of the last episode each env finished (auto-reset replaces it in the env). */
-  protected readonly ended: (KratzenState | null)[];
   abstract readonly learnerSeat: number | null;
+  protected vec!: VecEnv;
+  protected started = false;
+  /** `fresh[i]` is 1 while env i has not been stepped in its episode. */
+  protected readonly fresh: Uint8Array;
+  /** `hasEnded[i]` is 1 once env i has finished an episode since the last seeded reset. */
+  private readonly hasEnded: Uint8Array;
+  protected final: FinalEntry[] = [];
 
   constructor(
     options: SessionOptions,
@@ -147,120 +117,126 @@ abstract class BaseSession implements EnvSession {
     this.id = options.id;
     this.numEnvs = options.numEnvs;
     this.fresh = new Uint8Array(options.numEnvs);
-    this.ended = new Array<KratzenState | null>(options.numEnvs).fill(null);
+    this.hasEnded = new Uint8Array(options.numEnvs);
   }
 
-  abstract view(): BatchView;
-  protected abstract resetAll(seed: number | string, control?: StepControl): Promise<void>;
-  protected abstract resetStale(control?: StepControl): Promise<void>;
-  abstract step(actions: number[], control?: StepControl): BatchView | Promise<BatchView>;
-  protected abstract currentState(env: number): KratzenState;
-
-  tableState(env: number, episode: 'current' | 'ended'): KratzenState {
-    this.ensureStarted();
-    if (env >= this.numEnvs) throw new BridgeError('invalid_params', `params.env: must be an env 0..${this.numEnvs - 1}`, 'params.env');
-    const state = episode === 'current' ? this.currentState(env) : this.ended[env];
-    if (!state) throw new BridgeError('invalid_params', `params.episode: env ${env} has not finished an episode yet`, 'params.episode');
-    return state;
-  }
-
-  abstract viewerSeat(env: number, episode: 'current' | 'ended', seat: number | undefined): number;
-  abstract record(env: number, episode: 'current' | 'ended'): SessionRecord & { numHands: number; complete: boolean };
-
+  /** The rewards the client gets (copied from the VecEnv's seat columns). */
+  protected abstract readonly rewards: Float32Array;
+  protected abstract readonly rewardWidth: number;
+  /** Builds the VecEnv for a seeded reset (single sessions rebuild their opponents). */
+  protected abstract prepare(seed: number | string): Promise<void>;
   /** The seed the envs play for the client's seed. */
-  protected playedSeed(seed: number | string): number | string {
-    return seed;
-  }
+  protected abstract playedSeed(seed: number | string): number | string;
+  /** What a finished episode's info tells the client. */
+  protected abstract finalInfo(env: number): Record<string, unknown>;
+  /** The seat the client may view in env `env` (checks a seat it names). */
+  protected abstract viewer(env: number, episode: Episode, seat: number | undefined): number;
+  abstract record(env: number, episode: Episode): SessionRecord & { numHands: number; complete: boolean };
 
   async reset(seed: number | string | undefined, control?: StepControl): Promise<BatchView> {
     if (seed !== undefined || !this.started) {
-      this.seed = this.playedSeed(seed ?? 0);
-      this.resets = 0;
-      this.ended.fill(null);
-      await this.resetAll(this.seed, control);
-    } else if (!this.fresh.every((f) => f === 1)) {
-      await this.resetStale(control);
+      const played = this.playedSeed(seed ?? 0);
+      await this.prepare(played);
+      this.hasEnded.fill(0);
+      await this.inSlices(control, (start, end) => this.vec.resetRange(start, end, played));
+    } else {
+      // Envs that just started an episode keep it; the others move on in their seed sequence.
+      await this.inSlices(control, (start, end) => {
+        for (let i = start; i < end; i++) if (!this.fresh[i]) this.vec.resetRange(i, i + 1);
+      });
     }
+    this.rewards.fill(0);
     this.started = true;
     this.fresh.fill(1);
     this.final = [];
-    return this.view();
+    return this.batchView();
   }
+
+  step(actions: number[], control?: StepControl): BatchView | Promise<BatchView> {
+    this.ensureStarted();
+    this.checkBatch(actions);
+    this.final = [];
+    if (!control) {
+      this.vec.step(actions);
+      return this.afterStep();
+    }
+    return this.inSlices(control, (start, end) => this.vec.stepRange(actions, start, end)).then(() => this.afterStep());
+  }
+
+  view(env: number, episode: Episode, seat: number | undefined): TableView {
+    const viewer = this.viewer(env, episode, seat);
+    return this.vec.tableView(env, viewer, episode);
+  }
+
+  observe(env: number, seat: number | undefined): { seat: number; observation: Float32Array; mask: Uint8Array } {
+    const viewer = this.viewer(env, 'current', seat);
+    const observation = new Float32Array(this.vec.observationSize);
+    const mask = new Uint8Array(NUM_ACTIONS);
+    this.vec.observe(env, viewer, observation, mask);
+    return { seat: viewer, observation, mask };
+  }
+
+  close(): void {}
 
   protected ensureStarted(): void {
     if (!this.started) throw new BridgeError('not_reset', `session ${this.id}: call env.reset before env.step`);
   }
 
-  close(): void {}
-}
-
-class MultiSession extends BaseSession {
-  readonly mode = 'multi' as const;
-  readonly learnerSeat = null;
-  private readonly vec: VecEnv;
-  private readonly rewards: Float32Array;
-  /** States before a step: VecEnv resets a finished env inside `step`. */
-  private readonly before: KratzenState[] = [];
-
-  constructor(options: SessionOptions, config: EnvConfig, numPlayers: number) {
-    super(options, config, numPlayers);
-    this.vec = new VecEnv({ numEnvs: options.numEnvs, config, keepEndedStates: true });
-    this.rewards = new Float32Array(options.numEnvs * numPlayers);
-  }
-
-  protected async resetAll(seed: number | string): Promise<void> {
-    this.vec.reset(seed);
-    this.rewards.fill(0);
-  }
-
-  /** A VecEnv row cannot be reset alone: every env moves on to a seed derived from the last one. */
-  protected async resetStale(): Promise<void> {
-    // The reset recycles the state objects of the last finished episodes.
-    this.ended.fill(null);
-    await this.resetAll(`${this.seed}/reset${++this.resets}`);
-  }
-
-  step(actions: number[]): BatchView {
+  /** Checks `env` and that its `episode` exists. */
+  protected checkEpisode(env: number, episode: Episode): void {
     this.ensureStarted();
-    const vec = this.vec;
-    checkBatch(actions, this.numEnvs, (i) => vec.stateOf(i), this.config.illegalAction === 'throw');
-    for (let i = 0; i < this.numEnvs; i++) this.before[i] = vec.stateOf(i);
-    vec.step(actions);
-    const n = this.numPlayers;
-    this.final = [];
+    if (env >= this.numEnvs) throw new BridgeError('invalid_params', `params.env: must be an env 0..${this.numEnvs - 1}`, 'params.env');
+    if (episode === 'ended' && !this.hasEnded[env]) {
+      throw new BridgeError('invalid_params', `params.episode: env ${env} has not finished an episode yet`, 'params.episode');
+    }
+  }
+
+  /** Runs `work` over env ranges, one env at a time when a control may ask to give way. */
+  private async inSlices(control: StepControl | undefined, work: (start: number, end: number) => void): Promise<void> {
+    if (!control) return work(0, this.numEnvs);
     for (let i = 0; i < this.numEnvs; i++) {
-      for (let s = 0; s < n; s++) this.rewards[i * n + s] = vec.rewards[i * MAX_SEATS + s]!;
+      work(i, i + 1);
+      if (control.due()) await control.pause();
+    }
+  }
+
+  /** Every env is checked before any is stepped: a refused batch leaves the whole session unchanged. */
+  private checkBatch(actions: number[]): void {
+    if (actions.length !== this.numEnvs) {
+      throw new BridgeError('invalid_params', `params.actions: expected ${this.numEnvs} actions (one per env), got ${actions.length}`, 'params.actions');
+    }
+    if (this.config.illegalAction !== 'throw') return;
+    for (let i = 0; i < this.numEnvs; i++) {
+      const action = actions[i]!;
+      const reason = this.vec.explainIllegal(i, action);
+      if (reason === null) continue;
+      const seat = this.vec.seats[i]!;
+      throw new BridgeError('illegal_action', `env ${i}: illegal action ${action} (${actionToString(action)}) for seat ${seat}: ${reason}`, `params.actions[${i}]`, {
+        env: i,
+        action,
+        seat,
+        reason,
+      });
+    }
+  }
+
+  private afterStep(): BatchView {
+    const vec = this.vec;
+    const width = this.rewardWidth;
+    const first = this.learnerSeat ?? 0;
+    for (let i = 0; i < this.numEnvs; i++) {
+      for (let s = 0; s < width; s++) this.rewards[i * width + s] = vec.rewards[i * MAX_SEATS + first + s]!;
       const ended = vec.terminated[i]! | vec.truncated[i]!;
       this.fresh[i] = ended;
       if (ended) {
-        this.final.push({ env: i, info: { ...vec.finalInfo(i)! } });
-        this.ended[i] = this.before[i]!;
+        this.hasEnded[i] = 1;
+        this.final.push({ env: i, info: this.finalInfo(i) });
       }
     }
-    return this.view();
+    return this.batchView();
   }
 
-  protected currentState(env: number): KratzenState {
-    return this.vec.stateOf(env);
-  }
-
-  viewerSeat(env: number, episode: 'current' | 'ended', seat: number | undefined): number {
-    const state = this.tableState(env, episode);
-    const viewer = seat ?? Math.max(0, state.currentSeat);
-    if (viewer >= this.numPlayers) throw new BridgeError('invalid_params', `params.seat: must be a seat 0..${this.numPlayers - 1}`, 'params.seat');
-    return viewer;
-  }
-
-  /** Finished hands in full, decks included; no seed, and nothing of the hand in progress. */
-  record(env: number, episode: 'current' | 'ended'): SessionRecord & { numHands: number; complete: boolean } {
-    const state = this.tableState(env, episode);
-    const record = stateToRecord(state);
-    delete record.seed;
-    record.hands = record.hands?.slice(0, state.results.length);
-    return { kind: 'full', record, numHands: record.hands?.length ?? 0, complete: state.complete };
-  }
-
-  view(): BatchView {
+  private batchView(): BatchView {
     const vec = this.vec;
     return {
       session: this.id,
@@ -269,7 +245,7 @@ class MultiSession extends BaseSession {
       masks: vec.masks,
       seats: vec.seats,
       rewards: this.rewards,
-      rewardWidth: this.numPlayers,
+      rewardWidth: this.rewardWidth,
       terminated: vec.terminated,
       truncated: vec.truncated,
       finalObservations: vec.finalObservations,
@@ -279,42 +255,63 @@ class MultiSession extends BaseSession {
   }
 }
 
-class SingleSession extends BaseSession {
-  readonly mode = 'single' as const;
-  private envs: SingleAgentEnv[] = [];
-  readonly learnerSeat: number;
-  private readonly specs: (string | null)[];
-  private readonly checkpoints = new Map<string, Agent>();
-  private readonly loadCheckpoint: SessionOptions['loadCheckpoint'];
-  private readonly limits: AgentLimits;
-  private readonly seedSecret: string;
-  private readonly observations: Float32Array;
-  private readonly masks: Uint8Array;
-  private readonly seats: Int32Array;
-  private readonly rewards: Float32Array;
-  private readonly terminated: Uint8Array;
-  private readonly truncated: Uint8Array;
-  private readonly finalObservations: Float32Array;
+class MultiSession extends BaseSession {
+  readonly mode = 'multi' as const;
+  readonly learnerSeat = null;
+  protected readonly rewards: Float32Array;
+  protected readonly rewardWidth: number;
 
   constructor(options: SessionOptions, config: EnvConfig, numPlayers: number) {
     super(options, config, numPlayers);
+    this.vec = new VecEnv({ numEnvs: options.numEnvs, config, keepEndedStates: true });
+    this.rewards = new Float32Array(options.numEnvs * numPlayers);
+    this.rewardWidth = numPlayers;
+  }
+
+  protected async prepare(): Promise<void> {}
+
+  protected playedSeed(seed: number | string): number | string {
+    return seed;
+  }
+
+  protected finalInfo(env: number): Record<string, unknown> {
+    return { ...this.vec.finalInfo(env)! };
+  }
+
+  protected viewer(env: number, episode: Episode, seat: number | undefined): number {
+    this.checkEpisode(env, episode);
+    const viewer = seat ?? Math.max(0, this.vec.seatToActIn(env, episode));
+    if (viewer >= this.numPlayers) throw new BridgeError('invalid_params', `params.seat: must be a seat 0..${this.numPlayers - 1}`, 'params.seat');
+    return viewer;
+  }
+
+  /** Finished hands in full, decks included; no seed, and nothing of the hand in progress. */
+  record(env: number, episode: Episode): SessionRecord & { numHands: number; complete: boolean } {
+    this.checkEpisode(env, episode);
+    const { record, complete } = this.vec.fullRecord(env, episode);
+    return { kind: 'full', record, numHands: record.hands?.length ?? 0, complete };
+  }
+}
+
+class SingleSession extends BaseSession {
+  readonly mode = 'single' as const;
+  readonly learnerSeat: number;
+  protected readonly rewards: Float32Array;
+  protected readonly rewardWidth = 1;
+  private readonly specs: (string | null)[];
+  private readonly checkpoints = new Map<string, Agent>();
+  private readonly options: SessionOptions;
+
+  constructor(options: SessionOptions, config: EnvConfig, numPlayers: number) {
+    super(options, config, numPlayers);
+    this.options = options;
     this.learnerSeat = options.learnerSeat;
-    this.loadCheckpoint = options.loadCheckpoint;
-    this.limits = options.limits;
-    this.seedSecret = options.seedSecret;
     this.specs = Array.from({ length: numPlayers }, (_, s) =>
       s === this.learnerSeat ? null : Array.isArray(options.opponents) ? (options.opponents[s] ?? null) : options.opponents,
     );
     const missing = this.specs.findIndex((spec, s) => spec === null && s !== this.learnerSeat);
     if (missing >= 0) throw new BridgeError('invalid_params', `params.opponents[${missing}]: no agent for seat ${missing}`, `params.opponents[${missing}]`);
-    const n = options.numEnvs;
-    this.observations = new Float32Array(n * OBS_SIZE);
-    this.masks = new Uint8Array(n * NUM_ACTIONS);
-    this.seats = new Int32Array(n).fill(this.learnerSeat);
-    this.rewards = new Float32Array(n);
-    this.terminated = new Uint8Array(n);
-    this.truncated = new Uint8Array(n);
-    this.finalObservations = new Float32Array(n * OBS_SIZE);
+    this.rewards = new Float32Array(options.numEnvs);
   }
 
   /**
@@ -334,9 +331,9 @@ class SingleSession extends BaseSession {
       const context = {
         rules,
         seed: `${seed}:seat${s}`,
-        limits: this.limits,
+        limits: this.options.limits,
         loadCheckpoint: async (dir: string) => {
-          if (!this.checkpoints.has(dir)) this.checkpoints.set(dir, await this.loadCheckpoint(dir, { rules, seed: 0 }));
+          if (!this.checkpoints.has(dir)) this.checkpoints.set(dir, await this.options.loadCheckpoint(dir, { rules, seed: 0 }));
           return this.checkpoints.get(dir)!;
         },
       };
@@ -352,38 +349,22 @@ class SingleSession extends BaseSession {
     return agents;
   }
 
-  protected override playedSeed(seed: number | string): string {
-    return mixSeed(this.seedSecret, seed);
+  protected async prepare(seed: number | string): Promise<void> {
+    const opponents = await this.buildOpponents(seed);
+    this.vec = new VecEnv({ numEnvs: this.numEnvs, config: this.config, opponents, learnerSeat: this.learnerSeat, keepEndedStates: true });
   }
 
-  protected async resetAll(seed: number | string, control?: StepControl): Promise<void> {
-    const agents = await this.buildOpponents(seed);
-    this.envs = Array.from(
-      { length: this.numEnvs },
-      () => new SingleAgentEnv({ config: this.config, learnerSeat: this.learnerSeat, opponents: agents }),
-    );
-    for (let i = 0; i < this.numEnvs; i++) {
-      this.write(i, this.envs[i]!.reset({ seed: `${seed}:${i}` }));
-      if (control?.due()) await control.pause();
-    }
-    this.rewards.fill(0);
-    this.terminated.fill(0);
-    this.truncated.fill(0);
+  protected playedSeed(seed: number | string): string {
+    return mixSeed(this.options.seedSecret, seed);
   }
 
-  /** Envs in the middle of an episode move on to their next one (the seed sequence continues). */
-  protected async resetStale(control?: StepControl): Promise<void> {
-    for (let i = 0; i < this.numEnvs; i++) {
-      if (!this.fresh[i]) this.write(i, this.envs[i]!.reset());
-      if (control?.due()) await control.pause();
-    }
-    this.rewards.fill(0);
-    this.terminated.fill(0);
-    this.truncated.fill(0);
+  protected finalInfo(env: number): Record<string, unknown> {
+    const { illegalActionSeat, ...info } = this.vec.finalInfo(env)!;
+    return illegalActionSeat === undefined ? info : { ...info, illegalAction: true };
   }
 
-  viewerSeat(env: number, episode: 'current' | 'ended', seat: number | undefined): number {
-    this.tableState(env, episode);
+  protected viewer(env: number, episode: Episode, seat: number | undefined): number {
+    this.checkEpisode(env, episode);
     if (seat !== undefined && seat !== this.learnerSeat) {
       throw new BridgeError('invalid_params', `params.seat: a single session shows the learner seat ${this.learnerSeat} only`, 'params.seat');
     }
@@ -391,74 +372,10 @@ class SingleSession extends BaseSession {
   }
 
   /** The learner seat's own record: no seed, no deck, nothing it did not see (table-view.ts). */
-  record(env: number, episode: 'current' | 'ended'): SessionRecord & { numHands: number; complete: boolean } {
-    const state = this.tableState(env, episode);
-    const record = seatRecord(state, this.learnerSeat);
-    return { kind: 'seat', record, numHands: record.hands.length, complete: state.complete };
-  }
-
-  step(actions: number[], control?: StepControl): BatchView | Promise<BatchView> {
-    this.ensureStarted();
-    checkBatch(actions, this.numEnvs, (i) => this.envs[i]!.state, this.config.illegalAction === 'throw');
-    this.final = [];
-    if (!control) {
-      for (let i = 0; i < this.numEnvs; i++) this.stepEnv(i, actions[i]!);
-      return this.view();
-    }
-    return this.stepWithPauses(actions, control);
-  }
-
-  private async stepWithPauses(actions: number[], control: StepControl): Promise<BatchView> {
-    for (let i = 0; i < this.numEnvs; i++) {
-      this.stepEnv(i, actions[i]!);
-      if (control.due()) await control.pause();
-    }
-    return this.view();
-  }
-
-  private stepEnv(i: number, action: number): void {
-    {
-      const env = this.envs[i]!;
-      const result = env.step(action);
-      this.rewards[i] = result.reward;
-      this.terminated[i] = result.terminated ? 1 : 0;
-      this.truncated[i] = result.truncated ? 1 : 0;
-      const ended = result.terminated || result.truncated;
-      this.fresh[i] = ended ? 1 : 0;
-      if (!ended) {
-        this.write(i, result);
-        return;
-      }
-      this.finalObservations.set(result.obs, i * OBS_SIZE);
-      this.final.push({ env: i, info: { ...result.info } });
-      this.ended[i] = env.state;
-      this.write(i, env.reset());
-    }
-  }
-
-  protected currentState(env: number): KratzenState {
-    return this.envs[env]!.state;
-  }
-
-  private write(i: number, current: { obs: Float32Array; mask: Uint8Array }): void {
-    this.observations.set(current.obs, i * OBS_SIZE);
-    this.masks.set(current.mask, i * NUM_ACTIONS);
-  }
-
-  view(): BatchView {
-    return {
-      session: this.id,
-      numEnvs: this.numEnvs,
-      observations: this.observations,
-      masks: this.masks,
-      seats: this.seats,
-      rewards: this.rewards,
-      rewardWidth: 1,
-      terminated: this.terminated,
-      truncated: this.truncated,
-      finalObservations: this.finalObservations,
-      final: this.final,
-    };
+  record(env: number, episode: Episode): SessionRecord & { numHands: number; complete: boolean } {
+    this.checkEpisode(env, episode);
+    const { record, complete } = this.vec.seatRecord(env, this.learnerSeat, episode);
+    return { kind: 'seat', record, numHands: record.hands.length, complete };
   }
 
   override close(): void {

@@ -258,8 +258,14 @@ export class VecEnv extends VecEnvBuffers {
   }
 
   /** `seat`'s own record of env i's session (no deck, nothing hidden; table-view.ts). */
-  seatRecord(i: number, seat: number, episode: 'current' | 'ended' = 'current'): SeatRecord {
-    return seatRecord(this.episodeState(i, episode), seat);
+  seatRecord(i: number, seat: number, episode: 'current' | 'ended' = 'current'): { record: SeatRecord; complete: boolean } {
+    const state = this.episodeState(i, episode);
+    return { record: seatRecord(state, seat), complete: state.complete };
+  }
+
+  /** The seat to act in env i's episode in progress or the last one it finished (-1 when none is). */
+  seatToActIn(i: number, episode: 'current' | 'ended' = 'current'): number {
+    return this.episodeState(i, episode).currentSeat;
   }
 
   /** The full record (docs/rules.md §5) of env i's finished hands: decks included, no seed, nothing of the hand in progress. */
