@@ -7,7 +7,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { request as httpGet } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayRecord, type HandReport } from '../env/rules/index.js';
+import { CARD_NAMES, cardLongName, replayRecord, type HandReport } from '../env/rules/index.js';
+import { PROTOCOL_VERSION } from './protocol.js';
 import { BridgeClient } from './client.js';
 import { BridgeServer } from './server.js';
 
@@ -65,6 +66,10 @@ describe('kratzen serve --web: HTTP', () => {
     expect(page.body).toContain('table.js');
     expect((await get(`${base}/table.js`)).type).toContain('javascript');
     expect((await get(`${base}/table.css`)).type).toContain('text/css');
+    // Card names and the protocol version come from their one definition, not a copy in the page.
+    const shared = (await get(`${base}/shared.js`)).body;
+    expect(shared).toContain(`export const PROTOCOL_VERSION = ${PROTOCOL_VERSION};`);
+    expect(shared).toContain(`export const CARD_NAMES = ${JSON.stringify(CARD_NAMES)};`);
     for (const path of ['/nope', '/../package.json', '/%2e%2e/package.json', '/assets.ts']) expect((await get(`${base}${path}`)).status).toBe(426);
     expect((await get(`${base}/`, 'POST')).status).toBe(426);
   });
@@ -165,6 +170,10 @@ describe('the web table in headless Chromium', () => {
       await page.goto(`${base}/?seed=11&opponents=heuristic&players=4`);
       await page.click('#start');
       await page.waitForFunction(() => ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? ''));
+      // The page names its cards exactly as the terminal game does (env/rules/card-names.ts).
+      const titles = await page.evaluate(() => [...document.querySelectorAll('#hand [data-card]')].map((b: any) => [b.dataset.card, b.title]));
+      expect(titles.length).toBeGreaterThan(0);
+      for (const [token, title] of titles) expect(title).toBe(cardLongName(token!, 'german'));
       let checkedDisabled = false;
       for (let clicks = 0; clicks < 60; clicks++) {
         if (await page.locator('table.settlement[data-hand="0"]').count()) break;

@@ -13,15 +13,18 @@ import { rulesFromFlags } from './flags.js';
 import {
   NUM_ACTIONS,
   SUIT_LETTERS,
-  SUIT_NAMES,
   SUIT_SYMBOLS,
   actionToString,
+  cardLongName,
+  cardShortName,
   createGame,
   errorReport,
   handReport,
   parseAction,
   ruleSetToJson,
   stateToRecord,
+  suitDisplayName,
+  type DeckStyle,
   type HandReport,
   type KratzenGame,
   type KratzenState,
@@ -41,39 +44,22 @@ export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed
   The record goes to --record (default runs/play-<time>.json) for \`kratzen replay\`.
 `;
 
-type DeckStyle = 'german' | 'french' | 'french-joker';
-
-/** Rank names by deck style; tokens (A K Q J T 9 8 7) never change. */
-const RANK_NAMES: Record<'german' | 'french', Record<string, string>> = {
-  german: { A: 'Sau', K: 'König', Q: 'Ober', J: 'Unter', T: 'Zehner', 9: 'Neuner', 8: 'Achter', 7: 'Siebener' },
-  french: { A: 'Ace', K: 'King', Q: 'Queen', J: 'Jack', T: 'Ten', 9: 'Nine', 8: 'Eight', 7: 'Seven' },
-};
-
+/** Card and action texts for people, in the session's deck style (env/rules/card-names.ts). */
 export class CardNames {
-  private readonly style: 'german' | 'french';
-  constructor(private readonly deckStyle: DeckStyle) {
-    this.style = deckStyle === 'german' ? 'german' : 'french';
-  }
+  constructor(private readonly style: DeckStyle) {}
 
   /** `K♣` */
   short(token: string): string {
-    if (token === 'W') return 'W♦';
-    const suit = SUIT_LETTERS.indexOf(token[1] as never);
-    const rank = token[0] === 'T' ? '10' : this.style === 'german' ? ({ Q: 'O', J: 'U' } as Record<string, string>)[token[0]!] ?? token[0]! : token[0]!;
-    return `${rank}${SUIT_SYMBOLS[suit]}`;
+    return cardShortName(token, this.style);
   }
 
   /** `Eichel König` / `King of Clubs` */
   long(token: string): string {
-    if (token === 'W') return this.deckStyle === 'french-joker' ? 'Weli (joker)' : 'Weli (Schellen 6)';
-    const suit = SUIT_NAMES[this.deckStyle][SUIT_LETTERS.indexOf(token[1] as never)]!;
-    const rank = RANK_NAMES[this.style][token[0]!]!;
-    return this.style === 'german' ? `${suit} ${rank}` : `${rank} of ${suit}`;
+    return cardLongName(token, this.style);
   }
 
   suit(letter: string): string {
-    const s = SUIT_LETTERS.indexOf(letter as never);
-    return `${SUIT_SYMBOLS[s]} ${SUIT_NAMES[this.deckStyle][s]}`;
+    return suitDisplayName(letter, this.style);
   }
 
   both(token: string): string {

@@ -19,8 +19,7 @@ import type { PolicyAgent } from '../agents/policy-agent.js';
  * hand share (nearly) one factor.
  */
 function potFactor(vec: VecEnv, i: number): number {
-  const state = vec.stateOf(i);
-  return 1 / Math.max(1, state.pot / state.game.unitsPerChip);
+  return 1 / Math.max(1, vec.potOf(i));
 }
 
 /** Who plays a seat: the learner, or league member k. */

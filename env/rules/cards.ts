@@ -45,11 +45,3 @@ export function parseCard(token: string): number {
 export function suitIndex(letter: string): number {
   return (SUIT_LETTERS as readonly string[]).indexOf(letter);
 }
-
-/** Display names by deck style (a display option only; ids never change). */
-export const SUIT_NAMES = {
-  german: ['Eichel', 'Laub', 'Herz', 'Schellen'],
-  french: ['Clubs', 'Spades', 'Hearts', 'Diamonds'],
-  'french-joker': ['Clubs', 'Spades', 'Hearts', 'Diamonds'],
-} as const;
-export const SUIT_SYMBOLS = ['♣', '♠', '♥', '♦'] as const;

@@ -1,5 +1,6 @@
 // The rules core's public surface.
 export * from './cards.js';
+export * from './card-names.js';
 export * from './actions.js';
 export * from './errors.js';
 export * from './ruleset.js';

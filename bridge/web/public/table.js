@@ -3,22 +3,7 @@
 // bots played on the server), env.reset, env.step, env.view (the public table of the player's
 // seat) and env.record. Legality comes from the server: only the moves env.view lists are enabled.
 
-const PROTOCOL_VERSION = 2;
-const SUIT_SYMBOLS = { c: '♣', s: '♠', h: '♥', d: '♦' };
-const NAMES = {
-  german: {
-    suits: { c: 'Eichel', s: 'Laub', h: 'Herz', d: 'Schellen' },
-    ranks: { A: 'Sau', K: 'König', Q: 'Ober', J: 'Unter', T: 'Zehner', 9: 'Neuner', 8: 'Achter', 7: 'Siebener' },
-    short: { A: 'A', K: 'K', Q: 'O', J: 'U', T: '10', 9: '9', 8: '8', 7: '7' },
-    card: (rank, suit) => `${suit} ${rank}`,
-  },
-  french: {
-    suits: { c: 'Clubs', s: 'Spades', h: 'Hearts', d: 'Diamonds' },
-    ranks: { A: 'Ace', K: 'King', Q: 'Queen', J: 'Jack', T: 'Ten', 9: 'Nine', 8: 'Eight', 7: 'Seven' },
-    short: { A: 'A', K: 'K', Q: 'Q', J: 'J', T: '10', 9: '9', 8: '8', 7: '7' },
-    card: (rank, suit) => `${rank} of ${suit}`,
-  },
-};
+import { CARD_NAMES, PROTOCOL_VERSION } from './shared.js';
 
 const $ = (id) => document.getElementById(id);
 const table = {
@@ -67,26 +52,30 @@ function call(method, params = {}) {
 
 // ---------------------------------------------------------------- names
 
+function styleNames() {
+  return Object.hasOwn(CARD_NAMES.styles, table.deckStyle) ? CARD_NAMES.styles[table.deckStyle] : CARD_NAMES.styles.german;
+}
+
 function cardParts(token) {
-  if (token === 'W') return { rank: 'W', suit: 'd', weli: true };
+  if (token === 'W') return { rank: 'W', suit: CARD_NAMES.weliSuit, weli: true };
   return { rank: token[0], suit: token[1], weli: false };
 }
 
 function cardName(token) {
-  const names = NAMES[table.deckStyle];
+  const names = styleNames();
   const { rank, suit, weli } = cardParts(token);
-  if (weli) return 'Weli (Schellen 6)';
-  return names.card(names.ranks[rank], names.suits[suit]);
+  if (weli) return names.weli;
+  return names.order === 'suit-rank' ? `${names.suits[suit]} ${names.ranks[rank]}` : `${names.ranks[rank]} of ${names.suits[suit]}`;
 }
 
 function suitName(letter) {
-  return `${SUIT_SYMBOLS[letter]} ${NAMES[table.deckStyle].suits[letter]}`;
+  return `${CARD_NAMES.suitSymbols[letter]} ${styleNames().suits[letter]}`;
 }
 
 function cardLabel(token) {
-  if (token === 'W') return 'W';
+  if (token === 'W') return CARD_NAMES.weliShort;
   const { rank, suit } = cardParts(token);
-  return `${NAMES[table.deckStyle].short[rank]}${SUIT_SYMBOLS[suit]}`;
+  return `${styleNames().short[rank]}${CARD_NAMES.suitSymbols[suit]}`;
 }
 
 function seatName(seat) {
