@@ -8,7 +8,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
 import { MAX_SEATS, NUM_ACTIONS, actionToString } from '../env/rules/index.js';
 import { OBS_SIZE, observationSpec } from '../env/observation.js';
-import { BridgeError, describeZodIssue, toErrorBody } from './errors.js';
+import { BridgeError, toErrorBody } from './errors.js';
+import { firstIssue } from '../env/rules/zod-issue.js';
 import { MAX_POLICY_ROWS, METHODS, PROTOCOL_VERSION, REQUEST_SCHEMAS, type Method, type ParamsOf } from './protocol.js';
 import { errorReply, ok, type Id, type Reply } from './replies.js';
 import type { HostedMethod, HostedReply, SessionHost } from './host.js';
@@ -208,7 +209,7 @@ export class Connection {
       if (params === null) {
         const parsed = REQUEST_SCHEMAS[method].safeParse(raw);
         if (!parsed.success) {
-          const { field, message: text } = describeZodIssue(parsed.error.issues[0]! as never);
+          const { field, message: text } = firstIssue(parsed.error);
           return errorReply(id, { code: field.startsWith('params') ? 'invalid_params' : 'invalid_request', message: text, field });
         }
         params = (parsed.data as { params: unknown }).params;

@@ -73,12 +73,3 @@ function withOptional(body: ErrorBody, field?: string, details?: Record<string, 
   if (details !== undefined) body.details = details;
   return body;
 }
-
-/** The first zod issue as a field path (`params.config.rules`) and a message naming it. */
-export function describeZodIssue(issue: { path: PropertyKey[]; message: string; code: string; keys?: string[] }): { field: string; message: string } {
-  const path = issue.path.map(String);
-  if (issue.code === 'unrecognized_keys' && issue.keys?.length) path.push(issue.keys[0]!);
-  const field = path.join('.') || '(root)';
-  const what = issue.code === 'unrecognized_keys' ? `unknown field${issue.keys && issue.keys.length > 1 ? 's' : ''} ${issue.keys?.join(', ')}` : issue.message;
-  return { field, message: `${field}: ${what}` };
-}

@@ -24,6 +24,7 @@ import {
 } from './manifest.js';
 import { modelFromFiles, modelToFiles } from './model-files.js';
 import { MAX_METADATA_BYTES, readRegularFile } from './safe-read.js';
+import { firstIssue } from '../env/rules/zod-issue.js';
 
 export type RulesInput = Record<string, unknown> | RuleSet;
 
@@ -94,7 +95,7 @@ export async function writeCheckpoint(dir: string, content: CheckpointContent): 
     files: Object.fromEntries([...files].map(([file, data]) => [file, { sha256: sha256(data), bytes: data.byteLength }])),
     extras,
   });
-  if (!parsed.success) throw new CheckpointError('invalid-argument', dir, describeIssue(parsed.error.issues[0]!));
+  if (!parsed.success) throw new CheckpointError('invalid-argument', dir, firstIssue(parsed.error).message);
   const manifestBytes = new TextEncoder().encode(`${JSON.stringify(parsed.data, null, 2)}\n`);
 
   if (await exists(dir)) throw new CheckpointError('already-exists', dir, 'checkpoints are immutable; choose another name');
@@ -148,7 +149,7 @@ export async function readManifest(dir: string): Promise<{ manifest: CheckpointM
     throw new CheckpointError('bad-manifest', dir, `${MANIFEST_FILE} is not JSON: ${(e as Error).message}`);
   }
   const parsed = manifestSchema.safeParse(json);
-  if (!parsed.success) throw new CheckpointError('bad-manifest', dir, describeIssue(parsed.error.issues[0]!));
+  if (!parsed.success) throw new CheckpointError('bad-manifest', dir, firstIssue(parsed.error).message);
   return { manifest: parsed.data, bytes };
 }
 
@@ -227,6 +228,3 @@ async function exists(p: string): Promise<boolean> {
   );
 }
 
-function describeIssue(issue: { path: PropertyKey[]; message: string }): string {
-  return `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`;
-}

@@ -19,6 +19,7 @@ import { replaceFileAtomic } from './durable-fs.js';
 import { MAX_METADATA_BYTES, readRegularFile } from './safe-read.js';
 import { CheckpointError } from './errors.js';
 import { NAME_PATTERN, sha256, type CheckpointManifest } from './manifest.js';
+import { firstIssue } from '../env/rules/zod-issue.js';
 
 export type PointerName = 'latest' | 'best';
 
@@ -183,7 +184,7 @@ export class CheckpointStore {
       throw new CheckpointError('bad-pointer', file, `not JSON: ${(e as Error).message}`);
     }
     const parsed = pointerSchema.safeParse(json);
-    if (!parsed.success) throw new CheckpointError('bad-pointer', file, parsed.error.issues[0]!.message);
+    if (!parsed.success) throw new CheckpointError('bad-pointer', file, firstIssue(parsed.error).message);
     return parsed.data;
   }
 

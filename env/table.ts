@@ -10,6 +10,7 @@ import {
   ValidationError,
   type KratzenState,
 } from './rules/index.js';
+import { firstIssue } from './rules/zod-issue.js';
 
 export const envConfigSchema = z.strictObject({
   /** Rule set (docs/rules.md §0). @default {} (didactic4, 4 players) */
@@ -45,10 +46,8 @@ export type EnvConfig = z.output<typeof envConfigSchema>;
 export function parseEnvConfig(input: EnvConfigInput = {}): { config: EnvConfig; game: KratzenGame } {
   const parsed = envConfigSchema.safeParse(input ?? {});
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const path = issue.path.map(String);
-    if (issue.code === 'unrecognized_keys') path.push(issue.keys[0]!);
-    throw new ValidationError('invalid env config', path.join('.'), issue.message);
+    const { field, reason } = firstIssue(parsed.error);
+    throw new ValidationError('invalid env config', field, reason);
   }
   try {
     return { config: parsed.data, game: new KratzenGame(parsed.data.rules) };

@@ -4,6 +4,7 @@
 
 import { z } from 'zod';
 import { RuleSetError, ValidationError, parseRuleSet, ruleSetToJson } from '../env/rules/index.js';
+import { firstIssue } from '../env/rules/zod-issue.js';
 
 const leagueSchema = z.strictObject({
   /** Weight of episodes where the learner plays every seat. @default 0.3 */
@@ -98,10 +99,8 @@ export type TrainConfig = z.output<typeof trainConfigSchema> & { name: string };
 export function parseTrainConfig(input: unknown, now: Date = new Date()): TrainConfig {
   const parsed = trainConfigSchema.safeParse(input ?? {});
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const path = issue.path.map(String);
-    if (issue.code === 'unrecognized_keys') path.push(issue.keys[0]!);
-    throw new ValidationError('invalid training config', path.join('.'), issue.code === 'unrecognized_keys' ? `unknown field ${path.join('.')}` : issue.message);
+    const { field, reason } = firstIssue(parsed.error);
+    throw new ValidationError('invalid training config', field, reason);
   }
   let rules;
   try {

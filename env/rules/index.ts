@@ -16,3 +16,4 @@ export * from './seat-view.js';
 export * from './sample.js';
 export * from './record.js';
 export * from './random-play.js';
+export * from './zod-issue.js';

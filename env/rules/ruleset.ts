@@ -4,6 +4,7 @@
 
 import { z } from 'zod';
 import { RuleSetError } from './errors.js';
+import { firstIssue } from './zod-issue.js';
 
 export type Profile = 'didactic4' | 'tavern5';
 export type DeckStyle = 'german' | 'french' | 'french-joker';
@@ -122,11 +123,7 @@ export function parseRuleSet(input: unknown): RuleSet {
   }
   const parsed = ruleSetSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    let path = issue.path.map(String);
-    if (issue.code === 'unrecognized_keys') path = [...path, issue.keys[0]!];
-    const field = path.join('.');
-    const reason = issue.code === 'unrecognized_keys' ? `unknown field ${field}` : issue.message;
+    const { field, reason } = firstIssue(parsed.error);
     throw new RuleSetError(field, reason);
   }
   const r = parsed.data;

@@ -1,0 +1,25 @@
+// How every layer reports a failed zod parse: the first issue, as the path of the bad field and
+// what is wrong with it. An unknown key is named in the path itself, so `rules.foo` points at
+// the key to remove rather than at the object holding it.
+
+import type { z } from 'zod';
+
+export interface FieldIssue {
+  /** Dotted path of the bad field (`league.selfPlay`, `params.config.rules`); '' for the root. */
+  field: string;
+  reason: string;
+  /** `<field>: <reason>`, the root shown as `(root)`. */
+  message: string;
+}
+
+export function firstIssue(error: z.ZodError, prefix: readonly string[] = []): FieldIssue {
+  const issue = error.issues[0]!;
+  const path = [...prefix, ...issue.path.map(String)];
+  let reason = issue.message;
+  if (issue.code === 'unrecognized_keys' && issue.keys.length) {
+    path.push(issue.keys[0]!);
+    reason = `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
+  }
+  const field = path.join('.');
+  return { field, reason, message: `${field || '(root)'}: ${reason}` };
+}
