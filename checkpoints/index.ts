@@ -29,3 +29,4 @@ export {
   type PointerName,
   type SaveOptions,
 } from './store.js';
+export { OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, type NamedArray } from './optimizer-state.js';

@@ -9,6 +9,7 @@ import { OBS_SIZE } from '../env/observation.js';
 import { tf } from '../agents/tfjs.js';
 import type { PolicyAgent } from '../agents/policy-agent.js';
 import type { Batch } from './rollout.js';
+import type { NamedArray } from '../checkpoints/optimizer-state.js';
 
 export interface PpoHyperparameters {
   learningRate: number;
@@ -29,6 +30,27 @@ export interface UpdateMetrics {
   gradNorm: number;
 }
 
+export interface ImitationMetrics {
+  imitationLoss: number;
+  valueLoss: number;
+  accuracy: number;
+  gradNorm: number;
+}
+
+/** A minibatch as tensors, for the loss functions. */
+interface MinibatchTensors {
+  obs: tf.Tensor2D;
+  masks: tf.Tensor2D;
+  actions: tf.Tensor1D;
+  /** One-hot of `actions`. */
+  chosen: tf.Tensor;
+  oldLogProbs: tf.Tensor1D;
+  advantages: tf.Tensor1D;
+  returns: tf.Tensor1D;
+}
+
+type GatheredRows = ReturnType<typeof gather>;
+
 export class PpoLearner {
   readonly optimizer: tf.AdamOptimizer;
 
@@ -41,11 +63,59 @@ export class PpoLearner {
 
   /** One PPO update over a batch; the minibatch order comes from `seed`. */
   update(batch: Batch, seed: string): UpdateMetrics {
+    const { hp, agent } = this;
+    const names = ['policyLoss', 'valueLoss', 'entropy', 'approxKl', 'clipFraction'] as const;
+    const advantages = batch.size ? normalized(batch.advantages) : batch.advantages;
+    return this.optimize(batch, advantages, `${seed}/minibatches`, names, (t) => {
+      const { logits, value } = agent.forward(t.obs, t.masks, true);
+      const logAll = tf.logSoftmax(logits);
+      const logProb = tf.sum(tf.mul(logAll, t.chosen), 1);
+      const ratio = tf.exp(tf.sub(logProb, t.oldLogProbs));
+      const clipped = tf.clipByValue(ratio, 1 - hp.clip, 1 + hp.clip);
+      const policyLoss = tf.neg(tf.mean(tf.minimum(tf.mul(ratio, t.advantages), tf.mul(clipped, t.advantages)))) as tf.Scalar;
+      const valueLoss = tf.mean(tf.square(tf.sub(value, t.returns))) as tf.Scalar;
+      // Masked logits are -1e9: their probability is exactly 0, so p * log p adds 0 there.
+      const entropy = tf.neg(tf.mean(tf.sum(tf.mul(tf.exp(logAll), logAll), 1))) as tf.Scalar;
+      const approxKl = tf.mean(tf.sub(t.oldLogProbs, logProb)) as tf.Scalar;
+      const clipFraction = tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), hp.clip), 'float32')) as tf.Scalar;
+      const loss = tf.add(policyLoss, tf.sub(tf.mul(valueLoss, hp.valueCoef), tf.mul(entropy, hp.entropyCoef))) as tf.Scalar;
+      return { loss, report: [policyLoss, valueLoss, entropy, approxKl, clipFraction] };
+    });
+  }
+
+  /**
+   * Behaviour cloning on a batch whose actions a teacher chose: cross-entropy on the masked
+   * policy plus the value loss on the observed returns. Warms up the policy before PPO.
+   */
+  imitate(batch: Batch, seed: string): ImitationMetrics {
+    const { hp, agent } = this;
+    const names = ['imitationLoss', 'valueLoss', 'accuracy'] as const;
+    return this.optimize(batch, batch.advantages, `${seed}/imitation`, names, (t) => {
+      const { logits, value } = agent.forward(t.obs, t.masks, true);
+      const crossEntropy = tf.neg(tf.mean(tf.sum(tf.mul(tf.logSoftmax(logits), t.chosen), 1))) as tf.Scalar;
+      const valueLoss = tf.mean(tf.square(tf.sub(value, t.returns))) as tf.Scalar;
+      const accuracy = tf.mean(tf.cast(tf.equal(tf.argMax(logits, 1), t.actions), 'float32')) as tf.Scalar;
+      return { loss: tf.add(crossEntropy, tf.mul(valueLoss, hp.valueCoef)) as tf.Scalar, report: [crossEntropy, valueLoss, accuracy] };
+    });
+  }
+
+  /**
+   * The one minibatch loop: `epochs` passes over the batch in an order drawn from `stream`, one
+   * Adam step per minibatch on `lossOf`'s loss with its gradients clipped to `maxGradNorm`
+   * (global norm). Returns the mean over minibatches of the scalars `lossOf` reports (named by
+   * `names`) and of the gradient norm before clipping.
+   */
+  private optimize<K extends string>(
+    batch: Batch,
+    advantages: Float32Array,
+    stream: string,
+    names: readonly K[],
+    lossOf: (t: MinibatchTensors) => { loss: tf.Scalar; report: tf.Scalar[] },
+  ): Record<K | 'gradNorm', number> {
     const { hp } = this;
-    const sums = { policyLoss: 0, valueLoss: 0, entropy: 0, approxKl: 0, clipFraction: 0, gradNorm: 0 };
+    const sums = Object.fromEntries([...names, 'gradNorm'].map((k) => [k, 0])) as Record<K | 'gradNorm', number>;
     if (batch.size === 0) return sums;
-    const advantages = normalized(batch.advantages);
-    const random = seedrandom.alea(`${seed}/minibatches`);
+    const random = seedrandom.alea(stream);
     const order = Array.from({ length: batch.size }, (_, i) => i);
     let minibatches = 0;
     for (let epoch = 0; epoch < hp.epochs; epoch++) {
@@ -54,101 +124,48 @@ export class PpoLearner {
         const rows = order.slice(start, start + hp.minibatchSize);
         // A tail much smaller than a minibatch adds noise and time for little signal.
         if (rows.length < Math.min(hp.minibatchSize, batch.size) / 4) continue;
-        const metrics = this.step(batch, advantages, rows);
-        for (const key of Object.keys(sums) as (keyof UpdateMetrics)[]) sums[key] += metrics[key];
+        const values = this.step(gather(batch, rows, advantages), lossOf);
+        names.forEach((k, j) => (sums[k] += values[j]!));
+        sums.gradNorm += values[names.length]!;
         minibatches++;
       }
     }
-    for (const key of Object.keys(sums) as (keyof UpdateMetrics)[]) sums[key] /= Math.max(1, minibatches);
+    for (const k of Object.keys(sums) as (K | 'gradNorm')[]) sums[k] /= Math.max(1, minibatches);
     return sums;
   }
 
-  private step(batch: Batch, advantages: Float32Array, rows: number[]): UpdateMetrics {
-    const m = rows.length;
-    const { obs, masks, actions, oldLogProbs, adv, returns } = gather(batch, rows, advantages);
-    const { hp, agent } = this;
+  /** One clipped Adam step; returns the reported scalars, then the gradient norm. */
+  private step(rows: GatheredRows, lossOf: (t: MinibatchTensors) => { loss: tf.Scalar; report: tf.Scalar[] }): number[] {
+    const m = rows.actions.length;
+    const { hp } = this;
     return tf.tidy(() => {
-      const obsT = tf.tensor2d(obs, [m, OBS_SIZE]);
-      const maskT = tf.tensor2d(masks, [m, NUM_ACTIONS], 'bool') as tf.Tensor2D;
-      const chosen = tf.oneHot(tf.tensor1d(actions, 'int32'), NUM_ACTIONS);
-      const oldT = tf.tensor1d(oldLogProbs);
-      const advT = tf.tensor1d(adv);
-      const retT = tf.tensor1d(returns);
-      let parts: tf.Scalar[] = [];
-      const { value: _loss, grads } = tf.variableGrads(() => {
-        const { logits, value } = agent.forward(obsT, maskT, true);
-        const logAll = tf.logSoftmax(logits);
-        const logProb = tf.sum(tf.mul(logAll, chosen), 1);
-        const ratio = tf.exp(tf.sub(logProb, oldT));
-        const clipped = tf.clipByValue(ratio, 1 - hp.clip, 1 + hp.clip);
-        const policyLoss = tf.neg(tf.mean(tf.minimum(tf.mul(ratio, advT), tf.mul(clipped, advT)))) as tf.Scalar;
-        const valueLoss = tf.mean(tf.square(tf.sub(value, retT))) as tf.Scalar;
-        // Masked logits are -1e9: their probability is exactly 0, so p * log p adds 0 there.
-        const entropy = tf.neg(tf.mean(tf.sum(tf.mul(tf.exp(logAll), logAll), 1))) as tf.Scalar;
-        const approxKl = tf.mean(tf.sub(oldT, logProb)) as tf.Scalar;
-        const clipFraction = tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), hp.clip), 'float32')) as tf.Scalar;
-        parts = [policyLoss, valueLoss, entropy, approxKl, clipFraction].map((t) => tf.keep(t));
-        return tf.add(policyLoss, tf.sub(tf.mul(valueLoss, hp.valueCoef), tf.mul(entropy, hp.entropyCoef))) as tf.Scalar;
+      const actions = tf.tensor1d(rows.actions, 'int32');
+      const t: MinibatchTensors = {
+        obs: tf.tensor2d(rows.obs, [m, OBS_SIZE]),
+        masks: tf.tensor2d(rows.masks, [m, NUM_ACTIONS], 'bool') as tf.Tensor2D,
+        actions,
+        chosen: tf.oneHot(actions, NUM_ACTIONS),
+        oldLogProbs: tf.tensor1d(rows.oldLogProbs),
+        advantages: tf.tensor1d(rows.adv),
+        returns: tf.tensor1d(rows.returns),
+      };
+      let report: tf.Scalar[] = [];
+      const { grads } = tf.variableGrads(() => {
+        const out = lossOf(t);
+        report = out.report.map((r) => tf.keep(r));
+        return out.loss;
       }, this.variables());
-      const names = Object.keys(grads);
-      const norm = tf.sqrt(tf.addN(names.map((k) => tf.sum(tf.square(grads[k]!)))));
+      const keys = Object.keys(grads);
+      const norm = tf.sqrt(tf.addN(keys.map((k) => tf.sum(tf.square(grads[k]!)))));
       const normValue = norm.dataSync()[0]!;
       const scale = normValue > hp.maxGradNorm ? hp.maxGradNorm / normValue : 1;
-      const clippedGrads: Record<string, tf.Tensor> = {};
-      for (const k of names) clippedGrads[k] = scale === 1 ? grads[k]! : tf.mul(grads[k]!, scale);
-      this.optimizer.applyGradients(clippedGrads as unknown as Parameters<tf.AdamOptimizer["applyGradients"]>[0]);
-      const [policyLoss, valueLoss, entropy, approxKl, clipFraction] = parts.map((t) => t.dataSync()[0]!);
-      parts.forEach((t) => t.dispose());
-      return { policyLoss: policyLoss!, valueLoss: valueLoss!, entropy: entropy!, approxKl: approxKl!, clipFraction: clipFraction!, gradNorm: normValue };
+      const clipped: Record<string, tf.Tensor> = {};
+      for (const k of keys) clipped[k] = scale === 1 ? grads[k]! : tf.mul(grads[k]!, scale);
+      this.optimizer.applyGradients(clipped as unknown as Parameters<tf.AdamOptimizer['applyGradients']>[0]);
+      const values = report.map((r) => r.dataSync()[0]!);
+      report.forEach((r) => r.dispose());
+      return [...values, normValue];
     });
-  }
-
-  /**
-   * Behaviour cloning on a batch whose actions a teacher chose: cross-entropy on the masked
-   * policy plus the value loss on the observed returns. Warms up the policy before PPO.
-   */
-  imitate(batch: Batch, seed: string): { imitationLoss: number; valueLoss: number; accuracy: number } {
-    const { hp, agent } = this;
-    const random = seedrandom.alea(`${seed}/imitation`);
-    const order = Array.from({ length: batch.size }, (_, i) => i);
-    const sums = { imitationLoss: 0, valueLoss: 0, accuracy: 0 };
-    let minibatches = 0;
-    for (let epoch = 0; epoch < hp.epochs; epoch++) {
-      shuffle(order, random);
-      for (let start = 0; start < batch.size; start += hp.minibatchSize) {
-        const rows = order.slice(start, start + hp.minibatchSize);
-        const m = rows.length;
-        const { obs, masks, actions, returns } = gather(batch, rows, batch.advantages);
-        const result = tf.tidy(() => {
-          const obsT = tf.tensor2d(obs, [m, OBS_SIZE]);
-          const maskT = tf.tensor2d(masks, [m, NUM_ACTIONS], 'bool') as tf.Tensor2D;
-          const actT = tf.tensor1d(actions, 'int32');
-          const chosen = tf.oneHot(actT, NUM_ACTIONS);
-          const retT = tf.tensor1d(returns);
-          let parts: tf.Scalar[] = [];
-          const { grads } = tf.variableGrads(() => {
-            const { logits, value } = agent.forward(obsT, maskT, true);
-            const crossEntropy = tf.neg(tf.mean(tf.sum(tf.mul(tf.logSoftmax(logits), chosen), 1))) as tf.Scalar;
-            const valueLoss = tf.mean(tf.square(tf.sub(value, retT))) as tf.Scalar;
-            const accuracy = tf.mean(tf.cast(tf.equal(tf.argMax(logits, 1), actT), 'float32')) as tf.Scalar;
-            parts = [crossEntropy, valueLoss, accuracy].map((t) => tf.keep(t));
-            return tf.add(crossEntropy, tf.mul(valueLoss, hp.valueCoef)) as tf.Scalar;
-          }, this.variables());
-          this.optimizer.applyGradients(grads as unknown as Parameters<tf.AdamOptimizer['applyGradients']>[0]);
-          const values = parts.map((t) => t.dataSync()[0]!);
-          parts.forEach((t) => t.dispose());
-          return values;
-        });
-        sums.imitationLoss += result[0]!;
-        sums.valueLoss += result[1]!;
-        sums.accuracy += result[2]!;
-        minibatches++;
-      }
-    }
-    sums.imitationLoss /= Math.max(1, minibatches);
-    sums.valueLoss /= Math.max(1, minibatches);
-    sums.accuracy /= Math.max(1, minibatches);
-    return sums;
   }
 
   /**
@@ -159,13 +176,13 @@ export class PpoLearner {
     return this.agent.model.trainableWeights.map((w) => w.read() as tf.Variable);
   }
 
-  /** Adam's state (step count and moments) as named arrays, for checkpoints. */
-  async optimizerState(): Promise<{ name: string; shape: number[]; data: Float32Array }[]> {
+  /** Adam's state (step count and moments) as named arrays, for checkpoints (checkpoints/optimizer-state.ts). */
+  async optimizerState(): Promise<NamedArray[]> {
     const weights = await this.optimizer.getWeights();
     return weights.map((w) => ({ name: w.name, shape: w.tensor.shape, data: w.tensor.dataSync() as Float32Array }));
   }
 
-  async restoreOptimizer(state: { name: string; shape: number[]; data: Float32Array }[]): Promise<void> {
+  async restoreOptimizer(state: readonly NamedArray[]): Promise<void> {
     await this.optimizer.setWeights(state.map((w) => ({ name: w.name, tensor: tf.tensor(w.data, w.shape) })));
   }
 }

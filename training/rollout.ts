@@ -22,8 +22,11 @@ function potFactor(vec: VecEnv, i: number): number {
   return 1 / Math.max(1, vec.potOf(i));
 }
 
-/** Who plays a seat: the learner, or league member k. */
-export const LEARNER = -1;
+/** The learner's seats in a LeagueDraw. */
+export const LEARNER = 'learner' as const;
+
+/** Who plays a seat for an episode: the learner, or an opponent agent. */
+export type SeatController = Agent | typeof LEARNER;
 
 export interface Batch {
   size: number;
@@ -45,8 +48,7 @@ export interface RolloutStats {
 }
 
 export interface LeagueDraw {
-  /** Controller per seat: LEARNER or an index into the opponents list. */
-  seats: number[];
+  seats: SeatController[];
 }
 
 export class RolloutCollector {
@@ -87,12 +89,11 @@ export class RolloutCollector {
   }
 
   /**
-   * Plays `steps` vector steps. `draw` picks the seats' controllers for each new episode;
-   * `opponents[k]` plays the seats of controller k.
+   * Plays `steps` vector steps. `draw` picks the seats' controllers for each new episode; each
+   * opponent acts once per step for all the rows it plays, in env order.
    */
   collect(
     learner: PolicyAgent,
-    opponents: readonly Agent[],
     draw: (random: () => number) => LeagueDraw,
     options: { seed: string; steps: number; gamma: number; lambda: number; teacher?: Agent },
   ): { batch: Batch; stats: RolloutStats } {
@@ -101,12 +102,26 @@ export class RolloutCollector {
     const numEnvs = vec.numEnvs;
     const random = seedrandom.alea(`${options.seed}/rollout`);
     vec.reset(`${options.seed}/envs`);
+    // Controllers as numbers: -1 the learner, k >= 0 the k-th opponent seen in this rollout.
     const controllers = new Int32Array(numEnvs * n);
+    const opponents: Agent[] = [];
+    const opponentIndex = new Map<Agent, number>();
+    const byOpponent: number[][] = [];
+    const indexOf = (controller: SeatController): number => {
+      if (controller === LEARNER) return -1;
+      let k = opponentIndex.get(controller);
+      if (k === undefined) {
+        k = opponents.push(controller) - 1;
+        opponentIndex.set(controller, k);
+        byOpponent.push([]);
+      }
+      return k;
+    };
     const pending = new Int32Array(numEnvs * MAX_SEATS).fill(-1);
     const members: number[][] = Array.from({ length: numEnvs }, () => []);
     const startEpisode = (i: number) => {
       const { seats } = draw(random);
-      for (let s = 0; s < n; s++) controllers[i * n + s] = seats[s]!;
+      for (let s = 0; s < n; s++) controllers[i * n + s] = indexOf(seats[s]!);
     };
     for (let i = 0; i < numEnvs; i++) startEpisode(i);
     let count = 0;
@@ -115,7 +130,6 @@ export class RolloutCollector {
     const episodeReward = new Float64Array(numEnvs * MAX_SEATS);
     const actions = new Int32Array(numEnvs);
     const learnerRows: number[] = [];
-    const byOpponent: number[][] = opponents.map(() => []);
     let episodes = 0;
 
     for (let t = 0; t < options.steps; t++) {
@@ -123,7 +137,7 @@ export class RolloutCollector {
       byOpponent.forEach((rows) => (rows.length = 0));
       for (let i = 0; i < numEnvs; i++) {
         const controller = controllers[i * n + vec.seats[i]!]!;
-        if (controller === LEARNER) learnerRows.push(i);
+        if (controller < 0) learnerRows.push(i);
         else byOpponent[controller]!.push(i);
       }
       if (learnerRows.length > 0) {
@@ -162,14 +176,14 @@ export class RolloutCollector {
           const r = vec.rewards[i * MAX_SEATS + s]!;
           const p = pending[i * MAX_SEATS + s]!;
           if (p >= 0) this.reward[p]! += r * this.rewardFactor[p]!;
-          if (controllers[i * n + s] === LEARNER) episodeReward[i * MAX_SEATS + s]! += r;
+          if (controllers[i * n + s]! < 0) episodeReward[i * MAX_SEATS + s]! += r;
         }
         if (!vec.terminated[i] && !vec.truncated[i]) continue;
         // The episode (a hand) is over: its learner decisions are complete.
         episodes++;
         for (let s = 0; s < n; s++) {
           const slot = i * MAX_SEATS + s;
-          if (controllers[i * n + s] === LEARNER) {
+          if (controllers[i * n + s]! < 0) {
             learnerReturn += episodeReward[slot]!;
             learnerEpisodeSeats++;
           }

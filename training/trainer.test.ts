@@ -9,7 +9,7 @@ import { HeuristicAgent, RandomAgent } from '../agents/index.js';
 import { OBS_SIZE, decodeObservation } from '../env/observation.js';
 import { parseTrainConfig } from './config.js';
 import { PpoLearner } from './ppo.js';
-import { LEARNER, RolloutCollector } from './rollout.js';
+import { LEARNER, RolloutCollector, type LeagueDraw } from './rollout.js';
 import { train, withoutTimings, type TrainOptions } from './trainer.js';
 
 beforeAll(async () => {
@@ -39,8 +39,10 @@ describe('PPO update', () => {
     const agent = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 3 });
     const learner = new PpoLearner(agent, { learningRate: 1e-3, epochs: 2, minibatchSize: 64, clip: 0.2, valueCoef: 0.5, entropyCoef: 0.01, maxGradNorm: 0.5 });
     const collector = new RolloutCollector({ rules: { players: 4 }, numEnvs: 8, rolloutSteps: 24, rewardScale: 0.1 });
-    const draw = () => ({ seats: [LEARNER, 0, LEARNER, 1] });
-    const { batch, stats } = collector.collect(agent, [new HeuristicAgent(), new RandomAgent()], draw, { seed: 's', steps: 24, gamma: 1, lambda: 0.95 });
+    const heuristic = new HeuristicAgent();
+    const random = new RandomAgent();
+    const draw = (): LeagueDraw => ({ seats: [LEARNER, heuristic, LEARNER, random] });
+    const { batch, stats } = collector.collect(agent, draw, { seed: 's', steps: 24, gamma: 1, lambda: 0.95 });
     expect(batch.size).toBeGreaterThan(0);
     expect(stats.episodes).toBeGreaterThan(0);
     learner.update(batch, 'warm-up'); // creates the optimizer's slots once
@@ -58,11 +60,11 @@ describe('PPO update', () => {
 describe('reward normalization', () => {
   it("'pot' credits each decision chips / pot: returns are the 'chips' returns over rewardScale x pot", () => {
     const agent = new PolicyAgent({ architecture: { hiddenSizes: [8] }, seed: 5 });
-    const draw = () => ({ seats: [LEARNER, 0, LEARNER, 0] });
+    const heuristic = new HeuristicAgent();
+    const draw = (): LeagueDraw => ({ seats: [LEARNER, heuristic, LEARNER, heuristic] });
     const collect = (rewardNormalization: 'chips' | 'pot') =>
       new RolloutCollector({ rules: { players: 4 }, numEnvs: 6, rolloutSteps: 40, rewardScale: 0.1, rewardNormalization }).collect(
         agent,
-        [new HeuristicAgent()],
         draw,
         { seed: 'norm', steps: 40, gamma: 1, lambda: 1 },
       ).batch;

@@ -8,12 +8,13 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import seedrandom from 'seedrandom';
 import { createGame } from '../env/rules/index.js';
-import { HeuristicAgent, PhaseRoutedAgent, PimcAgent, PolicyAgent, RandomAgent, selectBackend, type Agent } from '../agents/index.js';
-import { CheckpointStore, type LoadedCheckpoint } from '../checkpoints/index.js';
+import { PhaseRoutedAgent, PimcAgent, PolicyAgent, selectBackend, type Agent } from '../agents/index.js';
+import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, type NamedArray } from '../checkpoints/index.js';
 import { parseTrainConfig, type TrainConfig } from './config.js';
 import { writeFileAtomic } from './files.js';
-import { PpoLearner, type UpdateMetrics } from './ppo.js';
-import { LEARNER, RolloutCollector, type LeagueDraw } from './rollout.js';
+import { PpoLearner } from './ppo.js';
+import { LEARNER, RolloutCollector, type SeatController } from './rollout.js';
+import { League } from './league.js';
 import { runTournament, type TournamentResult } from './tournament.js';
 import { writeTournamentReport } from './eval-report.js';
 import { writeTrainingReport, type MetricsLine } from './train-report.js';
@@ -53,100 +54,159 @@ export function withoutTimings(line: MetricsLine): MetricsLine {
 }
 
 export async function train(input: unknown, options: TrainOptions = {}): Promise<TrainResult> {
-  const verbose = options.verbose ?? true;
-  let config = parseTrainConfig(input);
-  const runDir = resolve(config.runsDir, config.name);
-  const configPath = join(runDir, 'config.json');
-  if (options.resume) {
-    if (!existsSync(configPath)) throw new Error(`nothing to resume: ${configPath} does not exist`);
-    // The saved config wins (a resumed run must be the same run); only `updates` may grow.
-    const saved = parseTrainConfig(JSON.parse(readFileSync(configPath, 'utf8')));
-    config = { ...saved, updates: Math.max(saved.updates, config.updates) };
-  } else if (existsSync(join(runDir, 'checkpoints'))) {
-    throw new Error(`${runDir} already holds a run: pass --resume to continue it, or choose another --name`);
+  const run = await TrainingRun.open(input, options);
+  try {
+    await run.restore();
+    await run.loop();
+    return await run.finish();
+  } finally {
+    run.dispose();
   }
-  mkdirSync(runDir, { recursive: true });
-  writeFileAtomic(configPath, `${JSON.stringify(config, null, 2)}\n`);
-  const log = (text: string) => verbose && process.stderr.write(`${text}\n`);
+}
 
-  const { backend } = await selectBackend(config.backend);
-  log(`training ${config.name}: rules ${JSON.stringify(config.rules)}, TF.js backend ${backend}, ${config.updates} updates`);
-  const rules = config.rules;
-  const numPlayers = createGame(rules).numPlayers;
-  const store = new CheckpointStore(join(runDir, 'checkpoints'), { rules, bestMetric: { name: 'evalVsHeuristic', higherIsBetter: true } });
-  const leagueStore = new CheckpointStore(join(runDir, 'league'), { rules });
-  const metricsPath = join(runDir, 'metrics.jsonl');
-  const reportPath = join(runDir, 'report.html');
+/** One training run, in the steps `train` takes: open, restore, loop over updates, finish. */
+class TrainingRun {
+  private readonly log: (text: string) => void;
+  private readonly rules: Record<string, unknown>;
+  private readonly store: CheckpointStore;
+  private readonly leagueStore: CheckpointStore;
+  private readonly metricsPath: string;
+  private readonly reportPath: string;
+  private readonly totalUpdates: number;
+  private learner!: PolicyAgent;
+  private ppo!: PpoLearner;
+  private league!: League;
+  private collector!: RolloutCollector;
+  private teacher!: Agent;
+  private bar: ProgressBar | null = null;
+  private state: TrainerState = { update: 0, snapshots: [] };
+  private metrics: MetricsLine[] = [];
+  private checkpointName = '';
+  private savedUpdate = -1;
+  private interrupted = false;
+  private started = 0;
+  private elapsedBefore = 0;
 
-  let learner: PolicyAgent;
-  let state: TrainerState = { update: 0, snapshots: [] };
-  let metrics: MetricsLine[] = [];
-  let optimizerState: { name: string; shape: number[]; data: Float32Array }[] | null = null;
-  if (options.resume && (await store.pointer('latest'))) {
-    const loaded = await store.load('latest');
-    learner = loaded.toAgent({ name: 'learner', seed: 0 });
-    state = JSON.parse(JSON.stringify(loaded.extras.get('trainer')?.meta ?? state)) as TrainerState;
-    optimizerState = decodeOptimizer(loaded);
-    metrics = readMetrics(metricsPath).filter((line) => line.update <= state.update);
-    log(`resuming after update ${state.update}`);
-  } else {
-    learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: hashSeed(config.seed), name: 'learner' });
+  private constructor(
+    private readonly config: TrainConfig,
+    private readonly options: TrainOptions,
+    private readonly runDir: string,
+    private readonly numPlayers: number,
+  ) {
+    const verbose = options.verbose ?? true;
+    this.log = (text) => verbose && process.stderr.write(`${text}\n`);
+    this.rules = config.rules;
+    this.store = new CheckpointStore(join(runDir, 'checkpoints'), { rules: this.rules, bestMetric: { name: 'evalVsHeuristic', higherIsBetter: true } });
+    this.leagueStore = new CheckpointStore(join(runDir, 'league'), { rules: this.rules });
+    this.metricsPath = join(runDir, 'metrics.jsonl');
+    this.reportPath = join(runDir, 'report.html');
+    this.totalUpdates = config.imitationUpdates + config.updates;
   }
-  writeFileAtomic(metricsPath, metrics.map((m) => `${JSON.stringify(m)}\n`).join(''));
-  const ppo = new PpoLearner(learner, config);
-  if (optimizerState) await ppo.restoreOptimizer(optimizerState);
 
-  const snapshots: PolicyAgent[] = [];
-  for (const name of state.snapshots) snapshots.push(snapshotAgent((await leagueStore.load(name)).toAgent({ name, mode: 'sample' })));
-  const collector = new RolloutCollector({ rules, numEnvs: config.numEnvs, rolloutSteps: config.rolloutSteps, rewardScale: config.rewardScale, rewardNormalization: config.rewardNormalization });
-  const bar = verbose ? new ProgressBar('train', config.imitationUpdates + config.updates, process.stderr, state.update) : null;
-  const started = Date.now();
-  let interrupted = false;
-  let checkpointName = (await store.pointer('latest')) ?? '';
-  const elapsedBefore = metrics.length ? Number(metrics[metrics.length - 1]!.elapsed ?? 0) : 0;
+  private get verbose(): boolean {
+    return this.options.verbose ?? true;
+  }
 
-  let savedUpdate = -1;
-  const saveCheckpoint = async (update: number, line: MetricsLine | undefined) => {
-    if (update === savedUpdate) return;
-    savedUpdate = update;
-    const numeric = Object.fromEntries(Object.entries(line ?? {}).filter(([, v]) => typeof v === 'number')) as Record<string, number>;
-    const optimizer = encodeOptimizer(await ppo.optimizerState());
-    const saved = await store.save(learner, {
-      step: update,
-      metrics: numeric,
-      extras: { optimizer, trainer: { data: new Uint8Array(0), meta: { update, snapshots: state.snapshots } } },
+  /** Validates the config and claims the run directory; a resumed run keeps its saved config (only `updates` may grow). */
+  static async open(input: unknown, options: TrainOptions): Promise<TrainingRun> {
+    let config = parseTrainConfig(input);
+    const runDir = resolve(config.runsDir, config.name);
+    const configPath = join(runDir, 'config.json');
+    if (options.resume) {
+      if (!existsSync(configPath)) throw new Error(`nothing to resume: ${configPath} does not exist`);
+      const saved = parseTrainConfig(JSON.parse(readFileSync(configPath, 'utf8')));
+      config = { ...saved, updates: Math.max(saved.updates, config.updates) };
+    } else if (existsSync(join(runDir, 'checkpoints'))) {
+      throw new Error(`${runDir} already holds a run: pass --resume to continue it, or choose another --name`);
+    }
+    mkdirSync(runDir, { recursive: true });
+    writeFileAtomic(configPath, `${JSON.stringify(config, null, 2)}\n`);
+    const { backend } = await selectBackend(config.backend);
+    const run = new TrainingRun(config, options, runDir, createGame(config.rules).numPlayers);
+    run.log(`training ${config.name}: rules ${JSON.stringify(config.rules)}, TF.js backend ${backend}, ${config.updates} updates`);
+    return run;
+  }
+
+  /** The learner, its optimizer, the league and the metrics: from the latest checkpoint when resuming, else fresh. */
+  async restore(): Promise<void> {
+    const { config } = this;
+    let optimizerState: NamedArray[] | null = null;
+    if (this.options.resume && (await this.store.pointer('latest'))) {
+      const loaded = await this.store.load('latest');
+      this.learner = loaded.toAgent({ name: 'learner', seed: 0 });
+      this.state = JSON.parse(JSON.stringify(loaded.extras.get('trainer')?.meta ?? this.state)) as TrainerState;
+      const blob = loaded.extras.get(OPTIMIZER_EXTRA);
+      optimizerState = blob ? decodeOptimizerState(blob, loaded.dir) : null;
+      this.metrics = readMetrics(this.metricsPath).filter((line) => line.update <= this.state.update);
+      this.log(`resuming after update ${this.state.update}`);
+    } else {
+      this.learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: hashSeed(config.seed), name: 'learner' });
+    }
+    writeFileAtomic(this.metricsPath, this.metrics.map((m) => `${JSON.stringify(m)}\n`).join(''));
+    this.ppo = new PpoLearner(this.learner, config);
+    if (optimizerState) await this.ppo.restoreOptimizer(optimizerState);
+    this.league = new League(config.league, this.numPlayers);
+    for (const name of this.state.snapshots) this.league.addSnapshot((await this.leagueStore.load(name)).toAgent({ name, mode: 'sample' }));
+    this.collector = new RolloutCollector({
+      rules: this.rules,
+      numEnvs: config.numEnvs,
+      rolloutSteps: config.rolloutSteps,
+      rewardScale: config.rewardScale,
+      rewardNormalization: config.rewardNormalization,
     });
-    checkpointName = saved.name;
-    await store.prune(config.keepCheckpoints);
-  };
+    this.teacher =
+      config.imitationTeacher === 'heuristic'
+        ? this.league.heuristic
+        : new PhaseRoutedAgent(new PimcAgent({ samples: config.teacherSamples, seed: `${config.seed}/teacher` }), this.league.heuristic);
+    this.checkpointName = (await this.store.pointer('latest')) ?? '';
+    this.elapsedBefore = this.metrics.length ? Number(this.metrics[this.metrics.length - 1]!.elapsed ?? 0) : 0;
+  }
 
-  const totalUpdates = config.imitationUpdates + config.updates;
-  const teacher: Agent =
-    config.imitationTeacher === 'heuristic'
-      ? new HeuristicAgent()
-      : new PhaseRoutedAgent(new PimcAgent({ samples: config.teacherSamples, seed: `${config.seed}/teacher` }), new HeuristicAgent());
-  for (let update = state.update + 1; update <= totalUpdates; update++) {
+  /** Updates until the last one, `stopAfter`, or a stop request (which saves a checkpoint first). */
+  async loop(): Promise<void> {
+    this.bar = this.verbose ? new ProgressBar('train', this.totalUpdates, process.stderr, this.state.update) : null;
+    this.started = Date.now();
+    for (let update = this.state.update + 1; update <= this.totalUpdates; update++) {
+      const line = this.learn(update);
+      if (update % this.config.league.snapshotEvery === 0) await this.snapshot(update);
+      this.state.update = update;
+      const evaluate = this.config.evalEvery > 0 && update % this.config.evalEvery === 0;
+      if (evaluate) await this.evaluate(update, line);
+      const last = update === this.totalUpdates || update === this.options.stopAfter;
+      if (evaluate || last || update % this.config.checkpointEvery === 0) await this.save(update, line);
+      this.record(line);
+      if (update === this.options.stopAfter) break;
+      if (this.options.shouldStop?.()) {
+        this.interrupted = true;
+        await this.save(update, line);
+        break;
+      }
+    }
+    if (!this.checkpointName) await this.save(this.state.update, this.metrics[this.metrics.length - 1]);
+  }
+
+  /**
+   * One update: a rollout, then behaviour cloning (the first `imitationUpdates`: the teacher
+   * plays every seat, recorded as the learner's) or a PPO step. Every draw derives from (seed, update).
+   */
+  private learn(update: number): MetricsLine {
+    const { config } = this;
     const t0 = Date.now();
     const seed = `${config.seed}/u${update}`;
-    // The first `imitationUpdates` updates clone the heuristic (every seat is the learner's,
-    // played by the teacher); PPO follows.
     const imitating = update <= config.imitationUpdates;
-    const opponents: Agent[] = [new HeuristicAgent(), new RandomAgent({ seed }), ...snapshots];
-    snapshots.forEach((agent, k) => agent.reseed(`${seed}/snapshot${k}`));
-    const draw = imitating
-      ? () => ({ seats: new Array<number>(numPlayers).fill(LEARNER) })
-      : (random: () => number) => drawSeats(config, numPlayers, snapshots.length, random);
-    const { batch, stats } = collector.collect(learner, opponents, draw, {
+    this.league.reseed(seed);
+    const selfPlay = { seats: new Array<SeatController>(this.numPlayers).fill(LEARNER) };
+    const { batch, stats } = this.collector.collect(this.learner, imitating ? () => selfPlay : (random) => this.league.draw(random), {
       seed,
       steps: config.rolloutSteps,
       gamma: config.gamma,
       lambda: imitating ? 1 : config.lambda,
-      teacher: imitating ? teacher : undefined,
+      teacher: imitating ? this.teacher : undefined,
     });
-    const losses: UpdateMetrics | ReturnType<PpoLearner['imitate']> = imitating ? ppo.imitate(batch, seed) : ppo.update(batch, seed);
+    const losses = imitating ? this.ppo.imitate(batch, seed) : this.ppo.update(batch, seed);
     const seconds = (Date.now() - t0) / 1000;
-    const previousSteps = metrics.length ? metrics[metrics.length - 1]!.envSteps : 0;
-    const line: MetricsLine = {
+    const previousSteps = this.metrics.length ? this.metrics[this.metrics.length - 1]!.envSteps : 0;
+    return {
       update,
       envSteps: previousSteps + stats.envSteps,
       learnerDecisions: stats.learnerDecisions,
@@ -156,57 +216,76 @@ export async function train(input: unknown, options: TrainOptions = {}): Promise
       ...Object.fromEntries(Object.entries(losses).map(([k, v]) => [k, round(v)])),
       seconds: round(seconds),
       stepsPerSec: Math.round(stats.envSteps / Math.max(seconds, 1e-6)),
-      elapsed: round(elapsedBefore + (Date.now() - started) / 1000),
+      elapsed: round(this.elapsedBefore + (Date.now() - this.started) / 1000),
     };
+  }
 
-    if (update % config.league.snapshotEvery === 0) {
-      const name = `snapshot-u${update}`;
-      await leagueStore.save(learner, { step: update, name });
-      state.snapshots = [...state.snapshots, name].slice(-config.league.maxSnapshots);
-      snapshots.push(snapshotAgent((await leagueStore.load(name)).toAgent({ name, mode: 'sample' })));
-      while (snapshots.length > config.league.maxSnapshots) snapshots.shift()!.dispose();
-    }
-    state.update = update;
-    const evaluate = config.evalEvery > 0 && update % config.evalEvery === 0;
-    const last = update === totalUpdates || update === options.stopAfter;
-    if (evaluate) {
-      const [vsRandom, vsHeuristic] = await evaluateAgainst(learner, rules, config.evalDeals, `${config.seed}/eval/u${update}`);
-      line.evalVsRandom = round(vsRandom.headToHead[0]!.meanDifference);
-      line.evalVsHeuristic = round(vsHeuristic.headToHead[0]!.meanDifference);
-    }
-    if (evaluate || last || update % config.checkpointEvery === 0) await saveCheckpoint(update, line);
-    metrics.push(line);
-    appendFileSync(metricsPath, `${JSON.stringify(line)}\n`);
-    writeTrainingReport(reportPath, `Kratzen training: ${config.name}`, config, metrics);
-    bar?.update(
-      update,
+  /** A frozen copy of the learner joins the league (saved, so a resumed run has the same league). */
+  private async snapshot(update: number): Promise<void> {
+    const name = `snapshot-u${update}`;
+    await this.leagueStore.save(this.learner, { step: update, name });
+    this.state.snapshots = [...this.state.snapshots, name].slice(-this.config.league.maxSnapshots);
+    this.league.addSnapshot((await this.leagueStore.load(name)).toAgent({ name, mode: 'sample' }));
+  }
+
+  private async evaluate(update: number, line: MetricsLine): Promise<void> {
+    const [vsRandom, vsHeuristic] = await evaluateAgainst(this.learner, this.rules, this.config.evalDeals, `${this.config.seed}/eval/u${update}`);
+    line.evalVsRandom = round(vsRandom.headToHead[0]!.meanDifference);
+    line.evalVsHeuristic = round(vsHeuristic.headToHead[0]!.meanDifference);
+  }
+
+  /** A checkpoint with the optimizer and trainer state, once per update at most. */
+  private async save(update: number, line: MetricsLine | undefined): Promise<void> {
+    if (update === this.savedUpdate) return;
+    this.savedUpdate = update;
+    const numeric = Object.fromEntries(Object.entries(line ?? {}).filter(([, v]) => typeof v === 'number')) as Record<string, number>;
+    const saved = await this.store.save(this.learner, {
+      step: update,
+      metrics: numeric,
+      extras: {
+        [OPTIMIZER_EXTRA]: encodeOptimizerState(await this.ppo.optimizerState()),
+        trainer: { data: new Uint8Array(0), meta: { update, snapshots: this.state.snapshots } },
+      },
+    });
+    this.checkpointName = saved.name;
+    await this.store.prune(this.config.keepCheckpoints);
+  }
+
+  /** Appends the metrics line and redraws the report and the progress bar. */
+  private record(line: MetricsLine): void {
+    this.metrics.push(line);
+    appendFileSync(this.metricsPath, `${JSON.stringify(line)}\n`);
+    writeTrainingReport(this.reportPath, `Kratzen training: ${this.config.name}`, this.config, this.metrics);
+    this.bar?.update(
+      line.update,
       `${line.stepsPerSec} steps/s` + (line.evalVsHeuristic !== undefined ? `, vs heuristic ${line.evalVsHeuristic}, vs random ${line.evalVsRandom}` : ''),
     );
-    if (update === options.stopAfter) break;
-    if (options.shouldStop?.()) {
-      interrupted = true;
-      await saveCheckpoint(update, line);
-      break;
-    }
   }
-  if (!checkpointName) await saveCheckpoint(state.update, metrics[metrics.length - 1]);
 
-  let finalEval: TrainResult['finalEval'];
-  const finished = state.update >= totalUpdates && !interrupted;
-  if (finished && config.finalEvalDeals > 0) {
-    log(`final duplicate evaluation: ${config.finalEvalDeals} deals against each opponent`);
-    const [vsRandom, vsHeuristic] = await evaluateAgainst(learner, rules, config.finalEvalDeals, `${config.seed}/final-eval`);
-    finalEval = { vsRandom, vsHeuristic };
-    writeTournamentReport(vsRandom, join(runDir, 'eval-vs-random'));
-    writeTournamentReport(vsHeuristic, join(runDir, 'eval-vs-heuristic'));
-    const summary = [vsRandom, vsHeuristic].map(describeMatch).join('\n');
-    writeTrainingReport(reportPath, `Kratzen training: ${config.name}`, config, metrics, summary);
-    if (verbose) process.stdout.write(`${summary}\n`);
+  /** The final duplicate evaluation of a finished run, and where its checkpoint and report are. */
+  async finish(): Promise<TrainResult> {
+    const { config } = this;
+    let finalEval: TrainResult['finalEval'];
+    const finished = this.state.update >= this.totalUpdates && !this.interrupted;
+    if (finished && config.finalEvalDeals > 0) {
+      this.log(`final duplicate evaluation: ${config.finalEvalDeals} deals against each opponent`);
+      const [vsRandom, vsHeuristic] = await evaluateAgainst(this.learner, this.rules, config.finalEvalDeals, `${config.seed}/final-eval`);
+      finalEval = { vsRandom, vsHeuristic };
+      writeTournamentReport(vsRandom, join(this.runDir, 'eval-vs-random'));
+      writeTournamentReport(vsHeuristic, join(this.runDir, 'eval-vs-heuristic'));
+      const summary = [vsRandom, vsHeuristic].map(describeMatch).join('\n');
+      writeTrainingReport(this.reportPath, `Kratzen training: ${config.name}`, config, this.metrics, summary);
+      if (this.verbose) process.stdout.write(`${summary}\n`);
+    }
+    const checkpoint = join(this.store.root, this.checkpointName);
+    if (this.verbose) process.stdout.write(`checkpoint: ${checkpoint}\nreport: ${this.reportPath}\n`);
+    return { runDir: this.runDir, updates: this.state.update, checkpoint, metrics: this.metrics, finalEval, interrupted: this.interrupted };
   }
-  if (verbose) process.stdout.write(`checkpoint: ${join(store.root, checkpointName)}\nreport: ${reportPath}\n`);
-  learner.dispose();
-  snapshots.forEach((s) => s.dispose());
-  return { runDir, updates: state.update, checkpoint: join(store.root, checkpointName), metrics, finalEval, interrupted };
+
+  dispose(): void {
+    this.learner?.dispose();
+    this.league?.dispose();
+  }
 }
 
 /** "learner vs heuristic: +1.23 ± 0.45 chips per hand (better in 30 of 40 deals)". */
@@ -225,56 +304,6 @@ async function evaluateAgainst(learner: PolicyAgent, rules: Record<string, unkno
   const run = (opponent: string) =>
     runTournament({ agents: ['learner', opponent], rules, deals, seed, workers: 1 }, { preloaded: new Map([['learner', learner as Agent]]) });
   return [await run('random'), await run('heuristic')] as const;
-}
-
-/** Seats for one episode: all learner (self-play), or the learner at some seats against one kind of opponent. */
-function drawSeats(config: TrainConfig, numPlayers: number, numSnapshots: number, random: () => number): LeagueDraw {
-  const w = config.league;
-  const weights = [w.selfPlay, w.heuristic, w.random, numSnapshots > 0 ? w.snapshots : 0];
-  const total = weights.reduce((a, b) => a + b, 0);
-  let u = random() * total;
-  let kind = 0;
-  while (kind < weights.length - 1 && (u -= weights[kind]!) >= 0) kind++;
-  if (kind === 0) return { seats: new Array<number>(numPlayers).fill(LEARNER) };
-  const opponent = kind === 1 ? 0 : kind === 2 ? 1 : 2 + Math.floor(random() * numSnapshots);
-  const learners = 1 + Math.floor(random() * (numPlayers - 1));
-  const seats = new Array<number>(numPlayers).fill(opponent);
-  const order = Array.from({ length: numPlayers }, (_, s) => s);
-  for (let k = order.length - 1; k > 0; k--) {
-    const j = Math.floor(random() * (k + 1));
-    [order[k], order[j]] = [order[j]!, order[k]!];
-  }
-  for (let k = 0; k < learners; k++) seats[order[k]!] = LEARNER;
-  return { seats };
-}
-
-function snapshotAgent(agent: PolicyAgent): PolicyAgent {
-  agent.model.trainable = false;
-  return agent;
-}
-
-function encodeOptimizer(state: { name: string; shape: number[]; data: Float32Array }[]) {
-  const total = state.reduce((n, w) => n + w.data.length, 0);
-  const data = new Float32Array(total);
-  let offset = 0;
-  for (const w of state) {
-    data.set(w.data, offset);
-    offset += w.data.length;
-  }
-  return { data: new Uint8Array(data.buffer), meta: state.map((w) => ({ name: w.name, shape: w.shape })) };
-}
-
-function decodeOptimizer(loaded: LoadedCheckpoint): { name: string; shape: number[]; data: Float32Array }[] | null {
-  const blob = loaded.extras.get('optimizer');
-  if (!blob) return null;
-  const floats = new Float32Array(blob.data.buffer.slice(blob.data.byteOffset, blob.data.byteOffset + blob.data.byteLength));
-  let offset = 0;
-  return (blob.meta as { name: string; shape: number[] }[]).map((w) => {
-    const size = w.shape.reduce((a, b) => a * b, 1);
-    const data = floats.slice(offset, offset + size);
-    offset += size;
-    return { name: w.name, shape: w.shape, data };
-  });
 }
 
 function readMetrics(path: string): MetricsLine[] {

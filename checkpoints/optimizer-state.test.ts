@@ -1,0 +1,33 @@
+// The optimizer extra of a checkpoint: a round trip, and refusal of meta that does not match the blob.
+import { describe, expect, it } from 'vitest';
+import { CheckpointError } from './errors.js';
+import { decodeOptimizerState, encodeOptimizerState } from './optimizer-state.js';
+
+const STATE = [
+  { name: 'iter', shape: [], data: new Float32Array([7]) },
+  { name: 'dense/kernel/m', shape: [2, 3], data: new Float32Array([1, 2, 3, 4, 5, 6]) },
+];
+
+describe('optimizer state as a checkpoint extra', () => {
+  it('round-trips names, shapes and values', () => {
+    const decoded = decodeOptimizerState(encodeOptimizerState(STATE), 'ckpt');
+    expect(decoded.map((w) => [w.name, w.shape, Array.from(w.data)])).toEqual(STATE.map((w) => [w.name, w.shape, Array.from(w.data)]));
+  });
+
+  it('refuses shapes that do not cover the blob, and malformed meta, naming the field', () => {
+    const blob = encodeOptimizerState(STATE);
+    const refuse = (meta: unknown, data = blob.data) => {
+      try {
+        decodeOptimizerState({ data, meta: meta as never }, 'ckpt');
+      } catch (e) {
+        expect(e).toBeInstanceOf(CheckpointError);
+        return (e as Error).message;
+      }
+      throw new Error('accepted');
+    };
+    expect(refuse([{ name: 'iter', shape: [] }])).toMatch(/shapes hold 1 floats, the blob 7/);
+    expect(refuse([{ name: 'x', shape: [-1] }])).toMatch(/extras\.optimizer\.meta\.0\.shape\.0/);
+    expect(refuse({ not: 'a list' })).toMatch(/extras\.optimizer\.meta/);
+    expect(refuse(blob.meta, blob.data.subarray(0, 5))).toMatch(/not a float32 array/);
+  });
+});
