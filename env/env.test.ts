@@ -236,6 +236,55 @@ describe('VecEnv', () => {
   });
 });
 
+describe('VecEnv single-agent mode and reset mask', () => {
+  it('steps the same trajectories as SingleAgentEnvs with the same opponents and seeds', () => {
+    const config = { rules: { profile: 'tavern5', players: 5 }, episode: 'hand' } as const;
+    const n = 3;
+    const vec = new VecEnv({ numEnvs: n, config, opponents: new RandomPolicy(5), learnerSeat: 2 }).reset(8);
+    // One shared opponent, acting for the envs in order: the same draws as three envs stepped in turn.
+    const opponents = new RandomPolicy(5);
+    const envs = Array.from({ length: n }, () => new SingleAgentEnv({ config, learnerSeat: 2, opponents }));
+    const current = envs.map((env, i) => env.reset({ seed: `8:${i}` }));
+    const random = seedrandom('learner');
+    let ended = 0;
+    for (let t = 0; t < 300; t++) {
+      for (let i = 0; i < n; i++) {
+        expect(Array.from(vec.observations.subarray(i * OBS_SIZE, (i + 1) * OBS_SIZE))).toEqual(Array.from(current[i]!.obs));
+        expect(Array.from(vec.masks.subarray(i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS))).toEqual(Array.from(current[i]!.mask));
+        expect(vec.seats[i]).toBe(2);
+      }
+      const actions = current.map((c) => randomLegalAction(c.mask, 0, NUM_ACTIONS, random));
+      vec.step(actions);
+      for (let i = 0; i < n; i++) {
+        const step = envs[i]!.step(actions[i]!);
+        expect(vec.rewards[i * MAX_SEATS + 2]).toBe(step.reward);
+        expect(vec.terminated[i]).toBe(step.terminated ? 1 : 0);
+        current[i] = step.terminated || step.truncated ? envs[i]!.reset() : step;
+        ended += vec.terminated[i]!;
+      }
+    }
+    expect(ended).toBeGreaterThan(10);
+  });
+
+  it('resetEnvs resets the marked envs only: seeded like reset(seed), or on in their own sequence', () => {
+    const rowOf = (vec: VecEnv, i: number) => Array.from(vec.observations.subarray(i * OBS_SIZE, (i + 1) * OBS_SIZE));
+    const vec = new VecEnv({ numEnvs: 3 }).reset(1);
+    const actions = [0, 1, 2].map((i) => vec.masks.indexOf(1, i * NUM_ACTIONS) - i * NUM_ACTIONS);
+    vec.step(actions);
+    const stepped = [0, 1, 2].map((i) => rowOf(vec, i));
+    vec.resetEnvs([0, 1, 0], 5);
+    expect(rowOf(vec, 0)).toEqual(stepped[0]);
+    expect(rowOf(vec, 2)).toEqual(stepped[2]);
+    expect(rowOf(vec, 1)).toEqual(rowOf(new VecEnv({ numEnvs: 3 }).reset(5), 1));
+    // Without a seed env 0 moves on to its next session, "1:0/1".
+    vec.resetEnvs([1, 0, 0]);
+    const next = new VecEnv({ numEnvs: 1, config: {} });
+    next.reset(1);
+    expect(rowOf(vec, 0)).not.toEqual(rowOf(next, 0));
+    expect(vec.terminated[0]).toBe(0);
+  });
+});
+
 describe('WorkerVecEnv', () => {
   const workers: WorkerVecEnv[] = [];
   afterAll(async () => Promise.all(workers.map((w) => w.close())));

@@ -1,0 +1,57 @@
+// The layers point one way and the rules core stays closed (docs/architecture.md):
+// - only env/rules/ imports the core's private files (its state data and internals);
+// - agents/, training/, bridge/ and cli/ never reach for a vector env's rules-core state
+//   (`stateOf`, `endedStateOf`): they read it through the env's accessors;
+// - the rules core imports nothing outside env/rules/ but zod and seeded seedrandom, and does no I/O, clocks or global randomness;
+// - env/ does not import agents/, training/, bridge/ or cli/.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..');
+const LAYERS = ['env', 'agents', 'training', 'bridge', 'checkpoints', 'cli', 'bench'];
+
+function sources(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) {
+      if (name !== 'node_modules' && name !== 'python' && name !== 'public') out.push(...sources(path));
+    } else if (name.endsWith('.ts') && !name.endsWith('.test.ts')) {
+      out.push(path);
+    }
+  }
+  return out;
+}
+
+const files = LAYERS.flatMap((layer) => sources(join(root, layer))).map((path) => ({ path: relative(root, path), text: readFileSync(path, 'utf8') }));
+const importsOf = (text: string) => [...text.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map((m) => m[1]!);
+
+describe('architecture', () => {
+  it('finds the sources', () => {
+    expect(files.length).toBeGreaterThan(60);
+  });
+
+  it('only env/rules/ imports the core\'s private state', () => {
+    const offenders = files.filter((f) => !f.path.startsWith('env/rules/') && importsOf(f.text).some((i) => /(^|\/)(internal|state-data)\.js$/.test(i)));
+    expect(offenders.map((f) => f.path)).toEqual([]);
+  });
+
+  it('agents, training, bridge and cli do not reach into a vector env\'s state', () => {
+    const outer = files.filter((f) => /^(agents|training|bridge|cli)\//.test(f.path));
+    expect(outer.filter((f) => /\b(stateOf|endedStateOf)\(/.test(f.text)).map((f) => f.path)).toEqual([]);
+  });
+
+  it('the rules core imports only itself, zod and seedrandom (seeded generators), and has no I/O, clock or global randomness', () => {
+    const core = files.filter((f) => f.path.startsWith('env/rules/'));
+    for (const f of core) {
+      for (const i of importsOf(f.text)) expect(i === 'zod' || i === 'seedrandom' || i.startsWith('./'), `${f.path} imports ${i}`).toBe(true);
+      expect(/\b(Math\.random|Date\.now|performance\.now|process\.|console\.)/.test(f.text), `${f.path} uses a clock, global randomness or I/O`).toBe(false);
+    }
+  });
+
+  it('env/ does not depend on the layers above it', () => {
+    const env = files.filter((f) => f.path.startsWith('env/'));
+    for (const f of env) for (const i of importsOf(f.text)) expect(/^\.\.\/(\.\.\/)?(agents|training|bridge|cli|checkpoints)\//.test(i), `${f.path} imports ${i}`).toBe(false);
+  });
+});
