@@ -244,7 +244,7 @@ describe('VecEnv single-agent mode and reset mask', () => {
     // One shared opponent, acting for the envs in order: the same draws as three envs stepped in turn.
     const opponents = new RandomPolicy(5);
     const envs = Array.from({ length: n }, () => new SingleAgentEnv({ config, learnerSeat: 2, opponents }));
-    const current = envs.map((env, i) => env.reset({ seed: `8:${i}` }));
+    const current: { obs: Float32Array; mask: Uint8Array }[] = envs.map((env, i) => env.reset({ seed: `8:${i}` }));
     const random = seedrandom('learner');
     let ended = 0;
     for (let t = 0; t < 300; t++) {

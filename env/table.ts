@@ -4,7 +4,6 @@
 
 import { z } from 'zod';
 import {
-  IllegalActionError,
   KratzenGame,
   RuleSetError,
   ValidationError,
@@ -152,11 +151,9 @@ export class Table {
     const state = this.state;
     const seat = state.currentSeat;
     const n = this.game.numPlayers;
-    if (!state.isLegal(action)) {
-      if (this.config.illegalAction === 'throw' || seat < 0) {
-        state.apply(action); // throws IllegalActionError with the reason, state unchanged
-        throw new IllegalActionError(action, seat, 'illegal action');
-      }
+    // `apply` checks legality itself (throwing with the reason, the state unchanged); only the
+    // terminate policy needs to know first.
+    if (this.config.illegalAction === 'terminate' && seat >= 0 && !state.isLegal(action)) {
       this.lastActor = seat;
       rewards.fill(0, offset, offset + n);
       rewards[offset + seat] = -this.config.illegalActionPenalty * (this.byPot ? this.currentPotFactor() : this.config.rewardScale);

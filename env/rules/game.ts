@@ -89,7 +89,10 @@ export class KratzenState extends StateReader {
     }
     // A tavern5 session opens with a Muss deal [D-10]; a record may start Normal with muss: false.
     d.nextDealIsMuss = start.muss ?? this.rules.profile === 'tavern5';
-    d.startInfo = Object.freeze({ dealer, pot: d.pot, balances: Array.from(d.m.balances.subarray(0, n)), muss: d.nextDealIsMuss });
+    d.startDealer = dealer;
+    d.startPot = d.pot;
+    d.startMuss = d.nextDealIsMuss;
+    d.m.startBalances.set(d.m.balances);
     d.dealer = dealer;
     this.startHand();
   }

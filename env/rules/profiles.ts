@@ -63,7 +63,19 @@ export function settleScratch(d: StateData): SettleScratch {
   const input = { numPlayers: d.numPlayers, dealer: 0, potBeforePlay: 0, playing: d.m.playing, tricks: d.m.tricksWon, quotas: d.m.quotas };
   return {
     input,
-    tavern: { ...input, isMuss: false, anteUnits: 0, failPenalty: 'double-ante', bettler: d.m.bettler, bettlerBonusUnits: 0 },
+    tavern: {
+      numPlayers: d.numPlayers,
+      dealer: 0,
+      potBeforePlay: 0,
+      playing: d.m.playing,
+      tricks: d.m.tricksWon,
+      quotas: d.m.quotas,
+      isMuss: false,
+      anteUnits: 0,
+      failPenalty: 'double-ante',
+      bettler: d.m.bettler,
+      bettlerBonusUnits: 0,
+    },
   };
 }
 

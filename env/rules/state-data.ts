@@ -18,6 +18,8 @@ const MEMORY_LAYOUT = [
   ['rng', 'f64', 4],
   /** Balances in units, per seat. */
   ['balances', 'f64', MAX_SEATS],
+  /** Balances when the session started. */
+  ['startBalances', 'f64', MAX_SEATS],
   /** Exchange fees paid this hand, per seat. */
   ['fees', 'f64', MAX_SEATS],
   /** The settlement being committed (ledger.ts writes it). */
@@ -61,13 +63,46 @@ for (const [name, kind, length] of MEMORY_LAYOUT) {
 }
 const MEMORY_BYTES = Math.ceil(cursor / 8) * 8;
 
+const LAYOUT_BY_NAME = new Map<string, readonly [Kind, number, number]>(MEMORY_LAYOUT.map(([name, kind, length]) => [name, [kind, OFFSETS[name]!, length]]));
+
+function view<N extends LayoutName>(buffer: ArrayBuffer, name: N): Memory[N] {
+  const [kind, at, length] = LAYOUT_BY_NAME.get(name)!;
+  const out = kind === 'f64' ? new Float64Array(buffer, at, length) : kind === 'i16' ? new Int16Array(buffer, at, length) : kind === 'i8' ? new Int8Array(buffer, at, length) : new Uint8Array(buffer, at, length);
+  return out as Memory[N];
+}
+
+/**
+ * The views of a state's memory. One object literal, so every state's `m` has one shape built
+ * at once (adding the views one by one in a loop costs more than creating them); the compiler
+ * checks it names exactly the arrays of MEMORY_LAYOUT.
+ */
 function carve(buffer: ArrayBuffer): Memory {
-  const views: Record<string, ArrayBufferView> = {};
-  for (const [name, kind, length] of MEMORY_LAYOUT) {
-    const at = OFFSETS[name]!;
-    views[name] = kind === 'f64' ? new Float64Array(buffer, at, length) : kind === 'i16' ? new Int16Array(buffer, at, length) : kind === 'i8' ? new Int8Array(buffer, at, length) : new Uint8Array(buffer, at, length);
-  }
-  return views as unknown as Memory;
+  return {
+    rng: view(buffer, 'rng'),
+    balances: view(buffer, 'balances'),
+    startBalances: view(buffer, 'startBalances'),
+    fees: view(buffer, 'fees'),
+    payouts: view(buffer, 'payouts'),
+    penalties: view(buffer, 'penalties'),
+    faceUp: view(buffer, 'faceUp'),
+    deck: view(buffer, 'deck'),
+    dealtIn: view(buffer, 'dealtIn'),
+    playing: view(buffer, 'playing'),
+    declaration: view(buffer, 'declaration'),
+    bettler: view(buffer, 'bettler'),
+    quotas: view(buffer, 'quotas'),
+    tricksWon: view(buffer, 'tricksWon'),
+    hands: view(buffer, 'hands'),
+    handLength: view(buffer, 'handLength'),
+    discardedBy: view(buffer, 'discardedBy'),
+    discards: view(buffer, 'discards'),
+    exchanged: view(buffer, 'exchanged'),
+    trickCards: view(buffer, 'trickCards'),
+    trickSeats: view(buffer, 'trickSeats'),
+    playedCards: view(buffer, 'playedCards'),
+    trickWinners: view(buffer, 'trickWinners'),
+    legal: view(buffer, 'legal'),
+  };
 }
 
 /** The mutable data of a session; field by field what game.ts documents for its accessors. */
@@ -87,7 +122,10 @@ export class StateData {
   tiedSeats = 0;
   pot = 0;
   nextDealIsMuss = false;
-  startInfo: { dealer: number; pot: number; balances: number[]; muss: boolean } = { dealer: 0, pot: 0, balances: [], muss: false };
+  /** How the session started (balances in `m.startBalances`). */
+  startDealer = 0;
+  startPot = 0;
+  startMuss = false;
 
   // ---- the hand
   phase: Phase = 'over';
@@ -129,7 +167,9 @@ export class StateData {
     this.tiedSeats = o.tiedSeats;
     this.pot = o.pot;
     this.nextDealIsMuss = o.nextDealIsMuss;
-    this.startInfo = o.startInfo;
+    this.startDealer = o.startDealer;
+    this.startPot = o.startPot;
+    this.startMuss = o.startMuss;
     this.phase = o.phase;
     this.dealer = o.dealer;
     this.currentSeat = o.currentSeat;

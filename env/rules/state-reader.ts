@@ -67,7 +67,13 @@ export abstract class StateReader {
   /** Balances in units, by seat. */
   get balances(): ArrayLike<number> { return this.balancesView; }
   balance(seat: number): number { return this.d.m.balances[seat]!; }
-  get startInfo(): Readonly<{ dealer: number; pot: number; balances: readonly number[]; muss: boolean }> { return this.d.startInfo; }
+  /** How the session started, amounts in units (built on each read: a restart allocates nothing). */
+  get startInfo(): Readonly<{ dealer: number; pot: number; balances: readonly number[]; muss: boolean }> {
+    const d = this.d;
+    const balances: number[] = [];
+    for (let s = 0; s < d.numPlayers; s++) balances.push(d.m.startBalances[s]!);
+    return Object.freeze({ dealer: d.startDealer, pot: d.startPot, balances: Object.freeze(balances), muss: d.startMuss });
+  }
   /** Tricks finished this hand. */
   get trickNumber(): number { return this.d.trickNumber; }
   get leader(): number { return this.d.leader; }
