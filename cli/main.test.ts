@@ -106,3 +106,22 @@ describe('the package', () => {
     expect(run.stdout.trim()).toBe('74 4');
   });
 });
+
+describe('kratzen <verb> --help', () => {
+  const usage = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8' }).stdout;
+  const verbs = [...usage.matchAll(/^ {2}([a-z]+)\b/gm)].map((m) => m[1]!);
+  it('the usage lists the verbs', () => {
+    expect(verbs).toEqual(expect.arrayContaining(['replay', 'random', 'demo', 'train', 'play', 'serve', 'eval']));
+  });
+  it.each(verbs)('%s --help prints its options and exits 0 without doing the work', (verb) => {
+    const run = spawnSync(process.execPath, [BIN, verb, '--help'], { encoding: 'utf8', timeout: 20_000 });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(new RegExp(`^kratzen ${verb}\\b`));
+    expect(run.stdout.split('\n').length).toBeGreaterThan(3);
+  });
+  it('an unknown flag is an error that names it', () => {
+    const { code, json } = kratzen('eval', '--agents', 'random,heuristic', '--bogus', '1');
+    expect(code).toBe(2);
+    expect(json.reason).toMatch(/--bogus/);
+  });
+});

@@ -20,10 +20,13 @@ import { integerFlag, rulesFromFlags } from './flags.js';
 import { runTrain } from './train.js';
 import { runServe } from './serve.js';
 import { runPlay } from './play.js';
+import { VERB_HELP, wantsHelp } from './help.js';
 
 const USAGE = `kratzen <verb> [options]
 
 The rules of the game, both profiles and every variant: docs/rules.md.
+
+Every verb prints its options with --help (kratzen eval --help).
 
 verbs:
   replay <record.json|->      replay a record, print the result JSON (docs/rules.md §6)
@@ -36,7 +39,7 @@ verbs:
   play [--opponents A,B,...] [--seat S] [--seed S] [--profile P] [--players N] [--hands H] [--deck-style german|french] [--record FILE]
                               play a session in the terminal against bots; saves the record for kratzen replay
   serve [--host 127.0.0.1] [--port 8765] [--token T] [--web]
-                              WebSocket bridge (bridge/protocol.ts); see kratzen serve --help
+                              WebSocket bridge (bridge/protocol.ts)
   eval --agents A,B[,...] [--hands N] [--profile P] [--players N] [--seed S] [--workers W] [--out DIR] [--json]
                               duplicate tournament; agents: random, heuristic, pimc[:samples=K], or a checkpoint dir
 `;
@@ -151,6 +154,11 @@ async function runEval(args: string[]): Promise<void> {
 
 async function main(argv: string[]): Promise<void> {
   const [verb, ...rest] = argv;
+  const help = verb === undefined ? undefined : VERB_HELP[verb];
+  if (help && wantsHelp(rest)) {
+    process.stdout.write(help);
+    return;
+  }
   switch (verb) {
     case 'replay': {
       const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });

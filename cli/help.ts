@@ -1,0 +1,74 @@
+// Help texts of the verbs that parse their flags in cli/main.ts and cli/train.ts. `serve` and
+// `play` keep theirs beside their flag tables (cli/serve.ts, cli/play.ts).
+
+const SESSION_FLAGS = `  --profile didactic4|tavern5   rule profile (default didactic4; docs/rules.md §2, §3)
+  --players N                   3 to 6 (default 4)
+  --variant JSON                further rule-set fields, e.g. '{"hands":8}' (docs/rules.md §4)`;
+
+export const VERB_HELP: Record<string, string> = {
+  replay: `kratzen replay <record.json|->
+
+Replays a record (docs/rules.md §5) and prints its result JSON (docs/rules.md §6).
+Reads standard input when the file is "-".
+
+Exit codes: 0 ok, 1 the record contains an illegal action or an amount overflow,
+2 the record is malformed (the error names the bad field).
+`,
+  random: `kratzen random --seed S [options]
+
+Prints the record (docs/rules.md §5) of one session of uniformly random play.
+
+  --seed S                      required; an integer or any string
+  --hands H                     hands in the session (default: the profile's)
+${SESSION_FLAGS}
+`,
+  demo: `kratzen demo [--seed S] [options]
+
+Plays one session of uniformly random play and prints a line per hand.
+
+  --seed S                      an integer or any string (default 0)
+  --hands H                     hands in the session (default: the profile's)
+${SESSION_FLAGS}
+`,
+  train: `kratzen train [options]
+
+Self-play PPO training (README "Training"). Writes runs/<name>/: checkpoints/, metrics.jsonl,
+report.html. Ctrl-C saves after the current update; --resume continues from the latest checkpoint.
+
+  --config FILE                 JSON training config (training/config.ts); flags win over it
+  --name N                      run name (default: derived from the rules)
+  --runs-dir DIR                parent folder of the run (default runs)
+  --seed S                      seed of the whole run (default 0)
+  --updates U                   PPO updates
+  --num-envs N                  environments stepped together
+  --rollout-steps T             steps per environment per update
+  --hidden A,B                  hidden layer sizes
+  --lr X                        learning rate
+  --eval-every K                evaluate against the baselines every K updates
+  --final-eval-deals D          duplicate deals in the final evaluation
+  --backend auto|tensorflow|wasm|cpu
+                                TF.js backend (auto: tfjs-node when installed, else wasm)
+  --resume                      continue runs/<name>/ from its latest checkpoint
+${SESSION_FLAGS}
+`,
+  eval: `kratzen eval --agents A,B[,...] [options]
+
+Duplicate tournament (README "Evaluation"): every deal is played once per seat rotation, so
+each agent holds every hand. Prints chips per hand with a 95% confidence interval and writes
+result.json and report.html to --out.
+
+  --agents A,B[,...]            random, heuristic[:caution=C], pimc[:samples=K,timeBudgetMs=T,rollout=heuristic|random],
+                                or a checkpoint directory
+  --hands N                     hands over all rotations (default 1000)
+  --seed S                      seed of the deals (default 0)
+  --workers W                   worker threads (default min(2, cores))
+  --out DIR                     report folder (default runs/eval-<time>)
+  --json                        print the whole result as JSON
+${SESSION_FLAGS}
+`,
+};
+
+/** True when a verb's arguments ask for its help. */
+export function wantsHelp(args: readonly string[]): boolean {
+  return args.includes('--help') || args.includes('-h');
+}
