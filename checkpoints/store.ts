@@ -128,6 +128,28 @@ export class CheckpointStore {
   }
 
   /**
+   * Removes the checkpoints past `step`: a run that crashed after writing them but before its
+   * trainer checkpoint recorded them redoes those steps on resume, under the same names.
+   * Returns the names removed.
+   */
+  async removeAfter(step: number): Promise<string[]> {
+    const removed: string[] = [];
+    for (const { name, step: saved } of await this.list()) {
+      if (saved <= step) continue;
+      await this.removeDir(name);
+      removed.push(name);
+    }
+    return removed;
+  }
+
+  /** Renamed away first, so a crash mid-delete leaves no half checkpoint under its name. */
+  private async removeDir(name: string): Promise<void> {
+    const doomed = this.dir(`.tmp-deleted-${name}-${process.pid}`);
+    await rename(this.dir(name), doomed);
+    await rm(doomed, { recursive: true, force: true });
+  }
+
+  /**
    * Keeps the `keep` newest checkpoints (by step) and whatever `latest` and `best` name; removes
    * the rest and leftovers of interrupted writes. Returns the names removed.
    */
@@ -142,10 +164,7 @@ export class CheckpointStore {
     const removed: string[] = [];
     for (const { name } of listed) {
       if (kept.has(name)) continue;
-      // Renamed away first, so a crash mid-delete leaves no half checkpoint under its name.
-      const doomed = this.dir(`.tmp-deleted-${name}-${process.pid}`);
-      await rename(this.dir(name), doomed);
-      await rm(doomed, { recursive: true, force: true });
+      await this.removeDir(name);
       removed.push(name);
     }
     for (const entry of await readdir(this.root)) {

@@ -66,6 +66,23 @@ result.json and report.html to --out.
   --json                        print the whole result as JSON
 ${SESSION_FLAGS}
 `,
+  exploit: `kratzen exploit --target <agent> [options]
+
+An exploitability estimate: a fresh policy (a clone of the heuristic, then PPO) trains against the
+frozen target playing every other seat, then a duplicate match seats it at one seat and the
+target at the others, every seat in turn. Reports the exploiter's edge (chips per hand over the
+target seats' mean) with its 95% interval: a lower bound on the target's exploitability at this
+table (approximate best response, Timbers et al. 2020). A short run gives a loose bound.
+
+  --target A                    random, heuristic, pimc[:...], or a checkpoint directory
+  --updates U                   PPO updates against the target (default 60)
+  --imitation-updates K         behaviour-cloning updates of the heuristic first (default 20)
+  --hands H                     hands of the duplicate match over all rotations (default 6400)
+  --seed S                      seed of training and match (default 0)
+  --backend auto|tensorflow|wasm|cpu
+  --json                        print {"target", "edge", "ci95", "deals", "updates"}
+${SESSION_FLAGS}
+`,
 };
 
 /** True when a verb's arguments ask for its help. */

@@ -125,3 +125,22 @@ describe('kratzen <verb> --help', () => {
     expect(json.reason).toMatch(/--bogus/);
   });
 });
+
+describe('kratzen exploit', () => {
+  it('--json prints target, edge, ci95, deals and updates', () => {
+    const run = spawnSync(process.execPath, [BIN, 'exploit', '--target', 'random', '--updates', '1', '--imitation-updates', '0', '--hands', '64', '--seed', '3', '--json'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(run.status).toBe(0);
+    const json = JSON.parse(run.stdout);
+    expect(Object.keys(json).sort()).toEqual(['ci95', 'deals', 'edge', 'target', 'updates']);
+    expect(json).toMatchObject({ target: 'random', deals: 4, updates: 1 });
+    expect(Number.isFinite(json.edge) && json.ci95 > 0).toBe(true);
+  }, 120_000);
+  it('names a bad target or flag', () => {
+    expect(kratzen('exploit', '--target', 'nobody', '--updates', '1')).toMatchObject({ code: 2, json: { field: 'target' } });
+    expect(kratzen('exploit', '--target', 'random', '--updates', 'many')).toMatchObject({ code: 2, json: { field: 'updates' } });
+    expect(kratzen('exploit')).toMatchObject({ code: 2, json: { field: 'target' } });
+  }, 60_000);
+});

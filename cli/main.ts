@@ -20,6 +20,7 @@ import { integerFlag, rulesFromFlags } from './flags.js';
 import { runTrain } from './train.js';
 import { runServe } from './serve.js';
 import { runPlay } from './play.js';
+import { runExploit } from './exploit.js';
 import { VERB_HELP, wantsHelp } from './help.js';
 
 const USAGE = `kratzen <verb> [options]
@@ -42,6 +43,8 @@ verbs:
                               WebSocket bridge (bridge/protocol.ts)
   eval --agents A,B[,...] [--hands N] [--profile P] [--players N] [--seed S] [--workers W] [--out DIR] [--json]
                               duplicate tournament; agents: random, heuristic, pimc[:samples=K], or a checkpoint dir
+  exploit --target A [--updates U] [--hands H] [--profile P] [--players N] [--seed S] [--json]
+                              train a best response against a frozen agent; its edge bounds the agent's exploitability
 `;
 
 /** Exit codes: 0 ok, 1 illegal action or amount overflow, 2 bad input. */
@@ -195,6 +198,8 @@ async function main(argv: string[]): Promise<void> {
       return runEval(rest);
     case 'train':
       return reportingAsyncErrors(() => runTrain(rest));
+    case 'exploit':
+      return reportingAsyncErrors(() => runExploit(rest));
     case 'serve':
       await runServe(rest);
       return;

@@ -1,6 +1,6 @@
 // The PPO trainer: no tensor leaks and moving weights per update, config validation, resume that
 // reproduces an uninterrupted run, and a clean stop.
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -118,6 +118,16 @@ describe('trainer', () => {
     const lines = readFileSync(join(dir, 'split', 'metrics.jsonl'), 'utf8').trim().split('\n');
     expect(lines.length).toBe(4);
     expect(existsSync(join(dir, 'split', 'report.html'))).toBe(true);
+  });
+
+  it('resumes after a crash that wrote a league snapshot past the last checkpoint', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    const straight = await run('straight', dir);
+    await run('crashed', dir, { stopAfter: 1 });
+    // The crashed run got as far as update 2's league snapshot, not its checkpoint.
+    cpSync(join(dir, 'straight', 'league', 'snapshot-u2'), join(dir, 'crashed', 'league', 'snapshot-u2'), { recursive: true });
+    const resumed = await run('crashed', dir, { resume: true });
+    expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
   });
 
   it('stops cleanly when asked (Ctrl-C), leaving a resumable checkpoint', async () => {

@@ -138,6 +138,12 @@ class TrainingRun {
       const blob = loaded.extras.get(OPTIMIZER_EXTRA);
       optimizerState = blob ? decodeOptimizerState(blob, loaded.dir) : null;
       this.metrics = readMetrics(this.metricsPath).filter((line) => line.update <= this.state.update);
+      // A crash between a league snapshot (or a checkpoint write) and the trainer state leaves
+      // entries from updates this run will redo.
+      for (const store of [this.leagueStore, this.store]) {
+        const stale = await store.removeAfter(this.state.update);
+        if (stale.length) this.log(`removed ${stale.join(', ')}: written after update ${this.state.update}, redone now`);
+      }
       this.log(`resuming after update ${this.state.update}`);
     } else {
       this.learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: hashSeed(config.seed), name: 'learner' });
