@@ -1,10 +1,56 @@
-// Training throughput: environment steps per second of the default PPO configuration, rollouts
-// (with inference) and updates included, on the TF.js backend `auto` picks.
+// Training throughput and how much of the machine it uses: environment steps per second of the
+// default PPO configuration (rollouts with inference, and updates), the backend's one-thread
+// matmul rate on the network's own layer shapes, and their ratio (utilisation).
 
-import { HeuristicAgent, PolicyAgent, RandomAgent, selectBackend } from '../agents/index.js';
+import { availableParallelism } from 'node:os';
+import { HeuristicAgent, PolicyAgent, RandomAgent, selectBackend, tf } from '../agents/index.js';
+import { OBS_SIZE } from '../env/observation.js';
+import { NUM_ACTIONS } from '../env/rules/actions.js';
 import { parseTrainConfig } from '../training/config.js';
 import { PpoLearner } from '../training/ppo.js';
 import { LEARNER, RolloutCollector, type LeagueDraw } from '../training/rollout.js';
+
+/** The layer shapes [inputs, outputs] of the policy network: the trunk, then both heads side by side. */
+export function layerShapes(hiddenSizes: readonly number[]): [number, number][] {
+  const widths = [OBS_SIZE, ...hiddenSizes];
+  const shapes: [number, number][] = widths.slice(1).map((w, i) => [widths[i]!, w]);
+  shapes.push([hiddenSizes[hiddenSizes.length - 1]!, NUM_ACTIONS + 1]);
+  return shapes;
+}
+
+/**
+ * Floating-point work per environment step, as the issue defines it: 2 x multiply-adds per row x
+ * (1 inference + 3 x epochs), the 3 being forward, input gradient and weight gradient of each
+ * training pass.
+ */
+export function flopsPerStep(hiddenSizes: readonly number[], epochs: number): number {
+  const macs = layerShapes(hiddenSizes).reduce((sum, [i, o]) => sum + i * o, 0);
+  return 2 * macs * (1 + 3 * epochs);
+}
+
+/** GFLOP/s of `tf.matMul` on a 1024-row batch through the network's layers, on the active backend. */
+export function matmulGflops(hiddenSizes: readonly number[], seconds: number): number {
+  const rows = 1024;
+  const pairs = layerShapes(hiddenSizes).map(([i, o]) => [tf.randomNormal([rows, i], 0, 1, 'float32', 1), tf.randomNormal([i, o], 0, 1, 'float32', 2)] as const);
+  const flopsPerPass = layerShapes(hiddenSizes).reduce((sum, [i, o]) => sum + 2 * rows * i * o, 0);
+  const pass = () => {
+    for (const [a, b] of pairs) {
+      const c = tf.matMul(a, b);
+      c.dataSync();
+      c.dispose();
+    }
+  };
+  pass(); // warm-up: kernels compiled, buffers allocated
+  let passes = 0;
+  const started = performance.now();
+  while (passes === 0 || performance.now() - started < seconds * 1000) {
+    pass();
+    passes++;
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  pairs.forEach(([a, b]) => (a.dispose(), b.dispose()));
+  return (passes * flopsPerPass) / elapsed / 1e9;
+}
 
 export async function benchTrain(seconds: number): Promise<Record<string, number>> {
   const { backend } = await selectBackend('auto');
@@ -15,6 +61,7 @@ export async function benchTrain(seconds: number): Promise<Record<string, number
   const heuristic = new HeuristicAgent();
   const random = new RandomAgent();
   const draw = (u: () => number): LeagueDraw => ({ seats: [LEARNER, u() < 0.5 ? heuristic : LEARNER, LEARNER, random] });
+  const gflops = matmulGflops(config.hiddenSizes, Math.min(3, seconds / 2));
   let steps = 0;
   const started = performance.now();
   for (let update = 0; update === 0 || performance.now() - started < seconds * 1000; update++) {
@@ -22,8 +69,18 @@ export async function benchTrain(seconds: number): Promise<Record<string, number
     ppo.update(batch, `bench/${update}`);
     steps += stats.envSteps;
   }
-  const rate = Math.round(steps / ((performance.now() - started) / 1000));
-  process.stderr.write(`train bench: TF.js backend ${backend}, ${config.numEnvs} envs x ${config.rolloutSteps} steps per update\n`);
+  const rate = steps / ((performance.now() - started) / 1000);
+  const cores = availableParallelism();
+  const perStep = flopsPerStep(config.hiddenSizes, config.epochs);
+  process.stderr.write(
+    `train bench: TF.js backend ${backend}, ${config.numEnvs} envs x ${config.rolloutSteps} steps per update, ` +
+      `network [${config.hiddenSizes}], ${cores} cores\n`,
+  );
   learner.dispose();
-  return { 'train.stepsPerSec': rate };
+  return {
+    'tfjs.matmulGflops': Math.round(gflops * 100) / 100,
+    'train.stepsPerSec': Math.round(rate),
+    'train.flopsPerStep': perStep,
+    'train.utilisation': Math.round(((rate * perStep) / (cores * gflops * 1e9)) * 1000) / 1000,
+  };
 }
