@@ -2,7 +2,7 @@
 
 import { join } from 'node:path';
 import { writeFileAtomic } from './files.js';
-import { barChartSvg, escapeHtml } from './svg.js';
+import { barChartSvg, escapeHtml, heatMapSvg } from './svg.js';
 import type { TournamentResult } from './tournament.js';
 
 const round = (x: number, digits = 3) => (Number.isFinite(x) ? Number(x.toFixed(digits)) : x);
@@ -13,6 +13,16 @@ export function tournamentHtml(result: TournamentResult): string {
     'Mean chips per hand (95% CI)',
     result.agents.map((a) => ({ label: a.name, value: a.meanChipsPerHand, error: a.ci95 })),
   );
+  const names = result.agents.map((a) => a.name);
+  const index = new Map(names.map((name, i) => [name, i]));
+  const matrix = names.map(() => names.map((): number | null => null));
+  const errors = names.map(() => names.map((): number | null => null));
+  for (const h of result.headToHead) {
+    const [a, b] = [index.get(h.a)!, index.get(h.b)!];
+    [matrix[a]![b], matrix[b]![a]] = [h.meanDifference, -h.meanDifference];
+    [errors[a]![b], errors[b]![a]] = [h.ci95, h.ci95];
+  }
+  const heatMap = heatMapSvg('Head to head: row minus column, chips per hand (± 95% CI)', names, matrix, errors);
   const agentRows = result.agents
     .map((a) => `<tr><td>${escapeHtml(a.name)}</td><td>${round(a.meanChipsPerHand)}</td><td>±${round(a.ci95)}</td><td>${round(a.rating, 0)}</td></tr>`)
     .join('');
@@ -22,13 +32,14 @@ export function tournamentHtml(result: TournamentResult): string {
         `<tr><td>${escapeHtml(h.a)}</td><td>${escapeHtml(h.b)}</td><td>${round(h.meanDifference)}</td><td>±${round(h.ci95)}</td><td>${h.aWins} / ${h.deals}</td></tr>`,
     )
     .join('');
-  return `<!doctype html><html><head><meta charset="utf-8"><title>Kratzen duplicate tournament</title>
-<style>body{font-family:sans-serif;max-width:760px;margin:2em auto}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 10px;text-align:right}td:first-child,th:first-child{text-align:left}</style></head><body>
+  return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Kratzen duplicate tournament</title>
+<style>body{font-family:sans-serif;max-width:760px;margin:2em auto;padding:0 12px}svg{display:block;margin:1em 0}table{border-collapse:collapse;margin:1em 0;display:block;overflow-x:auto;max-width:100%}@media (max-width:600px){body{font-size:14px}td,th{padding:3px 5px}}td,th{border:1px solid #ccc;padding:4px 10px;text-align:right}td:first-child,th:first-child{text-align:left}</style></head><body>
 <h1>Duplicate tournament</h1>
 <p>Rules <code>${escapeHtml(JSON.stringify(config.rules))}</code>, ${config.players} seats, ${config.deals} deals, each played in all ${config.players} seat rotations (${result.hands} hands), seed <code>${escapeHtml(String(config.seed))}</code>.</p>
 ${chart}
 <h2>Agents</h2><table><tr><th>agent</th><th>chips / hand</th><th>95% CI</th><th>rating</th></tr>${agentRows}</table>
 <h2>Head to head</h2><p>Mean difference of chips per hand (a − b) over deals, with its 95% CI, and the deals a did better in.</p>
+${heatMap}
 <table><tr><th>a</th><th>b</th><th>a − b</th><th>95% CI</th><th>a better</th></tr>${h2hRows}</table>
 <p>Ratings: ${escapeHtml(result.ratingMethod)}.</p>
 </body></html>

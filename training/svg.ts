@@ -1,14 +1,42 @@
-// Dependency-free SVG charts for reports: bars with error whiskers, and line charts.
+// Dependency-free SVG charts for the reports: bars with error whiskers, line charts with ticks,
+// grid and optional 95% bands, and a heat map. Every chart has a viewBox and scales to the page
+// width, so reports read on a phone; nothing is fetched, so they work offline.
 
 const escape = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 const fmt = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 1 ? x.toFixed(2) : x.toPrecision(2));
+const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b'];
+
+function svgOpen(width: number, height: number): string {
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="100%" style="max-width:${width}px;height:auto" font-family="sans-serif">`;
+}
+
+/** Round tick values (1, 2 or 5 times a power of ten apart) covering [lo, hi], about `count` of them. */
+export function niceTicks(lo: number, hi: number, count = 5): number[] {
+  if (!(hi > lo)) return [lo];
+  const raw = (hi - lo) / Math.max(1, count);
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const ratio = raw / power;
+  const step = (ratio < 1.5 ? 1 : ratio < 3 ? 2 : ratio < 7 ? 5 : 10) * power;
+  const ticks: number[] = [];
+  // Multiples of the step, not a running sum: no 2.8e-17 where zero belongs.
+  for (let i = Math.ceil(lo / step - 1e-9); i <= Math.floor(hi / step + 1e-9); i++) ticks.push(Number((i * step).toPrecision(12)));
+  return ticks;
+}
+
+/** A tick label: thousands as k and millions as M, so long step counts stay short. */
+function tickLabel(x: number): string {
+  const a = Math.abs(x);
+  if (a >= 1e6) return `${Number((x / 1e6).toPrecision(3))}M`;
+  if (a >= 1e4) return `${Number((x / 1e3).toPrecision(3))}k`;
+  return String(Number(x.toPrecision(4)));
+}
 
 /** Horizontal bars (one per label) with a ±error whisker, around a zero line. */
 export function barChartSvg(title: string, bars: { label: string; value: number; error?: number }[]): string {
   const width = 640;
   const rowHeight = 34;
   const left = 170;
-  const right = 40;
+  const right = 50;
   const height = 50 + rowHeight * bars.length;
   const extent = Math.max(1e-9, ...bars.map((b) => Math.abs(b.value) + (Number.isFinite(b.error) ? b.error! : 0)));
   const x = (v: number) => left + ((v + extent) / (2 * extent)) * (width - left - right);
@@ -27,49 +55,123 @@ export function barChartSvg(title: string, bars: { label: string; value: number;
     );
   });
   return (
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">` +
+    svgOpen(width, height) +
     `<text x="${width / 2}" y="22" text-anchor="middle" font-size="15">${escape(title)}</text>` +
     `<line x1="${x(0)}" x2="${x(0)}" y1="32" y2="${height - 8}" stroke="#888"/>${rows.join('')}</svg>`
   );
 }
 
-/** A line chart of one or more series over a shared x axis. */
-export function lineChartSvg(title: string, series: { name: string; points: [number, number][] }[], xLabel = ''): string {
+export interface LineSeries {
+  name: string;
+  points: [number, number][];
+  /** Half-width of a 95% interval at each point (same order as `points`): drawn as a band. */
+  errors?: number[];
+  /** Draw faintly (raw values behind a smoothed line). */
+  faint?: boolean;
+  /** Mark each point (sparse series such as periodic evaluations). */
+  markers?: boolean;
+}
+
+/** A line chart of one or more series over a shared x axis, with ticks, grid lines and bands. */
+export function lineChartSvg(title: string, series: LineSeries[], xLabel = '', yLabel = ''): string {
   const width = 640;
   const height = 300;
-  const pad = { left: 60, right: 20, top: 34, bottom: 40 };
-  const all = series.flatMap((s) => s.points).filter(([a, b]) => Number.isFinite(a) && Number.isFinite(b));
+  const pad = { left: 62, right: 20, top: 40, bottom: 46 };
+  const finite = ([a, b]: [number, number]) => Number.isFinite(a) && Number.isFinite(b);
+  const all = series.flatMap((s) => s.points.flatMap((p, k) => (finite(p) ? [[p[0], p[1] - (s.errors?.[k] ?? 0)], [p[0], p[1] + (s.errors?.[k] ?? 0)]] : [])));
   if (all.length === 0) {
-    return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="60" font-family="sans-serif"><text x="10" y="30">${escape(title)}: no data yet</text></svg>`;
+    return `${svgOpen(width, 60)}<text x="10" y="30">${escape(title)}: no data yet</text></svg>`;
   }
-  const [x0, x1] = [Math.min(...all.map((p) => p[0])), Math.max(...all.map((p) => p[0]))];
-  let [y0, y1] = [Math.min(...all.map((p) => p[1])), Math.max(...all.map((p) => p[1]))];
+  let [x0, x1] = [Math.min(...all.map((p) => p[0]!)), Math.max(...all.map((p) => p[0]!))];
+  let [y0, y1] = [Math.min(...all.map((p) => p[1]!)), Math.max(...all.map((p) => p[1]!))];
+  if (x0 === x1) [x0, x1] = [x0 - 1, x1 + 1];
   if (y0 === y1) [y0, y1] = [y0 - 1, y1 + 1];
-  const sx = (v: number) => pad.left + ((v - x0) / Math.max(1e-9, x1 - x0)) * (width - pad.left - pad.right);
+  const margin = (y1 - y0) * 0.05;
+  [y0, y1] = [y0 - margin, y1 + margin];
+  const sx = (v: number) => pad.left + ((v - x0) / (x1 - x0)) * (width - pad.left - pad.right);
   const sy = (v: number) => height - pad.bottom - ((v - y0) / (y1 - y0)) * (height - pad.top - pad.bottom);
-  const colors = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b'];
-  const lines = series.map((s, i) => {
-    const d = s.points
-      .filter(([a, b]) => Number.isFinite(a) && Number.isFinite(b))
-      .map(([a, b], k) => `${k ? 'L' : 'M'}${sx(a).toFixed(1)},${sy(b).toFixed(1)}`)
-      .join('');
-    return (
-      `<path d="${d}" fill="none" stroke="${colors[i % colors.length]}" stroke-width="1.8"/>` +
-      `<text x="${pad.left + 8 + i * 130}" y="${pad.top - 8}" font-size="12" fill="${colors[i % colors.length]}">${escape(s.name)}</text>`
+  const grid: string[] = [];
+  for (const t of niceTicks(y0, y1)) {
+    grid.push(
+      `<line x1="${pad.left}" x2="${width - pad.right}" y1="${sy(t).toFixed(1)}" y2="${sy(t).toFixed(1)}" stroke="${t === 0 ? '#999' : '#e6e6e6'}"/>` +
+        `<text x="${pad.left - 6}" y="${(sy(t) + 4).toFixed(1)}" text-anchor="end" font-size="11">${tickLabel(t)}</text>`,
     );
+  }
+  for (const t of niceTicks(x0, x1, 6)) {
+    grid.push(
+      `<line x1="${sx(t).toFixed(1)}" x2="${sx(t).toFixed(1)}" y1="${height - pad.bottom}" y2="${height - pad.bottom + 5}" stroke="#888"/>` +
+        `<text x="${sx(t).toFixed(1)}" y="${height - pad.bottom + 17}" text-anchor="middle" font-size="11">${tickLabel(t)}</text>`,
+    );
+  }
+  let legendX = pad.left + 8;
+  const drawn = series.map((s, i) => {
+    const color = COLORS[i % COLORS.length]!;
+    const kept = s.points.map((p, k) => [p, s.errors?.[k]] as const).filter(([p]) => finite(p));
+    const d = kept.map(([[a, b]], k) => `${k ? 'L' : 'M'}${sx(a).toFixed(1)},${sy(b).toFixed(1)}`).join('');
+    let band = '';
+    if (s.errors && kept.length) {
+      const upper = kept.map(([[a, b], e]) => `${sx(a).toFixed(1)},${sy(b + (e ?? 0)).toFixed(1)}`);
+      const lower = kept.map(([[a, b], e]) => `${sx(a).toFixed(1)},${sy(b - (e ?? 0)).toFixed(1)}`).reverse();
+      band = `<polygon points="${[...upper, ...lower].join(' ')}" fill="${color}" opacity="0.15"/>`;
+    }
+    const markers = s.markers ? kept.map(([[a, b]]) => `<circle cx="${sx(a).toFixed(1)}" cy="${sy(b).toFixed(1)}" r="2.5" fill="${color}"/>`).join('') : '';
+    const legend = `<text x="${legendX}" y="${pad.top - 10}" font-size="12" fill="${color}">${escape(s.name)}</text>`;
+    legendX += 7 * s.name.length + 24;
+    return `${band}<path d="${d}" fill="none" stroke="${color}" stroke-width="${s.faint ? 1 : 1.8}" opacity="${s.faint ? 0.35 : 1}"/>${markers}${legend}`;
   });
   const axes =
     `<line x1="${pad.left}" x2="${width - pad.right}" y1="${height - pad.bottom}" y2="${height - pad.bottom}" stroke="#888"/>` +
     `<line x1="${pad.left}" x2="${pad.left}" y1="${pad.top}" y2="${height - pad.bottom}" stroke="#888"/>` +
-    `<text x="${pad.left - 6}" y="${sy(y1) + 4}" text-anchor="end" font-size="11">${fmt(y1)}</text>` +
-    `<text x="${pad.left - 6}" y="${sy(y0) + 4}" text-anchor="end" font-size="11">${fmt(y0)}</text>` +
-    `<text x="${pad.left}" y="${height - pad.bottom + 16}" font-size="11">${fmt(x0)}</text>` +
-    `<text x="${width - pad.right}" y="${height - pad.bottom + 16}" text-anchor="end" font-size="11">${fmt(x1)}</text>` +
-    `<text x="${width / 2}" y="${height - 8}" text-anchor="middle" font-size="12">${escape(xLabel)}</text>`;
+    `<text x="${(pad.left + width - pad.right) / 2}" y="${height - 8}" text-anchor="middle" font-size="12">${escape(xLabel)}</text>` +
+    (yLabel ? `<text transform="translate(14 ${(pad.top + height - pad.bottom) / 2}) rotate(-90)" text-anchor="middle" font-size="12">${escape(yLabel)}</text>` : '');
   return (
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">` +
-    `<text x="${width / 2}" y="16" text-anchor="middle" font-size="14">${escape(title)}</text>${axes}${lines.join('')}</svg>`
+    svgOpen(width, height) +
+    `<text x="${width / 2}" y="16" text-anchor="middle" font-size="14">${escape(title)}</text>${grid.join('')}${axes}${drawn.join('')}</svg>`
   );
+}
+
+/**
+ * A square heat map: cell [r][c] coloured by its value (green above zero, red below, white at
+ * zero, full colour at the largest magnitude), labelled with the value and, when given, its ±error.
+ */
+export function heatMapSvg(title: string, labels: string[], values: (number | null)[][], errors?: (number | null)[][]): string {
+  const n = labels.length;
+  const cell = Math.max(56, Math.min(96, Math.floor(440 / Math.max(1, n))));
+  const left = 170;
+  const top = 110;
+  const width = left + n * cell + 20;
+  const height = top + n * cell + 20;
+  const extent = Math.max(1e-9, ...values.flat().filter((v): v is number => v !== null && Number.isFinite(v)).map(Math.abs));
+  const colour = (v: number) => {
+    const t = Math.min(1, Math.abs(v) / extent);
+    const [r, g, b] = v >= 0 ? [47, 125, 79] : [179, 69, 58];
+    const mix = (c: number) => Math.round(255 + (c - 255) * t);
+    return `rgb(${mix(r)},${mix(g)},${mix(b)})`;
+  };
+  const parts: string[] = [];
+  labels.forEach((label, i) => {
+    parts.push(`<text x="${left - 8}" y="${top + i * cell + cell / 2 + 4}" text-anchor="end" font-size="12">${escape(label)}</text>`);
+    const cx = left + i * cell + cell / 2;
+    parts.push(`<text transform="translate(${cx} ${top - 8}) rotate(-35)" font-size="12">${escape(label)}</text>`);
+  });
+  for (let r = 0; r < n; r++) {
+    for (let c = 0; c < n; c++) {
+      const v = values[r]?.[c] ?? null;
+      const x = left + c * cell;
+      const y = top + r * cell;
+      if (v === null || !Number.isFinite(v)) {
+        parts.push(`<rect x="${x}" y="${y}" width="${cell}" height="${cell}" fill="#f4f4f4" stroke="#fff"/>`);
+        continue;
+      }
+      const e = errors?.[r]?.[c];
+      parts.push(
+        `<rect x="${x}" y="${y}" width="${cell}" height="${cell}" fill="${colour(v)}" stroke="#fff"><title>${escape(`${labels[r]} vs ${labels[c]}: ${fmt(v)}${e != null ? ` ± ${fmt(e)}` : ''}`)}</title></rect>` +
+          `<text x="${x + cell / 2}" y="${y + cell / 2 + (e != null ? -2 : 4)}" text-anchor="middle" font-size="13">${v >= 0 ? '+' : ''}${fmt(v)}</text>` +
+          (e != null ? `<text x="${x + cell / 2}" y="${y + cell / 2 + 13}" text-anchor="middle" font-size="10">±${fmt(e)}</text>` : ''),
+      );
+    }
+  }
+  return `${svgOpen(width, height)}<text x="${width / 2}" y="20" text-anchor="middle" font-size="15">${escape(title)}</text>${parts.join('')}</svg>`;
 }
 
 export { escape as escapeHtml };

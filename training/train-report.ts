@@ -1,7 +1,7 @@
 // The training report: learning curves as SVG in one HTML page, rewritten as training goes.
 
 import { writeFileAtomic } from './files.js';
-import { escapeHtml, lineChartSvg } from './svg.js';
+import { escapeHtml, lineChartSvg, type LineSeries } from './svg.js';
 
 export interface MetricsLine {
   update: number;
@@ -9,31 +9,61 @@ export interface MetricsLine {
   [key: string]: number | string | undefined;
 }
 
-function curve(lines: MetricsLine[], key: string): [number, number][] {
-  return lines.filter((l) => typeof l[key] === 'number').map((l) => [l.envSteps, l[key] as number]);
+type Axis = 'envSteps' | 'minutes';
+
+function xOf(line: MetricsLine, axis: Axis): number {
+  return axis === 'envSteps' ? line.envSteps : Number(line.elapsed ?? NaN) / 60;
+}
+
+function curve(lines: MetricsLine[], key: string, axis: Axis = 'envSteps'): [number, number][] {
+  return lines.filter((l) => typeof l[key] === 'number').map((l) => [xOf(l, axis), l[key] as number]);
+}
+
+/** The periodic evaluations against one opponent, with their 95% intervals as a band. */
+function evaluations(lines: MetricsLine[], opponent: 'Random' | 'Heuristic', axis: Axis): LineSeries {
+  const evaluated = lines.filter((l) => typeof l[`evalVs${opponent}`] === 'number');
+  return {
+    name: `vs ${opponent.toLowerCase()} (95% interval)`,
+    points: evaluated.map((l) => [xOf(l, axis), l[`evalVs${opponent}`] as number]),
+    errors: evaluated.map((l) => Number(l[`evalVs${opponent}Ci95`] ?? 0)),
+    markers: true,
+  };
+}
+
+/** Centred moving average over about a twentieth of the run (at least 1 point each side). */
+export function smooth(points: [number, number][]): [number, number][] {
+  const half = Math.max(1, Math.round(points.length / 40));
+  return points.map(([x], i) => {
+    const window = points.slice(Math.max(0, i - half), i + half + 1);
+    return [x, window.reduce((sum, p) => sum + p[1], 0) / window.length];
+  });
 }
 
 export function trainingHtml(title: string, config: unknown, lines: MetricsLine[], final?: string): string {
+  const deals = (config as { evalDeals?: number } | null)?.evalDeals;
+  const evalTitle = `Duplicate evaluation: learner minus opponent, chips per hand${deals ? ` (${deals} deals each)` : ''}`;
+  const returns = curve(lines, 'learnerReturn');
   const charts = [
-    lineChartSvg('Duplicate evaluation: learner minus opponent, chips per hand', [
-      { name: 'vs random', points: curve(lines, 'evalVsRandom') },
-      { name: 'vs heuristic', points: curve(lines, 'evalVsHeuristic') },
-    ], 'environment steps'),
-    lineChartSvg('Learner reward per hand (scaled chips)', [{ name: 'return', points: curve(lines, 'learnerReturn') }], 'environment steps'),
+    lineChartSvg(evalTitle, [evaluations(lines, 'Random', 'envSteps'), evaluations(lines, 'Heuristic', 'envSteps')], 'environment steps', 'chips per hand'),
+    lineChartSvg(`${evalTitle}, over time`, [evaluations(lines, 'Random', 'minutes'), evaluations(lines, 'Heuristic', 'minutes')], 'wall-clock minutes', 'chips per hand'),
+    lineChartSvg('Learner reward per hand (scaled chips)', [
+      { name: 'per update', points: returns, faint: true },
+      { name: 'smoothed', points: smooth(returns) },
+    ], 'environment steps', 'reward'),
     lineChartSvg('Losses', [
       { name: 'policy', points: curve(lines, 'policyLoss') },
       { name: 'value', points: curve(lines, 'valueLoss') },
     ], 'environment steps'),
-    lineChartSvg('Entropy', [{ name: 'entropy', points: curve(lines, 'entropy') }], 'environment steps'),
+    lineChartSvg('Entropy', [{ name: 'entropy', points: curve(lines, 'entropy') }], 'environment steps', 'nats'),
     lineChartSvg('Approximate KL and clip fraction', [
       { name: 'KL', points: curve(lines, 'approxKl') },
       { name: 'clip fraction', points: curve(lines, 'clipFraction') },
     ], 'environment steps'),
-    lineChartSvg('Throughput (environment steps per second)', [{ name: 'steps/s', points: curve(lines, 'stepsPerSec') }], 'environment steps'),
+    lineChartSvg('Throughput', [{ name: 'environment steps per second', points: curve(lines, 'stepsPerSec', 'minutes') }], 'wall-clock minutes', 'steps/s'),
   ];
   const last = lines[lines.length - 1];
-  return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
-<style>body{font-family:sans-serif;max-width:760px;margin:2em auto}pre{background:#f4f4f4;padding:8px;overflow:auto}</style></head><body>
+  return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>
+<style>body{font-family:sans-serif;max-width:760px;margin:2em auto;padding:0 12px}svg{display:block;margin:1em 0}pre{background:#f4f4f4;padding:8px;overflow:auto}</style></head><body>
 <h1>${escapeHtml(title)}</h1>
 <p>${last ? `Update ${last.update}, ${last.envSteps.toLocaleString('en-US')} environment steps.` : 'No update yet.'}</p>
 ${final ? `<h2>Final evaluation</h2><pre>${escapeHtml(final)}</pre>` : ''}

@@ -237,7 +237,9 @@ class TrainingRun {
   private async evaluate(update: number, line: MetricsLine): Promise<void> {
     const [vsRandom, vsHeuristic] = await evaluateAgainst(this.learner, this.rules, this.config.evalDeals, `${this.config.seed}/eval/u${update}`);
     line.evalVsRandom = round(vsRandom.headToHead[0]!.meanDifference);
+    line.evalVsRandomCi95 = round(vsRandom.headToHead[0]!.ci95);
     line.evalVsHeuristic = round(vsHeuristic.headToHead[0]!.meanDifference);
+    line.evalVsHeuristicCi95 = round(vsHeuristic.headToHead[0]!.ci95);
   }
 
   /** A checkpoint with the optimizer and trainer state, once per update at most. */

@@ -1,0 +1,64 @@
+// The HTML reports (training/train-report.ts, training/eval-report.ts) and their SVG charts:
+// readable axes, the evaluations' intervals, a head-to-head heat map, pages that need no network.
+import { describe, expect, it } from 'vitest';
+import { heatMapSvg, lineChartSvg, niceTicks } from './svg.js';
+import { smooth, trainingHtml, type MetricsLine } from './train-report.js';
+import { tournamentHtml } from './eval-report.js';
+import { summarize } from './tournament.js';
+
+const offline = (html: string) => expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+
+describe('charts', () => {
+  it('ticks are round numbers spanning the range', () => {
+    expect(niceTicks(0, 1)).toEqual([0, 0.2, 0.4, 0.6, 0.8, 1]);
+    expect(niceTicks(-3.2, 7.9)).toEqual([-2, 0, 2, 4, 6]);
+    expect(niceTicks(0, 1_000_000, 4)).toEqual([0, 200_000, 400_000, 600_000, 800_000, 1_000_000]);
+  });
+  it('a line chart labels its ticks and draws a band for the intervals', () => {
+    const svg = lineChartSvg('t', [{ name: 'a', points: [[0, 1], [50_000, 2]], errors: [0.5, 0.5], markers: true }], 'steps', 'chips');
+    expect(svg).toContain('>50k<');
+    expect(svg).toContain('<polygon');
+    expect(svg.match(/<circle/g)).toHaveLength(2);
+    expect(svg).toContain('viewBox="0 0 640 300"');
+  });
+  it('the heat map colours n x n cells, green for a positive row, red for a negative one', () => {
+    const svg = heatMapSvg('h', ['a', 'b'], [[null, 1.5], [-1.5, null]], [[null, 0.2], [0.2, null]]);
+    expect(svg.match(/<rect/g)).toHaveLength(4);
+    expect(svg).toContain('>+1.50<');
+    expect(svg).toContain('>-1.50<');
+    expect(svg).toContain('fill="rgb(47,125,79)"');
+    expect(svg).toContain('fill="rgb(179,69,58)"');
+  });
+  it('smoothing averages neighbours and keeps the x values', () => {
+    expect(smooth([[0, 0], [1, 3], [2, 0]])).toEqual([[0, 1.5], [1, 1], [2, 1.5]]);
+  });
+});
+
+describe('reports', () => {
+  it('the training report plots evaluations with intervals against steps and wall-clock minutes', () => {
+    const lines: MetricsLine[] = [1, 2, 3, 4].map((u) => ({
+      update: u,
+      envSteps: u * 4096,
+      learnerReturn: u / 10,
+      elapsed: u * 30,
+      ...(u % 2 === 0 ? { evalVsRandom: u, evalVsRandomCi95: 0.8, evalVsHeuristic: u / 4, evalVsHeuristicCi95: 0.9 } : {}),
+    }));
+    const html = trainingHtml('run', { evalDeals: 100 }, lines);
+    expect(html).toContain('name="viewport"');
+    expect(html).toContain('wall-clock minutes');
+    expect(html).toContain('(100 deals each)');
+    expect(html.match(/<polygon/g)!.length).toBeGreaterThanOrEqual(4);
+    offline(html);
+  });
+  it('the tournament report shows the head-to-head matrix as a heat map', () => {
+    const config = { agents: ['x', 'y', 'z'], rules: {}, deals: 2, seed: 0 };
+    const result = summarize(config, 3, [
+      { deal: 0, chipsPerHand: [1, 0, -1], hands: 12 },
+      { deal: 1, chipsPerHand: [2, -1, -1], hands: 12 },
+    ]);
+    const html = tournamentHtml(result);
+    expect(html).toContain('Head to head: row minus column');
+    expect(html).toContain('>+2.00<'); // x - y: (1 + 3) / 2 over the two deals
+    offline(html);
+  });
+});
