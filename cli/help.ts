@@ -64,7 +64,23 @@ result.json and report.html to --out.
   --workers W                   worker threads (default min(2, cores))
   --out DIR                     report folder (default runs/eval-<time>)
   --json                        print the whole result as JSON
+  --redis URL                   spread the deals over kratzen workers on this Redis
+                                (redis://HOST:PORT[/db]); same result as one machine (docs/scale-out.md)
+  --block-deals B               deals per Redis job (default 8)
 ${SESSION_FLAGS}
+`,
+  worker: `kratzen worker --redis URL [options]
+
+Takes jobs from the BullMQ queues on a Redis server: blocks of deals of the duplicate matches
+that \`kratzen eval --redis URL\` splits up. Start any number, on any machines that reach the
+Redis server; checkpoints come through Redis by content hash. Ctrl-C or SIGTERM finishes the
+running jobs and exits; a worker killed outright loses nothing: its job is retried elsewhere
+once its lock expires. See docs/scale-out.md.
+
+  --redis URL                   redis://[user:password@]HOST:PORT[/db], or rediss:// for TLS
+  --concurrency N               jobs at once, each in its own thread (default: the cores)
+  --lock-seconds S              job lock without renewal: how soon a dead worker's job is
+                                retried (default 30)
 `,
   exploit: `kratzen exploit --target <agent> [options]
 

@@ -13,6 +13,7 @@ import {
   stateToRecord,
   createGame,
   ruleSetToJson,
+  ValidationError,
 } from '../env/rules/index.js';
 import { ProgressBar, runTournament, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
@@ -21,6 +22,9 @@ import { runTrain } from './train.js';
 import { runServe } from './serve.js';
 import { runPlay } from './play.js';
 import { runExploit } from './exploit.js';
+import { runWorker } from './worker.js';
+import { parseRedisUrl } from '../training/distributed/redis.js';
+import { runTournamentOnRedis } from '../training/distributed/tournament-jobs.js';
 import { VERB_HELP, wantsHelp } from './help.js';
 
 const USAGE = `kratzen <verb> [options]
@@ -43,6 +47,8 @@ verbs:
                               WebSocket bridge (bridge/protocol.ts)
   eval --agents A,B[,...] [--hands N] [--profile P] [--players N] [--seed S] [--workers W] [--out DIR] [--json]
                               duplicate tournament; agents: random, heuristic, pimc[:samples=K], or a checkpoint dir
+  worker --redis URL [--concurrency N]
+                              take tournament jobs from Redis (docs/scale-out.md)
   exploit --target A [--updates U] [--hands H] [--profile P] [--players N] [--seed S] [--json]
                               train a best response against a frozen agent; its edge bounds the agent's exploitability
 `;
@@ -118,6 +124,8 @@ async function runEval(args: string[]): Promise<void> {
       workers: { type: 'string' },
       out: { type: 'string' },
       json: { type: 'boolean' },
+      redis: { type: 'string' },
+      'block-deals': { type: 'string' },
     },
   });
   if (!values.agents) badInput('agents', 'kratzen eval needs --agents A,B[,...]');
@@ -134,12 +142,19 @@ async function runEval(args: string[]): Promise<void> {
   const bar = new ProgressBar('eval', deals);
   let result: TournamentResult;
   try {
-    result = await runTournament(config, {
-      loadCheckpoint,
-      checkpointModule: new URL('../checkpoints/agent-loader.js', import.meta.url).href,
-      onDeal: (done) => bar.update(done),
-    });
+    if (values.redis) {
+      const connection = reportingErrors(() => parseRedisUrl(values.redis!));
+      const blockDeals = reportingErrors(() => integerFlag(values['block-deals'], 'block-deals'));
+      result = await runTournamentOnRedis(config, { connection, blockDeals, onDeal: (done) => bar.update(done) });
+    } else {
+      result = await runTournament(config, {
+        loadCheckpoint,
+        checkpointModule: new URL('../checkpoints/agent-loader.js', import.meta.url).href,
+        onDeal: (done) => bar.update(done),
+      });
+    }
   } catch (e) {
+    if (e instanceof ValidationError) return badInput(e.field, e.reason, e.error);
     return badInput('agents', (e as Error).message, 'evaluation failed');
   }
   const out = values.out ?? join('runs', `eval-${new Date().toISOString().replace(/[:.]/g, '-')}`);
@@ -198,6 +213,8 @@ async function main(argv: string[]): Promise<void> {
       return runEval(rest);
     case 'train':
       return reportingAsyncErrors(() => runTrain(rest));
+    case 'worker':
+      return reportingAsyncErrors(() => runWorker(rest));
     case 'exploit':
       return reportingAsyncErrors(() => runExploit(rest));
     case 'serve':

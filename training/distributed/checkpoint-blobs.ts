@@ -1,0 +1,63 @@
+// Checkpoints through Redis by content: the coordinator uploads a checkpoint directory's files
+// as blobs plus an index naming them; a worker rebuilds the directory in a local cache keyed by
+// the index hash and loads it like any checkpoint (which checks the files against the manifest).
+
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { MANIFEST_FILE, NAME_PATTERN } from '../../checkpoints/manifest.js';
+import type { BlobStore } from './redis.js';
+
+interface CheckpointIndex {
+  kind: 'kratzen-checkpoint';
+  files: Record<string, string>;
+}
+
+/** The checkpoint directory `dir` names: itself, or the `latest` of a checkpoint store. */
+export function resolveCheckpointDir(dir: string): string {
+  if (existsSync(join(dir, MANIFEST_FILE))) return dir;
+  const pointer = join(dir, 'latest.json');
+  if (existsSync(pointer)) {
+    const name = (JSON.parse(readFileSync(pointer, 'utf8')) as { checkpoint?: unknown }).checkpoint;
+    if (typeof name === 'string' && NAME_PATTERN.test(name)) return join(dir, name);
+  }
+  throw new Error(`${dir} is neither a checkpoint nor a checkpoint store`);
+}
+
+/** Uploads the checkpoint `dir` names; returns the hash of its index. */
+export async function uploadCheckpoint(dir: string, blobs: BlobStore): Promise<string> {
+  const root = resolveCheckpointDir(dir);
+  const files: Record<string, string> = {};
+  for (const name of readdirSync(root).sort()) {
+    if (!NAME_PATTERN.test(name) || !statSync(join(root, name)).isFile()) continue;
+    files[name] = await blobs.put(readFileSync(join(root, name)));
+  }
+  const index: CheckpointIndex = { kind: 'kratzen-checkpoint', files };
+  return blobs.put(JSON.stringify(index));
+}
+
+/** The local directory holding the checkpoint with index `hash`, fetched once per cache. */
+export async function materializeCheckpoint(hash: string, blobs: BlobStore, cacheRoot: string): Promise<string> {
+  const dir = join(cacheRoot, hash);
+  if (existsSync(join(dir, MANIFEST_FILE))) return dir;
+  const index = JSON.parse((await blobs.get(hash)).toString('utf8')) as CheckpointIndex;
+  if (index?.kind !== 'kratzen-checkpoint' || typeof index.files !== 'object' || index.files === null) throw new Error(`blob ${hash} is not a checkpoint index`);
+  const staging = join(cacheRoot, `.tmp-${hash}-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  mkdirSync(staging, { recursive: true });
+  try {
+    for (const [name, fileHash] of Object.entries(index.files)) {
+      // Names from Redis are untrusted: only plain checkpoint file names, never a path.
+      if (!NAME_PATTERN.test(name) || typeof fileHash !== 'string') throw new Error(`checkpoint index ${hash} names a bad file "${name}"`);
+      writeFileSync(join(staging, name), await blobs.get(fileHash));
+    }
+    if (!existsSync(join(staging, MANIFEST_FILE))) throw new Error(`checkpoint index ${hash} has no ${MANIFEST_FILE}`);
+    try {
+      renameSync(staging, dir);
+    } catch (e) {
+      // Another worker thread won the race: its copy has the same content.
+      if (!existsSync(join(dir, MANIFEST_FILE))) throw e;
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+  return dir;
+}

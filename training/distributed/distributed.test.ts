@@ -1,0 +1,104 @@
+// Tournaments over Redis (training/distributed/): a real redis-server on a loopback port, two
+// `kratzen worker` processes from the build, results equal to one machine's for the same seed,
+// and a worker killed with SIGKILL mid-run costing nothing.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
+import { runTournament, type TournamentConfig } from '../tournament.js';
+import { parseRedisUrl } from './redis.js';
+import { runTournamentOnRedis } from './tournament-jobs.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+const BIN = join(ROOT, 'dist/cli/main.js');
+const CHECKPOINT = join(ROOT, 'checkpoints/pretrained/didactic4-p4/checkpoint');
+const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
+const IN_CI = process.env.CI === 'true';
+const suite = haveRedis || IN_CI ? describe : describe.skip;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+suite('tournaments on Redis with BullMQ', () => {
+  let redis: ChildProcess;
+  let url: string;
+  const workers: { child: ChildProcess; log: string }[] = [];
+
+  const startWorker = async () => {
+    const child = spawn(process.execPath, [BIN, 'worker', '--redis', url, '--concurrency', '1', '--lock-seconds', '2'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const entry = { child, log: '' };
+    child.stderr!.on('data', (d) => (entry.log += d));
+    workers.push(entry);
+    await until(() => entry.log.includes('ready'), 'a worker');
+    return entry;
+  };
+
+  beforeAll(async () => {
+    expect(haveRedis, 'CI must install redis-server').toBe(true);
+    const port = await freePort();
+    url = `redis://127.0.0.1:${port}`;
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    redis.stdout!.on('data', (d) => (out += d));
+    await until(() => out.includes('Ready to accept connections'), 'redis-server');
+    await Promise.all([startWorker(), startWorker()]);
+  }, 60_000);
+
+  afterAll(() => {
+    for (const { child } of workers) child.kill('SIGKILL');
+    redis?.kill('SIGKILL');
+  });
+
+  const config: TournamentConfig = { agents: [CHECKPOINT, 'heuristic', 'random'], rules: { profile: 'didactic4', players: 4 }, deals: 40, seed: 'redis' };
+
+  it('gives the single-machine result for the same seed, a checkpoint fetched through Redis', async () => {
+    const local = await runTournament(config, { loadCheckpoint });
+    const progress: number[] = [];
+    const distributed = await runTournamentOnRedis(config, { connection: parseRedisUrl(url), blockDeals: 3, onDeal: (done) => progress.push(done) });
+    expect(distributed).toEqual(local);
+    expect(progress[progress.length - 1]).toBe(config.deals);
+  }, 120_000);
+
+  it('finishes with the same result when a worker is killed (-9) mid-run: its job is retried, no deal lost or doubled', async () => {
+    const slow: TournamentConfig = { ...config, agents: ['pimc:samples=2', 'heuristic'], deals: 24, seed: 'kill' };
+    const local = await runTournament(slow);
+    let killed = false;
+    const victim = workers.find((w) => w.child.exitCode === null)!;
+    const distributed = await runTournamentOnRedis(slow, {
+      connection: parseRedisUrl(url),
+      blockDeals: 4,
+      onDeal: (done) => {
+        if (!killed && done >= 2) {
+          killed = true;
+          victim.child.kill('SIGKILL');
+        }
+      },
+    });
+    expect(killed).toBe(true);
+    expect(distributed).toEqual(local);
+    expect(distributed.deals.map((d) => d.deal)).toEqual([...Array(24).keys()]);
+    await startWorker();
+  }, 180_000);
+
+  it('names the field of a bad or unreachable Redis and a bad agent, and enqueues nothing', async () => {
+    expect(() => parseRedisUrl('http://x')).toThrow(/redis:\/\//);
+    await expect(runTournamentOnRedis(config, { connection: parseRedisUrl('redis://127.0.0.1:1') })).rejects.toMatchObject({ field: 'redis' });
+    await expect(runTournamentOnRedis({ ...config, agents: ['heuristic', 'nobody'] }, { connection: parseRedisUrl(url) })).rejects.toThrow(/nobody/);
+  }, 30_000);
+});

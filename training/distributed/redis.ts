@@ -1,0 +1,101 @@
+// Where the distributed layer meets Redis: the URL a user passes (`--redis redis://HOST:PORT`),
+// the BullMQ queue names, and a content-addressed blob store for what workers must fetch
+// (checkpoints), so no machine needs a shared filesystem.
+
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { ValidationError } from '../../env/rules/index.js';
+
+/** Connection options for ioredis and BullMQ (which passes them to ioredis). */
+export interface RedisConnection {
+  host: string;
+  port: number;
+  db: number;
+  username?: string;
+  password?: string;
+  tls?: Record<string, never>;
+  /** BullMQ workers require null: a blocked command must wait, not fail after N retries. */
+  maxRetriesPerRequest: null;
+}
+
+/** Prefix of every key the project writes: queues, blobs. */
+export const KEY_PREFIX = 'kratzen';
+/** The BullMQ queue of tournament blocks (ranges of deals of one duplicate match). */
+export const TOURNAMENT_QUEUE = 'tournament';
+
+/** Parses `redis://[user:password@]host:port[/db]` (or `rediss://` for TLS); the error names `redis`. */
+export function parseRedisUrl(text: string): RedisConnection {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ValidationError('invalid arguments', 'redis', `--redis must be a URL like redis://127.0.0.1:6379, got "${text}"`);
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
+    throw new ValidationError('invalid arguments', 'redis', `--redis must use redis:// or rediss://, got "${url.protocol}"`);
+  }
+  const port = url.port ? Number(url.port) : 6379;
+  const db = url.pathname && url.pathname !== '/' ? Number(url.pathname.slice(1)) : 0;
+  if (!url.hostname) throw new ValidationError('invalid arguments', 'redis', '--redis needs a host');
+  if (!Number.isInteger(db) || db < 0) throw new ValidationError('invalid arguments', 'redis', `--redis database must be a number, got "${url.pathname.slice(1)}"`);
+  return {
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port,
+    db,
+    ...(url.username && { username: decodeURIComponent(url.username) }),
+    ...(url.password && { password: decodeURIComponent(url.password) }),
+    ...(url.protocol === 'rediss:' && { tls: {} }),
+    maxRetriesPerRequest: null,
+  };
+}
+
+export function sha256(data: Uint8Array | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** Blobs keyed by their SHA-256: put is idempotent, get verifies what it reads. */
+export class BlobStore {
+  private readonly redis: Redis;
+
+  constructor(connection: RedisConnection, private readonly ttlSeconds = 7 * 24 * 3600) {
+    this.redis = new Redis({ ...connection, lazyConnect: true, maxRetriesPerRequest: 3 });
+    this.redis.on('error', () => {}); // reported by connect() and the commands that fail
+  }
+
+  /** Connects, or rejects naming the server when it cannot be reached. */
+  async connect(): Promise<void> {
+    const { host, port } = this.redis.options;
+    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no answer in 5 s')), 5000).unref());
+    try {
+      await Promise.race([this.redis.connect(), timeout]);
+      await this.redis.ping();
+    } catch (e) {
+      this.redis.disconnect();
+      throw new Error(`cannot reach Redis at ${host}:${port}: ${(e as Error).message}`);
+    }
+  }
+
+  private key(hash: string): string {
+    return `${KEY_PREFIX}:blob:${hash}`;
+  }
+
+  /** Stores `data` under its hash (once); returns the hash. */
+  async put(data: Uint8Array | string): Promise<string> {
+    const hash = sha256(data);
+    await this.redis.set(this.key(hash), Buffer.from(data), 'EX', this.ttlSeconds, 'NX');
+    await this.redis.expire(this.key(hash), this.ttlSeconds);
+    return hash;
+  }
+
+  async get(hash: string): Promise<Buffer> {
+    if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`not a blob hash: "${hash}"`);
+    const data = await this.redis.getBuffer(this.key(hash));
+    if (!data) throw new Error(`blob ${hash} is not in Redis (expired, or another Redis?)`);
+    if (sha256(data) !== hash) throw new Error(`blob ${hash} does not match its hash`);
+    return data;
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}

@@ -1,0 +1,98 @@
+// Duplicate tournaments over BullMQ: the coordinator splits the deals into blocks (jobs), each
+// worker plays its blocks with `playDeal` exactly as one machine would, and the coordinator puts
+// each block's deals back by index and summarizes. A block retried after a crash or a stalled
+// lock overwrites the same indices, so no deal is lost or counted twice, and the result equals
+// `runTournament`'s for the same config and seed.
+
+import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { Queue, QueueEvents } from 'bullmq';
+import { createGame, ValidationError } from '../../env/rules/index.js';
+import { createAgent } from '../../agents/registry.js';
+import { summarize, type DealResult, type TournamentConfig, type TournamentResult } from '../tournament.js';
+import { uploadCheckpoint } from './checkpoint-blobs.js';
+import { BlobStore, KEY_PREFIX, TOURNAMENT_QUEUE, type RedisConnection } from './redis.js';
+
+/** One job: deals [from, to) of `config`; checkpoint agents by spec -> checkpoint index hash. */
+export interface TournamentBlock {
+  run: string;
+  config: TournamentConfig;
+  from: number;
+  to: number;
+  checkpoints: Record<string, string>;
+}
+
+export interface DistributedOptions {
+  connection: RedisConnection;
+  /** Deals per job. @default 8 */
+  blockDeals?: number;
+  /** Tries per job before the run fails (a worker killed mid-job costs one). @default 5 */
+  attempts?: number;
+  onDeal?: (done: number, total: number) => void;
+}
+
+/** Runs `config` on whatever workers take jobs from Redis; resolves with the merged result. */
+export async function runTournamentOnRedis(config: TournamentConfig, options: DistributedOptions): Promise<TournamentResult> {
+  if (config.agents.length < 2) throw new Error('a tournament needs at least two agents');
+  if (!Number.isInteger(config.deals) || config.deals < 2) throw new Error('a tournament needs at least two deals (for intervals)');
+  const players = createGame(config.rules).numPlayers;
+  const blobs = new BlobStore(options.connection);
+  await blobs.connect().catch((e: Error) => {
+    throw new ValidationError('invalid arguments', 'redis', e.message);
+  });
+  const prefix = KEY_PREFIX;
+  const queue = new Queue<TournamentBlock, DealResult[]>(TOURNAMENT_QUEUE, { connection: options.connection, prefix });
+  const events = new QueueEvents(TOURNAMENT_QUEUE, { connection: options.connection, prefix });
+  try {
+    const checkpoints: Record<string, string> = {};
+    for (const spec of new Set(config.agents)) {
+      // Checked here, so a bad spec fails at once and not on every worker.
+      if (existsSync(spec)) checkpoints[spec] = await uploadCheckpoint(spec, blobs);
+      else (await createAgent(spec, { rules: config.rules, seed: 0 })).dispose?.();
+    }
+    await events.waitUntilReady();
+    const run = randomUUID();
+    const size = Math.max(1, Math.floor(options.blockDeals ?? 8));
+    const blocks: TournamentBlock[] = [];
+    for (let from = 0; from < config.deals; from += size) blocks.push({ run, config, from, to: Math.min(config.deals, from + size), checkpoints });
+    const progress = new Map<string, number>();
+    const report = () => options.onDeal?.([...progress.values()].reduce((a, b) => a + b, 0), config.deals);
+    events.on('progress', ({ jobId, data }) => {
+      if (!jobId.startsWith(run) || typeof data !== 'number') return;
+      progress.set(jobId, Math.max(progress.get(jobId) ?? 0, data));
+      report();
+    });
+    const jobs = await queue.addBulk(
+      blocks.map((block, k) => ({
+        name: 'block',
+        data: block,
+        opts: {
+          jobId: `${run}-${k}`,
+          attempts: options.attempts ?? 5,
+          backoff: { type: 'fixed', delay: 500 },
+          removeOnComplete: { age: 3600 },
+          removeOnFail: { age: 24 * 3600 },
+        },
+      })),
+    );
+    const results: DealResult[] = new Array(config.deals);
+    await Promise.all(
+      jobs.map(async (job, k) => {
+        const block = blocks[k]!;
+        const returned = (await job.waitUntilFinished(events)) as DealResult[];
+        if (!Array.isArray(returned) || returned.length !== block.to - block.from) throw new Error(`job ${job.id} returned ${returned?.length} deals, not ${block.to - block.from}`);
+        for (const deal of returned) {
+          if (deal.deal < block.from || deal.deal >= block.to) throw new Error(`job ${job.id} returned deal ${deal.deal} outside [${block.from}, ${block.to})`);
+          results[deal.deal] = deal;
+        }
+        progress.set(job.id!, block.to - block.from);
+        report();
+      }),
+    );
+    return summarize(config, players, results);
+  } finally {
+    await events.close();
+    await queue.close();
+    await blobs.close();
+  }
+}

@@ -1,0 +1,46 @@
+// The sandboxed BullMQ processor of tournament blocks: it runs in a worker thread of
+// `kratzen worker` (one per unit of --concurrency), so the thread renewing job locks never
+// waits on a deal. Checkpoints come from Redis by hash (checkpoint-blobs.ts).
+
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SandboxedJob } from 'bullmq';
+import type { Agent } from '../../agents/agent.js';
+import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
+import { playDeal, type DealResult } from '../tournament.js';
+import { materializeCheckpoint } from './checkpoint-blobs.js';
+import { BlobStore, type RedisConnection } from './redis.js';
+import type { TournamentBlock } from './tournament-jobs.js';
+
+/** Set by the worker process (threads share its environment); never sent in job data. */
+export const CONNECTION_ENV = 'KRATZEN_WORKER_REDIS';
+const CACHE_ROOT = join(tmpdir(), 'kratzen-blobs');
+
+let blobs: BlobStore | null = null;
+/** Loaded checkpoint agents of this thread, by index hash and rules (greedy, stateless). */
+const agents = new Map<string, Agent>();
+
+export default async function processBlock(job: SandboxedJob<TournamentBlock, DealResult[]>): Promise<DealResult[]> {
+  const { config, from, to, checkpoints } = job.data;
+  if (!blobs) {
+    blobs = new BlobStore(JSON.parse(process.env[CONNECTION_ENV] ?? '{}') as RedisConnection);
+    await blobs.connect();
+  }
+  const cache = new Map<string, Agent>();
+  for (const [spec, hash] of Object.entries(checkpoints)) {
+    const key = `${hash}/${JSON.stringify(config.rules)}`;
+    let agent = agents.get(key);
+    if (!agent) {
+      const dir = await materializeCheckpoint(hash, blobs, CACHE_ROOT);
+      agent = await loadCheckpoint(dir, { rules: config.rules, seed: 0 });
+      agents.set(key, agent);
+    }
+    cache.set(spec, agent);
+  }
+  const results: DealResult[] = [];
+  for (let deal = from; deal < to; deal++) {
+    results.push(await playDeal(config, deal, undefined, cache));
+    await job.updateProgress(deal - from + 1);
+  }
+  return results;
+}
