@@ -7,6 +7,7 @@ import { benchBridge } from './bridge.js';
 import { benchEnv } from './env.js';
 import { benchRules } from './rules.js';
 import { benchTrain } from './train.js';
+import { benchDistributed } from './distributed.js';
 
 const SUITES: Record<string, (seconds: number) => Record<string, number> | Promise<Record<string, number>>> = {
   rules: benchRules,
@@ -14,6 +15,7 @@ const SUITES: Record<string, (seconds: number) => Record<string, number> | Promi
   agents: benchAgents,
   bridge: benchBridge,
   train: (seconds: number) => benchTrain(Math.max(seconds * 5, 5)),
+  distributed: (seconds: number) => benchDistributed(Math.max(seconds * 3, 3)),
 };
 
 async function main(): Promise<void> {

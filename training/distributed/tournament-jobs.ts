@@ -62,33 +62,60 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
       progress.set(jobId, Math.max(progress.get(jobId) ?? 0, data));
       report();
     });
-    const jobs = await queue.addBulk(
-      blocks.map((block, k) => ({
-        name: 'block',
-        data: block,
-        opts: {
-          jobId: `${run}-${k}`,
-          attempts: options.attempts ?? 5,
-          backoff: { type: 'fixed', delay: 500 },
-          removeOnComplete: { age: 3600 },
-          removeOnFail: { age: 24 * 3600 },
-        },
-      })),
-    );
     const results: DealResult[] = new Array(config.deals);
-    await Promise.all(
-      jobs.map(async (job, k) => {
-        const block = blocks[k]!;
-        const returned = (await job.waitUntilFinished(events)) as DealResult[];
-        if (!Array.isArray(returned) || returned.length !== block.to - block.from) throw new Error(`job ${job.id} returned ${returned?.length} deals, not ${block.to - block.from}`);
-        for (const deal of returned) {
-          if (deal.deal < block.from || deal.deal >= block.to) throw new Error(`job ${job.id} returned deal ${deal.deal} outside [${block.from}, ${block.to})`);
-          results[deal.deal] = deal;
-        }
-        progress.set(job.id!, block.to - block.from);
-        report();
-      }),
-    );
+    const pending = new Map(blocks.map((block, k) => [`${run}-${k}`, block]));
+    let settle!: (error?: Error) => void;
+    const finished = new Promise<void>((resolve, reject) => (settle = (error) => (error ? reject(error) : resolve())));
+    const accept = (jobId: string, returned: unknown) => {
+      const block = pending.get(jobId);
+      if (!block) return; // another run's job, or one already merged
+      const deals = returned as DealResult[];
+      if (!Array.isArray(deals) || deals.length !== block.to - block.from) return settle(new Error(`job ${jobId} returned ${deals?.length} deals, not ${block.to - block.from}`));
+      for (const deal of deals) {
+        if (deal?.deal < block.from || deal?.deal >= block.to) return settle(new Error(`job ${jobId} returned deal ${deal?.deal} outside [${block.from}, ${block.to})`));
+        results[deal.deal] = deal;
+      }
+      pending.delete(jobId);
+      progress.set(jobId, block.to - block.from);
+      report();
+      if (pending.size === 0) settle();
+    };
+    // Events are the fast path; a poll every two seconds covers events missed across a reconnect.
+    const check = async (jobId: string) => {
+      const job = await queue.getJob(jobId);
+      if (!job) return settle(new Error(`job ${jobId} disappeared from Redis`));
+      const state = await job.getState();
+      if (state === 'completed') accept(jobId, job.returnvalue);
+      else if (state === 'failed') settle(new Error(`job ${jobId} failed after ${job.attemptsMade} attempts: ${job.failedReason}`));
+    };
+    events.on('completed', ({ jobId, returnvalue }) => {
+      if (!pending.has(jobId)) return;
+      try {
+        accept(jobId, typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue);
+      } catch (e) {
+        settle(e as Error);
+      }
+    });
+    events.on('failed', ({ jobId }) => pending.has(jobId) && check(jobId).catch(settle));
+    const poll = setInterval(() => [...pending.keys()].forEach((id) => check(id).catch(settle)), 2000);
+    try {
+      await queue.addBulk(
+        blocks.map((block, k) => ({
+          name: 'block',
+          data: block,
+          opts: {
+            jobId: `${run}-${k}`,
+            attempts: options.attempts ?? 5,
+            backoff: { type: 'fixed', delay: 500 },
+            removeOnComplete: { age: 3600 },
+            removeOnFail: { age: 24 * 3600 },
+          },
+        })),
+      );
+      await finished;
+    } finally {
+      clearInterval(poll);
+    }
     return summarize(config, players, results);
   } finally {
     await events.close();

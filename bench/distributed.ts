@@ -1,0 +1,82 @@
+// Tournaments through Redis: a redis-server on a loopback port and `kratzen worker` processes
+// from the build play heuristic vs random deals. `dist.tournament.w1` and `.w2` are hands per
+// second with one and two single-thread worker processes (8-deal jobs), `dist.tournament.local`
+// the same tournament in this thread, all in this run; `dist.jobOverheadMs` is the time a
+// one-deal job costs beyond the deal itself (one worker, one deal per job, against local).
+// Skipped, with a note, where redis-server is not installed.
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { runTournament, type TournamentConfig } from '../training/tournament.js';
+import { parseRedisUrl } from '../training/distributed/redis.js';
+import { runTournamentOnRedis } from '../training/distributed/tournament-jobs.js';
+
+const BIN = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function waitFor(child: ChildProcess, stream: 'stdout' | 'stderr', text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child[stream]!.on('data', (d) => {
+      seen += d;
+      if (seen.includes(text)) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`exited with ${code} before "${text}": ${seen}`)));
+  });
+}
+
+export async function benchDistributed(seconds: number): Promise<Record<string, number>> {
+  if (spawnSync('redis-server', ['--version']).status !== 0) {
+    process.stderr.write('distributed bench: redis-server is not installed; skipped\n');
+    return {};
+  }
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
+  const connection = parseRedisUrl(url);
+  const children: ChildProcess[] = [];
+  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  children.push(redis);
+  const startWorker = async () => {
+    const child = spawn(process.execPath, [BIN, 'worker', '--redis', url, '--concurrency', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    children.push(child);
+    await waitFor(child, 'stderr', 'ready');
+  };
+  try {
+    await waitFor(redis, 'stdout', 'Ready to accept connections');
+    // Sized so each figure takes about `seconds` at one worker (~2,000 hands/s here).
+    const deals = Math.max(16, Math.round((seconds * 2000) / 16 / 8) * 8);
+    const config: TournamentConfig = { agents: ['heuristic', 'random'], rules: { profile: 'didactic4', players: 4 }, deals, seed: 'bench' };
+    const rate = async (run: () => Promise<{ hands: number }>) => {
+      const started = performance.now();
+      const { hands } = await run();
+      return { handsPerSec: hands / ((performance.now() - started) / 1000), seconds: (performance.now() - started) / 1000 };
+    };
+    await startWorker();
+    await runTournamentOnRedis({ ...config, deals: 8 }, { connection }); // warm-up: the worker's thread and kernels
+    const local = await rate(() => runTournament(config));
+    const w1 = await rate(() => runTournamentOnRedis(config, { connection, blockDeals: 8 }));
+    const perDealJobs = await rate(() => runTournamentOnRedis(config, { connection, blockDeals: 1 }));
+    await startWorker();
+    await runTournamentOnRedis({ ...config, deals: 16 }, { connection, blockDeals: 8 });
+    const w2 = await rate(() => runTournamentOnRedis(config, { connection, blockDeals: 8 }));
+    return {
+      'dist.tournament.local.handsPerSec': Math.round(local.handsPerSec),
+      'dist.tournament.w1.handsPerSec': Math.round(w1.handsPerSec),
+      'dist.tournament.w2.handsPerSec': Math.round(w2.handsPerSec),
+      'dist.ratio.w2OverW1': Math.round((w2.handsPerSec / w1.handsPerSec) * 1000) / 1000,
+      'dist.ratio.w1OverLocal': Math.round((w1.handsPerSec / local.handsPerSec) * 1000) / 1000,
+      'dist.jobOverheadMs': Math.round(((perDealJobs.seconds - local.seconds) / deals) * 1000 * 100) / 100,
+    };
+  } finally {
+    for (const child of children) child.kill('SIGKILL');
+  }
+}
