@@ -168,6 +168,8 @@ describe('the web table in headless Chromium', () => {
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(e.message));
       await page.goto(`${base}/?seed=11&opponents=heuristic&players=4`);
+      // The page's script has read the query into the form (a click before would submit the bare form).
+      await page.waitForFunction(() => document.body.dataset.status === 'setup');
       await page.click('#start');
       await page.waitForFunction(() => ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? ''));
       // The page names its cards exactly as the terminal game does (env/rules/card-names.ts).
