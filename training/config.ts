@@ -94,6 +94,12 @@ export const trainConfigSchema = z.strictObject({
   checkpointEvery: z.number().int().positive().default(40),
   /** Checkpoints kept besides latest and best. @default 3 */
   keepCheckpoints: z.number().int().positive().default(3),
+  /**
+   * Worker threads collecting each rollout, `numEnvs / actors` envs each (training/actors.ts); 0
+   * collects in the learner's thread. Runs are reproducible for a given seed and `actors`; a
+   * different `actors` splits the envs differently and so plays other hands. @default 0
+   */
+  actors: z.number().int().min(0).max(32).default(0),
 });
 
 export type TrainConfigInput = z.input<typeof trainConfigSchema>;
@@ -116,6 +122,9 @@ export function parseTrainConfig(input: unknown, now: Date = new Date()): TrainC
   const { league } = parsed.data;
   if (league.selfPlay + league.heuristic + league.random + league.snapshots <= 0) {
     throw new ValidationError('invalid training config', 'league', 'the league weights must not all be zero');
+  }
+  if (parsed.data.actors > 0 && parsed.data.numEnvs % parsed.data.actors !== 0) {
+    throw new ValidationError('invalid training config', 'actors', `numEnvs (${parsed.data.numEnvs}) must be a multiple of actors (${parsed.data.actors})`);
   }
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   return { ...parsed.data, rules: ruleSetToJson(rules), name: parsed.data.name ?? `train-${stamp}` };

@@ -45,6 +45,8 @@ export interface RolloutStats {
   episodes: number;
   /** Mean learner reward per finished episode (scaled chips), over learner seats. */
   learnerReturn: number;
+  /** Learner seats of the finished episodes: the weight of `learnerReturn` when merging rollouts. */
+  learnerEpisodeSeats: number;
 }
 
 export interface LeagueDraw {
@@ -202,6 +204,7 @@ export class RolloutCollector {
         learnerDecisions: count,
         episodes,
         learnerReturn: learnerEpisodeSeats > 0 ? learnerReturn / learnerEpisodeSeats : 0,
+        learnerEpisodeSeats,
       },
     };
   }

@@ -15,6 +15,7 @@ import { writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
 import { LEARNER, RolloutCollector, type SeatController } from './rollout.js';
 import { League } from './league.js';
+import { ActorPool, actorSetup, weightsOf } from './actors.js';
 import { runTournament, type TournamentResult } from './tournament.js';
 import { writeTournamentReport } from './eval-report.js';
 import { writeTrainingReport, type MetricsLine } from './train-report.js';
@@ -60,7 +61,7 @@ export async function train(input: unknown, options: TrainOptions = {}): Promise
     await run.loop();
     return await run.finish();
   } finally {
-    run.dispose();
+    await run.close();
   }
 }
 
@@ -77,6 +78,8 @@ class TrainingRun {
   private ppo!: PpoLearner;
   private league!: League;
   private collector!: RolloutCollector;
+  /** Rollouts in worker threads when `actors` > 0. */
+  private actors: ActorPool | null = null;
   private teacher!: Agent;
   private bar: ProgressBar | null = null;
   private state: TrainerState = { update: 0, snapshots: [] };
@@ -164,6 +167,10 @@ class TrainingRun {
       config.imitationTeacher === 'heuristic'
         ? this.league.heuristic
         : new PhaseRoutedAgent(new PimcAgent({ samples: config.teacherSamples, seed: `${config.seed}/teacher` }), this.league.heuristic);
+    if (config.actors > 0) {
+      this.actors = await ActorPool.start(actorSetup(config, this.numPlayers), config.actors);
+      for (const snapshot of this.league.snapshots) await this.actors.addSnapshot(snapshot.name, weightsOf(snapshot));
+    }
     this.checkpointName = (await this.store.pointer('latest')) ?? '';
     this.elapsedBefore = this.metrics.length ? Number(this.metrics[this.metrics.length - 1]!.elapsed ?? 0) : 0;
   }
@@ -173,7 +180,7 @@ class TrainingRun {
     this.bar = this.verbose ? new ProgressBar('train', this.totalUpdates, process.stderr, this.state.update) : null;
     this.started = Date.now();
     for (let update = this.state.update + 1; update <= this.totalUpdates; update++) {
-      const line = this.learn(update);
+      const line = await this.learn(update);
       if (update % this.config.league.snapshotEvery === 0) await this.snapshot(update);
       this.state.update = update;
       const evaluate = this.config.evalEvery > 0 && update % this.config.evalEvery === 0;
@@ -195,20 +202,24 @@ class TrainingRun {
    * One update: a rollout, then behaviour cloning (the first `imitationUpdates`: the teacher
    * plays every seat, recorded as the learner's) or a PPO step. Every draw derives from (seed, update).
    */
-  private learn(update: number): MetricsLine {
+  private async learn(update: number): Promise<MetricsLine> {
     const { config } = this;
     const t0 = Date.now();
     const seed = `${config.seed}/u${update}`;
     const imitating = update <= config.imitationUpdates;
-    this.league.reseed(seed);
-    const selfPlay = { seats: new Array<SeatController>(this.numPlayers).fill(LEARNER) };
-    const { batch, stats } = this.collector.collect(this.learner, imitating ? () => selfPlay : (random) => this.league.draw(random), {
-      seed,
-      steps: config.rolloutSteps,
-      gamma: config.gamma,
-      lambda: imitating ? 1 : config.lambda,
-      teacher: imitating ? this.teacher : undefined,
-    });
+    const request = { seed, steps: config.rolloutSteps, gamma: config.gamma, lambda: imitating ? 1 : config.lambda, imitating };
+    let rollout;
+    if (this.actors) {
+      rollout = await this.actors.collect(weightsOf(this.learner), request);
+    } else {
+      this.league.reseed(seed);
+      const selfPlay = { seats: new Array<SeatController>(this.numPlayers).fill(LEARNER) };
+      rollout = this.collector.collect(this.learner, imitating ? () => selfPlay : (random) => this.league.draw(random), {
+        ...request,
+        teacher: imitating ? this.teacher : undefined,
+      });
+    }
+    const { batch, stats } = rollout;
     const losses = imitating ? this.ppo.imitate(batch, seed) : this.ppo.update(batch, seed);
     const seconds = (Date.now() - t0) / 1000;
     const previousSteps = this.metrics.length ? this.metrics[this.metrics.length - 1]!.envSteps : 0;
@@ -231,7 +242,9 @@ class TrainingRun {
     const name = `snapshot-u${update}`;
     await this.leagueStore.save(this.learner, { step: update, name });
     this.state.snapshots = [...this.state.snapshots, name].slice(-this.config.league.maxSnapshots);
-    this.league.addSnapshot((await this.leagueStore.load(name)).toAgent({ name, mode: 'sample' }));
+    const agent = (await this.leagueStore.load(name)).toAgent({ name, mode: 'sample' });
+    this.league.addSnapshot(agent);
+    await this.actors?.addSnapshot(name, weightsOf(agent));
   }
 
   private async evaluate(update: number, line: MetricsLine): Promise<void> {
@@ -290,9 +303,10 @@ class TrainingRun {
     return { runDir: this.runDir, updates: this.state.update, checkpoint, metrics: this.metrics, finalEval, interrupted: this.interrupted };
   }
 
-  dispose(): void {
+  async close(): Promise<void> {
     this.learner?.dispose();
     this.league?.dispose();
+    await this.actors?.close();
   }
 }
 

@@ -1,0 +1,90 @@
+// Rollouts in worker threads (training/actors.ts): the threads play exactly what in-process
+// actors play with the same weights and seeds, and a training run with actors is reproducible,
+// resume included.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PolicyAgent, selectBackend } from '../agents/index.js';
+import { ActorPool, RolloutActor, blockSeed, mergeRollouts, weightsOf, type ActorSetup } from './actors.js';
+import { parseTrainConfig } from './config.js';
+import { train, withoutTimings } from './trainer.js';
+
+beforeAll(async () => {
+  await selectBackend('wasm');
+});
+
+const setup: ActorSetup = {
+  rules: { players: 4 },
+  numEnvs: 4,
+  rolloutSteps: 16,
+  rewardScale: 0.1,
+  rewardNormalization: 'pot',
+  hiddenSizes: [16],
+  backend: 'wasm',
+  league: parseTrainConfig({}).league,
+  imitationTeacher: 'heuristic',
+  teacherSamples: 4,
+  numPlayers: 4,
+};
+
+describe('actors', () => {
+  it('threads collect what in-process actors collect with the same weights and block seeds', async () => {
+    const learner = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 3 });
+    const snapshot = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 4 });
+    const weights = weightsOf(learner);
+    const request = { seed: 'actors/u1', steps: 16, gamma: 1, lambda: 0.95, imitating: false };
+    const pool = await ActorPool.start(setup, 2);
+    try {
+      await pool.addSnapshot('s', weightsOf(snapshot));
+      const threaded = await pool.collect(weights, request);
+      const local = await Promise.all([0, 1].map(() => RolloutActor.create(setup)));
+      const parts = local.map((actor, k) => {
+        actor.addSnapshot('s', weightsOf(snapshot));
+        actor.setWeights(weights);
+        return actor.collect({ ...request, seed: blockSeed(request.seed, k) });
+      });
+      const merged = mergeRollouts(parts);
+      expect(threaded.stats).toEqual(merged.stats);
+      expect(threaded.batch.size).toBe(parts[0]!.batch.size + parts[1]!.batch.size);
+      expect(threaded.batch).toEqual(merged.batch);
+      expect(threaded.stats.envSteps).toBe(2 * 4 * 16);
+      local.forEach((a) => a.dispose());
+    } finally {
+      await pool.close();
+      learner.dispose();
+      snapshot.dispose();
+    }
+  }, 60_000);
+
+  it('a run with two actors repeats itself and resumes into the same metrics', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-actors-'));
+    const config = {
+      rules: { players: 3 },
+      seed: 9,
+      imitationUpdates: 1,
+      updates: 3,
+      numEnvs: 6,
+      rolloutSteps: 12,
+      hiddenSizes: [16],
+      minibatchSize: 64,
+      epochs: 2,
+      evalEvery: 0,
+      finalEvalDeals: 0,
+      checkpointEvery: 1,
+      league: { snapshotEvery: 1 },
+      actors: 2,
+      runsDir: dir,
+    };
+    const straight = await train({ ...config, name: 'a' }, { verbose: false });
+    const again = await train({ ...config, name: 'b' }, { verbose: false });
+    expect(again.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
+    await train({ ...config, name: 'c' }, { verbose: false, stopAfter: 2 });
+    const resumed = await train({ ...config, name: 'c' }, { verbose: false, resume: true });
+    expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
+  }, 120_000);
+
+  it('numEnvs must split evenly over the actors', () => {
+    expect(() => parseTrainConfig({ numEnvs: 10, actors: 3 })).toThrow(/actors/);
+  });
+});
