@@ -46,6 +46,8 @@ report.html. Ctrl-C saves after the current update; --resume continues from the 
   --lr X                        learning rate
   --eval-every K                evaluate against the baselines every K updates
   --final-eval-deals D          duplicate deals in the final evaluation
+  --actors K                    collect rollouts in K worker threads (numEnvs / K envs each);
+                                reproducible for a seed and K (default 0: in this thread)
   --backend auto|tensorflow|wasm|cpu
                                 TF.js backend (auto: tfjs-node when installed, else wasm)
   --resume                      continue runs/<name>/ from its latest checkpoint

@@ -23,6 +23,7 @@ const FLAGS = {
   lr: { type: 'string' },
   'eval-every': { type: 'string' },
   'final-eval-deals': { type: 'string' },
+  actors: { type: 'string' },
   resume: { type: 'boolean' },
 } as const;
 
@@ -61,6 +62,7 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
   set('learningRate', number(values.lr, 'lr'));
   set('evalEvery', number(values['eval-every'], 'eval-every'));
   set('finalEvalDeals', number(values['final-eval-deals'], 'final-eval-deals'));
+  set('actors', number(values.actors, 'actors'));
   return { config, resume: values.resume ?? false };
 }
 
