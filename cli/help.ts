@@ -48,6 +48,8 @@ report.html. Ctrl-C saves after the current update; --resume continues from the 
   --final-eval-deals D          duplicate deals in the final evaluation
   --actors K                    collect rollouts in K worker threads (numEnvs / K envs each);
                                 reproducible for a seed and K (default 0: in this thread)
+  --redis URL                   collect the K rollout blocks on kratzen workers through this Redis
+                                instead (same metrics as --actors K here; docs/scale-out.md)
   --backend auto|tensorflow|wasm|cpu
                                 TF.js backend (auto: tfjs-node when installed, else wasm)
   --resume                      continue runs/<name>/ from its latest checkpoint

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { ValidationError } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
 import { rulesFromFlags } from './flags.js';
+import { parseRedisUrl } from '../training/distributed/redis.js';
 
 const FLAGS = {
   config: { type: 'string' },
@@ -24,6 +25,7 @@ const FLAGS = {
   'eval-every': { type: 'string' },
   'final-eval-deals': { type: 'string' },
   actors: { type: 'string' },
+  redis: { type: 'string' },
   resume: { type: 'boolean' },
 } as const;
 
@@ -35,7 +37,7 @@ function number(value: string | undefined, flag: string): number | undefined {
 }
 
 /** Builds the config object from a file and flags (flags win). */
-export function trainConfigFromArgs(args: string[]): { config: Record<string, unknown>; resume: boolean } {
+export function trainConfigFromArgs(args: string[]): { config: Record<string, unknown>; resume: boolean; redis?: string } {
   const { values } = parseArgs({ args, options: FLAGS });
   let config: Record<string, unknown> = {};
   if (values.config) {
@@ -63,11 +65,12 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
   set('evalEvery', number(values['eval-every'], 'eval-every'));
   set('finalEvalDeals', number(values['final-eval-deals'], 'final-eval-deals'));
   set('actors', number(values.actors, 'actors'));
-  return { config, resume: values.resume ?? false };
+  return { config, resume: values.resume ?? false, redis: values.redis };
 }
 
 export async function runTrain(args: string[]): Promise<void> {
-  const { config, resume } = trainConfigFromArgs(args);
+  const { config, resume, redis: url } = trainConfigFromArgs(args);
+  const redis = url === undefined ? undefined : parseRedisUrl(url);
   let stopRequested = false;
   const onSigint = () => {
     if (stopRequested) process.exit(130);
@@ -76,7 +79,7 @@ export async function runTrain(args: string[]): Promise<void> {
   };
   process.on('SIGINT', onSigint);
   try {
-    const result = await train(config, { resume, shouldStop: () => stopRequested });
+    const result = await train(config, { resume, redis, shouldStop: () => stopRequested });
     if (result.interrupted) process.stderr.write(`interrupted after update ${result.updates}; resume with --resume --name ${result.runDir.split('/').pop()}\n`);
   } finally {
     process.off('SIGINT', onSigint);

@@ -1,11 +1,11 @@
-// `kratzen worker --redis URL [--concurrency N]`: takes tournament blocks from Redis until
+// `kratzen worker --redis URL [--concurrency N]`: takes tournament and rollout blocks from Redis until
 // stopped (SIGINT/SIGTERM finish the running jobs, then exit).
 
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../env/rules/index.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
-import { startTournamentWorker } from '../training/distributed/worker.js';
+import { startWorkers } from '../training/distributed/worker.js';
 import { integerFlag } from './flags.js';
 
 export async function runWorker(args: string[]): Promise<void> {
@@ -19,16 +19,18 @@ export async function runWorker(args: string[]): Promise<void> {
   if (concurrency < 1 || concurrency > 256) throw new ValidationError('invalid arguments', 'concurrency', '--concurrency must be 1 to 256');
   const lockSeconds = integerFlag(values['lock-seconds'], 'lock-seconds') ?? 30;
   if (lockSeconds < 1) throw new ValidationError('invalid arguments', 'lock-seconds', '--lock-seconds must be at least 1');
-  const worker = await startTournamentWorker({ connection, concurrency, lockSeconds });
+  const workers = await startWorkers({ connection, concurrency, lockSeconds });
   let jobs = 0;
-  worker.on('completed', () => jobs++);
-  worker.on('failed', (job, error) => process.stderr.write(`job ${job?.id} failed: ${error.message}\n`));
-  worker.on('error', (error) => process.stderr.write(`worker error: ${error.message}\n`));
+  for (const worker of workers) {
+    worker.on('completed', () => jobs++);
+    worker.on('failed', (job, error) => process.stderr.write(`${worker.name} job ${job?.id} failed: ${error.message}\n`));
+    worker.on('error', (error) => process.stderr.write(`${worker.name} worker error: ${error.message}\n`));
+  }
   process.stderr.write(`kratzen worker ${process.pid}: ${connection.host}:${connection.port}, ${concurrency} threads, ready\n`);
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.stderr.write(`stopping after ${jobs} jobs...\n`);
-      worker.close().then(resolve, resolve);
+      Promise.all(workers.map((w) => w.close())).then(() => resolve(), () => resolve());
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

@@ -62,7 +62,7 @@ function setWeights(agent: PolicyAgent, weights: Float32Array[]): void {
 export class RolloutActor {
   private readonly collector: RolloutCollector;
   private readonly learner: PolicyAgent;
-  private readonly league: League;
+  private league: League;
 
   private constructor(private readonly setup: ActorSetup) {
     this.collector = new RolloutCollector(setup);
@@ -84,6 +84,12 @@ export class RolloutActor {
     const agent = new PolicyAgent({ architecture: { hiddenSizes: this.setup.hiddenSizes }, name, mode: 'sample' });
     setWeights(agent, weights);
     this.league.addSnapshot(agent);
+  }
+
+  /** Empties the league of snapshots (a remote actor rebuilds it from each job's list). */
+  clearSnapshots(): void {
+    this.league.dispose();
+    this.league = new League(this.setup.league, this.setup.numPlayers);
   }
 
   collect(request: RolloutRequest): RolloutResult {
@@ -159,10 +165,17 @@ function actorScript(): URL {
   return new URL('../dist/training/actor-worker.js', import.meta.url);
 }
 
+/** Where the trainer's rollouts are collected: worker threads here, or workers through Redis. */
+export interface RolloutActors {
+  addSnapshot(name: string, weights: Float32Array[]): Promise<void>;
+  collect(weights: Float32Array[], request: RolloutRequest): Promise<RolloutResult>;
+  close(): Promise<void>;
+}
+
 type Reply = { id: number; result?: RolloutResult; error?: string };
 
 /** `count` RolloutActors in worker threads. */
-export class ActorPool {
+export class ActorPool implements RolloutActors {
   private nextId = 0;
   private readonly waiting = new Map<number, { resolve: (r: RolloutResult | undefined) => void; reject: (e: Error) => void }>();
 

@@ -7,7 +7,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import seedrandom from 'seedrandom';
-import { createGame } from '../env/rules/index.js';
+import { createGame, ValidationError } from '../env/rules/index.js';
 import { PhaseRoutedAgent, PimcAgent, PolicyAgent, selectBackend, type Agent } from '../agents/index.js';
 import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, type NamedArray } from '../checkpoints/index.js';
 import { parseTrainConfig, type TrainConfig } from './config.js';
@@ -15,7 +15,9 @@ import { writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
 import { LEARNER, RolloutCollector, type SeatController } from './rollout.js';
 import { League } from './league.js';
-import { ActorPool, actorSetup, weightsOf } from './actors.js';
+import { ActorPool, actorSetup, weightsOf, type RolloutActors } from './actors.js';
+import { RedisActors } from './distributed/rollout-jobs.js';
+import type { RedisConnection } from './distributed/redis.js';
 import { runTournament, type TournamentResult } from './tournament.js';
 import { writeTournamentReport } from './eval-report.js';
 import { writeTrainingReport, type MetricsLine } from './train-report.js';
@@ -30,6 +32,11 @@ export interface TrainOptions {
   verbose?: boolean;
   /** Checked after every update; true stops training (Ctrl-C sets it). */
   shouldStop?: () => boolean;
+  /**
+   * Collect the rollouts on `kratzen worker`s through this Redis, `actors` blocks per update
+   * (training/distributed/rollout-jobs.ts): the same metrics as `actors` local threads.
+   */
+  redis?: RedisConnection;
 }
 
 export interface TrainResult {
@@ -79,7 +86,7 @@ class TrainingRun {
   private league!: League;
   private collector!: RolloutCollector;
   /** Rollouts in worker threads when `actors` > 0. */
-  private actors: ActorPool | null = null;
+  private actors: RolloutActors | null = null;
   private teacher!: Agent;
   private bar: ProgressBar | null = null;
   private state: TrainerState = { update: 0, snapshots: [] };
@@ -167,8 +174,10 @@ class TrainingRun {
       config.imitationTeacher === 'heuristic'
         ? this.league.heuristic
         : new PhaseRoutedAgent(new PimcAgent({ samples: config.teacherSamples, seed: `${config.seed}/teacher` }), this.league.heuristic);
+    if (this.options.redis && config.actors === 0) throw new ValidationError('invalid training config', 'actors', 'training on Redis needs actors > 0: the rollout blocks per update');
     if (config.actors > 0) {
-      this.actors = await ActorPool.start(actorSetup(config, this.numPlayers), config.actors);
+      const setup = actorSetup(config, this.numPlayers);
+      this.actors = this.options.redis ? await RedisActors.start(setup, config.actors, this.options.redis) : await ActorPool.start(setup, config.actors);
       for (const snapshot of this.league.snapshots) await this.actors.addSnapshot(snapshot.name, weightsOf(snapshot));
     }
     this.checkpointName = (await this.store.pointer('latest')) ?? '';

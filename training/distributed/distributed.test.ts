@@ -4,11 +4,15 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
 import { runTournament, type TournamentConfig } from '../tournament.js';
-import { parseRedisUrl } from './redis.js';
+import { Queue } from 'bullmq';
+import { KEY_PREFIX, ROLLOUT_QUEUE, parseRedisUrl } from './redis.js';
 import { runTournamentOnRedis } from './tournament-jobs.js';
+import { train, withoutTimings } from '../trainer.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'dist/cli/main.js');
@@ -95,6 +99,63 @@ suite('tournaments on Redis with BullMQ', () => {
     expect(distributed.deals.map((d) => d.deal)).toEqual([...Array(24).keys()]);
     await startWorker();
   }, 180_000);
+
+  const trainConfig = (runsDir: string, name: string) => ({
+    name,
+    runsDir,
+    rules: { players: 3 },
+    seed: 21,
+    imitationUpdates: 1,
+    updates: 4,
+    numEnvs: 8,
+    rolloutSteps: 12,
+    hiddenSizes: [16],
+    minibatchSize: 64,
+    epochs: 2,
+    evalEvery: 0,
+    finalEvalDeals: 0,
+    league: { snapshotEvery: 2 },
+    actors: 2,
+  });
+
+  it('self-play with rollouts on the workers gives the metrics of local actor threads, a worker killed (-9) mid-run included', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-redis-train-'));
+    const local = await train(trainConfig(dir, 'local'), { verbose: false });
+    let updates = 0;
+    const victim = workers.find((w) => w.child.exitCode === null)!;
+    const queue = new Queue(ROLLOUT_QUEUE, { connection: parseRedisUrl(url), prefix: KEY_PREFIX });
+    let activeWhenKilled = 0;
+    // After the second update, the next rollout's two blocks are watched: once both are active
+    // (one on each single-thread worker) one worker dies mid-job; its block is retried on the other.
+    let trained = false;
+    const killMidJob = async () => {
+      while (!trained) {
+        const active = await queue.getActiveCount();
+        if (active >= 2) {
+          activeWhenKilled = active;
+          victim.child.kill('SIGKILL');
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    };
+    let watcher: Promise<void> | undefined;
+    const remote = await train(trainConfig(dir, 'remote'), {
+      verbose: false,
+      redis: parseRedisUrl(url),
+      shouldStop: () => {
+        if (++updates === 2) watcher = killMidJob();
+        return false;
+      },
+    });
+    trained = true;
+    await watcher;
+    await queue.close();
+    expect(activeWhenKilled).toBe(2);
+    expect(victim.child.signalCode).toBe('SIGKILL');
+    expect(remote.metrics.map(withoutTimings)).toEqual(local.metrics.map(withoutTimings));
+    await startWorker();
+  }, 240_000);
 
   it('names the field of a bad or unreachable Redis and a bad agent, and enqueues nothing', async () => {
     expect(() => parseRedisUrl('http://x')).toThrow(/redis:\/\//);

@@ -22,6 +22,8 @@ export interface RedisConnection {
 export const KEY_PREFIX = 'kratzen';
 /** The BullMQ queue of tournament blocks (ranges of deals of one duplicate match). */
 export const TOURNAMENT_QUEUE = 'tournament';
+/** The BullMQ queue of rollout blocks (a share of one PPO update's envs, with its weights). */
+export const ROLLOUT_QUEUE = 'rollout';
 
 /** Parses `redis://[user:password@]host:port[/db]` (or `rediss://` for TLS); the error names `redis`. */
 export function parseRedisUrl(text: string): RedisConnection {

@@ -11,6 +11,7 @@ import { createGame, ValidationError } from '../../env/rules/index.js';
 import { createAgent } from '../../agents/registry.js';
 import { summarize, type DealResult, type TournamentConfig, type TournamentResult } from '../tournament.js';
 import { uploadCheckpoint } from './checkpoint-blobs.js';
+import { runJobs } from './jobs.js';
 import { BlobStore, KEY_PREFIX, TOURNAMENT_QUEUE, type RedisConnection } from './redis.js';
 
 /** One job: deals [from, to) of `config`; checkpoint agents by spec -> checkpoint index hash. */
@@ -57,65 +58,30 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
     for (let from = 0; from < config.deals; from += size) blocks.push({ run, config, from, to: Math.min(config.deals, from + size), checkpoints });
     const progress = new Map<string, number>();
     const report = () => options.onDeal?.([...progress.values()].reduce((a, b) => a + b, 0), config.deals);
-    events.on('progress', ({ jobId, data }) => {
-      if (!jobId.startsWith(run) || typeof data !== 'number') return;
-      progress.set(jobId, Math.max(progress.get(jobId) ?? 0, data));
-      report();
-    });
+    const returned = await runJobs<TournamentBlock, DealResult[]>(
+      queue,
+      events,
+      blocks.map((block, k) => ({ id: `${run}-${k}`, data: block })),
+      {
+        attempts: options.attempts,
+        // A retried job reports from its first deal again: keep each job's highest count.
+        onProgress: (jobId, done) => {
+          progress.set(jobId, Math.max(progress.get(jobId) ?? 0, done));
+          report();
+        },
+      },
+    );
     const results: DealResult[] = new Array(config.deals);
-    const pending = new Map(blocks.map((block, k) => [`${run}-${k}`, block]));
-    let settle!: (error?: Error) => void;
-    const finished = new Promise<void>((resolve, reject) => (settle = (error) => (error ? reject(error) : resolve())));
-    const accept = (jobId: string, returned: unknown) => {
-      const block = pending.get(jobId);
-      if (!block) return; // another run's job, or one already merged
-      const deals = returned as DealResult[];
-      if (!Array.isArray(deals) || deals.length !== block.to - block.from) return settle(new Error(`job ${jobId} returned ${deals?.length} deals, not ${block.to - block.from}`));
+    returned.forEach((deals, k) => {
+      const block = blocks[k]!;
+      if (!Array.isArray(deals) || deals.length !== block.to - block.from) throw new Error(`job ${run}-${k} returned ${deals?.length} deals, not ${block.to - block.from}`);
       for (const deal of deals) {
-        if (deal?.deal < block.from || deal?.deal >= block.to) return settle(new Error(`job ${jobId} returned deal ${deal?.deal} outside [${block.from}, ${block.to})`));
+        if (!(deal?.deal >= block.from && deal.deal < block.to)) throw new Error(`job ${run}-${k} returned deal ${deal?.deal} outside [${block.from}, ${block.to})`);
         results[deal.deal] = deal;
       }
-      pending.delete(jobId);
-      progress.set(jobId, block.to - block.from);
-      report();
-      if (pending.size === 0) settle();
-    };
-    // Events are the fast path; a poll every two seconds covers events missed across a reconnect.
-    const check = async (jobId: string) => {
-      const job = await queue.getJob(jobId);
-      if (!job) return settle(new Error(`job ${jobId} disappeared from Redis`));
-      const state = await job.getState();
-      if (state === 'completed') accept(jobId, job.returnvalue);
-      else if (state === 'failed') settle(new Error(`job ${jobId} failed after ${job.attemptsMade} attempts: ${job.failedReason}`));
-    };
-    events.on('completed', ({ jobId, returnvalue }) => {
-      if (!pending.has(jobId)) return;
-      try {
-        accept(jobId, typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue);
-      } catch (e) {
-        settle(e as Error);
-      }
     });
-    events.on('failed', ({ jobId }) => pending.has(jobId) && check(jobId).catch(settle));
-    const poll = setInterval(() => [...pending.keys()].forEach((id) => check(id).catch(settle)), 2000);
-    try {
-      await queue.addBulk(
-        blocks.map((block, k) => ({
-          name: 'block',
-          data: block,
-          opts: {
-            jobId: `${run}-${k}`,
-            attempts: options.attempts ?? 5,
-            backoff: { type: 'fixed', delay: 500 },
-            removeOnComplete: { age: 3600 },
-            removeOnFail: { age: 24 * 3600 },
-          },
-        })),
-      );
-      await finished;
-    } finally {
-      clearInterval(poll);
-    }
+    for (let deal = 0; deal < config.deals; deal++) if (!results[deal]) throw new Error(`deal ${deal} is missing from the jobs' results`);
+    options.onDeal?.(config.deals, config.deals);
     return summarize(config, players, results);
   } finally {
     await events.close();

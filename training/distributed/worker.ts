@@ -1,10 +1,10 @@
-// `kratzen worker`: a BullMQ worker of the tournament queue whose jobs run in worker threads
+// `kratzen worker`: BullMQ workers of the tournament and rollout queues whose jobs run in threads
 // (one per unit of concurrency). A killed worker's job is retried elsewhere once its lock
 // expires (`lockSeconds`): the coordinator merges by deal index, so nothing is lost or doubled.
 
 import { Worker } from 'bullmq';
 import { CONNECTION_ENV } from './tournament-processor.js';
-import { KEY_PREFIX, TOURNAMENT_QUEUE, type RedisConnection } from './redis.js';
+import { KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, type RedisConnection } from './redis.js';
 
 export interface WorkerOptions {
   connection: RedisConnection;
@@ -14,18 +14,21 @@ export interface WorkerOptions {
   lockSeconds?: number;
 }
 
-export async function startTournamentWorker(options: WorkerOptions): Promise<Worker> {
+/** BullMQ workers of the tournament and the rollout queues, their jobs in worker threads. */
+export async function startWorkers(options: WorkerOptions): Promise<Worker[]> {
   process.env[CONNECTION_ENV] = JSON.stringify(options.connection);
   const lockDuration = Math.round((options.lockSeconds ?? 30) * 1000);
-  const worker = new Worker(TOURNAMENT_QUEUE, new URL('./tournament-processor.js', import.meta.url), {
-    connection: options.connection,
-    prefix: KEY_PREFIX,
-    concurrency: options.concurrency ?? 1,
-    useWorkerThreads: true,
-    lockDuration,
-    stalledInterval: Math.max(1000, Math.round(lockDuration / 2)),
-    maxStalledCount: 5,
-  });
-  await worker.waitUntilReady();
-  return worker;
+  const make = (queue: string, processor: string) =>
+    new Worker(queue, new URL(processor, import.meta.url), {
+      connection: options.connection,
+      prefix: KEY_PREFIX,
+      concurrency: options.concurrency ?? 1,
+      useWorkerThreads: true,
+      lockDuration,
+      stalledInterval: Math.max(1000, Math.round(lockDuration / 2)),
+      maxStalledCount: 5,
+    });
+  const workers = [make(TOURNAMENT_QUEUE, './tournament-processor.js'), make(ROLLOUT_QUEUE, './rollout-processor.js')];
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
+  return workers;
 }

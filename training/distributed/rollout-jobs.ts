@@ -1,0 +1,97 @@
+// Self-play rollouts on workers through Redis: the learner stays in the trainer's process; each
+// update publishes its weights as a blob (by content hash, so the hash is the version) and puts
+// one job per block of envs on the `rollout` queue; workers play the block with a RolloutActor
+// and store the batch as a blob. The trainer waits for every block of the update before learning,
+// so no rollout is ever stale: each job names the weights it must use and a worker plays with
+// exactly those. A job retried after a worker died plays the same block again with the same
+// weights and seed, gives the same batch, and is taken once: nothing lost, nothing doubled. For a
+// seed and a number of blocks, a run gives the metrics a run with that many local actor threads
+// gives.
+
+import { randomUUID } from 'node:crypto';
+import { Queue, QueueEvents } from 'bullmq';
+import { blockSeed, mergeRollouts, type ActorSetup, type RolloutActors, type RolloutRequest, type RolloutResult } from '../actors.js';
+import type { Batch, RolloutStats } from '../rollout.js';
+import { decodeArrays, encodeArrays } from './arrays.js';
+import { runJobs } from './jobs.js';
+import { BlobStore, KEY_PREFIX, ROLLOUT_QUEUE, type RedisConnection } from './redis.js';
+
+export interface RolloutBlock {
+  setup: ActorSetup;
+  /** Hash of the learner's weights blob. */
+  weights: string;
+  /** The league's snapshots, oldest first: names and weight blob hashes. */
+  snapshots: { name: string; weights: string }[];
+  request: RolloutRequest;
+}
+
+export interface RolloutReply {
+  /** Hash of the batch blob (encodeBatch) and its rows. */
+  batch: string;
+  size: number;
+  stats: RolloutStats;
+}
+
+export function encodeBatch(b: Batch): Buffer {
+  return encodeArrays([b.observations, b.masks, b.actions, b.logProbs, b.values, b.advantages, b.returns]);
+}
+
+export function decodeBatch(data: Buffer, size: number): Batch {
+  const [observations, masks, actions, logProbs, values, advantages, returns] = decodeArrays(data) as [
+    Float32Array,
+    Uint8Array,
+    Int32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+  ];
+  if (!returns || actions.length !== size) throw new Error(`batch blob holds ${actions?.length} rows, not ${size}`);
+  return { size, observations, masks, actions, logProbs, values, advantages, returns };
+}
+
+export class RedisActors implements RolloutActors {
+  private readonly snapshots: { name: string; weights: string }[] = [];
+  private readonly run = randomUUID();
+
+  private constructor(
+    private readonly setup: ActorSetup,
+    private readonly blocks: number,
+    private readonly blobs: BlobStore,
+    private readonly queue: Queue,
+    private readonly events: QueueEvents,
+  ) {}
+
+  static async start(setup: ActorSetup, blocks: number, connection: RedisConnection): Promise<RedisActors> {
+    const blobs = new BlobStore(connection);
+    await blobs.connect();
+    const queue = new Queue(ROLLOUT_QUEUE, { connection, prefix: KEY_PREFIX });
+    const events = new QueueEvents(ROLLOUT_QUEUE, { connection, prefix: KEY_PREFIX });
+    await events.waitUntilReady();
+    return new RedisActors(setup, blocks, blobs, queue, events);
+  }
+
+  async addSnapshot(name: string, weights: Float32Array[]): Promise<void> {
+    this.snapshots.push({ name, weights: await this.blobs.put(encodeArrays(weights)) });
+    while (this.snapshots.length > this.setup.league.maxSnapshots) this.snapshots.shift();
+  }
+
+  async collect(weights: Float32Array[], request: RolloutRequest): Promise<RolloutResult> {
+    const hash = await this.blobs.put(encodeArrays(weights));
+    const jobs = Array.from({ length: this.blocks }, (_, k) => ({
+      id: `${this.run}-${request.seed.replace(/[^\w.-]/g, '_')}-${k}`,
+      data: { setup: this.setup, weights: hash, snapshots: [...this.snapshots], request: { ...request, seed: blockSeed(request.seed, k) } } satisfies RolloutBlock,
+    }));
+    const replies = await runJobs<RolloutBlock, RolloutReply>(this.queue, this.events, jobs);
+    const parts = await Promise.all(
+      replies.map(async (reply) => ({ batch: decodeBatch(await this.blobs.get(reply.batch), reply.size), stats: reply.stats })),
+    );
+    return mergeRollouts(parts);
+  }
+
+  async close(): Promise<void> {
+    await this.events.close();
+    await this.queue.close();
+    await this.blobs.close();
+  }
+}

@@ -1,0 +1,49 @@
+// The sandboxed BullMQ processor of rollout blocks (rollout-jobs.ts), one per worker thread:
+// actors are kept per setup, weights per hash, and the league is rebuilt when a job's list of
+// snapshots differs from the one the actor holds.
+
+import type { SandboxedJob } from 'bullmq';
+import { RolloutActor } from '../actors.js';
+import { decodeArrays } from './arrays.js';
+import { BlobStore, type RedisConnection } from './redis.js';
+import { CONNECTION_ENV } from './tournament-processor.js';
+import { encodeBatch, type RolloutBlock, type RolloutReply } from './rollout-jobs.js';
+
+let blobs: BlobStore | null = null;
+const actors = new Map<string, { actor: RolloutActor; snapshots: string }>();
+const weightsCache = new Map<string, Float32Array[]>();
+
+async function weights(hash: string): Promise<Float32Array[]> {
+  let cached = weightsCache.get(hash);
+  if (!cached) {
+    cached = decodeArrays(await blobs!.get(hash)) as Float32Array[];
+    if (!cached.every((a) => a instanceof Float32Array)) throw new Error(`blob ${hash} is not a set of weights`);
+    weightsCache.set(hash, cached);
+    // The latest weights and a league's worth of snapshots: older entries are not asked for again.
+    while (weightsCache.size > 16) weightsCache.delete(weightsCache.keys().next().value!);
+  }
+  return cached;
+}
+
+export default async function processRollout(job: SandboxedJob<RolloutBlock, RolloutReply>): Promise<RolloutReply> {
+  const { setup, snapshots, request } = job.data;
+  if (!blobs) {
+    blobs = new BlobStore(JSON.parse(process.env[CONNECTION_ENV] ?? '{}') as RedisConnection);
+    await blobs.connect();
+  }
+  const key = JSON.stringify(setup);
+  let entry = actors.get(key);
+  if (!entry) {
+    entry = { actor: await RolloutActor.create(setup), snapshots: '' };
+    actors.set(key, entry);
+  }
+  const snapshotKey = snapshots.map((s) => `${s.name}=${s.weights}`).join(',');
+  if (entry.snapshots !== snapshotKey) {
+    entry.actor.clearSnapshots();
+    for (const s of snapshots) entry.actor.addSnapshot(s.name, await weights(s.weights));
+    entry.snapshots = snapshotKey;
+  }
+  entry.actor.setWeights(await weights(job.data.weights));
+  const { batch, stats } = entry.actor.collect(request);
+  return { batch: await blobs.put(encodeBatch(batch)), size: batch.size, stats };
+}
