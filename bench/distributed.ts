@@ -3,6 +3,8 @@
 // second with one and two single-thread worker processes (8-deal jobs), `dist.tournament.local`
 // the same tournament in this thread, all in this run; `dist.jobOverheadMs` is the time a
 // one-deal job costs beyond the deal itself (one worker, one deal per job, against local).
+// `dist.rollout.*` are rollout steps per second of the default training config in two blocks:
+// two local actor threads against the two workers through Redis.
 // Skipped, with a note, where redis-server is not installed.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -11,6 +13,10 @@ import { fileURLToPath } from 'node:url';
 import { runTournament, type TournamentConfig } from '../training/tournament.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 import { runTournamentOnRedis } from '../training/distributed/tournament-jobs.js';
+import { RedisActors } from '../training/distributed/rollout-jobs.js';
+import { ActorPool, actorSetup, weightsOf, type RolloutActors } from '../training/actors.js';
+import { parseTrainConfig } from '../training/config.js';
+import { PolicyAgent, selectBackend } from '../agents/index.js';
 
 const BIN = fileURLToPath(new URL('../cli/main.js', import.meta.url));
 
@@ -68,12 +74,34 @@ export async function benchDistributed(seconds: number): Promise<Record<string, 
     await startWorker();
     await runTournamentOnRedis({ ...config, deals: 16 }, { connection, blockDeals: 8 });
     const w2 = await rate(() => runTournamentOnRedis(config, { connection, blockDeals: 8 }));
+    // Rollouts of the default training config in two blocks: two local actor threads against
+    // the two workers through Redis (weights and batches as blobs).
+    await selectBackend('auto');
+    const train = parseTrainConfig({ actors: 2 });
+    const setup = actorSetup(train, 4);
+    const learner = new PolicyAgent({ architecture: { hiddenSizes: train.hiddenSizes }, seed: 1 });
+    const weights = weightsOf(learner);
+    const rollouts = async (actors: RolloutActors) => {
+      const request = { steps: train.rolloutSteps, gamma: 1, lambda: 0.95, imitating: false };
+      await actors.collect(weights, { ...request, seed: 'bench/warm' });
+      let steps = 0;
+      const started = performance.now();
+      for (let u = 0; u === 0 || performance.now() - started < seconds * 1000; u++) steps += (await actors.collect(weights, { ...request, seed: `bench/${u}` })).stats.envSteps;
+      await actors.close();
+      return steps / ((performance.now() - started) / 1000);
+    };
+    const rolloutLocal = await rollouts(await ActorPool.start(setup, 2));
+    const rolloutRedis = await rollouts(await RedisActors.start(setup, 2, connection));
+    learner.dispose();
     return {
       'dist.tournament.local.handsPerSec': Math.round(local.handsPerSec),
       'dist.tournament.w1.handsPerSec': Math.round(w1.handsPerSec),
       'dist.tournament.w2.handsPerSec': Math.round(w2.handsPerSec),
       'dist.ratio.w2OverW1': Math.round((w2.handsPerSec / w1.handsPerSec) * 1000) / 1000,
       'dist.ratio.w1OverLocal': Math.round((w1.handsPerSec / local.handsPerSec) * 1000) / 1000,
+      'dist.rollout.local.a2.stepsPerSec': Math.round(rolloutLocal),
+      'dist.rollout.redis.w2.stepsPerSec': Math.round(rolloutRedis),
+      'dist.ratio.rolloutRedisOverLocal': Math.round((rolloutRedis / rolloutLocal) * 1000) / 1000,
       'dist.jobOverheadMs': Math.round(((perDealJobs.seconds - local.seconds) / deals) * 1000 * 100) / 100,
     };
   } finally {

@@ -28,11 +28,13 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
     if (pending.size === 0) settle();
   };
   const check = async (jobId: string) => {
+    // The state first: a job read before it completes carries no return value.
+    const state = await queue.getJobState(jobId);
+    if (state !== 'completed' && state !== 'failed') return;
     const job = await queue.getJob(jobId);
     if (!job) return settle(new Error(`job ${jobId} disappeared from Redis`));
-    const state = await job.getState();
     if (state === 'completed') accept(jobId, job.returnvalue);
-    else if (state === 'failed') settle(new Error(`job ${jobId} failed after ${job.attemptsMade} attempts: ${job.failedReason}`));
+    else settle(new Error(`job ${jobId} failed after ${job.attemptsMade} attempts: ${job.failedReason}`));
   };
   const onCompleted = ({ jobId, returnvalue }: { jobId: string; returnvalue: unknown }) => {
     if (!pending.has(jobId)) return;
