@@ -1,6 +1,7 @@
 // Training throughput and how much of the machine it uses: environment steps per second of the
 // default PPO configuration (rollouts with inference, and updates), the backend's one-thread
-// matmul rate on the network's own layer shapes, and their ratio (utilisation).
+// matmul rate on the network's own layer shapes, and their ratio (utilisation); `train.actors2.*`
+// the same with the rollouts in two actor threads (training/actors.ts).
 
 import { availableParallelism } from 'node:os';
 import { HeuristicAgent, PolicyAgent, RandomAgent, selectBackend, tf } from '../agents/index.js';
@@ -9,6 +10,7 @@ import { NUM_ACTIONS } from '../env/rules/actions.js';
 import { parseTrainConfig } from '../training/config.js';
 import { PpoLearner } from '../training/ppo.js';
 import { LEARNER, RolloutCollector, type LeagueDraw } from '../training/rollout.js';
+import { ActorPool, actorSetup, weightsOf } from '../training/actors.js';
 
 /** The layer shapes [inputs, outputs] of the policy network: the trunk, then both heads side by side. */
 export function layerShapes(hiddenSizes: readonly number[]): [number, number][] {
@@ -70,6 +72,18 @@ export async function benchTrain(seconds: number): Promise<Record<string, number
     steps += stats.envSteps;
   }
   const rate = steps / ((performance.now() - started) / 1000);
+  // The same with the rollouts in two actor threads (the default league, `--actors 2`).
+  const threaded = parseTrainConfig({ actors: 2 });
+  const pool = await ActorPool.start(actorSetup(threaded, 4), 2);
+  let threadedSteps = 0;
+  const threadedStart = performance.now();
+  for (let update = 0; update === 0 || performance.now() - threadedStart < seconds * 1000; update++) {
+    const { batch, stats } = await pool.collect(weightsOf(learner), { seed: `bench/a/${update}`, steps: config.rolloutSteps, gamma: 1, lambda: 0.95, imitating: false });
+    ppo.update(batch, `bench/a/${update}`);
+    threadedSteps += stats.envSteps;
+  }
+  const threadedRate = threadedSteps / ((performance.now() - threadedStart) / 1000);
+  await pool.close();
   const cores = availableParallelism();
   const perStep = flopsPerStep(config.hiddenSizes, config.epochs);
   process.stderr.write(
@@ -82,5 +96,7 @@ export async function benchTrain(seconds: number): Promise<Record<string, number
     'train.stepsPerSec': Math.round(rate),
     'train.flopsPerStep': perStep,
     'train.utilisation': Math.round(((rate * perStep) / (cores * gflops * 1e9)) * 1000) / 1000,
+    'train.actors2.stepsPerSec': Math.round(threadedRate),
+    'train.actors2.utilisation': Math.round(((threadedRate * perStep) / (cores * gflops * 1e9)) * 1000) / 1000,
   };
 }
