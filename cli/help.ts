@@ -88,15 +88,16 @@ once its lock expires. See docs/scale-out.md.
 `,
   exploit: `kratzen exploit --target <agent> [options]
 
-An exploitability estimate: a fresh policy (a clone of the heuristic, then PPO) trains against the
-frozen target playing every other seat, then a duplicate match seats it at one seat and the
+An exploitability estimate: a policy trains by PPO against the frozen target playing every other
+seat (starting as a copy of the target when it is a checkpoint, else as a clone of the heuristic), then a duplicate match seats it at one seat and the
 target at the others, every seat in turn. Reports the exploiter's edge (chips per hand over the
 target seats' mean) with its 95% interval: a lower bound on the target's exploitability at this
 table (approximate best response, Timbers et al. 2020). A short run gives a loose bound.
 
   --target A                    random, heuristic, pimc[:...], or a checkpoint directory
-  --updates U                   PPO updates against the target (default 60)
-  --imitation-updates K         behaviour-cloning updates of the heuristic first (default 20)
+  --updates U                   PPO updates against the target (default 100)
+  --imitation-updates K         behaviour-cloning updates of the heuristic first
+                                (default 40; 0 for a checkpoint target, which is copied instead)
   --hands H                     hands of the duplicate match over all rotations (default 6400)
   --seed S                      seed of training and match (default 0)
   --backend auto|tensorflow|wasm|cpu

@@ -50,7 +50,8 @@ export function weightsOf(agent: PolicyAgent): Float32Array[] {
   return agent.model.getWeights().map((w) => new Float32Array(w.dataSync()));
 }
 
-function setWeights(agent: PolicyAgent, weights: Float32Array[]): void {
+/** Sets a policy's weights from arrays in the model's order (from `weightsOf`). */
+export function setWeights(agent: PolicyAgent, weights: Float32Array[]): void {
   const shapes = agent.model.getWeights().map((w) => w.shape);
   if (shapes.length !== weights.length) throw new Error(`expected ${shapes.length} weight arrays, got ${weights.length}`);
   const tensors = weights.map((w, i) => tf.tensor(w, shapes[i]));
