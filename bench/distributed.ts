@@ -67,12 +67,15 @@ export async function benchDistributed(seconds: number): Promise<Record<string, 
       return { handsPerSec: hands / ((performance.now() - started) / 1000), seconds: (performance.now() - started) / 1000 };
     };
     await startWorker();
-    await runTournamentOnRedis({ ...config, deals: 8 }, { connection }); // warm-up: the worker's thread and kernels
+    // Warm-up of the same size on both sides: with 8 deals the worker thread's JIT was still cold
+    // and one worker measured at half the local speed.
+    await runTournament(config);
+    await runTournamentOnRedis(config, { connection });
     const local = await rate(() => runTournament(config));
     const w1 = await rate(() => runTournamentOnRedis(config, { connection, blockDeals: 8 }));
     const perDealJobs = await rate(() => runTournamentOnRedis(config, { connection, blockDeals: 1 }));
     await startWorker();
-    await runTournamentOnRedis({ ...config, deals: 16 }, { connection, blockDeals: 8 });
+    await runTournamentOnRedis(config, { connection, blockDeals: 8 });
     const w2 = await rate(() => runTournamentOnRedis(config, { connection, blockDeals: 8 }));
     // Rollouts of the default training config in two blocks: two local actor threads against
     // the two workers through Redis (weights and batches as blobs).
