@@ -7,12 +7,12 @@
 // two local actor threads against the two workers through Redis.
 // Skipped, with a note, where redis-server is not installed.
 
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { runTournament, type TournamentConfig } from '../training/tournament.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 import { runTournamentOnRedis } from '../training/distributed/tournament-jobs.js';
+import { haveRedisServer, startLocalRedis, startWorkerProcess } from '../training/distributed/local-cluster.js';
 import { RedisActors } from '../training/distributed/rollout-jobs.js';
 import { ActorPool, actorSetup, weightsOf, type RolloutActors } from '../training/actors.js';
 import { parseTrainConfig } from '../training/config.js';
@@ -20,44 +20,17 @@ import { PolicyAgent, selectBackend } from '../agents/index.js';
 
 const BIN = fileURLToPath(new URL('../cli/main.js', import.meta.url));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function waitFor(child: ChildProcess, stream: 'stdout' | 'stderr', text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    child[stream]!.on('data', (d) => {
-      seen += d;
-      if (seen.includes(text)) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`exited with ${code} before "${text}": ${seen}`)));
-  });
-}
-
 export async function benchDistributed(seconds: number): Promise<Record<string, number>> {
-  if (spawnSync('redis-server', ['--version']).status !== 0) {
+  if (!haveRedisServer()) {
     process.stderr.write('distributed bench: redis-server is not installed; skipped\n');
     return {};
   }
-  const port = await freePort();
-  const url = `redis://127.0.0.1:${port}`;
-  const connection = parseRedisUrl(url);
   const children: ChildProcess[] = [];
-  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const startWorker = async () => children.push(await startWorkerProcess(BIN, url));
+  const { url, process: redis } = await startLocalRedis();
   children.push(redis);
-  const startWorker = async () => {
-    const child = spawn(process.execPath, [BIN, 'worker', '--redis', url, '--concurrency', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    children.push(child);
-    await waitFor(child, 'stderr', 'ready');
-  };
+  const connection = parseRedisUrl(url);
   try {
-    await waitFor(redis, 'stdout', 'Ready to accept connections');
     // Sized so each figure takes about `seconds` at one worker (~2,000 hands/s here).
     const deals = Math.max(16, Math.round((seconds * 2000) / 16 / 8) * 8);
     const config: TournamentConfig = { agents: ['heuristic', 'random'], rules: { profile: 'didactic4', players: 4 }, deals, seed: 'bench' };

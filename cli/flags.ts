@@ -11,6 +11,12 @@ export function integerFlag(value: string | boolean | undefined, field: string):
   return Number(value);
 }
 
+/** A --seed value: an integer when it reads as one, else the string itself (0 when absent). */
+export function seedFlag(value: string | boolean | undefined): number | string {
+  if (typeof value !== 'string') return 0;
+  return /^-?\d+$/.test(value) ? Number(value) : value;
+}
+
 /** The rule set the flags describe: --variant's JSON object, then --profile, --players, --hands. */
 export function rulesFromFlags(values: Record<string, string | boolean | undefined>): Record<string, unknown> {
   let rules: Record<string, unknown> = {};

@@ -17,7 +17,7 @@ import {
 } from '../env/rules/index.js';
 import { ProgressBar, runTournament, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
-import { integerFlag, rulesFromFlags } from './flags.js';
+import { integerFlag, rulesFromFlags, seedFlag } from './flags.js';
 import { runTrain } from './train.js';
 import { runServe } from './serve.js';
 import { runPlay } from './play.js';
@@ -90,11 +90,6 @@ function reportingErrors<T>(run: () => T): T {
     if (report) fail(report.exitCode, report.output);
     throw e;
   }
-}
-
-function seedFlag(value: string | boolean | undefined): number | string {
-  if (typeof value !== 'string') return 0;
-  return /^-?\d+$/.test(value) ? Number(value) : value;
 }
 
 const SESSION_OPTIONS = {

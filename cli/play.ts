@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { rulesFromFlags } from './flags.js';
+import { rulesFromFlags, seedFlag } from './flags.js';
 import {
   NUM_ACTIONS,
   SUIT_LETTERS,
@@ -328,7 +328,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     return 2;
   }
   const seedText = typeof values.seed === 'string' ? values.seed : String(Date.now() % 1_000_000_000);
-  const seed = /^-?\d+$/.test(seedText) ? Number(seedText) : seedText;
+  const seed = seedFlag(seedText);
   const specs = (typeof values.opponents === 'string' ? values.opponents : 'heuristic').split(',').map((s) => s.trim()).filter(Boolean);
   if (specs.length === 0) specs.push('heuristic');
   const rules = ruleSetToJson(game.rules);

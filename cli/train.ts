@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
-import { rulesFromFlags } from './flags.js';
+import { rulesFromFlags, seedFlag } from './flags.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 
 const FLAGS = {
@@ -55,7 +55,7 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
   const set = (key: string, value: unknown) => value !== undefined && (config[key] = value);
   set('name', values.name);
   set('runsDir', values['runs-dir']);
-  set('seed', values.seed === undefined ? undefined : /^-?\d+$/.test(values.seed) ? Number(values.seed) : values.seed);
+  set('seed', values.seed === undefined ? undefined : seedFlag(values.seed));
   set('updates', number(values.updates, 'updates'));
   set('backend', values.backend);
   set('numEnvs', number(values['num-envs'], 'num-envs'));

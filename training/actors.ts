@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { HeuristicAgent, PhaseRoutedAgent, PimcAgent, PolicyAgent, selectBackend, tf, type Agent } from '../agents/index.js';
+import { PhaseRoutedAgent, PimcAgent, PolicyAgent, selectBackend, tf, type Agent } from '../agents/index.js';
 import { League } from './league.js';
 import { LEARNER, RolloutCollector, type Batch, type RolloutStats, type SeatController } from './rollout.js';
 import type { TrainConfig } from './config.js';
@@ -59,6 +59,11 @@ export function setWeights(agent: PolicyAgent, weights: Float32Array[]): void {
   tensors.forEach((t) => t.dispose());
 }
 
+/** The agent whose moves the learner clones in the imitation updates. */
+export function imitationTeacher(kind: TrainConfig['imitationTeacher'], samples: number, seed: string, heuristic: Agent): Agent {
+  return kind === 'heuristic' ? heuristic : new PhaseRoutedAgent(new PimcAgent({ samples, seed }), heuristic);
+}
+
 /** One actor: plays rollout blocks with the weights it was last given. Used in a thread or in-process. */
 export class RolloutActor {
   private readonly collector: RolloutCollector;
@@ -97,13 +102,7 @@ export class RolloutActor {
     const { seed } = request;
     this.league.reseed(seed);
     const selfPlay = { seats: new Array<SeatController>(this.setup.numPlayers).fill(LEARNER) };
-    let teacher: Agent | undefined;
-    if (request.imitating) {
-      teacher =
-        this.setup.imitationTeacher === 'heuristic'
-          ? this.league.heuristic
-          : new PhaseRoutedAgent(new PimcAgent({ samples: this.setup.teacherSamples, seed: `${seed}/teacher` }), new HeuristicAgent());
-    }
+    const teacher = request.imitating ? imitationTeacher(this.setup.imitationTeacher, this.setup.teacherSamples, `${seed}/teacher`, this.league.heuristic) : undefined;
     return this.collector.collect(this.learner, request.imitating ? () => selfPlay : (random) => this.league.draw(random), {
       seed,
       steps: request.steps,

@@ -8,14 +8,14 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import seedrandom from 'seedrandom';
 import { createGame, ValidationError } from '../env/rules/index.js';
-import { PhaseRoutedAgent, PimcAgent, PolicyAgent, selectBackend, type Agent } from '../agents/index.js';
+import { PolicyAgent, selectBackend, type Agent } from '../agents/index.js';
 import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, type NamedArray } from '../checkpoints/index.js';
 import { parseTrainConfig, type TrainConfig } from './config.js';
 import { writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
 import { LEARNER, RolloutCollector, type SeatController } from './rollout.js';
 import { League } from './league.js';
-import { ActorPool, actorSetup, weightsOf, type RolloutActors } from './actors.js';
+import { ActorPool, actorSetup, imitationTeacher, weightsOf, type RolloutActors } from './actors.js';
 import { RedisActors } from './distributed/rollout-jobs.js';
 import type { RedisConnection } from './distributed/redis.js';
 import { runTournament, type TournamentResult } from './tournament.js';
@@ -84,7 +84,7 @@ class TrainingRun {
   private learner!: PolicyAgent;
   private ppo!: PpoLearner;
   private league!: League;
-  private collector!: RolloutCollector;
+  private collector: RolloutCollector | null = null;
   /** Rollouts in worker threads when `actors` > 0. */
   private actors: RolloutActors | null = null;
   private teacher!: Agent;
@@ -163,17 +163,9 @@ class TrainingRun {
     if (optimizerState) await this.ppo.restoreOptimizer(optimizerState);
     this.league = new League(config.league, this.numPlayers);
     for (const name of this.state.snapshots) this.league.addSnapshot((await this.leagueStore.load(name)).toAgent({ name, mode: 'sample' }));
-    this.collector = new RolloutCollector({
-      rules: this.rules,
-      numEnvs: config.numEnvs,
-      rolloutSteps: config.rolloutSteps,
-      rewardScale: config.rewardScale,
-      rewardNormalization: config.rewardNormalization,
-    });
-    this.teacher =
-      config.imitationTeacher === 'heuristic'
-        ? this.league.heuristic
-        : new PhaseRoutedAgent(new PimcAgent({ samples: config.teacherSamples, seed: `${config.seed}/teacher` }), this.league.heuristic);
+    // In this thread unless actors collect (their buffers are theirs).
+    this.collector = config.actors > 0 ? null : new RolloutCollector(config);
+    this.teacher = imitationTeacher(config.imitationTeacher, config.teacherSamples, `${config.seed}/teacher`, this.league.heuristic);
     if (this.options.redis && config.actors === 0) throw new ValidationError('invalid training config', 'actors', 'training on Redis needs actors > 0: the rollout blocks per update');
     if (config.actors > 0) {
       const setup = actorSetup(config, this.numPlayers);
@@ -223,7 +215,7 @@ class TrainingRun {
     } else {
       this.league.reseed(seed);
       const selfPlay = { seats: new Array<SeatController>(this.numPlayers).fill(LEARNER) };
-      rollout = this.collector.collect(this.learner, imitating ? () => selfPlay : (random) => this.league.draw(random), {
+      rollout = this.collector!.collect(this.learner, imitating ? () => selfPlay : (random) => this.league.draw(random), {
         ...request,
         teacher: imitating ? this.teacher : undefined,
       });
@@ -350,6 +342,6 @@ function round(x: number): number {
 }
 
 /** A numeric seed for weight initialization from any run seed. */
-function hashSeed(seed: number | string): number {
+export function hashSeed(seed: number | string): number {
   return typeof seed === 'number' ? seed : Math.floor(seedrandom(String(seed))() * 2 ** 31);
 }

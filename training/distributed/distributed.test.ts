@@ -1,8 +1,7 @@
 // Tournaments over Redis (training/distributed/): a real redis-server on a loopback port, two
 // `kratzen worker` processes from the build, results equal to one machine's for the same seed,
 // and a worker killed with SIGKILL mid-run costing nothing.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,55 +11,30 @@ import { runTournament, type TournamentConfig } from '../tournament.js';
 import { Queue } from 'bullmq';
 import { KEY_PREFIX, ROLLOUT_QUEUE, parseRedisUrl } from './redis.js';
 import { runTournamentOnRedis } from './tournament-jobs.js';
+import { haveRedisServer, startLocalRedis, startWorkerProcess } from './local-cluster.js';
 import { train, withoutTimings } from '../trainer.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'dist/cli/main.js');
 const CHECKPOINT = join(ROOT, 'checkpoints/pretrained/didactic4-p4/checkpoint');
-const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
+const haveRedis = haveRedisServer();
 const IN_CI = process.env.CI === 'true';
 const suite = haveRedis || IN_CI ? describe : describe.skip;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 suite('tournaments on Redis with BullMQ', () => {
   let redis: ChildProcess;
   let url: string;
-  const workers: { child: ChildProcess; log: string }[] = [];
+  const workers: { child: ChildProcess }[] = [];
 
   const startWorker = async () => {
-    const child = spawn(process.execPath, [BIN, 'worker', '--redis', url, '--concurrency', '1', '--lock-seconds', '2'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const entry = { child, log: '' };
-    child.stderr!.on('data', (d) => (entry.log += d));
+    const entry = { child: await startWorkerProcess(BIN, url, { lockSeconds: 2 }) };
     workers.push(entry);
-    await until(() => entry.log.includes('ready'), 'a worker');
     return entry;
   };
 
   beforeAll(async () => {
     expect(haveRedis, 'CI must install redis-server').toBe(true);
-    const port = await freePort();
-    url = `redis://127.0.0.1:${port}`;
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    redis.stdout!.on('data', (d) => (out += d));
-    await until(() => out.includes('Ready to accept connections'), 'redis-server');
+    ({ url, process: redis } = await startLocalRedis());
     await Promise.all([startWorker(), startWorker()]);
   }, 60_000);
 

@@ -22,6 +22,8 @@ export interface RedisConnection {
 export const KEY_PREFIX = 'kratzen';
 /** The BullMQ queue of tournament blocks (ranges of deals of one duplicate match). */
 export const TOURNAMENT_QUEUE = 'tournament';
+/** How a worker process hands its connection to its job threads (they share its environment), never in job data. */
+export const CONNECTION_ENV = 'KRATZEN_WORKER_REDIS';
 /** The BullMQ queue of rollout blocks (a share of one PPO update's envs, with its weights). */
 export const ROLLOUT_QUEUE = 'rollout';
 
@@ -49,6 +51,18 @@ export function parseRedisUrl(text: string): RedisConnection {
     ...(url.protocol === 'rediss:' && { tls: {} }),
     maxRetriesPerRequest: null,
   };
+}
+
+let threadBlobs: Promise<BlobStore> | null = null;
+
+/** The blob store of a worker's job thread: one connection per thread, from CONNECTION_ENV. */
+export function workerBlobStore(): Promise<BlobStore> {
+  threadBlobs ??= (async () => {
+    const blobs = new BlobStore(JSON.parse(process.env[CONNECTION_ENV] ?? '{}') as RedisConnection);
+    await blobs.connect();
+    return blobs;
+  })();
+  return threadBlobs;
 }
 
 export function sha256(data: Uint8Array | string): string {

@@ -5,18 +5,16 @@
 import type { SandboxedJob } from 'bullmq';
 import { RolloutActor } from '../actors.js';
 import { decodeArrays } from './arrays.js';
-import { BlobStore, type RedisConnection } from './redis.js';
-import { CONNECTION_ENV } from './tournament-processor.js';
+import { workerBlobStore, type BlobStore } from './redis.js';
 import { encodeBatch, type RolloutBlock, type RolloutReply } from './rollout-jobs.js';
 
-let blobs: BlobStore | null = null;
 const actors = new Map<string, { actor: RolloutActor; snapshots: string }>();
 const weightsCache = new Map<string, Float32Array[]>();
 
-async function weights(hash: string): Promise<Float32Array[]> {
+async function weights(blobs: BlobStore, hash: string): Promise<Float32Array[]> {
   let cached = weightsCache.get(hash);
   if (!cached) {
-    cached = decodeArrays(await blobs!.get(hash)) as Float32Array[];
+    cached = decodeArrays(await blobs.get(hash)) as Float32Array[];
     if (!cached.every((a) => a instanceof Float32Array)) throw new Error(`blob ${hash} is not a set of weights`);
     weightsCache.set(hash, cached);
     // The latest weights and a league's worth of snapshots: older entries are not asked for again.
@@ -27,10 +25,7 @@ async function weights(hash: string): Promise<Float32Array[]> {
 
 export default async function processRollout(job: SandboxedJob<RolloutBlock, RolloutReply>): Promise<RolloutReply> {
   const { setup, snapshots, request } = job.data;
-  if (!blobs) {
-    blobs = new BlobStore(JSON.parse(process.env[CONNECTION_ENV] ?? '{}') as RedisConnection);
-    await blobs.connect();
-  }
+  const blobs = await workerBlobStore();
   const key = JSON.stringify(setup);
   let entry = actors.get(key);
   if (!entry) {
@@ -40,10 +35,10 @@ export default async function processRollout(job: SandboxedJob<RolloutBlock, Rol
   const snapshotKey = snapshots.map((s) => `${s.name}=${s.weights}`).join(',');
   if (entry.snapshots !== snapshotKey) {
     entry.actor.clearSnapshots();
-    for (const s of snapshots) entry.actor.addSnapshot(s.name, await weights(s.weights));
+    for (const s of snapshots) entry.actor.addSnapshot(s.name, await weights(blobs, s.weights));
     entry.snapshots = snapshotKey;
   }
-  entry.actor.setWeights(await weights(job.data.weights));
+  entry.actor.setWeights(await weights(blobs, job.data.weights));
   const { batch, stats } = entry.actor.collect(request);
   return { batch: await blobs.put(encodeBatch(batch)), size: batch.size, stats };
 }

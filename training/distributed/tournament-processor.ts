@@ -9,23 +9,17 @@ import type { Agent } from '../../agents/agent.js';
 import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
 import { playDeal, type DealResult } from '../tournament.js';
 import { materializeCheckpoint } from './checkpoint-blobs.js';
-import { BlobStore, type RedisConnection } from './redis.js';
+import { workerBlobStore } from './redis.js';
 import type { TournamentBlock } from './tournament-jobs.js';
 
-/** Set by the worker process (threads share its environment); never sent in job data. */
-export const CONNECTION_ENV = 'KRATZEN_WORKER_REDIS';
 const CACHE_ROOT = join(tmpdir(), 'kratzen-blobs');
 
-let blobs: BlobStore | null = null;
 /** Loaded checkpoint agents of this thread, by index hash and rules (greedy, stateless). */
 const agents = new Map<string, Agent>();
 
 export default async function processBlock(job: SandboxedJob<TournamentBlock, DealResult[]>): Promise<DealResult[]> {
   const { config, from, to, checkpoints } = job.data;
-  if (!blobs) {
-    blobs = new BlobStore(JSON.parse(process.env[CONNECTION_ENV] ?? '{}') as RedisConnection);
-    await blobs.connect();
-  }
+  const blobs = await workerBlobStore();
   const cache = new Map<string, Agent>();
   for (const [spec, hash] of Object.entries(checkpoints)) {
     const key = `${hash}/${JSON.stringify(config.rules)}`;

@@ -3,8 +3,7 @@
 // expires (`lockSeconds`): the coordinator merges by deal index, so nothing is lost or doubled.
 
 import { Worker } from 'bullmq';
-import { CONNECTION_ENV } from './tournament-processor.js';
-import { KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, type RedisConnection } from './redis.js';
+import { CONNECTION_ENV, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, type RedisConnection } from './redis.js';
 
 export interface WorkerOptions {
   connection: RedisConnection;
