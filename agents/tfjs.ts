@@ -1,4 +1,4 @@
-// The one place the project imports TF.js from, and the choice of its backend: tfjs-node
+// The one place the project imports TF.js from (wasm-matmul.ts patches two of its kernels), and the choice of its backend: tfjs-node
 // ('tensorflow') when installed, else WebAssembly, else plain JS ('cpu'). Code elsewhere uses
 // only the shared `@tensorflow/tfjs` API, so every backend runs it.
 
@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { untransposeWasmMatMul } from './wasm-matmul.js';
 
 export { tf };
 
@@ -55,6 +56,7 @@ async function loadWasm(): Promise<boolean> {
       // Someone initialized wasm before us (with their own paths): nothing to set any more.
     }
     wasmPathsSet = true;
+    untransposeWasmMatMul();
   }
   return activate('wasm');
 }
