@@ -1,6 +1,6 @@
 // Rollouts in worker threads (training/actors.ts): the threads play exactly what in-process
-// actors play with the same weights and seeds, and a training run with actors is reproducible,
-// resume included.
+// actors play with the same weights and seeds, and a training run with actors, overlapped with
+// the learner's updates, is reproducible, resume included.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,7 +57,7 @@ describe('actors', () => {
     }
   }, 60_000);
 
-  it('a run with two actors repeats itself and resumes into the same metrics', async () => {
+  it('a run with two overlapped actors repeats itself and resumes into the same metrics', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-actors-'));
     const config = {
       rules: { players: 3 },
@@ -65,24 +65,41 @@ describe('actors', () => {
       imitationUpdates: 1,
       updates: 3,
       numEnvs: 6,
-      rolloutSteps: 12,
+      // Long enough for hands to finish in every rollout (shorter ones learn from nothing).
+      rolloutSteps: 40,
       hiddenSizes: [16],
       minibatchSize: 64,
       epochs: 2,
       evalEvery: 0,
       finalEvalDeals: 0,
       checkpointEvery: 1,
-      league: { snapshotEvery: 1 },
+      // A snapshot every update and a league of one: every resume point has a snapshot that the
+      // pending rollout must not see yet, and one that it must still see although it was evicted.
+      league: { snapshotEvery: 1, maxSnapshots: 1, snapshots: 1 },
       actors: 2,
       runsDir: dir,
     };
     const straight = await train({ ...config, name: 'a' }, { verbose: false });
     const again = await train({ ...config, name: 'b' }, { verbose: false });
-    expect(again.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
-    await train({ ...config, name: 'c' }, { verbose: false, stopAfter: 2 });
-    const resumed = await train({ ...config, name: 'c' }, { verbose: false, resume: true });
-    expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
-  }, 120_000);
+    const expected = straight.metrics.map(withoutTimings);
+    for (const line of expected) expect(line.batchSize as number).toBeGreaterThan(0);
+    expect(again.metrics.map(withoutTimings)).toEqual(expected);
+    for (const stop of [1, 2, 3]) {
+      await train({ ...config, name: `c${stop}` }, { verbose: false, stopAfter: stop });
+      const resumed = await train({ ...config, name: `c${stop}` }, { verbose: false, resume: true });
+      expect(resumed.metrics.map(withoutTimings)).toEqual(expected);
+    }
+    // A finished run extended with more updates plays what a longer run played.
+    await train({ ...config, name: 'd', updates: 2 }, { verbose: false });
+    const extended = await train({ ...config, name: 'd', updates: 3 }, { verbose: false, resume: true });
+    expect(extended.metrics.map(withoutTimings)).toEqual(expected);
+    // [overlapRollouts] Without overlap every rollout is played with the current weights: the
+    // first rollout is the same, the later PPO updates are not.
+    const onPolicy = await train({ ...config, name: 'e', overlapRollouts: false }, { verbose: false });
+    const lines = onPolicy.metrics.map(withoutTimings);
+    expect(lines[0]).toEqual(expected[0]);
+    expect(lines.slice(2)).not.toEqual(expected.slice(2));
+  }, 240_000);
 
   it('numEnvs must split evenly over the actors', () => {
     expect(() => parseTrainConfig({ numEnvs: 10, actors: 3 })).toThrow(/actors/);

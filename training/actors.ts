@@ -1,11 +1,13 @@
 // Rollouts on several cores: the envs of an update are split into `actors` blocks, each played by
 // a RolloutActor (its own VecEnv, a copy of the learner's weights, its own league) in a worker
-// thread, while the learner's thread waits; the blocks' batches are concatenated in block order.
+// thread; the blocks' batches are concatenated in block order. The trainer asks for update u+1's
+// rollout before it learns from update u's (config `overlapRollouts`), so the actors play while
+// the learner updates, with weights one version stale; a checkpoint keeps those weights and the
+// actors' snapshot list, so a resumed run asks for the same rollout (training/trainer.ts).
 //
 // Reproducible for a given seed and number of actors: block k of update u draws only on the seed
-// `<seed>/u<u>/a<k>` and on the weights sent with it, whichever thread plays it and whenever.
-// The actors do not overlap the learner's update (a rollout with weights one version stale would
-// make a resumed run need the previous weights too); the gain is the rollout time split K ways.
+// `<seed>/u<u>/a<k>`, the weights sent with it and the snapshots its actor holds, whichever
+// thread plays it and whenever.
 
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -100,6 +100,13 @@ export const trainConfigSchema = z.strictObject({
    * different `actors` splits the envs differently and so plays other hands. @default 0
    */
   actors: z.number().int().min(0).max(32).default(0),
+  /**
+   * With actors: each update's rollout is collected while the learner runs the update before it,
+   * with the weights that update started from (one version stale, as in APPO; PPO's ratio is
+   * taken against the policy that acted). Both cores then work at once. `false`: the learner
+   * waits for each rollout of its current weights. @default true
+   */
+  overlapRollouts: z.boolean().default(true),
 });
 
 export type TrainConfigInput = z.input<typeof trainConfigSchema>;

@@ -23,7 +23,8 @@ const TINY = {
   imitationUpdates: 2,
   updates: 2,
   numEnvs: 6,
-  rolloutSteps: 12,
+  // Long enough for hands to finish in every rollout: shorter ones would learn from nothing.
+  rolloutSteps: 40,
   hiddenSizes: [16],
   minibatchSize: 64,
   epochs: 2,
@@ -109,6 +110,7 @@ describe('trainer', () => {
     expect(straight.metrics[1]!.evalVsHeuristic).toBeTypeOf('number');
     expect(straight.metrics[0]!.accuracy).toBeTypeOf('number'); // imitation
     expect(straight.metrics[3]!.clipFraction).toBeTypeOf('number'); // PPO
+    for (const line of straight.metrics) expect(line.batchSize as number).toBeGreaterThan(0);
     const first = await run('split', dir, { stopAfter: 2 });
     expect(first.updates).toBe(2);
     await expect(run('split', dir)).rejects.toThrow(/--resume/);

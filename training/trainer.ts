@@ -15,7 +15,8 @@ import { writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
 import { LEARNER, RolloutCollector, type SeatController } from './rollout.js';
 import { League } from './league.js';
-import { ActorPool, actorSetup, imitationTeacher, weightsOf, type RolloutActors } from './actors.js';
+import { ActorPool, actorSetup, imitationTeacher, weightsOf, type RolloutActors, type RolloutRequest, type RolloutResult } from './actors.js';
+import { decodeArrays, encodeArrays } from './distributed/arrays.js';
 import { RedisActors } from './distributed/rollout-jobs.js';
 import type { RedisConnection } from './distributed/redis.js';
 import { runTournament, type TournamentResult } from './tournament.js';
@@ -51,7 +52,15 @@ export interface TrainResult {
 interface TrainerState {
   update: number;
   snapshots: string[];
+  /**
+   * With overlapped rollouts: the league snapshots the actors held when the next update's
+   * rollout was asked for (its weights are the checkpoint's BEHAVIOUR_EXTRA).
+   */
+  behaviourSnapshots?: string[];
 }
+
+/** The checkpoint extra holding the weights the next update's rollout is collected with (overlapped rollouts). */
+const BEHAVIOUR_EXTRA = 'behaviour';
 
 const TIMING_FIELDS = ['seconds', 'stepsPerSec', 'elapsed'];
 /** Metrics fields that depend on the wall clock, not on the seed. */
@@ -87,6 +96,13 @@ class TrainingRun {
   private collector: RolloutCollector | null = null;
   /** Rollouts in worker threads when `actors` > 0. */
   private actors: RolloutActors | null = null;
+  /**
+   * Overlapped rollouts: the next update's rollout, asked for before this update's learning
+   * step, and the weights and snapshot list it was asked with (saved with a checkpoint).
+   */
+  private pending: Promise<RolloutResult> | null = null;
+  private behaviour: Float32Array[] | null = null;
+  private behaviourSnapshots: string[] = [];
   private teacher!: Agent;
   private bar: ProgressBar | null = null;
   private state: TrainerState = { update: 0, snapshots: [] };
@@ -147,6 +163,8 @@ class TrainingRun {
       this.state = JSON.parse(JSON.stringify(loaded.extras.get('trainer')?.meta ?? this.state)) as TrainerState;
       const blob = loaded.extras.get(OPTIMIZER_EXTRA);
       optimizerState = blob ? decodeOptimizerState(blob, loaded.dir) : null;
+      const behaviour = loaded.extras.get(BEHAVIOUR_EXTRA);
+      if (behaviour) this.behaviour = decodeArrays(Buffer.from(behaviour.data.buffer, behaviour.data.byteOffset, behaviour.data.byteLength)) as Float32Array[];
       this.metrics = readMetrics(this.metricsPath).filter((line) => line.update <= this.state.update);
       // A crash between a league snapshot (or a checkpoint write) and the trainer state leaves
       // entries from updates this run will redo.
@@ -170,10 +188,46 @@ class TrainingRun {
     if (config.actors > 0) {
       const setup = actorSetup(config, this.numPlayers);
       this.actors = this.options.redis ? await RedisActors.start(setup, config.actors, this.options.redis) : await ActorPool.start(setup, config.actors);
-      for (const snapshot of this.league.snapshots) await this.actors.addSnapshot(snapshot.name, weightsOf(snapshot));
+      await this.restoreActors();
     }
     this.checkpointName = (await this.store.pointer('latest')) ?? '';
     this.elapsedBefore = this.metrics.length ? Number(this.metrics[this.metrics.length - 1]!.elapsed ?? 0) : 0;
+  }
+
+  /**
+   * The actors' leagues, and with overlapped rollouts the rollout the saved run had asked for:
+   * asked again with the same weights and the snapshots the actors held then, before the
+   * snapshots that came later join, as in the uninterrupted run.
+   */
+  private async restoreActors(): Promise<void> {
+    const actors = this.actors!;
+    const resumedOverlap = this.behaviour !== null && this.config.overlapRollouts;
+    const early = resumedOverlap ? (this.state.behaviourSnapshots ?? []) : [];
+    const byName = new Map(this.league.snapshots.map((agent) => [agent.name, agent]));
+    for (const name of early) {
+      const agent = byName.get(name) ?? (await this.leagueStore.load(name)).toAgent({ name, mode: 'sample' });
+      await actors.addSnapshot(name, weightsOf(agent));
+      if (!byName.has(name)) agent.dispose();
+    }
+    if (resumedOverlap) {
+      this.behaviourSnapshots = early;
+      this.requestRollout(this.state.update + 1, this.behaviour!);
+    }
+    for (const snapshot of this.league.snapshots) if (!early.includes(snapshot.name)) await actors.addSnapshot(snapshot.name, weightsOf(snapshot));
+  }
+
+  /** What the rollout of `update` asks for: its seed and length; imitation or PPO. */
+  private rolloutRequest(update: number): RolloutRequest {
+    const { config } = this;
+    const imitating = update <= config.imitationUpdates;
+    return { seed: `${config.seed}/u${update}`, steps: config.rolloutSteps, gamma: config.gamma, lambda: imitating ? 1 : config.lambda, imitating };
+  }
+
+  /** Asks the actors for the rollout of `update` with `weights`; it runs while this thread learns. */
+  private requestRollout(update: number, weights: Float32Array[]): void {
+    this.pending = this.actors!.collect(weights, this.rolloutRequest(update));
+    // Awaited by the next update; a run that stops first must not leave an unhandled rejection.
+    this.pending.catch(() => undefined);
   }
 
   /** Updates until the last one, `stopAfter`, or a stop request (which saves a checkpoint first). */
@@ -206,12 +260,23 @@ class TrainingRun {
   private async learn(update: number): Promise<MetricsLine> {
     const { config } = this;
     const t0 = Date.now();
-    const seed = `${config.seed}/u${update}`;
-    const imitating = update <= config.imitationUpdates;
-    const request = { seed, steps: config.rolloutSteps, gamma: config.gamma, lambda: imitating ? 1 : config.lambda, imitating };
+    const request = this.rolloutRequest(update);
+    const { seed, imitating } = request;
     let rollout;
     if (this.actors) {
-      rollout = await this.actors.collect(weightsOf(this.learner), request);
+      const pending = this.pending ?? this.actors.collect(weightsOf(this.learner), request);
+      this.pending = null;
+      this.behaviour = null;
+      rollout = await pending;
+      // The next rollout is played with the weights this update starts from, while it learns.
+      // After the last update of this process the request is only remembered (and saved), so a
+      // resumed or extended run asks for the same rollout.
+      if (config.overlapRollouts) {
+        const last = Math.min(this.totalUpdates, this.options.stopAfter ?? Infinity);
+        this.behaviour = weightsOf(this.learner);
+        this.behaviourSnapshots = this.league.snapshots.map((agent) => agent.name);
+        if (update < last) this.requestRollout(update + 1, this.behaviour);
+      }
     } else {
       this.league.reseed(seed);
       const selfPlay = { seats: new Array<SeatController>(this.numPlayers).fill(LEARNER) };
@@ -266,7 +331,11 @@ class TrainingRun {
       metrics: numeric,
       extras: {
         [OPTIMIZER_EXTRA]: encodeOptimizerState(await this.ppo.optimizerState()),
-        trainer: { data: new Uint8Array(0), meta: { update, snapshots: this.state.snapshots } },
+        trainer: {
+          data: new Uint8Array(0),
+          meta: this.behaviour ? { update, snapshots: this.state.snapshots, behaviourSnapshots: this.behaviourSnapshots } : { update, snapshots: this.state.snapshots },
+        },
+        ...(this.behaviour ? { [BEHAVIOUR_EXTRA]: { data: encodeArrays(this.behaviour) } } : {}),
       },
     });
     this.checkpointName = saved.name;

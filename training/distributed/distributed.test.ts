@@ -82,7 +82,8 @@ suite('tournaments on Redis with BullMQ', () => {
     imitationUpdates: 1,
     updates: 4,
     numEnvs: 8,
-    rolloutSteps: 12,
+    // Long enough for hands to finish in every rollout: shorter ones would learn from nothing.
+    rolloutSteps: 40,
     hiddenSizes: [16],
     minibatchSize: 64,
     epochs: 2,
@@ -99,7 +100,8 @@ suite('tournaments on Redis with BullMQ', () => {
     const victim = workers.find((w) => w.child.exitCode === null)!;
     const queue = new Queue(ROLLOUT_QUEUE, { connection: parseRedisUrl(url), prefix: KEY_PREFIX });
     let activeWhenKilled = 0;
-    // After the second update, the next rollout's two blocks are watched: once both are active
+    // After the second update, the next rollout's two blocks are watched (update 3's or, overlapped
+    // with update 3, update 4's): once both are active
     // (one on each single-thread worker) one worker dies mid-job; its block is retried on the other.
     let trained = false;
     const killMidJob = async () => {
@@ -127,6 +129,7 @@ suite('tournaments on Redis with BullMQ', () => {
     await queue.close();
     expect(activeWhenKilled).toBe(2);
     expect(victim.child.signalCode).toBe('SIGKILL');
+    for (const line of local.metrics) expect(line.batchSize as number).toBeGreaterThan(0);
     expect(remote.metrics.map(withoutTimings)).toEqual(local.metrics.map(withoutTimings));
     await startWorker();
   }, 240_000);

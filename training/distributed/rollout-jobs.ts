@@ -77,10 +77,12 @@ export class RedisActors implements RolloutActors {
   }
 
   async collect(weights: Float32Array[], request: RolloutRequest): Promise<RolloutResult> {
+    // The league as of this call: a snapshot added while the weights upload must not join it.
+    const snapshots = [...this.snapshots];
     const hash = await this.blobs.put(encodeArrays(weights));
     const jobs = Array.from({ length: this.blocks }, (_, k) => ({
       id: `${this.run}-${request.seed.replace(/[^\w.-]/g, '_')}-${k}`,
-      data: { setup: this.setup, weights: hash, snapshots: [...this.snapshots], request: { ...request, seed: blockSeed(request.seed, k) } } satisfies RolloutBlock,
+      data: { setup: this.setup, weights: hash, snapshots, request: { ...request, seed: blockSeed(request.seed, k) } } satisfies RolloutBlock,
     }));
     const replies = await runJobs<RolloutBlock, RolloutReply>(this.queue, this.events, jobs);
     const parts = await Promise.all(
