@@ -1,7 +1,7 @@
 // Training throughput and how much of the machine it uses: environment steps per second of the
 // default PPO configuration (rollouts with inference, and updates), the backend's one-thread
 // matmul rate on the network's own layer shapes, and their ratio (utilisation); `train.actors2.*`
-// the same with the rollouts in two actor threads (training/actors.ts).
+// the same with the rollouts in two actor threads, overlapped with the updates (training/actors.ts).
 
 import { availableParallelism } from 'node:os';
 import { HeuristicAgent, PolicyAgent, RandomAgent, selectBackend, tf } from '../agents/index.js';
@@ -72,17 +72,22 @@ export async function benchTrain(seconds: number): Promise<Record<string, number
     steps += stats.envSteps;
   }
   const rate = steps / ((performance.now() - started) / 1000);
-  // The same with the rollouts in two actor threads (the default league, `--actors 2`).
+  // The same with the rollouts in two actor threads (the default league, `--actors 2`), each
+  // asked for before the update before it, as the trainer does (`overlapRollouts`).
   const threaded = parseTrainConfig({ actors: 2 });
   const pool = await ActorPool.start(actorSetup(threaded, 4), 2);
+  const request = (update: number) => ({ seed: `bench/a/${update}`, steps: config.rolloutSteps, gamma: 1, lambda: 0.95, imitating: false });
   let threadedSteps = 0;
   const threadedStart = performance.now();
+  let pending = pool.collect(weightsOf(learner), request(0));
   for (let update = 0; update === 0 || performance.now() - threadedStart < seconds * 1000; update++) {
-    const { batch, stats } = await pool.collect(weightsOf(learner), { seed: `bench/a/${update}`, steps: config.rolloutSteps, gamma: 1, lambda: 0.95, imitating: false });
+    const { batch, stats } = await pending;
+    pending = pool.collect(weightsOf(learner), request(update + 1));
     ppo.update(batch, `bench/a/${update}`);
     threadedSteps += stats.envSteps;
   }
   const threadedRate = threadedSteps / ((performance.now() - threadedStart) / 1000);
+  await pending;
   await pool.close();
   const cores = availableParallelism();
   const perStep = flopsPerStep(config.hiddenSizes, config.epochs);

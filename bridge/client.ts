@@ -38,7 +38,7 @@ export class BridgeClient {
       try {
         if (isBinary) {
           const { header, arrays } = decodeBinaryFrame(data);
-          waiter.resolve({ ...header, arrays });
+          waiter.resolve({ id: header.id, result: header.result, arrays });
         } else waiter.resolve(JSON.parse(data.toString('utf8')));
       } catch (e) {
         waiter.reject(e as Error);
@@ -69,11 +69,12 @@ export class BridgeClient {
 
   /** Sends any text (or bytes) and resolves with the next reply. */
   sendRaw(data: string | Buffer): Promise<RawReply> {
+    if (this.ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error(`connection closed (${this.closeCode ?? 'not open'} ${this.closeReason})`));
     return new Promise((resolve, reject) => {
       this.pending.push({ resolve, reject });
-      this.ws.send(data, (e) => {
-        if (e) reject(e);
-      });
+      // No send callback: a failed write closes the socket, and 'close' rejects every pending
+      // request; a callback per message costs a write request of its own.
+      this.ws.send(data);
     });
   }
 
