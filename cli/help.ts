@@ -46,7 +46,8 @@ report.html. Ctrl-C saves after the current update; --resume continues from the 
   --lr X                        learning rate
   --eval-every K                evaluate against the baselines every K updates
   --final-eval-deals D          duplicate deals in the final evaluation
-  --actors K                    collect rollouts in K worker threads (numEnvs / K envs each);
+  --actors K                    collect rollouts in K worker threads (numEnvs / K envs each),
+                                the next one while the learner updates (config overlapRollouts);
                                 reproducible for a seed and K (default 0: in this thread)
   --redis URL                   collect the K rollout blocks on kratzen workers through this Redis
                                 instead (same metrics as --actors K here; docs/scale-out.md)
