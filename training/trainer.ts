@@ -98,11 +98,11 @@ class TrainingRun {
   private actors: RolloutActors | null = null;
   /**
    * Overlapped rollouts: the next update's rollout, asked for before this update's learning
-   * step, and the weights and snapshot list it was asked with (saved with a checkpoint).
+   * step, and the weights it was asked with (saved with a checkpoint, beside the snapshot list
+   * in `state.behaviourSnapshots`).
    */
   private pending: Promise<RolloutResult> | null = null;
   private behaviour: Float32Array[] | null = null;
-  private behaviourSnapshots: string[] = [];
   private teacher!: Agent;
   private bar: ProgressBar | null = null;
   private state: TrainerState = { update: 0, snapshots: [] };
@@ -209,10 +209,7 @@ class TrainingRun {
       await actors.addSnapshot(name, weightsOf(agent));
       if (!byName.has(name)) agent.dispose();
     }
-    if (resumedOverlap) {
-      this.behaviourSnapshots = early;
-      this.requestRollout(this.state.update + 1, this.behaviour!);
-    }
+    if (resumedOverlap) this.requestRollout(this.state.update + 1, this.behaviour!);
     for (const snapshot of this.league.snapshots) if (!early.includes(snapshot.name)) await actors.addSnapshot(snapshot.name, weightsOf(snapshot));
   }
 
@@ -274,7 +271,7 @@ class TrainingRun {
       if (config.overlapRollouts) {
         const last = Math.min(this.totalUpdates, this.options.stopAfter ?? Infinity);
         this.behaviour = weightsOf(this.learner);
-        this.behaviourSnapshots = this.league.snapshots.map((agent) => agent.name);
+        this.state.behaviourSnapshots = this.league.snapshots.map((agent) => agent.name);
         if (update < last) this.requestRollout(update + 1, this.behaviour);
       }
     } else {
@@ -333,7 +330,7 @@ class TrainingRun {
         [OPTIMIZER_EXTRA]: encodeOptimizerState(await this.ppo.optimizerState()),
         trainer: {
           data: new Uint8Array(0),
-          meta: this.behaviour ? { update, snapshots: this.state.snapshots, behaviourSnapshots: this.behaviourSnapshots } : { update, snapshots: this.state.snapshots },
+          meta: { update, snapshots: this.state.snapshots, ...(this.behaviour ? { behaviourSnapshots: this.state.behaviourSnapshots } : {}) },
         },
         ...(this.behaviour ? { [BEHAVIOUR_EXTRA]: { data: encodeArrays(this.behaviour) } } : {}),
       },
