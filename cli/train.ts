@@ -25,6 +25,7 @@ const FLAGS = {
   'eval-every': { type: 'string' },
   'final-eval-deals': { type: 'string' },
   actors: { type: 'string' },
+  critic: { type: 'string' },
   redis: { type: 'string' },
   resume: { type: 'boolean' },
 } as const;
@@ -65,6 +66,7 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
   set('evalEvery', number(values['eval-every'], 'eval-every'));
   set('finalEvalDeals', number(values['final-eval-deals'], 'final-eval-deals'));
   set('actors', number(values.actors, 'actors'));
+  set('critic', values.critic);
   return { config, resume: values.resume ?? false, redis: values.redis };
 }
 

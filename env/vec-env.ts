@@ -16,6 +16,7 @@
 
 import { MAX_SEATS, NUM_ACTIONS, stateToRecord, type KratzenState } from './rules/index.js';
 import { OBS_SIZE, OBS_VERSION, ObservationRows, encodeObservation } from './observation.js';
+import { encodeOtherHands } from './oracle.js';
 import { RUNNING, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { SingleAgentTable } from './single-agent-table.js';
 import { seatRecord, tableView, type SeatRecord, type TableView } from './table-view.js';
@@ -250,6 +251,14 @@ export class VecEnv extends VecEnvBuffers {
     encodeObservation(state, seat, obs);
     if (state.currentSeat === seat) state.legalActionMask(mask);
     else mask.fill(0);
+  }
+
+  /**
+   * Privileged: the other seats' hands in env i, relative to `seat` (oracle.ts), for a training
+   * critic only. Nothing that acts or serves a client may call it.
+   */
+  writeOtherHands(i: number, seat: number, out: Float32Array, offset = 0): void {
+    encodeOtherHands(this.stateOf(i), seat, out, offset);
   }
 
   /** The public table `seat` sees in env i (table-view.ts). */

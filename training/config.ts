@@ -46,6 +46,13 @@ export const trainConfigSchema = z.strictObject({
   gamma: z.number().min(0).max(1).default(1),
   lambda: z.number().min(0).max(1).default(0.95),
   valueCoef: z.number().nonnegative().default(0.1),
+  /**
+   * Where the advantages' values come from. `shared`: the policy's own value head. `oracle`: a
+   * separate critic that also sees every other seat's hand (training/critic.ts, PerfectDou's
+   * perfect-information critic); the policy still acts on its observation alone, and the
+   * exported checkpoint is the policy alone. Needs `actors: 0`. @default 'shared'
+   */
+  critic: z.enum(['shared', 'oracle']).default('shared'),
   entropyCoef: z.number().nonnegative().default(0.01),
   maxGradNorm: z.number().positive().default(5),
   /** Rewards are chips times this. @default 0.1 */

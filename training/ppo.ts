@@ -10,6 +10,8 @@ import { tf } from '../agents/tfjs.js';
 import type { PolicyAgent } from '../agents/policy-agent.js';
 import type { Batch } from './rollout.js';
 import type { NamedArray } from '../checkpoints/optimizer-state.js';
+import { ORACLE_SIZE } from '../env/oracle.js';
+import type { OracleCritic } from './critic.js';
 
 export interface PpoHyperparameters {
   learningRate: number;
@@ -23,7 +25,10 @@ export interface PpoHyperparameters {
 
 export interface UpdateMetrics {
   policyLoss: number;
+  /** The policy's own value head against the returns (trained in every case). */
   valueLoss: number;
+  /** With an oracle critic: its loss against the returns. */
+  criticLoss?: number;
   entropy: number;
   approxKl: number;
   clipFraction: number;
@@ -33,6 +38,7 @@ export interface UpdateMetrics {
 export interface ImitationMetrics {
   imitationLoss: number;
   valueLoss: number;
+  criticLoss?: number;
   accuracy: number;
   gradNorm: number;
 }
@@ -47,6 +53,8 @@ interface MinibatchTensors {
   oldLogProbs: tf.Tensor1D;
   advantages: tf.Tensor1D;
   returns: tf.Tensor1D;
+  /** With an oracle critic: the other seats' hands, else null. */
+  otherHands: tf.Tensor2D | null;
 }
 
 type GatheredRows = ReturnType<typeof gather>;
@@ -54,9 +62,15 @@ type GatheredRows = ReturnType<typeof gather>;
 export class PpoLearner {
   readonly optimizer: tf.AdamOptimizer;
 
+  /**
+   * With `critic`, its value loss joins the loss (same `valueCoef`), its weights the optimizer
+   * and the gradient clipping; the advantages are whatever the batch carries (the rollout's,
+   * from the critic).
+   */
   constructor(
     readonly agent: PolicyAgent,
     readonly hp: PpoHyperparameters,
+    readonly critic: OracleCritic | null = null,
   ) {
     this.optimizer = tf.train.adam(hp.learningRate);
   }
@@ -64,7 +78,7 @@ export class PpoLearner {
   /** One PPO update over a batch; the minibatch order comes from `seed`. */
   update(batch: Batch, seed: string): UpdateMetrics {
     const { hp, agent } = this;
-    const names = ['policyLoss', 'valueLoss', 'entropy', 'approxKl', 'clipFraction'] as const;
+    const names = withCritic(this.critic, ['policyLoss', 'valueLoss', 'entropy', 'approxKl', 'clipFraction'] as const);
     const advantages = batch.size ? normalized(batch.advantages) : batch.advantages;
     return this.optimize(batch, advantages, `${seed}/minibatches`, names, (t) => {
       const { logits, value } = agent.forward(t.obs, t.masks, true);
@@ -78,8 +92,10 @@ export class PpoLearner {
       const entropy = tf.neg(tf.mean(tf.sum(tf.mul(tf.exp(logAll), logAll), 1))) as tf.Scalar;
       const approxKl = tf.mean(tf.sub(t.oldLogProbs, logProb)) as tf.Scalar;
       const clipFraction = tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), hp.clip), 'float32')) as tf.Scalar;
-      const loss = tf.add(policyLoss, tf.sub(tf.mul(valueLoss, hp.valueCoef), tf.mul(entropy, hp.entropyCoef))) as tf.Scalar;
-      return { loss, report: [policyLoss, valueLoss, entropy, approxKl, clipFraction] };
+      const critic = this.criticLoss(t);
+      const valueLosses = tf.mul(critic ? tf.add(valueLoss, critic) : valueLoss, hp.valueCoef);
+      const loss = tf.add(policyLoss, tf.sub(valueLosses, tf.mul(entropy, hp.entropyCoef))) as tf.Scalar;
+      return { loss, report: [policyLoss, valueLoss, entropy, approxKl, clipFraction, ...(critic ? [critic] : [])] };
     });
   }
 
@@ -89,14 +105,23 @@ export class PpoLearner {
    */
   imitate(batch: Batch, seed: string): ImitationMetrics {
     const { hp, agent } = this;
-    const names = ['imitationLoss', 'valueLoss', 'accuracy'] as const;
+    const names = withCritic(this.critic, ['imitationLoss', 'valueLoss', 'accuracy'] as const);
     return this.optimize(batch, batch.advantages, `${seed}/imitation`, names, (t) => {
       const { logits, value } = agent.forward(t.obs, t.masks, true);
       const crossEntropy = tf.neg(tf.mean(tf.sum(tf.mul(tf.logSoftmax(logits), t.chosen), 1))) as tf.Scalar;
       const valueLoss = tf.mean(tf.square(tf.sub(value, t.returns))) as tf.Scalar;
       const accuracy = tf.mean(tf.cast(tf.equal(tf.argMax(logits, 1), t.actions), 'float32')) as tf.Scalar;
-      return { loss: tf.add(crossEntropy, tf.mul(valueLoss, hp.valueCoef)) as tf.Scalar, report: [crossEntropy, valueLoss, accuracy] };
+      const critic = this.criticLoss(t);
+      const loss = tf.add(crossEntropy, tf.mul(critic ? tf.add(valueLoss, critic) : valueLoss, hp.valueCoef)) as tf.Scalar;
+      return { loss, report: [crossEntropy, valueLoss, accuracy, ...(critic ? [critic] : [])] };
     });
+  }
+
+  /** The oracle critic's squared error against the returns; null without a critic. */
+  private criticLoss(t: MinibatchTensors): tf.Scalar | null {
+    if (!this.critic) return null;
+    if (!t.otherHands) throw new Error('an oracle critic needs batches with the other seats\' hands (rollouts collected with the critic)');
+    return tf.mean(tf.square(tf.sub(this.critic.forward(t.obs, t.otherHands, true), t.returns))) as tf.Scalar;
   }
 
   /**
@@ -148,6 +173,7 @@ export class PpoLearner {
         oldLogProbs: tf.tensor1d(rows.oldLogProbs),
         advantages: tf.tensor1d(rows.adv),
         returns: tf.tensor1d(rows.returns),
+        otherHands: rows.otherHands ? tf.tensor2d(rows.otherHands, [m, ORACLE_SIZE]) : null,
       };
       let report: tf.Scalar[] = [];
       const { grads } = tf.variableGrads(() => {
@@ -169,11 +195,13 @@ export class PpoLearner {
   }
 
   /**
-   * The learner's own trainable variables, in a fixed order: Adam keys its moments by position,
-   * and other models in the process (league snapshots) must not be touched.
+   * The learner's own trainable variables (the policy's, then the critic's), in a fixed order:
+   * Adam keys its moments by position, and other models in the process (league snapshots) must
+   * not be touched.
    */
   private variables(): tf.Variable[] {
-    return this.agent.model.trainableWeights.map((w) => w.read() as tf.Variable);
+    const policy = this.agent.model.trainableWeights.map((w) => w.read() as tf.Variable);
+    return this.critic ? [...policy, ...this.critic.trainableVariables] : policy;
   }
 
   /** Adam's state (step count and moments) as named arrays, for checkpoints (checkpoints/optimizer-state.ts). */
@@ -187,6 +215,11 @@ export class PpoLearner {
   }
 }
 
+/** Metric names, with `criticLoss` last when there is a critic (its loss is reported last). */
+function withCritic<K extends string>(critic: OracleCritic | null, names: readonly K[]): readonly (K | 'criticLoss')[] {
+  return critic ? [...names, 'criticLoss'] : names;
+}
+
 /** The rows of a batch, packed for tensors. */
 function gather(batch: Batch, rows: number[], advantages: Float32Array) {
   const m = rows.length;
@@ -196,7 +229,9 @@ function gather(batch: Batch, rows: number[], advantages: Float32Array) {
   const oldLogProbs = new Float32Array(m);
   const adv = new Float32Array(m);
   const returns = new Float32Array(m);
+  const otherHands = batch.otherHands ? new Float32Array(m * ORACLE_SIZE) : null;
   rows.forEach((r, k) => {
+    if (otherHands) otherHands.set(batch.otherHands!.subarray(r * ORACLE_SIZE, (r + 1) * ORACLE_SIZE), k * ORACLE_SIZE);
     obs.set(batch.observations.subarray(r * OBS_SIZE, (r + 1) * OBS_SIZE), k * OBS_SIZE);
     masks.set(batch.masks.subarray(r * NUM_ACTIONS, (r + 1) * NUM_ACTIONS), k * NUM_ACTIONS);
     actions[k] = batch.actions[r]!;
@@ -204,7 +239,7 @@ function gather(batch: Batch, rows: number[], advantages: Float32Array) {
     adv[k] = advantages[r]!;
     returns[k] = batch.returns[r]!;
   });
-  return { obs, masks, actions, oldLogProbs, adv, returns };
+  return { obs, masks, actions, oldLogProbs, adv, returns, otherHands };
 }
 
 function normalized(values: Float32Array): Float32Array {

@@ -9,9 +9,11 @@
 import seedrandom from 'seedrandom';
 import { MAX_SEATS, NUM_ACTIONS } from '../env/rules/index.js';
 import { OBS_SIZE } from '../env/observation.js';
+import { ORACLE_SIZE } from '../env/oracle.js';
 import { VecEnv } from '../env/vec-env.js';
 import type { Agent } from '../agents/agent.js';
 import type { PolicyAgent } from '../agents/policy-agent.js';
+import type { OracleCritic } from './critic.js';
 
 /**
  * 1 / (pot in chips) of env i, at least 1 chip. In a hand the pot moves only by the antes (paid
@@ -37,6 +39,8 @@ export interface Batch {
   values: Float32Array;
   advantages: Float32Array;
   returns: Float32Array;
+  /** With an oracle critic: the other seats' hands at each decision (size x ORACLE_SIZE, env/oracle.ts). */
+  otherHands?: Float32Array;
 }
 
 export interface RolloutStats {
@@ -70,6 +74,8 @@ export class RolloutCollector {
   private readonly rewardFactor: Float32Array;
   private readonly normalizeByPot: boolean;
   private readonly rewardScale: number;
+  /** Other seats' hands per decision, allocated at the first rollout with an oracle critic. */
+  private otherHands: Float32Array | null = null;
 
   constructor(
     config: { rules: Record<string, unknown>; numEnvs: number; rolloutSteps: number; rewardScale: number; rewardNormalization?: 'chips' | 'pot' },
@@ -92,12 +98,14 @@ export class RolloutCollector {
 
   /**
    * Plays `steps` vector steps. `draw` picks the seats' controllers for each new episode; each
-   * opponent acts once per step for all the rows it plays, in env order.
+   * opponent acts once per step for all the rows it plays, in env order. With `critic`, the
+   * decisions' values (and so the advantages) are the oracle critic's, and the batch carries
+   * the other seats' hands it saw.
    */
   collect(
     learner: PolicyAgent,
     draw: (random: () => number) => LeagueDraw,
-    options: { seed: string; steps: number; gamma: number; lambda: number; teacher?: Agent },
+    options: { seed: string; steps: number; gamma: number; lambda: number; teacher?: Agent; critic?: OracleCritic },
   ): { batch: Batch; stats: RolloutStats } {
     const { vec } = this;
     const n = this.numPlayers;
@@ -133,6 +141,9 @@ export class RolloutCollector {
     const actions = new Int32Array(numEnvs);
     const learnerRows: number[] = [];
     let episodes = 0;
+    const critic = options.critic;
+    if (critic && !this.otherHands) this.otherHands = new Float32Array(this.capacity * ORACLE_SIZE);
+    const otherHands = critic ? this.otherHands! : null;
 
     for (let t = 0; t < options.steps; t++) {
       learnerRows.length = 0;
@@ -144,7 +155,14 @@ export class RolloutCollector {
       }
       if (learnerRows.length > 0) {
         const rows = gatherRows(vec, learnerRows);
-        const { probs, values } = learner.evaluate(rows.observations, rows.masks);
+        const evaluation = learner.evaluate(rows.observations, rows.masks);
+        const { probs } = evaluation;
+        let hands: Float32Array | null = null;
+        if (critic) {
+          hands = new Float32Array(learnerRows.length * ORACLE_SIZE);
+          learnerRows.forEach((i, k) => vec.writeOtherHands(i, vec.seats[i]!, hands!, k * ORACLE_SIZE));
+        }
+        const values = critic ? critic.values(rows.observations, hands!) : evaluation.values;
         // With a teacher (imitation), the teacher plays the learner's seats and is recorded.
         const taught = options.teacher?.act(rows.observations, rows.masks, rows.seats);
         learnerRows.forEach((i, k) => {
@@ -153,6 +171,7 @@ export class RolloutCollector {
           const index = count++;
           this.obs.set(rows.observations.subarray(k * OBS_SIZE, (k + 1) * OBS_SIZE), index * OBS_SIZE);
           this.mask.set(rows.masks.subarray(k * NUM_ACTIONS, (k + 1) * NUM_ACTIONS), index * NUM_ACTIONS);
+          if (otherHands) otherHands.set(hands!.subarray(k * ORACLE_SIZE, (k + 1) * ORACLE_SIZE), index * ORACLE_SIZE);
           this.action[index] = a;
           this.logProb[index] = Math.log(Math.max(probs[k * NUM_ACTIONS + a]!, 1e-30));
           this.value[index] = values[k]!;
@@ -198,7 +217,7 @@ export class RolloutCollector {
       }
     }
     return {
-      batch: this.finish(count, options.gamma, options.lambda),
+      batch: this.finish(count, options.gamma, options.lambda, otherHands),
       stats: {
         envSteps: options.steps * numEnvs,
         learnerDecisions: count,
@@ -210,7 +229,7 @@ export class RolloutCollector {
   }
 
   /** GAE along each seat's chain of decisions, over complete episodes only. */
-  private finish(count: number, gamma: number, lambda: number): Batch {
+  private finish(count: number, gamma: number, lambda: number, otherHands: Float32Array | null): Batch {
     const advantage = new Float32Array(count);
     // `next` always points forward, so a backward pass sees a decision's successor first.
     for (let k = count - 1; k >= 0; k--) {
@@ -233,8 +252,10 @@ export class RolloutCollector {
       values: new Float32Array(size),
       advantages: new Float32Array(size),
       returns: new Float32Array(size),
+      ...(otherHands ? { otherHands: new Float32Array(size * ORACLE_SIZE) } : {}),
     };
     kept.forEach((k, j) => {
+      if (otherHands) batch.otherHands!.set(otherHands.subarray(k * ORACLE_SIZE, (k + 1) * ORACLE_SIZE), j * ORACLE_SIZE);
       batch.observations.set(this.obs.subarray(k * OBS_SIZE, (k + 1) * OBS_SIZE), j * OBS_SIZE);
       batch.masks.set(this.mask.subarray(k * NUM_ACTIONS, (k + 1) * NUM_ACTIONS), j * NUM_ACTIONS);
       batch.actions[j] = this.action[k]!;

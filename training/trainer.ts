@@ -13,6 +13,7 @@ import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizer
 import { parseTrainConfig, type TrainConfig } from './config.js';
 import { writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
+import { OracleCritic } from './critic.js';
 import { LEARNER, RolloutCollector, type SeatController } from './rollout.js';
 import { League } from './league.js';
 import { ActorPool, actorSetup, imitationTeacher, weightsOf, type RolloutActors, type RolloutRequest, type RolloutResult } from './actors.js';
@@ -61,6 +62,8 @@ interface TrainerState {
 
 /** The checkpoint extra holding the weights the next update's rollout is collected with (overlapped rollouts). */
 const BEHAVIOUR_EXTRA = 'behaviour';
+/** The checkpoint extra holding the oracle critic's weights (config `critic: "oracle"`). */
+const CRITIC_EXTRA = 'critic';
 
 const TIMING_FIELDS = ['seconds', 'stepsPerSec', 'elapsed'];
 /** Metrics fields that depend on the wall clock, not on the seed. */
@@ -91,6 +94,7 @@ class TrainingRun {
   private readonly reportPath: string;
   private readonly totalUpdates: number;
   private learner!: PolicyAgent;
+  private critic: OracleCritic | null = null;
   private ppo!: PpoLearner;
   private league!: League;
   private collector: RolloutCollector | null = null;
@@ -157,6 +161,10 @@ class TrainingRun {
   async restore(): Promise<void> {
     const { config } = this;
     let optimizerState: NamedArray[] | null = null;
+    if (config.critic === 'oracle') {
+      if (config.actors > 0) throw new ValidationError('invalid training config', 'critic', 'the oracle critic runs with actors: 0 (rollouts in this thread)');
+      this.critic = new OracleCritic(config.hiddenSizes, hashSeed(config.seed));
+    }
     if (this.options.resume && (await this.store.pointer('latest'))) {
       const loaded = await this.store.load('latest');
       this.learner = loaded.toAgent({ name: 'learner', seed: 0 });
@@ -165,6 +173,11 @@ class TrainingRun {
       optimizerState = blob ? decodeOptimizerState(blob, loaded.dir) : null;
       const behaviour = loaded.extras.get(BEHAVIOUR_EXTRA);
       if (behaviour) this.behaviour = decodeArrays(Buffer.from(behaviour.data.buffer, behaviour.data.byteOffset, behaviour.data.byteLength)) as Float32Array[];
+      if (this.critic) {
+        const saved = loaded.extras.get(CRITIC_EXTRA);
+        if (!saved) throw new Error(`${loaded.dir} holds no critic weights: it was not trained with critic "oracle"`);
+        this.critic.setWeights(decodeArrays(Buffer.from(saved.data.buffer, saved.data.byteOffset, saved.data.byteLength)) as Float32Array[]);
+      }
       this.metrics = readMetrics(this.metricsPath).filter((line) => line.update <= this.state.update);
       // A crash between a league snapshot (or a checkpoint write) and the trainer state leaves
       // entries from updates this run will redo.
@@ -177,7 +190,7 @@ class TrainingRun {
       this.learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: hashSeed(config.seed), name: 'learner' });
     }
     writeFileAtomic(this.metricsPath, this.metrics.map((m) => `${JSON.stringify(m)}\n`).join(''));
-    this.ppo = new PpoLearner(this.learner, config);
+    this.ppo = new PpoLearner(this.learner, config, this.critic);
     if (optimizerState) await this.ppo.restoreOptimizer(optimizerState);
     this.league = new League(config.league, this.numPlayers);
     for (const name of this.state.snapshots) this.league.addSnapshot((await this.leagueStore.load(name)).toAgent({ name, mode: 'sample' }));
@@ -280,6 +293,7 @@ class TrainingRun {
       rollout = this.collector!.collect(this.learner, imitating ? () => selfPlay : (random) => this.league.draw(random), {
         ...request,
         teacher: imitating ? this.teacher : undefined,
+        critic: this.critic ?? undefined,
       });
     }
     const { batch, stats } = rollout;
@@ -333,6 +347,7 @@ class TrainingRun {
           meta: { update, snapshots: this.state.snapshots, ...(this.behaviour ? { behaviourSnapshots: this.state.behaviourSnapshots } : {}) },
         },
         ...(this.behaviour ? { [BEHAVIOUR_EXTRA]: { data: encodeArrays(this.behaviour) } } : {}),
+        ...(this.critic ? { [CRITIC_EXTRA]: { data: encodeArrays(this.critic.weights()) } } : {}),
       },
     });
     this.checkpointName = saved.name;
@@ -372,6 +387,7 @@ class TrainingRun {
 
   async close(): Promise<void> {
     this.learner?.dispose();
+    this.critic?.dispose();
     this.league?.dispose();
     await this.actors?.close();
   }

@@ -1,0 +1,94 @@
+// The oracle critic (config critic "oracle", PerfectDou): its values drive the advantages, it
+// learns with the policy, and a resumed run goes on with the same critic and optimizer.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { HeuristicAgent, PolicyAgent, selectBackend, tf } from '../agents/index.js';
+import { OBS_SIZE } from '../env/observation.js';
+import { ORACLE_SIZE } from '../env/oracle.js';
+import { OracleCritic } from './critic.js';
+import { PpoLearner } from './ppo.js';
+import { LEARNER, RolloutCollector, type LeagueDraw } from './rollout.js';
+import { train, withoutTimings } from './trainer.js';
+
+beforeAll(async () => {
+  await selectBackend('wasm');
+});
+
+const HP = { learningRate: 1e-3, epochs: 2, minibatchSize: 64, clip: 0.2, valueCoef: 0.5, entropyCoef: 0.01, maxGradNorm: 0.5 };
+
+function rollout(agent: PolicyAgent, critic?: OracleCritic) {
+  const heuristic = new HeuristicAgent();
+  const draw = (): LeagueDraw => ({ seats: [LEARNER, heuristic, LEARNER, heuristic] });
+  const collector = new RolloutCollector({ rules: { players: 4 }, numEnvs: 8, rolloutSteps: 40, rewardScale: 0.1 });
+  return collector.collect(agent, draw, { seed: 'critic', steps: 40, gamma: 1, lambda: 0.95, critic }).batch;
+}
+
+describe('oracle critic', () => {
+  it("values the batch's decisions from the observation and the other hands, and the advantages follow", () => {
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 3 });
+    const critic = new OracleCritic([16], 3);
+    const shared = rollout(agent);
+    agent.reseed();
+    const oracle = rollout(agent, critic);
+    expect(oracle.size).toBeGreaterThan(0);
+    // Same play (the policy and its sampling are the same), other values.
+    expect(Array.from(oracle.actions)).toEqual(Array.from(shared.actions));
+    expect(shared.otherHands).toBeUndefined();
+    expect(oracle.otherHands!.length).toBe(oracle.size * ORACLE_SIZE);
+    const values = critic.values(oracle.observations, oracle.otherHands!);
+    for (let k = 0; k < oracle.size; k++) expect(oracle.values[k]).toBeCloseTo(values[k]!, 5);
+    expect(Array.from(oracle.values)).not.toEqual(Array.from(shared.values));
+    expect(Array.from(oracle.advantages)).not.toEqual(Array.from(shared.advantages));
+    // Returns do not depend on the values at lambda 1 ... here lambda < 1, so they differ too,
+    // but every decision's return is its advantage plus its value.
+    for (let k = 0; k < oracle.size; k++) expect(oracle.returns[k]).toBeCloseTo(oracle.advantages[k]! + oracle.values[k]!, 5);
+    // Other hands of one row: cards held by others, never a card of the observer's hand.
+    for (let k = 0; k < oracle.size; k++) {
+      for (let c = 0; c < 33; c++) {
+        const own = oracle.observations[k * OBS_SIZE + c]!;
+        let others = 0;
+        for (let r = 0; r < 5; r++) others += oracle.otherHands![k * ORACLE_SIZE + r * 33 + c]!;
+        expect(own + others).toBeLessThanOrEqual(1);
+      }
+    }
+    agent.dispose();
+    critic.dispose();
+  });
+
+  it('learns with the policy in one clipped step, leaking no tensors', () => {
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 4 });
+    const critic = new OracleCritic([16], 4);
+    const ppo = new PpoLearner(agent, HP, critic);
+    const batch = rollout(agent, critic);
+    ppo.update(batch, 'warm-up');
+    const before = critic.weights().map((w) => w.slice());
+    const tensors = tf.memory().numTensors;
+    const metrics = ppo.update(batch, 'u1');
+    expect(tf.memory().numTensors).toBe(tensors);
+    expect(critic.weights().some((w, i) => w.some((v, k) => v !== before[i]![k]))).toBe(true);
+    expect(metrics.criticLoss).toBeGreaterThan(0);
+    // A batch collected without the critic cannot train it.
+    expect(() => ppo.update(rollout(agent), 'u2')).toThrow(/other seats' hands/);
+    agent.dispose();
+    critic.dispose();
+  });
+
+  it('trains, and a resumed run repeats the uninterrupted one (critic weights and moments saved)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-critic-'));
+    const config = {
+      rules: { players: 3 }, seed: 7, critic: 'oracle', imitationUpdates: 1, updates: 3, numEnvs: 6, rolloutSteps: 40,
+      hiddenSizes: [16], minibatchSize: 64, epochs: 2, evalEvery: 0, finalEvalDeals: 0, checkpointEvery: 1, runsDir: dir,
+    };
+    const straight = await train({ ...config, name: 'straight' }, { verbose: false });
+    for (const line of straight.metrics) expect(line.criticLoss).toBeTypeOf('number');
+    await train({ ...config, name: 'split' }, { verbose: false, stopAfter: 2 });
+    const resumed = await train({ ...config, name: 'split' }, { verbose: false, resume: true });
+    expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
+    const shared = await train({ ...config, critic: 'shared', name: 'shared' }, { verbose: false });
+    expect(shared.metrics[1]!.criticLoss).toBeUndefined();
+    expect(shared.metrics[2]!.policyLoss).not.toBe(straight.metrics[2]!.policyLoss);
+    await expect(train({ ...config, actors: 2, name: 'actors' }, { verbose: false })).rejects.toThrow(/critic/);
+  });
+});
