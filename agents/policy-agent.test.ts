@@ -7,7 +7,7 @@ import { NUM_ACTIONS } from '../env/rules/index.js';
 import { OBS_SIZE } from '../env/observation.js';
 import { VecEnv } from '../env/vec-env.js';
 import { assertLegal } from './agent.js';
-import { DEFAULT_ARCHITECTURE, MASKED_LOGIT, PolicyAgent, createPolicyModel } from './policy-agent.js';
+import { DEFAULT_ARCHITECTURE, MASKED_LOGIT, PolicyAgent, VALUE_OUTPUT, createPolicyModel } from './policy-agent.js';
 import { selectBackend, tf } from './tfjs.js';
 
 const SMALL = { hiddenSizes: [32, 32] };
@@ -207,6 +207,33 @@ describe('PolicyAgent', () => {
     tf.dispose(grads);
     expect(tf.memory().numTensors).toBe(afterInputs);
     tf.dispose([obs, mask]);
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it('gives the last hidden layer as features, from the same weights (the value head is a dense layer on them)', () => {
+    const { observations, masks } = randomBatch(8, 'features');
+    const agent = make({ architecture: SMALL, seed: 6 });
+    expect(agent.featureSize).toBe(SMALL.hiddenSizes[SMALL.hiddenSizes.length - 1]);
+    const features = agent.features(observations);
+    expect(features.length).toBe(8 * agent.featureSize);
+    const [kernel, bias] = agent.model.getLayer(VALUE_OUTPUT).getWeights().map((w) => w.dataSync());
+    const { values } = agent.evaluate(observations, masks);
+    for (let r = 0; r < 8; r++) {
+      let v = bias![0]!;
+      for (let j = 0; j < agent.featureSize; j++) v += features[r * agent.featureSize + j]! * kernel![j]!;
+      expect(values[r]).toBeCloseTo(v, 4);
+    }
+    // forward with features: the same logits and values as without, in one pass.
+    const before = tf.memory().numTensors;
+    tf.tidy(() => {
+      const obs = tf.tensor2d(observations, [8, OBS_SIZE]);
+      const mask = tf.tensor2d(masks, [8, NUM_ACTIONS], 'bool');
+      const plain = agent.forward(obs, mask);
+      const withFeatures = agent.forward(obs, mask, false, true);
+      expect(Array.from(withFeatures.logits.dataSync())).toEqual(Array.from(plain.logits.dataSync()));
+      expect(Array.from(withFeatures.features!.dataSync())).toEqual(Array.from(features));
+      expect(plain.features).toBeUndefined();
+    });
     expect(tf.memory().numTensors).toBe(before);
   });
 });

@@ -129,6 +129,7 @@ export class PolicyAgent implements Agent {
   mode: PolicyMode;
   private rng: () => number;
   private readonly ownsModel: boolean;
+  private withFeatures: tf.LayersModel | null = null;
 
   constructor(options: PolicyAgentOptions = {}) {
     this.seed = options.seed ?? 0;
@@ -154,14 +155,38 @@ export class PolicyAgent implements Agent {
   /**
    * Masked logits and values as tensors, for use inside the caller's `tf.tidy` or gradient
    * function (the PPO learner). `obs` N x OBS_SIZE float32, `mask` N x NUM_ACTIONS (nonzero = legal).
+   * With `withFeatures`, also the last hidden layer's activations (N x its width), from the same pass.
    */
-  forward(obs: tf.Tensor2D, mask: tf.Tensor2D, training = false): { logits: tf.Tensor2D; value: tf.Tensor1D } {
+  forward(obs: tf.Tensor2D, mask: tf.Tensor2D, training = false, withFeatures = false): { logits: tf.Tensor2D; value: tf.Tensor1D; features?: tf.Tensor2D } {
     return tf.tidy(() => {
-      const [raw, value] = this.model.apply(obs, { training }) as [tf.Tensor2D, tf.Tensor2D];
+      const model = withFeatures ? this.featureModel() : this.model;
+      const [raw, value, features] = model.apply(obs, { training }) as tf.Tensor2D[];
       // where(), not an added penalty: illegal logits are exactly MASKED_LOGIT and get no gradient.
-      const logits = tf.where(tf.cast(mask, 'bool'), raw, tf.fill(raw.shape, MASKED_LOGIT)) as tf.Tensor2D;
-      return { logits, value: value.reshape([-1]) as tf.Tensor1D };
+      const logits = tf.where(tf.cast(mask, 'bool'), raw!, tf.fill(raw!.shape, MASKED_LOGIT)) as tf.Tensor2D;
+      return { logits, value: value!.reshape([-1]) as tf.Tensor1D, ...(features ? { features } : {}) };
     });
+  }
+
+  /** The last hidden layer's activations of N observations (N x its width), e.g. for a critic head. */
+  features(observations: Float32Array): Float32Array {
+    const n = observations.length / OBS_SIZE;
+    // apply, not predict: predict would cut the rows into batches of 32.
+    return tf.tidy(() => (this.featureModel().apply(tf.tensor2d(observations, [n, OBS_SIZE])) as tf.Tensor[])[2]!.dataSync() as Float32Array);
+  }
+
+  /** Width of the last hidden layer (what `features` returns per row). */
+  get featureSize(): number {
+    return this.architecture.hiddenSizes[this.architecture.hiddenSizes.length - 1]!;
+  }
+
+  /** The model with the last hidden layer as a third output, sharing every weight (built on first use). */
+  private featureModel(): tf.LayersModel {
+    if (!this.withFeatures) {
+      const hidden = this.model.layers.filter((l) => l.getClassName() === 'Dense' && l.name !== POLICY_OUTPUT && l.name !== VALUE_OUTPUT);
+      const last = hidden[hidden.length - 1]!.output as tf.SymbolicTensor;
+      this.withFeatures = tf.model({ inputs: this.model.inputs, outputs: [...this.model.outputs, last] });
+    }
+    return this.withFeatures;
   }
 
   /** Probabilities, values and masked logits of N rows (observations N x OBS_SIZE, masks N x NUM_ACTIONS). */

@@ -49,7 +49,8 @@ report.html. Ctrl-C saves after the current update; --resume continues from the 
   --actors K                    collect rollouts in K worker threads (numEnvs / K envs each),
                                 the next one while the learner updates (config overlapRollouts);
                                 reproducible for a seed and K (default 0: in this thread)
-  --critic shared|oracle        values for the advantages: the policy's own head, or a critic that
+  --critic shared|oracle|oracle-head
+                                values for the advantages: the policy's own head, or a critic that
                                 also sees the other hands during training (config critic)
   --redis URL                   collect the K rollout blocks on kratzen workers through this Redis
                                 instead (same metrics as --actors K here; docs/scale-out.md)

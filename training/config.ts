@@ -49,10 +49,13 @@ export const trainConfigSchema = z.strictObject({
   /**
    * Where the advantages' values come from. `shared`: the policy's own value head. `oracle`: a
    * separate critic that also sees every other seat's hand (training/critic.ts, PerfectDou's
-   * perfect-information critic); the policy still acts on its observation alone, and the
+   * perfect-information critic); `oracle-head`: the same inputs through a head on the policy's
+   * last hidden layer (cheaper). The policy still acts on its observation alone, and the
    * exported checkpoint is the policy alone. Needs `actors: 0`. @default 'shared'
    */
-  critic: z.enum(['shared', 'oracle']).default('shared'),
+  critic: z.enum(['shared', 'oracle', 'oracle-head']).default('shared'),
+  /** Hidden layer widths of the oracle critic. @default hiddenSizes (`oracle`), its last width (`oracle-head`) */
+  criticHiddenSizes: z.array(z.number().int().positive()).min(1).optional(),
   entropyCoef: z.number().nonnegative().default(0.01),
   maxGradNorm: z.number().positive().default(5),
   /** Rewards are chips times this. @default 0.1 */

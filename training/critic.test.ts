@@ -57,9 +57,9 @@ describe('oracle critic', () => {
     critic.dispose();
   });
 
-  it('learns with the policy in one clipped step, leaking no tensors', () => {
+  for (const onTrunk of [false, true]) it(`learns with the policy in one clipped step, leaking no tensors (${onTrunk ? 'a head on the trunk' : 'its own MLP'})`, () => {
     const agent = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 4 });
-    const critic = new OracleCritic([16], 4);
+    const critic = onTrunk ? new OracleCritic([8], 4, true, agent.featureSize) : new OracleCritic([16], 4);
     const ppo = new PpoLearner(agent, HP, critic);
     const batch = rollout(agent, critic);
     ppo.update(batch, 'warm-up');
@@ -75,10 +75,10 @@ describe('oracle critic', () => {
     critic.dispose();
   });
 
-  it('trains, and a resumed run repeats the uninterrupted one (critic weights and moments saved)', async () => {
+  for (const critic of ['oracle', 'oracle-head'] as const) it(`${critic}: trains, and a resumed run repeats the uninterrupted one (critic weights and moments saved)`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-critic-'));
     const config = {
-      rules: { players: 3 }, seed: 7, critic: 'oracle', imitationUpdates: 1, updates: 3, numEnvs: 6, rolloutSteps: 40,
+      rules: { players: 3 }, seed: 7, critic, imitationUpdates: 1, updates: 3, numEnvs: 6, rolloutSteps: 40,
       hiddenSizes: [16], minibatchSize: 64, epochs: 2, evalEvery: 0, finalEvalDeals: 0, checkpointEvery: 1, runsDir: dir,
     };
     const straight = await train({ ...config, name: 'straight' }, { verbose: false });

@@ -1,7 +1,11 @@
-// The oracle critic (config `critic: "oracle"`): a value network over the learner's observation
-// and every other seat's hand (env/oracle.ts), used for the advantages during training only.
-// The policy never sees its inputs and checkpoints of the policy do not contain it; a training
-// checkpoint carries its weights as an extra so that a resumed run goes on with the same critic.
+// The oracle critic: a value network that also sees every other seat's hand (env/oracle.ts),
+// used for the advantages during training only. Two forms (config `critic`):
+// - `oracle`: its own MLP over the learner's observation and the other hands (PerfectDou);
+// - `oracle-head`: a head on the policy's last hidden layer and the other hands, so the
+//   observation passes through the network once (its loss trains the shared layers too, as the
+//   policy's value head does).
+// The policy never sees the other hands and checkpoints of the policy do not contain the critic;
+// a training checkpoint carries its weights as an extra so that a resumed run goes on with it.
 
 import { OBS_SIZE } from '../env/observation.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
@@ -10,11 +14,20 @@ import { tf } from '../agents/tfjs.js';
 export class OracleCritic {
   readonly model: tf.LayersModel;
 
-  constructor(hiddenSizes: readonly number[], seed: number) {
+  /**
+   * `inputSize`: OBS_SIZE for its own MLP over the observation, or the width of the policy's
+   * last hidden layer for a head on it (`onTrunk`).
+   */
+  constructor(
+    hiddenSizes: readonly number[],
+    seed: number,
+    readonly onTrunk = false,
+    inputSize = OBS_SIZE,
+  ) {
     // Seeds apart from the policy's (createPolicyModel uses seed * 1000 + layer).
     let layerSeed = seed * 1000 + 500;
     const glorot = () => tf.initializers.glorotUniform({ seed: layerSeed++ });
-    const obs = tf.input({ shape: [OBS_SIZE], name: 'critic_observation' });
+    const obs = tf.input({ shape: [inputSize], name: onTrunk ? 'critic_features' : 'critic_observation' });
     const hands = tf.input({ shape: [ORACLE_SIZE], name: 'critic_other_hands' });
     let x = tf.layers.concatenate({ name: 'critic_inputs' }).apply([obs, hands]) as tf.SymbolicTensor;
     hiddenSizes.forEach((units, i) => {
@@ -24,18 +37,23 @@ export class OracleCritic {
     this.model = tf.model({ inputs: [obs, hands], outputs: value, name: 'kratzen_oracle_critic' });
   }
 
-  /** Values as a tensor, inside the caller's tidy or gradient function. */
-  forward(obs: tf.Tensor2D, otherHands: tf.Tensor2D, training = false): tf.Tensor1D {
-    return tf.tidy(() => (this.model.apply([obs, otherHands], { training }) as tf.Tensor2D).reshape([-1]) as tf.Tensor1D);
+  get inputSize(): number {
+    return this.model.inputs[0]!.shape[1]!;
   }
 
-  /** Values of N rows (observations N x OBS_SIZE, other hands N x ORACLE_SIZE). */
-  values(observations: Float32Array, otherHands: Float32Array): Float32Array {
-    const n = observations.length / OBS_SIZE;
+  /** Values as a tensor (`input`: observations or trunk features), inside the caller's tidy or gradient function. */
+  forward(input: tf.Tensor2D, otherHands: tf.Tensor2D, training = false): tf.Tensor1D {
+    return tf.tidy(() => (this.model.apply([input, otherHands], { training }) as tf.Tensor2D).reshape([-1]) as tf.Tensor1D);
+  }
+
+  /** Values of N rows (inputs N x inputSize, other hands N x ORACLE_SIZE). */
+  values(inputs: Float32Array, otherHands: Float32Array): Float32Array {
+    const width = this.inputSize;
+    const n = inputs.length / width;
     if (!Number.isInteger(n) || otherHands.length !== n * ORACLE_SIZE) {
-      throw new RangeError(`critic batch mismatch: ${observations.length} observation floats, ${otherHands.length} hand floats`);
+      throw new RangeError(`critic batch mismatch: ${inputs.length} input floats, ${otherHands.length} hand floats`);
     }
-    return tf.tidy(() => this.forward(tf.tensor2d(observations, [n, OBS_SIZE]), tf.tensor2d(otherHands, [n, ORACLE_SIZE])).dataSync() as Float32Array);
+    return tf.tidy(() => this.forward(tf.tensor2d(inputs, [n, width]), tf.tensor2d(otherHands, [n, ORACLE_SIZE])).dataSync() as Float32Array);
   }
 
   get trainableVariables(): tf.Variable[] {

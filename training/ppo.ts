@@ -81,7 +81,7 @@ export class PpoLearner {
     const names = withCritic(this.critic, ['policyLoss', 'valueLoss', 'entropy', 'approxKl', 'clipFraction'] as const);
     const advantages = batch.size ? normalized(batch.advantages) : batch.advantages;
     return this.optimize(batch, advantages, `${seed}/minibatches`, names, (t) => {
-      const { logits, value } = agent.forward(t.obs, t.masks, true);
+      const { logits, value, features } = agent.forward(t.obs, t.masks, true, this.critic?.onTrunk);
       const logAll = tf.logSoftmax(logits);
       const logProb = tf.sum(tf.mul(logAll, t.chosen), 1);
       const ratio = tf.exp(tf.sub(logProb, t.oldLogProbs));
@@ -92,7 +92,7 @@ export class PpoLearner {
       const entropy = tf.neg(tf.mean(tf.sum(tf.mul(tf.exp(logAll), logAll), 1))) as tf.Scalar;
       const approxKl = tf.mean(tf.sub(t.oldLogProbs, logProb)) as tf.Scalar;
       const clipFraction = tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), hp.clip), 'float32')) as tf.Scalar;
-      const critic = this.criticLoss(t);
+      const critic = this.criticLoss(t, features);
       const valueLosses = tf.mul(critic ? tf.add(valueLoss, critic) : valueLoss, hp.valueCoef);
       const loss = tf.add(policyLoss, tf.sub(valueLosses, tf.mul(entropy, hp.entropyCoef))) as tf.Scalar;
       return { loss, report: [policyLoss, valueLoss, entropy, approxKl, clipFraction, ...(critic ? [critic] : [])] };
@@ -107,21 +107,22 @@ export class PpoLearner {
     const { hp, agent } = this;
     const names = withCritic(this.critic, ['imitationLoss', 'valueLoss', 'accuracy'] as const);
     return this.optimize(batch, batch.advantages, `${seed}/imitation`, names, (t) => {
-      const { logits, value } = agent.forward(t.obs, t.masks, true);
+      const { logits, value, features } = agent.forward(t.obs, t.masks, true, this.critic?.onTrunk);
       const crossEntropy = tf.neg(tf.mean(tf.sum(tf.mul(tf.logSoftmax(logits), t.chosen), 1))) as tf.Scalar;
       const valueLoss = tf.mean(tf.square(tf.sub(value, t.returns))) as tf.Scalar;
       const accuracy = tf.mean(tf.cast(tf.equal(tf.argMax(logits, 1), t.actions), 'float32')) as tf.Scalar;
-      const critic = this.criticLoss(t);
+      const critic = this.criticLoss(t, features);
       const loss = tf.add(crossEntropy, tf.mul(critic ? tf.add(valueLoss, critic) : valueLoss, hp.valueCoef)) as tf.Scalar;
       return { loss, report: [crossEntropy, valueLoss, accuracy, ...(critic ? [critic] : [])] };
     });
   }
 
   /** The oracle critic's squared error against the returns; null without a critic. */
-  private criticLoss(t: MinibatchTensors): tf.Scalar | null {
+  private criticLoss(t: MinibatchTensors, features: tf.Tensor2D | undefined): tf.Scalar | null {
     if (!this.critic) return null;
     if (!t.otherHands) throw new Error('an oracle critic needs batches with the other seats\' hands (rollouts collected with the critic)');
-    return tf.mean(tf.square(tf.sub(this.critic.forward(t.obs, t.otherHands, true), t.returns))) as tf.Scalar;
+    const input = this.critic.onTrunk ? features! : t.obs;
+    return tf.mean(tf.square(tf.sub(this.critic.forward(input, t.otherHands, true), t.returns))) as tf.Scalar;
   }
 
   /**

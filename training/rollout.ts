@@ -143,6 +143,8 @@ export class RolloutCollector {
     let episodes = 0;
     const critic = options.critic;
     if (critic && !this.otherHands) this.otherHands = new Float32Array(this.capacity * ORACLE_SIZE);
+    // With a critic, the values come from it after the rollout, in one batch (cheaper than a
+    // call per step); the policy head's values recorded meanwhile are replaced.
     const otherHands = critic ? this.otherHands! : null;
 
     for (let t = 0; t < options.steps; t++) {
@@ -155,14 +157,7 @@ export class RolloutCollector {
       }
       if (learnerRows.length > 0) {
         const rows = gatherRows(vec, learnerRows);
-        const evaluation = learner.evaluate(rows.observations, rows.masks);
-        const { probs } = evaluation;
-        let hands: Float32Array | null = null;
-        if (critic) {
-          hands = new Float32Array(learnerRows.length * ORACLE_SIZE);
-          learnerRows.forEach((i, k) => vec.writeOtherHands(i, vec.seats[i]!, hands!, k * ORACLE_SIZE));
-        }
-        const values = critic ? critic.values(rows.observations, hands!) : evaluation.values;
+        const { probs, values } = learner.evaluate(rows.observations, rows.masks);
         // With a teacher (imitation), the teacher plays the learner's seats and is recorded.
         const taught = options.teacher?.act(rows.observations, rows.masks, rows.seats);
         learnerRows.forEach((i, k) => {
@@ -171,7 +166,7 @@ export class RolloutCollector {
           const index = count++;
           this.obs.set(rows.observations.subarray(k * OBS_SIZE, (k + 1) * OBS_SIZE), index * OBS_SIZE);
           this.mask.set(rows.masks.subarray(k * NUM_ACTIONS, (k + 1) * NUM_ACTIONS), index * NUM_ACTIONS);
-          if (otherHands) otherHands.set(hands!.subarray(k * ORACLE_SIZE, (k + 1) * ORACLE_SIZE), index * ORACLE_SIZE);
+          if (otherHands) vec.writeOtherHands(i, vec.seats[i]!, otherHands, index * ORACLE_SIZE);
           this.action[index] = a;
           this.logProb[index] = Math.log(Math.max(probs[k * NUM_ACTIONS + a]!, 1e-30));
           this.value[index] = values[k]!;
@@ -217,7 +212,7 @@ export class RolloutCollector {
       }
     }
     return {
-      batch: this.finish(count, options.gamma, options.lambda, otherHands),
+      batch: this.finish(count, options.gamma, options.lambda, critic ? this.criticValues(critic, learner, count) : null),
       stats: {
         envSteps: options.steps * numEnvs,
         learnerDecisions: count,
@@ -228,7 +223,21 @@ export class RolloutCollector {
     };
   }
 
-  /** GAE along each seat's chain of decisions, over complete episodes only. */
+  /** The critic's values of the first `count` decisions, written over the recorded ones. */
+  private criticValues(critic: OracleCritic, learner: PolicyAgent, count: number): Float32Array {
+    const hands = this.otherHands!;
+    // Chunks bound the tensors' memory whatever the rollout's size.
+    const CHUNK = 8192;
+    for (let start = 0; start < count; start += CHUNK) {
+      const end = Math.min(count, start + CHUNK);
+      const obs = this.obs.subarray(start * OBS_SIZE, end * OBS_SIZE);
+      const input = critic.onTrunk ? learner.features(obs) : obs;
+      this.value.set(critic.values(input, hands.subarray(start * ORACLE_SIZE, end * ORACLE_SIZE)), start);
+    }
+    return hands;
+  }
+
+  /** GAE along each seat's chain of decisions, over complete episodes only; `otherHands` go with the batch. */
   private finish(count: number, gamma: number, lambda: number, otherHands: Float32Array | null): Batch {
     const advantage = new Float32Array(count);
     // `next` always points forward, so a backward pass sees a decision's successor first.

@@ -161,9 +161,12 @@ class TrainingRun {
   async restore(): Promise<void> {
     const { config } = this;
     let optimizerState: NamedArray[] | null = null;
-    if (config.critic === 'oracle') {
+    if (config.critic !== 'shared') {
       if (config.actors > 0) throw new ValidationError('invalid training config', 'critic', 'the oracle critic runs with actors: 0 (rollouts in this thread)');
-      this.critic = new OracleCritic(config.hiddenSizes, hashSeed(config.seed));
+      const onTrunk = config.critic === 'oracle-head';
+      // A head takes the last hidden layer's activations, through one layer of its width.
+      const hidden = config.criticHiddenSizes ?? (onTrunk ? config.hiddenSizes.slice(-1) : config.hiddenSizes);
+      this.critic = new OracleCritic(hidden, hashSeed(config.seed), onTrunk, onTrunk ? config.hiddenSizes[config.hiddenSizes.length - 1] : undefined);
     }
     if (this.options.resume && (await this.store.pointer('latest'))) {
       const loaded = await this.store.load('latest');
