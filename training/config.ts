@@ -56,6 +56,16 @@ export const trainConfigSchema = z.strictObject({
   critic: z.enum(['shared', 'oracle', 'oracle-head']).default('shared'),
   /** Hidden layer widths of the oracle critic. @default hiddenSizes (`oracle`), its last width (`oracle-head`) */
   criticHiddenSizes: z.array(z.number().int().positive()).min(1).optional(),
+  /**
+   * The first this many PPO updates train only the oracle critic, the policy held still: for a
+   * run that starts from `initialPolicy`, whose fresh critic would otherwise feed it noise. @default 0
+   */
+  criticWarmupUpdates: z.number().int().nonnegative().default(0),
+  /**
+   * A checkpoint directory whose policy weights the learner starts from (fine-tuning; same
+   * rules, same hiddenSizes). Only the weights: optimizer and league start fresh. @default none
+   */
+  initialPolicy: z.string().min(1).optional(),
   entropyCoef: z.number().nonnegative().default(0.01),
   maxGradNorm: z.number().positive().default(5),
   /** Rewards are chips times this. @default 0.1 */
@@ -142,6 +152,12 @@ export function parseTrainConfig(input: unknown, now: Date = new Date()): TrainC
   }
   if (parsed.data.actors > 0 && parsed.data.numEnvs % parsed.data.actors !== 0) {
     throw new ValidationError('invalid training config', 'actors', `numEnvs (${parsed.data.numEnvs}) must be a multiple of actors (${parsed.data.actors})`);
+  }
+  if (parsed.data.critic !== 'shared' && parsed.data.actors > 0) {
+    throw new ValidationError('invalid training config', 'critic', 'the oracle critic runs with actors: 0 (rollouts in this thread)');
+  }
+  if (parsed.data.critic === 'shared' && parsed.data.criticWarmupUpdates > 0) {
+    throw new ValidationError('invalid training config', 'criticWarmupUpdates', 'a warm-up needs an oracle critic (critic "oracle" or "oracle-head")');
   }
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   return { ...parsed.data, rules: ruleSetToJson(rules), name: parsed.data.name ?? `train-${stamp}` };

@@ -11,6 +11,7 @@ import { OracleCritic } from './critic.js';
 import { PpoLearner } from './ppo.js';
 import { LEARNER, RolloutCollector, type LeagueDraw } from './rollout.js';
 import { train, withoutTimings } from './trainer.js';
+import { loadCheckpoint } from '../checkpoints/index.js';
 
 beforeAll(async () => {
   await selectBackend('wasm');
@@ -90,5 +91,32 @@ describe('oracle critic', () => {
     expect(shared.metrics[1]!.criticLoss).toBeUndefined();
     expect(shared.metrics[2]!.policyLoss).not.toBe(straight.metrics[2]!.policyLoss);
     await expect(train({ ...config, actors: 2, name: 'actors' }, { verbose: false })).rejects.toThrow(/critic/);
+  });
+
+  it('fine-tunes from initialPolicy: the policy is held still while a fresh critic warms up, then learns', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-finetune-'));
+    const base = {
+      rules: { players: 3 }, seed: 9, imitationUpdates: 1, updates: 1, numEnvs: 6, rolloutSteps: 40, hiddenSizes: [16],
+      minibatchSize: 64, epochs: 2, evalEvery: 0, finalEvalDeals: 0, runsDir: dir,
+    };
+    const source = await train({ ...base, name: 'source' }, { verbose: false });
+    const sourceWeights = (await loadCheckpoint(source.checkpoint)).toAgent();
+    const tune = { ...base, imitationUpdates: 0, updates: 2, critic: 'oracle', initialPolicy: source.checkpoint };
+    const held = await train({ ...tune, criticWarmupUpdates: 2, name: 'held' }, { verbose: false });
+    const moved = await train({ ...tune, criticWarmupUpdates: 1, name: 'moved' }, { verbose: false });
+    const weightsAt = async (checkpoint: string) => {
+      const agent = (await loadCheckpoint(checkpoint)).toAgent();
+      const weights = agent.model.getWeights().map((w) => Array.from(w.dataSync()));
+      agent.dispose();
+      return weights;
+    };
+    const start = sourceWeights.model.getWeights().map((w) => Array.from(w.dataSync()));
+    expect(await weightsAt(held.checkpoint)).toEqual(start);
+    expect(await weightsAt(moved.checkpoint)).not.toEqual(start);
+    for (const line of held.metrics) expect(line.criticLoss).toBeGreaterThan(0);
+    await expect(train({ ...tune, hiddenSizes: [8], name: 'other-shape' }, { verbose: false })).rejects.toThrow(/initialPolicy/);
+    await expect(train({ ...tune, rules: { players: 4 }, name: 'other-rules' }, { verbose: false })).rejects.toThrow(/initialPolicy/);
+    await expect(train({ ...base, criticWarmupUpdates: 1, name: 'no-critic' }, { verbose: false })).rejects.toThrow(/criticWarmupUpdates/);
+    sourceWeights.dispose();
   });
 });

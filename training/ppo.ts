@@ -75,8 +75,13 @@ export class PpoLearner {
     this.optimizer = tf.train.adam(hp.learningRate);
   }
 
-  /** One PPO update over a batch; the minibatch order comes from `seed`. */
-  update(batch: Batch, seed: string): UpdateMetrics {
+  /**
+   * One PPO update over a batch; the minibatch order comes from `seed`. `criticOnly`: only the
+   * oracle critic learns (a fresh critic beside a trained policy warms up first); the policy's
+   * weights get zero gradients, so Adam leaves them exactly where they are.
+   */
+  update(batch: Batch, seed: string, criticOnly = false): UpdateMetrics {
+    if (criticOnly && !this.critic) throw new Error('criticOnly needs an oracle critic');
     const { hp, agent } = this;
     const names = withCritic(this.critic, ['policyLoss', 'valueLoss', 'entropy', 'approxKl', 'clipFraction'] as const);
     const advantages = batch.size ? normalized(batch.advantages) : batch.advantages;
@@ -94,7 +99,9 @@ export class PpoLearner {
       const clipFraction = tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), hp.clip), 'float32')) as tf.Scalar;
       const critic = this.criticLoss(t, features);
       const valueLosses = tf.mul(critic ? tf.add(valueLoss, critic) : valueLoss, hp.valueCoef);
-      const loss = tf.add(policyLoss, tf.sub(valueLosses, tf.mul(entropy, hp.entropyCoef))) as tf.Scalar;
+      const full = tf.add(policyLoss, tf.sub(valueLosses, tf.mul(entropy, hp.entropyCoef)));
+      // Zero times the policy's losses keeps its weights in the gradient list (Adam keys its moments by position).
+      const loss = (criticOnly ? tf.add(tf.mul(critic!, hp.valueCoef), tf.mul(full, 0)) : full) as tf.Scalar;
       return { loss, report: [policyLoss, valueLoss, entropy, approxKl, clipFraction, ...(critic ? [critic] : [])] };
     });
   }

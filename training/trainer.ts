@@ -8,15 +8,15 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import seedrandom from 'seedrandom';
 import { createGame, ValidationError } from '../env/rules/index.js';
-import { PolicyAgent, selectBackend, type Agent } from '../agents/index.js';
-import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, type NamedArray } from '../checkpoints/index.js';
+import { PolicyAgent, sameArchitecture, selectBackend, type Agent } from '../agents/index.js';
+import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, loadCheckpoint, type NamedArray } from '../checkpoints/index.js';
 import { parseTrainConfig, type TrainConfig } from './config.js';
 import { writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
 import { OracleCritic } from './critic.js';
 import { LEARNER, RolloutCollector, type SeatController } from './rollout.js';
 import { League } from './league.js';
-import { ActorPool, actorSetup, imitationTeacher, weightsOf, type RolloutActors, type RolloutRequest, type RolloutResult } from './actors.js';
+import { ActorPool, actorSetup, imitationTeacher, setWeights, weightsOf, type RolloutActors, type RolloutRequest, type RolloutResult } from './actors.js';
 import { decodeArrays, encodeArrays } from './distributed/arrays.js';
 import { RedisActors } from './distributed/rollout-jobs.js';
 import type { RedisConnection } from './distributed/redis.js';
@@ -162,7 +162,6 @@ class TrainingRun {
     const { config } = this;
     let optimizerState: NamedArray[] | null = null;
     if (config.critic !== 'shared') {
-      if (config.actors > 0) throw new ValidationError('invalid training config', 'critic', 'the oracle critic runs with actors: 0 (rollouts in this thread)');
       const onTrunk = config.critic === 'oracle-head';
       // A head takes the last hidden layer's activations, through one layer of its width.
       const hidden = config.criticHiddenSizes ?? (onTrunk ? config.hiddenSizes.slice(-1) : config.hiddenSizes);
@@ -191,6 +190,7 @@ class TrainingRun {
       this.log(`resuming after update ${this.state.update}`);
     } else {
       this.learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: hashSeed(config.seed), name: 'learner' });
+      if (config.initialPolicy) await this.startFrom(config.initialPolicy);
     }
     writeFileAtomic(this.metricsPath, this.metrics.map((m) => `${JSON.stringify(m)}\n`).join(''));
     this.ppo = new PpoLearner(this.learner, config, this.critic);
@@ -208,6 +208,26 @@ class TrainingRun {
     }
     this.checkpointName = (await this.store.pointer('latest')) ?? '';
     this.elapsedBefore = this.metrics.length ? Number(this.metrics[this.metrics.length - 1]!.elapsed ?? 0) : 0;
+  }
+
+  /** Copies the policy weights of the checkpoint at `dir` (same rules and hidden sizes) into the fresh learner. */
+  private async startFrom(dir: string): Promise<void> {
+    let initial;
+    try {
+      initial = await loadCheckpoint(dir, { rules: this.rules });
+    } catch (e) {
+      throw new ValidationError('invalid training config', 'initialPolicy', (e as Error).message);
+    }
+    const agent = initial.toAgent(); // owns the loaded model
+    try {
+      if (!sameArchitecture(agent.architecture, this.learner.architecture)) {
+        const found = agent.architecture.hiddenSizes;
+        throw new ValidationError('invalid training config', 'initialPolicy', `${dir} has hidden layers [${found.join(', ')}], the config [${this.config.hiddenSizes.join(', ')}]`);
+      }
+      setWeights(this.learner, weightsOf(agent));
+    } finally {
+      agent.dispose();
+    }
   }
 
   /**
@@ -300,7 +320,8 @@ class TrainingRun {
       });
     }
     const { batch, stats } = rollout;
-    const losses = imitating ? this.ppo.imitate(batch, seed) : this.ppo.update(batch, seed);
+    const warmingUp = update - config.imitationUpdates <= config.criticWarmupUpdates;
+    const losses = imitating ? this.ppo.imitate(batch, seed) : this.ppo.update(batch, seed, warmingUp && this.critic !== null);
     const seconds = (Date.now() - t0) / 1000;
     const previousSteps = this.metrics.length ? this.metrics[this.metrics.length - 1]!.envSteps : 0;
     return {
