@@ -52,6 +52,8 @@ report.html. Ctrl-C saves after the current update; --resume continues from the 
   --critic shared|oracle|oracle-head
                                 values for the advantages: the policy's own head, or a critic that
                                 also sees the other hands during training (config critic)
+  --initial-policy DIR          start from this checkpoint's policy weights (fine-tuning; same
+                                rules and hidden sizes)
   --redis URL                   collect the K rollout blocks on kratzen workers through this Redis
                                 instead (same metrics as --actors K here; docs/scale-out.md)
   --backend auto|tensorflow|wasm|cpu

@@ -26,6 +26,7 @@ const FLAGS = {
   'final-eval-deals': { type: 'string' },
   actors: { type: 'string' },
   critic: { type: 'string' },
+  'initial-policy': { type: 'string' },
   redis: { type: 'string' },
   resume: { type: 'boolean' },
 } as const;
@@ -67,6 +68,7 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
   set('finalEvalDeals', number(values['final-eval-deals'], 'final-eval-deals'));
   set('actors', number(values.actors, 'actors'));
   set('critic', values.critic);
+  set('initialPolicy', values['initial-policy']);
   return { config, resume: values.resume ?? false, redis: values.redis };
 }
 
