@@ -1,6 +1,6 @@
 // The oracle critic (config critic "oracle", PerfectDou): its values drive the advantages, it
 // learns with the policy, and a resumed run goes on with the same critic and optimizer.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { OracleCritic } from './critic.js';
 import { PpoLearner } from './ppo.js';
 import { LEARNER, RolloutCollector, type LeagueDraw } from './rollout.js';
 import { train, withoutTimings } from './trainer.js';
+import { parseTrainConfig } from './config.js';
 import { loadCheckpoint } from '../checkpoints/index.js';
 
 beforeAll(async () => {
@@ -116,7 +117,26 @@ describe('oracle critic', () => {
     for (const line of held.metrics) expect(line.criticLoss).toBeGreaterThan(0);
     await expect(train({ ...tune, hiddenSizes: [8], name: 'other-shape' }, { verbose: false })).rejects.toThrow(/initialPolicy/);
     await expect(train({ ...tune, rules: { players: 4 }, name: 'other-rules' }, { verbose: false })).rejects.toThrow(/initialPolicy/);
-    await expect(train({ ...base, criticWarmupUpdates: 1, name: 'no-critic' }, { verbose: false })).rejects.toThrow(/criticWarmupUpdates/);
+    await expect(train({ ...base, critic: 'shared', criticWarmupUpdates: 1, name: 'no-critic' }, { verbose: false })).rejects.toThrow(/criticWarmupUpdates/);
     sourceWeights.dispose();
+  });
+
+  it('defaults to the oracle critic, the shared one with actors; a run saved before the critic existed resumes with its value head', async () => {
+    expect(parseTrainConfig({}).critic).toBe('oracle');
+    expect(parseTrainConfig({ actors: 2 }).critic).toBe('shared');
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-old-run-'));
+    const config = {
+      rules: { players: 3 }, seed: 3, imitationUpdates: 1, updates: 2, numEnvs: 6, rolloutSteps: 40, hiddenSizes: [16],
+      minibatchSize: 64, epochs: 2, evalEvery: 0, finalEvalDeals: 0, checkpointEvery: 1, runsDir: dir, critic: 'shared',
+    };
+    const straight = await train({ ...config, name: 'straight' }, { verbose: false });
+    await train({ ...config, name: 'old' }, { verbose: false, stopAfter: 2 });
+    const path = join(dir, 'old', 'config.json');
+    const saved = JSON.parse(readFileSync(path, 'utf8'));
+    delete saved.critic;
+    writeFileSync(path, JSON.stringify(saved));
+    const { critic: _, ...withoutCritic } = config;
+    const resumed = await train({ ...withoutCritic, name: 'old' }, { verbose: false, resume: true });
+    expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
   });
 });

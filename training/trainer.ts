@@ -144,7 +144,9 @@ class TrainingRun {
     const configPath = join(runDir, 'config.json');
     if (options.resume) {
       if (!existsSync(configPath)) throw new Error(`nothing to resume: ${configPath} does not exist`);
-      const saved = parseTrainConfig(JSON.parse(readFileSync(configPath, 'utf8')));
+      const savedJson = JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>;
+      // Runs saved before the oracle critic existed learned with the policy's value head.
+      const saved = parseTrainConfig({ critic: 'shared', ...savedJson });
       config = { ...saved, updates: Math.max(saved.updates, config.updates) };
     } else if (existsSync(join(runDir, 'checkpoints'))) {
       throw new Error(`${runDir} already holds a run: pass --resume to continue it, or choose another --name`);
@@ -163,8 +165,7 @@ class TrainingRun {
     let optimizerState: NamedArray[] | null = null;
     if (config.critic !== 'shared') {
       const onTrunk = config.critic === 'oracle-head';
-      // A head takes the last hidden layer's activations, through one layer of its width.
-      const hidden = config.criticHiddenSizes ?? (onTrunk ? config.hiddenSizes.slice(-1) : config.hiddenSizes);
+      const hidden = config.criticHiddenSizes ?? (onTrunk ? [64] : [64, 64]);
       this.critic = new OracleCritic(hidden, hashSeed(config.seed), onTrunk, onTrunk ? config.hiddenSizes[config.hiddenSizes.length - 1] : undefined);
     }
     if (this.options.resume && (await this.store.pointer('latest'))) {
