@@ -211,8 +211,9 @@ export class RolloutCollector {
         startEpisode(i);
       }
     }
+    if (critic) this.criticValues(critic, learner, count);
     return {
-      batch: this.finish(count, options.gamma, options.lambda, critic ? this.criticValues(critic, learner, count) : null),
+      batch: this.finish(count, options.gamma, options.lambda, otherHands),
       stats: {
         envSteps: options.steps * numEnvs,
         learnerDecisions: count,
@@ -224,7 +225,7 @@ export class RolloutCollector {
   }
 
   /** The critic's values of the first `count` decisions, written over the recorded ones. */
-  private criticValues(critic: OracleCritic, learner: PolicyAgent, count: number): Float32Array {
+  private criticValues(critic: OracleCritic, learner: PolicyAgent, count: number): void {
     const hands = this.otherHands!;
     // Chunks bound the tensors' memory whatever the rollout's size.
     const CHUNK = 8192;
@@ -234,7 +235,6 @@ export class RolloutCollector {
       const input = critic.onTrunk ? learner.features(obs) : obs;
       this.value.set(critic.values(input, hands.subarray(start * ORACLE_SIZE, end * ORACLE_SIZE)), start);
     }
-    return hands;
   }
 
   /** GAE along each seat's chain of decisions, over complete episodes only; `otherHands` go with the batch. */
