@@ -3,7 +3,8 @@
 // - agents/, training/, bridge/ and cli/ never reach for a vector env's rules-core state
 //   (`stateOf`, `endedStateOf`): they read it through the env's accessors;
 // - the rules core imports nothing outside env/rules/ but zod and seeded seedrandom, and does no I/O, clocks or global randomness;
-// - env/ does not import agents/, training/, bridge/ or cli/.
+// - env/ does not import agents/, training/, bridge/ or cli/;
+// - only the training rollout reads the other seats' hands (env/oracle.ts, for the oracle critic).
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -40,6 +41,11 @@ describe('architecture', () => {
   it('agents, training, bridge and cli do not reach into a vector env\'s state', () => {
     const outer = files.filter((f) => /^(agents|training|bridge|cli)\//.test(f.path));
     expect(outer.filter((f) => /\b(stateOf|endedStateOf)\(/.test(f.text)).map((f) => f.path)).toEqual([]);
+  });
+
+  it('only the training rollout reads the other seats\' hands (the oracle critic\'s inputs)', () => {
+    const readers = files.filter((f) => !f.path.startsWith('env/') && /\b(writeOtherHands|encodeOtherHands)\(/.test(f.text)).map((f) => f.path);
+    expect(readers).toEqual(['training/rollout.ts']);
   });
 
   it('the rules core imports only itself, zod and seedrandom (seeded generators), and has no I/O, clock or global randomness', () => {
