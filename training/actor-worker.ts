@@ -27,7 +27,8 @@ parentPort!.on('message', async (message: Message) => {
     actor.setWeights(message.weights);
     const result = actor.collect(message.request);
     const b = result.batch;
-    parentPort!.postMessage({ id: message.id, result }, [b.observations.buffer, b.masks.buffer, b.actions.buffer, b.logProbs.buffer, b.values.buffer, b.advantages.buffer, b.returns.buffer] as ArrayBuffer[]);
+    const arrays = [b.observations, b.masks, b.actions, b.logProbs, b.values, b.advantages, b.returns, b.otherHands, b.rewards, b.next];
+    parentPort!.postMessage({ id: message.id, result }, arrays.flatMap((a) => (a ? [a.buffer as ArrayBuffer] : [])));
   } catch (e) {
     parentPort!.postMessage({ id: message.id, error: (e as Error).stack ?? String(e) });
   }

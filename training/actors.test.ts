@@ -9,6 +9,8 @@ import { PolicyAgent, selectBackend } from '../agents/index.js';
 import { ActorPool, RolloutActor, blockSeed, mergeRollouts, weightsOf, type ActorSetup } from './actors.js';
 import { parseTrainConfig } from './config.js';
 import { train, withoutTimings } from './trainer.js';
+import { revalue } from './rollout.js';
+import { ORACLE_SIZE } from '../env/oracle.js';
 
 beforeAll(async () => {
   await selectBackend('wasm');
@@ -33,7 +35,8 @@ describe('actors', () => {
     const learner = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 3 });
     const snapshot = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 4 });
     const weights = weightsOf(learner);
-    const request = { seed: 'actors/u1', steps: 16, gamma: 1, lambda: 0.95, imitating: false };
+    // With the oracle critic's records: other hands, rewards and chains travel and merge too.
+    const request = { seed: 'actors/u1', steps: 16, gamma: 1, lambda: 0.95, imitating: false, recordOtherHands: true };
     const pool = await ActorPool.start(setup, 2);
     try {
       await pool.addSnapshot('s', weightsOf(snapshot));
@@ -48,6 +51,11 @@ describe('actors', () => {
       expect(threaded.stats).toEqual(merged.stats);
       expect(threaded.batch.size).toBe(parts[0]!.batch.size + parts[1]!.batch.size);
       expect(threaded.batch).toEqual(merged.batch);
+      expect(merged.batch.otherHands!.length).toBe(merged.batch.size * ORACLE_SIZE);
+      // Block 1's chains shifted past block 0's rows: GAE again over the merged chains gives the blocks' advantages.
+      const again = { ...merged.batch, values: merged.batch.values.slice(), advantages: new Float32Array(merged.batch.size), returns: new Float32Array(merged.batch.size) };
+      revalue(again, merged.batch.values.slice(), 1, 0.95);
+      expect(Array.from(again.advantages)).toEqual(Array.from(merged.batch.advantages));
       expect(threaded.stats.envSteps).toBe(2 * 4 * 16);
       local.forEach((a) => a.dispose());
     } finally {

@@ -16,6 +16,7 @@ import { PhaseRoutedAgent, PimcAgent, PolicyAgent, selectBackend, tf, type Agent
 import { League } from './league.js';
 import { LEARNER, RolloutCollector, type Batch, type RolloutStats, type SeatController } from './rollout.js';
 import type { TrainConfig } from './config.js';
+import { ORACLE_SIZE } from '../env/oracle.js';
 
 /** What every actor needs to build its collector, learner copy and league. */
 export interface ActorSetup {
@@ -40,6 +41,8 @@ export interface RolloutRequest {
   gamma: number;
   lambda: number;
   imitating: boolean;
+  /** Record the other seats' hands and reward chains, for the learner's oracle critic. */
+  recordOtherHands?: boolean;
 }
 
 export interface RolloutResult {
@@ -111,6 +114,7 @@ export class RolloutActor {
       gamma: request.gamma,
       lambda: request.lambda,
       teacher,
+      recordOtherHands: request.recordOtherHands,
     });
   }
 
@@ -135,6 +139,14 @@ export function mergeRollouts(parts: RolloutResult[]): RolloutResult {
   const obsWidth = parts[0]!.batch.observations.length / Math.max(1, parts[0]!.batch.size);
   const maskWidth = parts[0]!.batch.masks.length / Math.max(1, parts[0]!.batch.size);
   const seats = parts.reduce((sum, p) => sum + p.stats.learnerEpisodeSeats, 0);
+  // Chains of a block point into the block: shifted by the rows before it.
+  let before = 0;
+  const next = new Int32Array(size);
+  for (const { batch } of parts) {
+    for (let j = 0; j < batch.size; j++) next[before + j] = batch.next && batch.next[j]! >= 0 ? batch.next[j]! + before : -1;
+    before += batch.size;
+  }
+  const recorded = parts.every((p) => p.batch.otherHands);
   return {
     batch: {
       size,
@@ -145,6 +157,9 @@ export function mergeRollouts(parts: RolloutResult[]): RolloutResult {
       values: concat((b) => b.values, (n) => new Float32Array(n), 1),
       advantages: concat((b) => b.advantages, (n) => new Float32Array(n), 1),
       returns: concat((b) => b.returns, (n) => new Float32Array(n), 1),
+      ...(recorded
+        ? { otherHands: concat((b) => b.otherHands!, (n) => new Float32Array(n), ORACLE_SIZE), rewards: concat((b) => b.rewards!, (n) => new Float32Array(n), 1), next }
+        : {}),
     },
     stats: {
       envSteps: parts.reduce((sum, p) => sum + p.stats.envSteps, 0),

@@ -9,7 +9,7 @@ import { OBS_SIZE } from '../env/observation.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
 import { OracleCritic } from './critic.js';
 import { PpoLearner } from './ppo.js';
-import { LEARNER, RolloutCollector, type LeagueDraw } from './rollout.js';
+import { LEARNER, RolloutCollector, revalue, type Batch, type LeagueDraw } from './rollout.js';
 import { train, withoutTimings } from './trainer.js';
 import { parseTrainConfig } from './config.js';
 import { loadCheckpoint } from '../checkpoints/index.js';
@@ -20,12 +20,17 @@ beforeAll(async () => {
 
 const HP = { learningRate: 1e-3, epochs: 2, minibatchSize: 64, clip: 0.2, valueCoef: 0.5, entropyCoef: 0.01, maxGradNorm: 0.5 };
 
+/** A rollout of 8 four-player tables, the learner at two seats; `critic`: recorded for it and valued by it. */
 function rollout(agent: PolicyAgent, critic?: OracleCritic) {
   const heuristic = new HeuristicAgent();
   const draw = (): LeagueDraw => ({ seats: [LEARNER, heuristic, LEARNER, heuristic] });
   const collector = new RolloutCollector({ rules: { players: 4 }, numEnvs: 8, rolloutSteps: 40, rewardScale: 0.1 });
-  return collector.collect(agent, draw, { seed: 'critic', steps: 40, gamma: 1, lambda: 0.95, critic }).batch;
+  const { batch } = collector.collect(agent, draw, { seed: 'critic', steps: 40, gamma: 1, lambda: 0.95, recordOtherHands: critic !== undefined });
+  if (critic) revalue(batch, critic.batchValues(batch, agent), 1, 0.95);
+  return batch;
 }
+
+const copy = (batch: Batch): Batch => ({ ...batch, values: batch.values.slice(), advantages: batch.advantages.slice(), returns: batch.returns.slice() });
 
 describe('oracle critic', () => {
   it("values the batch's decisions from the observation and the other hands, and the advantages follow", () => {
@@ -33,18 +38,30 @@ describe('oracle critic', () => {
     const critic = new OracleCritic([16], 3);
     const shared = rollout(agent);
     agent.reseed();
-    const oracle = rollout(agent, critic);
-    expect(oracle.size).toBeGreaterThan(0);
-    // Same play (the policy and its sampling are the same), other values.
-    expect(Array.from(oracle.actions)).toEqual(Array.from(shared.actions));
+    const recorded = new RolloutCollector({ rules: { players: 4 }, numEnvs: 8, rolloutSteps: 40, rewardScale: 0.1 }).collect(
+      agent,
+      () => ({ seats: [LEARNER, new HeuristicAgent(), LEARNER, new HeuristicAgent()] }),
+      { seed: 'critic', steps: 40, gamma: 1, lambda: 0.95, recordOtherHands: true },
+    ).batch;
+    expect(recorded.size).toBeGreaterThan(0);
+    // Recording changes nothing of the play or of the policy head's advantages.
+    expect(Array.from(recorded.actions)).toEqual(Array.from(shared.actions));
+    expect(Array.from(recorded.advantages)).toEqual(Array.from(shared.advantages));
     expect(shared.otherHands).toBeUndefined();
-    expect(oracle.otherHands!.length).toBe(oracle.size * ORACLE_SIZE);
-    const values = critic.values(oracle.observations, oracle.otherHands!);
-    for (let k = 0; k < oracle.size; k++) expect(oracle.values[k]).toBeCloseTo(values[k]!, 5);
-    expect(Array.from(oracle.values)).not.toEqual(Array.from(shared.values));
+    expect(recorded.otherHands!.length).toBe(recorded.size * ORACLE_SIZE);
+    // The chains: GAE again with the recorded values gives the advantages the rollout computed.
+    const same = copy(recorded);
+    revalue(same, recorded.values.slice(), 1, 0.95);
+    expect(Array.from(same.advantages)).toEqual(Array.from(recorded.advantages));
+    expect(Array.from(same.returns)).toEqual(Array.from(recorded.returns));
+    for (let j = 0; j < recorded.size; j++) expect(recorded.next![j]! === -1 || recorded.next![j]! > j).toBe(true);
+    // With the critic's values: other advantages, returns = advantage + value.
+    const oracle = copy(recorded);
+    const values = critic.batchValues(oracle, agent);
+    expect(Array.from(values)).toEqual(Array.from(critic.values(oracle.observations, oracle.otherHands!)));
+    revalue(oracle, values, 1, 0.95);
+    expect(Array.from(oracle.values)).toEqual(Array.from(values));
     expect(Array.from(oracle.advantages)).not.toEqual(Array.from(shared.advantages));
-    // Returns do not depend on the values at lambda 1 ... here lambda < 1, so they differ too,
-    // but every decision's return is its advantage plus its value.
     for (let k = 0; k < oracle.size; k++) expect(oracle.returns[k]).toBeCloseTo(oracle.advantages[k]! + oracle.values[k]!, 5);
     // Other hands of one row: cards held by others, never a card of the observer's hand.
     for (let k = 0; k < oracle.size; k++) {
@@ -55,6 +72,7 @@ describe('oracle critic', () => {
         expect(own + others).toBeLessThanOrEqual(1);
       }
     }
+    expect(() => revalue(copy(shared), shared.values, 1, 0.95)).toThrow(/recordOtherHands/);
     agent.dispose();
     critic.dispose();
   });
@@ -91,7 +109,6 @@ describe('oracle critic', () => {
     const shared = await train({ ...config, critic: 'shared', name: 'shared' }, { verbose: false });
     expect(shared.metrics[1]!.criticLoss).toBeUndefined();
     expect(shared.metrics[2]!.policyLoss).not.toBe(straight.metrics[2]!.policyLoss);
-    await expect(train({ ...config, actors: 2, name: 'actors' }, { verbose: false })).rejects.toThrow(/critic/);
   });
 
   it('fine-tunes from initialPolicy: the policy is held still while a fresh critic warms up, then learns', async () => {
@@ -121,9 +138,8 @@ describe('oracle critic', () => {
     sourceWeights.dispose();
   });
 
-  it('defaults to the oracle critic, the shared one with actors; a run saved before the critic existed resumes with its value head', async () => {
+  it('defaults to the oracle critic; a run saved before the critic existed resumes with its value head', async () => {
     expect(parseTrainConfig({}).critic).toBe('oracle');
-    expect(parseTrainConfig({ actors: 2 }).critic).toBe('shared');
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-old-run-'));
     const config = {
       rules: { players: 3 }, seed: 3, imitationUpdates: 1, updates: 2, numEnvs: 6, rolloutSteps: 40, hiddenSizes: [16],

@@ -10,6 +10,8 @@
 import { OBS_SIZE } from '../env/observation.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
 import { tf } from '../agents/tfjs.js';
+import type { PolicyAgent } from '../agents/policy-agent.js';
+import type { Batch } from './rollout.js';
 
 export class OracleCritic {
   readonly model: tf.LayersModel;
@@ -54,6 +56,23 @@ export class OracleCritic {
       throw new RangeError(`critic batch mismatch: ${inputs.length} input floats, ${otherHands.length} hand floats`);
     }
     return tf.tidy(() => this.forward(tf.tensor2d(inputs, [n, width]), tf.tensor2d(otherHands, [n, ORACLE_SIZE])).dataSync() as Float32Array);
+  }
+
+  /**
+   * Values of a batch's decisions (collected with `recordOtherHands`), `learner` giving the trunk
+   * features of a head; in chunks, which bound the tensors' memory whatever the batch's size.
+   */
+  batchValues(batch: Batch, learner: PolicyAgent): Float32Array {
+    const hands = batch.otherHands;
+    if (!hands) throw new Error('the oracle critic needs batches with the other seats\' hands (collected with recordOtherHands)');
+    const values = new Float32Array(batch.size);
+    const CHUNK = 8192;
+    for (let start = 0; start < batch.size; start += CHUNK) {
+      const end = Math.min(batch.size, start + CHUNK);
+      const obs = batch.observations.subarray(start * OBS_SIZE, end * OBS_SIZE);
+      values.set(this.values(this.onTrunk ? learner.features(obs) : obs, hands.subarray(start * ORACLE_SIZE, end * ORACLE_SIZE)), start);
+    }
+    return values;
   }
 
   get trainableVariables(): tf.Variable[] {

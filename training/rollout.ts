@@ -13,7 +13,6 @@ import { ORACLE_SIZE } from '../env/oracle.js';
 import { VecEnv } from '../env/vec-env.js';
 import type { Agent } from '../agents/agent.js';
 import type { PolicyAgent } from '../agents/policy-agent.js';
-import type { OracleCritic } from './critic.js';
 
 /**
  * 1 / (pot in chips) of env i, at least 1 chip. In a hand the pot moves only by the antes (paid
@@ -39,8 +38,14 @@ export interface Batch {
   values: Float32Array;
   advantages: Float32Array;
   returns: Float32Array;
-  /** With an oracle critic: the other seats' hands at each decision (size x ORACLE_SIZE, env/oracle.ts). */
+  // With `recordOtherHands`: what the learner needs to value the decisions again with an oracle
+  // critic (`revalue`).
+  /** The other seats' hands at each decision (size x ORACLE_SIZE, env/oracle.ts). */
   otherHands?: Float32Array;
+  /** The reward credited to each decision. */
+  rewards?: Float32Array;
+  /** The row of the same seat's next decision in its episode (always a later row), -1 at the episode's end. */
+  next?: Int32Array;
 }
 
 export interface RolloutStats {
@@ -74,7 +79,7 @@ export class RolloutCollector {
   private readonly rewardFactor: Float32Array;
   private readonly normalizeByPot: boolean;
   private readonly rewardScale: number;
-  /** Other seats' hands per decision, allocated at the first rollout with an oracle critic. */
+  /** Other seats' hands per decision, allocated at the first rollout that records them. */
   private otherHands: Float32Array | null = null;
 
   constructor(
@@ -98,14 +103,14 @@ export class RolloutCollector {
 
   /**
    * Plays `steps` vector steps. `draw` picks the seats' controllers for each new episode; each
-   * opponent acts once per step for all the rows it plays, in env order. With `critic`, the
-   * decisions' values (and so the advantages) are the oracle critic's, and the batch carries
-   * the other seats' hands it saw.
+   * opponent acts once per step for all the rows it plays, in env order. With
+   * `recordOtherHands`, the batch also carries the other seats' hands at each decision and its
+   * chain of rewards, for an oracle critic to value it again (`revalue`).
    */
   collect(
     learner: PolicyAgent,
     draw: (random: () => number) => LeagueDraw,
-    options: { seed: string; steps: number; gamma: number; lambda: number; teacher?: Agent; critic?: OracleCritic },
+    options: { seed: string; steps: number; gamma: number; lambda: number; teacher?: Agent; recordOtherHands?: boolean },
   ): { batch: Batch; stats: RolloutStats } {
     const { vec } = this;
     const n = this.numPlayers;
@@ -141,11 +146,8 @@ export class RolloutCollector {
     const actions = new Int32Array(numEnvs);
     const learnerRows: number[] = [];
     let episodes = 0;
-    const critic = options.critic;
-    if (critic && !this.otherHands) this.otherHands = new Float32Array(this.capacity * ORACLE_SIZE);
-    // With a critic, the values come from it after the rollout, in one batch (cheaper than a
-    // call per step); the policy head's values recorded meanwhile are replaced.
-    const otherHands = critic ? this.otherHands! : null;
+    if (options.recordOtherHands && !this.otherHands) this.otherHands = new Float32Array(this.capacity * ORACLE_SIZE);
+    const otherHands = options.recordOtherHands ? this.otherHands! : null;
 
     for (let t = 0; t < options.steps; t++) {
       learnerRows.length = 0;
@@ -211,7 +213,6 @@ export class RolloutCollector {
         startEpisode(i);
       }
     }
-    if (critic) this.criticValues(critic, learner, count);
     return {
       batch: this.finish(count, options.gamma, options.lambda, otherHands),
       stats: {
@@ -222,19 +223,6 @@ export class RolloutCollector {
         learnerEpisodeSeats,
       },
     };
-  }
-
-  /** The critic's values of the first `count` decisions, written over the recorded ones. */
-  private criticValues(critic: OracleCritic, learner: PolicyAgent, count: number): void {
-    const hands = this.otherHands!;
-    // Chunks bound the tensors' memory whatever the rollout's size.
-    const CHUNK = 8192;
-    for (let start = 0; start < count; start += CHUNK) {
-      const end = Math.min(count, start + CHUNK);
-      const obs = this.obs.subarray(start * OBS_SIZE, end * OBS_SIZE);
-      const input = critic.onTrunk ? learner.features(obs) : obs;
-      this.value.set(critic.values(input, hands.subarray(start * ORACLE_SIZE, end * ORACLE_SIZE)), start);
-    }
   }
 
   /** GAE along each seat's chain of decisions, over complete episodes only; `otherHands` go with the batch. */
@@ -261,10 +249,17 @@ export class RolloutCollector {
       values: new Float32Array(size),
       advantages: new Float32Array(size),
       returns: new Float32Array(size),
-      ...(otherHands ? { otherHands: new Float32Array(size * ORACLE_SIZE) } : {}),
+      ...(otherHands ? { otherHands: new Float32Array(size * ORACLE_SIZE), rewards: new Float32Array(size), next: new Int32Array(size) } : {}),
     };
+    // Row of each kept decision; a complete decision's successor is complete too (same episode).
+    const row = new Int32Array(count).fill(-1);
+    kept.forEach((k, j) => (row[k] = j));
     kept.forEach((k, j) => {
-      if (otherHands) batch.otherHands!.set(otherHands.subarray(k * ORACLE_SIZE, (k + 1) * ORACLE_SIZE), j * ORACLE_SIZE);
+      if (otherHands) {
+        batch.otherHands!.set(otherHands.subarray(k * ORACLE_SIZE, (k + 1) * ORACLE_SIZE), j * ORACLE_SIZE);
+        batch.rewards![j] = this.reward[k]!;
+        batch.next![j] = this.next[k]! >= 0 ? row[this.next[k]!]! : -1;
+      }
       batch.observations.set(this.obs.subarray(k * OBS_SIZE, (k + 1) * OBS_SIZE), j * OBS_SIZE);
       batch.masks.set(this.mask.subarray(k * NUM_ACTIONS, (k + 1) * NUM_ACTIONS), j * NUM_ACTIONS);
       batch.actions[j] = this.action[k]!;
@@ -274,6 +269,29 @@ export class RolloutCollector {
       batch.returns[j] = advantage[k]! + this.value[k]!;
     });
     return batch;
+  }
+}
+
+/**
+ * Values the batch's decisions with `values` and computes its advantages and returns again (GAE
+ * along the chains in `next`), as `collect` would have with those values. Needs a batch collected
+ * with `recordOtherHands`.
+ */
+export function revalue(batch: Batch, values: Float32Array, gamma: number, lambda: number): void {
+  const { rewards, next } = batch;
+  if (!rewards || !next) throw new Error('revalue needs a batch collected with recordOtherHands');
+  const advantage = new Float32Array(batch.size);
+  for (let j = batch.size - 1; j >= 0; j--) {
+    const after = next[j]!;
+    const nextValue = after >= 0 ? values[after]! : 0;
+    const nextAdvantage = after >= 0 ? advantage[after]! : 0;
+    const delta = rewards[j]! + gamma * nextValue - values[j]!;
+    advantage[j] = delta + gamma * lambda * nextAdvantage;
+  }
+  for (let j = 0; j < batch.size; j++) {
+    batch.values[j] = values[j]!;
+    batch.advantages[j] = advantage[j]!;
+    batch.returns[j] = advantage[j]! + values[j]!;
   }
 }
 

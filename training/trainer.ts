@@ -14,7 +14,7 @@ import { parseTrainConfig, type TrainConfig } from './config.js';
 import { writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
 import { OracleCritic } from './critic.js';
-import { LEARNER, RolloutCollector, type SeatController } from './rollout.js';
+import { LEARNER, RolloutCollector, revalue, type SeatController } from './rollout.js';
 import { League } from './league.js';
 import { ActorPool, actorSetup, imitationTeacher, setWeights, weightsOf, type RolloutActors, type RolloutRequest, type RolloutResult } from './actors.js';
 import { decodeArrays, encodeArrays } from './distributed/arrays.js';
@@ -254,7 +254,14 @@ class TrainingRun {
   private rolloutRequest(update: number): RolloutRequest {
     const { config } = this;
     const imitating = update <= config.imitationUpdates;
-    return { seed: `${config.seed}/u${update}`, steps: config.rolloutSteps, gamma: config.gamma, lambda: imitating ? 1 : config.lambda, imitating };
+    return {
+      seed: `${config.seed}/u${update}`,
+      steps: config.rolloutSteps,
+      gamma: config.gamma,
+      lambda: imitating ? 1 : config.lambda,
+      imitating,
+      recordOtherHands: config.critic !== 'shared',
+    };
   }
 
   /** Asks the actors for the rollout of `update` with `weights`; it runs while this thread learns. */
@@ -317,10 +324,11 @@ class TrainingRun {
       rollout = this.collector!.collect(this.learner, imitating ? () => selfPlay : (random) => this.league.draw(random), {
         ...request,
         teacher: imitating ? this.teacher : undefined,
-        critic: this.critic ?? undefined,
       });
     }
     const { batch, stats } = rollout;
+    // The oracle critic values the decisions here, wherever they were played.
+    if (this.critic) revalue(batch, this.critic.batchValues(batch, this.learner), request.gamma, request.lambda);
     const warmingUp = update - config.imitationUpdates <= config.criticWarmupUpdates;
     const losses = imitating ? this.ppo.imitate(batch, seed) : this.ppo.update(batch, seed, warmingUp && this.critic !== null);
     const seconds = (Date.now() - t0) / 1000;

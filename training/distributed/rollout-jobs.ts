@@ -32,12 +32,15 @@ export interface RolloutReply {
   stats: RolloutStats;
 }
 
+/** The batch's arrays in one blob; the oracle critic's three (other hands, rewards, chains) last when recorded. */
 export function encodeBatch(b: Batch): Buffer {
-  return encodeArrays([b.observations, b.masks, b.actions, b.logProbs, b.values, b.advantages, b.returns]);
+  const oracle = b.otherHands && b.rewards && b.next ? [b.otherHands, b.rewards, b.next] : [];
+  return encodeArrays([b.observations, b.masks, b.actions, b.logProbs, b.values, b.advantages, b.returns, ...oracle]);
 }
 
 export function decodeBatch(data: Buffer, size: number): Batch {
-  const [observations, masks, actions, logProbs, values, advantages, returns] = decodeArrays(data) as [
+  const arrays = decodeArrays(data);
+  const [observations, masks, actions, logProbs, values, advantages, returns, otherHands, rewards, next] = arrays as [
     Float32Array,
     Uint8Array,
     Int32Array,
@@ -45,9 +48,12 @@ export function decodeBatch(data: Buffer, size: number): Batch {
     Float32Array,
     Float32Array,
     Float32Array,
+    Float32Array?,
+    Float32Array?,
+    Int32Array?,
   ];
-  if (!returns || actions.length !== size) throw new Error(`batch blob holds ${actions?.length} rows, not ${size}`);
-  return { size, observations, masks, actions, logProbs, values, advantages, returns };
+  if ((arrays.length !== 7 && arrays.length !== 10) || actions.length !== size) throw new Error(`batch blob holds ${arrays.length} arrays of ${actions?.length} rows, not 7 or 10 of ${size}`);
+  return { size, observations, masks, actions, logProbs, values, advantages, returns, ...(otherHands ? { otherHands, rewards, next } : {}) };
 }
 
 export class RedisActors implements RolloutActors {
