@@ -1,7 +1,8 @@
 // The PPO learner: clipped surrogate objective, value loss, entropy bonus, minibatch epochs and
 // global-norm gradient clipping, on a PolicyAgent's model. Masked logits come from the agent's
-// `forward`, so illegal actions get no probability and no gradient. Every tensor is created and
-// released inside tf.tidy.
+// `forward`, so illegal actions get no probability and no gradient. With an oracle critic
+// (training/critic.ts) its value loss joins the loss and its weights the optimizer. Every tensor
+// is created and released inside tf.tidy.
 
 import seedrandom from 'seedrandom';
 import { NUM_ACTIONS } from '../env/rules/index.js';
@@ -127,7 +128,7 @@ export class PpoLearner {
   /** The oracle critic's squared error against the returns; null without a critic. */
   private criticLoss(t: MinibatchTensors, features: tf.Tensor2D | undefined): tf.Scalar | null {
     if (!this.critic) return null;
-    if (!t.otherHands) throw new Error('an oracle critic needs batches with the other seats\' hands (rollouts collected with the critic)');
+    if (!t.otherHands) throw new Error('an oracle critic needs batches with the other seats\' hands (collected with recordOtherHands)');
     const input = this.critic.onTrunk ? features! : t.obs;
     return tf.mean(tf.square(tf.sub(this.critic.forward(input, t.otherHands, true), t.returns))) as tf.Scalar;
   }
