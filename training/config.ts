@@ -109,9 +109,9 @@ export const trainConfigSchema = z.strictObject({
   evalDeals: z.number().int().min(2).default(100),
   /**
    * Deals of the final evaluation, per opponent; 0 skips it. 1600 deals (25,600 hands, ~25 s per
-   * opponent here) narrow the 95% interval to about +-0.26 chips/hand in didactic4, enough to
-   * resolve the default run's edge over the heuristic: +0.56 +- 0.26 on these 1600 deals, +1.02 +-
-   * 0.55 on 400 others, while its first 800 alone read +0.36 +- 0.36 (a tie). @default 1600
+   * opponent here) narrow the 95% interval to about +-0.28 chips/hand in didactic4, enough to
+   * resolve the default run's edge over the heuristic (+0.85 +- 0.28), where 400 deals give
+   * about +-0.55 and 100 about +-1. @default 1600
    */
   finalEvalDeals: z.number().int().nonnegative().refine((d) => d !== 1, 'needs 0 or at least 2 deals').default(1600),
   /** Save a checkpoint every this many updates (and always at the end). @default 40 */
