@@ -11,6 +11,8 @@ import { parseTrainConfig } from './config.js';
 import { PpoLearner } from './ppo.js';
 import { LEARNER, RolloutCollector, type LeagueDraw } from './rollout.js';
 import { train, withoutTimings, type TrainOptions } from './trainer.js';
+import { runTournament } from './tournament.js';
+import { loadCheckpoint } from '../checkpoints/index.js';
 
 beforeAll(async () => {
   await selectBackend('wasm');
@@ -142,4 +144,20 @@ describe('trainer', () => {
     const resumed = await run('stop', dir, { resume: true });
     expect(resumed.updates).toBe(4);
   });
+
+  it("plays the final evaluation on two threads from the last checkpoint: the in-thread learner's matches", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    const finished = await train({ ...TINY, name: 'final-eval', runsDir: dir, finalEvalDeals: 4 }, { verbose: false });
+    const { vsRandom, vsHeuristic } = finished.finalEval!;
+    expect(vsHeuristic.headToHead[0]!.a).toBe('learner');
+    expect(vsRandom.config.agents).toEqual(['learner', 'random']);
+    const learner = (await loadCheckpoint(finished.checkpoint)).toAgent({ mode: 'greedy' });
+    const inThread = await runTournament(
+      { agents: ['learner', 'heuristic'], rules: TINY.rules, deals: 4, seed: `${TINY.seed}/final-eval`, workers: 1 },
+      { preloaded: new Map([['learner', learner]]) },
+    );
+    expect(vsHeuristic.deals).toEqual(inThread.deals);
+    expect(vsHeuristic.headToHead).toEqual(inThread.headToHead);
+    learner.dispose();
+  }, 60_000);
 });

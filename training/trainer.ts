@@ -6,6 +6,9 @@
 
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { loadCheckpoint as loadCheckpointAgent } from '../checkpoints/agent-loader.js';
 import seedrandom from 'seedrandom';
 import { createGame, ValidationError } from '../env/rules/index.js';
 import { PolicyAgent, sameArchitecture, selectBackend, type Agent } from '../agents/index.js';
@@ -405,7 +408,7 @@ class TrainingRun {
     const finished = this.state.update >= this.totalUpdates && !this.interrupted;
     if (finished && config.finalEvalDeals > 0) {
       this.log(`final duplicate evaluation: ${config.finalEvalDeals} deals against each opponent`);
-      const [vsRandom, vsHeuristic] = await evaluateAgainst(this.learner, this.rules, config.finalEvalDeals, `${config.seed}/final-eval`);
+      const [vsRandom, vsHeuristic] = await evaluateCheckpoint(join(this.store.root, this.checkpointName), this.rules, config.finalEvalDeals, `${config.seed}/final-eval`);
       finalEval = { vsRandom, vsHeuristic };
       writeTournamentReport(vsRandom, join(this.runDir, 'eval-vs-random'));
       writeTournamentReport(vsHeuristic, join(this.runDir, 'eval-vs-heuristic'));
@@ -442,6 +445,36 @@ async function evaluateAgainst(learner: PolicyAgent, rules: Record<string, unkno
   const run = (opponent: string) =>
     runTournament({ agents: ['learner', opponent], rules, deals, seed, workers: 1 }, { preloaded: new Map([['learner', learner as Agent]]) });
   return [await run('random'), await run('heuristic')] as const;
+}
+
+/**
+ * The final duplicate matches of the learner's last checkpoint against random and heuristic
+ * players, on up to two worker threads: a deal's result depends on its seed alone, so this is the
+ * match `evaluateAgainst` plays in this thread (the checkpoint holds the same weights, played
+ * greedily), in about half the time. The learner is named `learner` in the results.
+ */
+async function evaluateCheckpoint(dir: string, rules: Record<string, unknown>, deals: number, seed: string) {
+  const workers = Math.min(2, availableParallelism());
+  const options = { loadCheckpoint: loadCheckpointAgent, checkpointModule: checkpointLoaderModule() };
+  const run = async (opponent: string) => asLearner(await runTournament({ agents: [dir, opponent], rules, deals, seed, workers }, options), dir);
+  return [await run('random'), await run('heuristic')] as const;
+}
+
+/** The built checkpoint loader, for tournament workers (from the sources, as under vitest: the built copy). */
+function checkpointLoaderModule(): string {
+  const beside = new URL('../checkpoints/agent-loader.js', import.meta.url);
+  return (existsSync(fileURLToPath(beside)) ? beside : new URL('../dist/checkpoints/agent-loader.js', import.meta.url)).href;
+}
+
+/** `result` with the agent `spec` renamed `learner`. */
+function asLearner(result: TournamentResult, spec: string): TournamentResult {
+  const name = (n: string) => (n === spec ? 'learner' : n);
+  return {
+    ...result,
+    config: { ...result.config, agents: result.config.agents.map(name) },
+    agents: result.agents.map((a) => ({ ...a, name: name(a.name) })),
+    headToHead: result.headToHead.map((h) => ({ ...h, a: name(h.a), b: name(h.b) })),
+  };
 }
 
 function readMetrics(path: string): MetricsLine[] {
