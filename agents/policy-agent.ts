@@ -80,10 +80,13 @@ export function checkPolicyModel(model: tf.LayersModel): void {
 }
 
 /** The hidden layers of a policy model as an architecture; throws if they do not form one. */
+/** The hidden Dense layers of a policy model, input side first (everything but the two heads). */
+function hiddenLayers(model: tf.LayersModel) {
+  return model.layers.filter((l) => l.getClassName() === 'Dense' && l.name !== POLICY_OUTPUT && l.name !== VALUE_OUTPUT);
+}
+
 export function architectureOf(model: tf.LayersModel): PolicyArchitecture {
-  const hidden = model.layers
-    .filter((l) => l.getClassName() === 'Dense' && l.name !== POLICY_OUTPUT && l.name !== VALUE_OUTPUT)
-    .map((l) => l.getConfig() as { units: number; activation: string });
+  const hidden = hiddenLayers(model).map((l) => l.getConfig() as { units: number; activation: string });
   const activation = hidden[0]?.activation as Activation | undefined;
   if (!activation || !ACTIVATIONS.includes(activation) || hidden.some((h) => h.activation !== activation)) {
     throw new Error(`not a policy model: hidden layers must be Dense with one activation of ${ACTIVATIONS.join(', ')}`);
@@ -182,7 +185,7 @@ export class PolicyAgent implements Agent {
   /** The model with the last hidden layer as a third output, sharing every weight (built on first use). */
   private featureModel(): tf.LayersModel {
     if (!this.withFeatures) {
-      const hidden = this.model.layers.filter((l) => l.getClassName() === 'Dense' && l.name !== POLICY_OUTPUT && l.name !== VALUE_OUTPUT);
+      const hidden = hiddenLayers(this.model);
       const last = hidden[hidden.length - 1]!.output as tf.SymbolicTensor;
       this.withFeatures = tf.model({ inputs: this.model.inputs, outputs: [...this.model.outputs, last] });
     }

@@ -2,17 +2,13 @@
 // search policies, so that the main thread, which reads every socket, stays free for the light
 // requests of all clients (pings, multi-agent steps) however long a search takes.
 
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { errorReply } from './replies.js';
 import type { HostOptions, HostedReply, HostedRequest } from './host.js';
+import { builtModule } from '../env/built-module.js';
 
 function workerScript(): URL {
-  const beside = new URL('./heavy-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(beside))) return beside;
-  // Running from TypeScript sources (tests): use the build, which `npm test` makes first.
-  return new URL('../dist/bridge/heavy-worker.js', import.meta.url);
+  return builtModule(new URL('./heavy-worker.js', import.meta.url), new URL('../dist/bridge/heavy-worker.js', import.meta.url));
 }
 
 interface Pending {

@@ -2,12 +2,11 @@
 // VecEnv writing straight into SharedArrayBuffer-backed buffers. `step` is synchronous (Atomics),
 // has the same API as VecEnv, and yields the same trajectories for the same seeds.
 
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { VecEnvBuffers, allocateVecMemory, vecMetadata, viewVecBuffers, type VecBuffers } from './vec-env.js';
 import type { EnvMetadata } from './env.js';
+import { builtModule } from './built-module.js';
 
 /**
  * Control words (Int32): command sequence, command, error flag, and the number of workers that
@@ -49,10 +48,7 @@ export interface WorkerInit {
 }
 
 function workerScript(): URL {
-  const beside = new URL('./vec-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(beside))) return beside;
-  // Running from TypeScript sources (tests): use the build, which `npm test` makes first.
-  return new URL('../dist/env/vec-worker.js', import.meta.url);
+  return builtModule(new URL('./vec-worker.js', import.meta.url), new URL('../dist/env/vec-worker.js', import.meta.url));
 }
 
 export class WorkerVecEnv extends VecEnvBuffers {

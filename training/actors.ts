@@ -9,14 +9,13 @@
 // `<seed>/u<u>/a<k>`, the weights sent with it and the snapshots its actor holds, whichever
 // thread plays it and whenever.
 
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { PhaseRoutedAgent, PimcAgent, PolicyAgent, selectBackend, tf, type Agent } from '../agents/index.js';
 import { League } from './league.js';
 import { LEARNER, RolloutCollector, type Batch, type RolloutStats, type SeatController } from './rollout.js';
 import type { TrainConfig } from './config.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
+import { builtModule } from '../env/built-module.js';
 
 /** What every actor needs to build its collector, learner copy and league. */
 export interface ActorSetup {
@@ -139,14 +138,7 @@ export function mergeRollouts(parts: RolloutResult[]): RolloutResult {
   const obsWidth = parts[0]!.batch.observations.length / Math.max(1, parts[0]!.batch.size);
   const maskWidth = parts[0]!.batch.masks.length / Math.max(1, parts[0]!.batch.size);
   const seats = parts.reduce((sum, p) => sum + p.stats.learnerEpisodeSeats, 0);
-  // Chains of a block point into the block: shifted by the rows before it.
-  let before = 0;
-  const next = new Int32Array(size);
-  for (const { batch } of parts) {
-    for (let j = 0; j < batch.size; j++) next[before + j] = batch.next && batch.next[j]! >= 0 ? batch.next[j]! + before : -1;
-    before += batch.size;
-  }
-  const recorded = parts.every((p) => p.batch.otherHands);
+  const recorded = parts.every((p) => p.batch.otherHands && p.batch.rewards && p.batch.next);
   return {
     batch: {
       size,
@@ -158,7 +150,7 @@ export function mergeRollouts(parts: RolloutResult[]): RolloutResult {
       advantages: concat((b) => b.advantages, (n) => new Float32Array(n), 1),
       returns: concat((b) => b.returns, (n) => new Float32Array(n), 1),
       ...(recorded
-        ? { otherHands: concat((b) => b.otherHands!, (n) => new Float32Array(n), ORACLE_SIZE), rewards: concat((b) => b.rewards!, (n) => new Float32Array(n), 1), next }
+        ? { otherHands: concat((b) => b.otherHands!, (n) => new Float32Array(n), ORACLE_SIZE), rewards: concat((b) => b.rewards!, (n) => new Float32Array(n), 1), next: mergedChains(parts, size) }
         : {}),
     },
     stats: {
@@ -171,15 +163,24 @@ export function mergeRollouts(parts: RolloutResult[]): RolloutResult {
   };
 }
 
+/** The blocks' chains end to end: a block's rows point into the block, so they shift by the rows before it. */
+function mergedChains(parts: RolloutResult[], size: number): Int32Array {
+  const next = new Int32Array(size);
+  let before = 0;
+  for (const { batch } of parts) {
+    for (let j = 0; j < batch.size; j++) next[before + j] = batch.next![j]! >= 0 ? batch.next![j]! + before : -1;
+    before += batch.size;
+  }
+  return next;
+}
+
 /** The seed of block k of the rollout whose seed is `seed`. */
 export function blockSeed(seed: string, block: number): string {
   return `${seed}/a${block}`;
 }
 
 function actorScript(): URL {
-  const beside = new URL('./actor-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(beside))) return beside;
-  return new URL('../dist/training/actor-worker.js', import.meta.url);
+  return builtModule(new URL('./actor-worker.js', import.meta.url), new URL('../dist/training/actor-worker.js', import.meta.url));
 }
 
 /** Where the trainer's rollouts are collected: worker threads here, or workers through Redis. */

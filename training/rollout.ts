@@ -227,16 +227,7 @@ export class RolloutCollector {
 
   /** GAE along each seat's chain of decisions, over complete episodes only; `otherHands` go with the batch. */
   private finish(count: number, gamma: number, lambda: number, otherHands: Float32Array | null): Batch {
-    const advantage = new Float32Array(count);
-    // `next` always points forward, so a backward pass sees a decision's successor first.
-    for (let k = count - 1; k >= 0; k--) {
-      if (!this.complete[k]) continue;
-      const next = this.next[k]!;
-      const nextValue = next >= 0 ? this.value[next]! : 0;
-      const nextAdvantage = next >= 0 ? advantage[next]! : 0;
-      const delta = this.reward[k]! + gamma * nextValue - this.value[k]!;
-      advantage[k] = delta + gamma * lambda * nextAdvantage;
-    }
+    const advantage = gae(count, this.reward, this.value, this.next, gamma, lambda, this.complete);
     const kept: number[] = [];
     for (let k = 0; k < count; k++) if (this.complete[k]) kept.push(k);
     const size = kept.length;
@@ -280,19 +271,31 @@ export class RolloutCollector {
 export function revalue(batch: Batch, values: Float32Array, gamma: number, lambda: number): void {
   const { rewards, next } = batch;
   if (!rewards || !next) throw new Error('revalue needs a batch collected with recordOtherHands');
-  const advantage = new Float32Array(batch.size);
-  for (let j = batch.size - 1; j >= 0; j--) {
-    const after = next[j]!;
-    const nextValue = after >= 0 ? values[after]! : 0;
-    const nextAdvantage = after >= 0 ? advantage[after]! : 0;
-    const delta = rewards[j]! + gamma * nextValue - values[j]!;
-    advantage[j] = delta + gamma * lambda * nextAdvantage;
-  }
+  const advantage = gae(batch.size, rewards, values, next, gamma, lambda);
   for (let j = 0; j < batch.size; j++) {
     batch.values[j] = values[j]!;
     batch.advantages[j] = advantage[j]!;
     batch.returns[j] = advantage[j]! + values[j]!;
   }
+}
+
+/**
+ * GAE of `n` decisions along their chains (`next`: the same seat's next decision, always later,
+ * -1 at the episode's end), skipping those `include` marks 0. The one recurrence of the rollout
+ * and of `revalue`.
+ */
+function gae(n: number, rewards: ArrayLike<number>, values: ArrayLike<number>, next: ArrayLike<number>, gamma: number, lambda: number, include?: ArrayLike<number>): Float32Array {
+  const advantage = new Float32Array(n);
+  // `next` always points forward, so a backward pass sees a decision's successor first.
+  for (let k = n - 1; k >= 0; k--) {
+    if (include && !include[k]) continue;
+    const after = next[k]!;
+    const nextValue = after >= 0 ? values[after]! : 0;
+    const nextAdvantage = after >= 0 ? advantage[after]! : 0;
+    const delta = rewards[k]! + gamma * nextValue - values[k]!;
+    advantage[k] = delta + gamma * lambda * nextAdvantage;
+  }
+  return advantage;
 }
 
 function gatherRows(vec: VecEnv, rows: number[]): { observations: Float32Array; masks: Uint8Array; seats: Int32Array } {

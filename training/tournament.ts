@@ -9,11 +9,11 @@
 // deals are reassembled in order whatever the number of workers.
 
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { createGame } from '../env/rules/index.js';
 import { createAgent, playSession, sessionChips, type Agent, type AgentContext } from '../agents/index.js';
 import { bradleyTerryElo, meanCi, type MeanCi } from './stats.js';
+import { builtModule } from '../env/built-module.js';
 
 export interface TournamentConfig {
   /** Agent specs (see agents/registry.ts): `random`, `heuristic`, `pimc[:opts]`, a checkpoint dir. */
@@ -111,9 +111,7 @@ export async function playDeal(
 }
 
 function workerScript(): URL {
-  const beside = new URL('./tournament-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(beside))) return beside;
-  return new URL('../dist/training/tournament-worker.js', import.meta.url);
+  return builtModule(new URL('./tournament-worker.js', import.meta.url), new URL('../dist/training/tournament-worker.js', import.meta.url));
 }
 
 export interface RunOptions {

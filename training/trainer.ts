@@ -7,7 +7,6 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { loadCheckpoint as loadCheckpointAgent } from '../checkpoints/agent-loader.js';
 import seedrandom from 'seedrandom';
 import { createGame, ValidationError } from '../env/rules/index.js';
@@ -27,6 +26,7 @@ import { runTournament, type TournamentResult } from './tournament.js';
 import { writeTournamentReport } from './eval-report.js';
 import { writeTrainingReport, type MetricsLine } from './train-report.js';
 import { ProgressBar } from './progress.js';
+import { builtModule } from '../env/built-module.js';
 
 export interface TrainOptions {
   /** Continue the run in `<runsDir>/<name>` from its latest checkpoint. */
@@ -178,11 +178,11 @@ class TrainingRun {
       const blob = loaded.extras.get(OPTIMIZER_EXTRA);
       optimizerState = blob ? decodeOptimizerState(blob, loaded.dir) : null;
       const behaviour = loaded.extras.get(BEHAVIOUR_EXTRA);
-      if (behaviour) this.behaviour = decodeArrays(Buffer.from(behaviour.data.buffer, behaviour.data.byteOffset, behaviour.data.byteLength)) as Float32Array[];
+      if (behaviour) this.behaviour = weightArrays(behaviour.data);
       if (this.critic) {
         const saved = loaded.extras.get(CRITIC_EXTRA);
         if (!saved) throw new Error(`${loaded.dir} holds no critic weights: it was not trained with critic "oracle"`);
-        this.critic.setWeights(decodeArrays(Buffer.from(saved.data.buffer, saved.data.byteOffset, saved.data.byteLength)) as Float32Array[]);
+        this.critic.setWeights(weightArrays(saved.data));
       }
       this.metrics = readMetrics(this.metricsPath).filter((line) => line.update <= this.state.update);
       // A crash between a league snapshot (or a checkpoint write) and the trainer state leaves
@@ -460,10 +460,9 @@ async function evaluateCheckpoint(dir: string, rules: Record<string, unknown>, d
   return [await run('random'), await run('heuristic')] as const;
 }
 
-/** The built checkpoint loader, for tournament workers (from the sources, as under vitest: the built copy). */
+/** The checkpoint loader module, for tournament workers. */
 function checkpointLoaderModule(): string {
-  const beside = new URL('../checkpoints/agent-loader.js', import.meta.url);
-  return (existsSync(fileURLToPath(beside)) ? beside : new URL('../dist/checkpoints/agent-loader.js', import.meta.url)).href;
+  return builtModule(new URL('../checkpoints/agent-loader.js', import.meta.url), new URL('../dist/checkpoints/agent-loader.js', import.meta.url)).href;
 }
 
 /** `result` with the agent `spec` renamed `learner`. */
@@ -475,6 +474,11 @@ function asLearner(result: TournamentResult, spec: string): TournamentResult {
     agents: result.agents.map((a) => ({ ...a, name: name(a.name) })),
     headToHead: result.headToHead.map((h) => ({ ...h, a: name(h.a), b: name(h.b) })),
   };
+}
+
+/** Weight arrays saved as a checkpoint extra (`encodeArrays`). */
+function weightArrays(data: Uint8Array): Float32Array[] {
+  return decodeArrays(Buffer.from(data.buffer, data.byteOffset, data.byteLength)) as Float32Array[];
 }
 
 function readMetrics(path: string): MetricsLine[] {
