@@ -3,7 +3,7 @@
 
 import { access } from 'node:fs/promises';
 import path from 'node:path';
-import { NUM_ACTIONS, ValidationError, actionToString, replayRecord } from '../env/rules/index.js';
+import { NUM_ACTIONS, RuleSetError, ValidationError, actionToString, parseRuleSet, replayRecord } from '../env/rules/index.js';
 import { OBS_SIZE, encodeObservation, observationSpec } from '../env/observation.js';
 import type { Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
@@ -51,6 +51,17 @@ export async function loadPolicy(
   params: ParamsOf<'policy.load'>,
   options: { backend: BackendChoice; checkpointRoots: readonly string[]; agentLimits: AgentLimits },
 ): Promise<ServedPolicy> {
+  // Checked for every agent, also those that play any rule set (random, heuristic, pimc): a bad
+  // rule set is an error naming its field, never ignored.
+  if (params.rules !== undefined) {
+    try {
+      parseRuleSet(params.rules);
+    } catch (e) {
+      if (!(e instanceof RuleSetError)) throw e;
+      const field = e.field ? `params.rules.${e.field}` : 'params.rules';
+      throw new BridgeError('invalid_params', `${field}: ${e.reason}`, field);
+    }
+  }
   let agent: Agent;
   try {
     agent = await createAgent(params.agent, {

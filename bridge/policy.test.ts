@@ -88,6 +88,12 @@ it('reports unloadable checkpoints, and seats a checkpoint as an opponent', asyn
   await writeFile(path.join(broken, 'weights.bin'), 'garbage');
   expect((await client.request('policy.load', { agent: broken })).error).toMatchObject({ code: 'checkpoint_error', details: { reason: 'hash-mismatch' } });
   expect((await client.request('policy.load', { agent: path.join(tmp, 'missing') })).error).toMatchObject({ code: 'invalid_params', field: 'params.agent' });
+  // A bad rule set is refused for every agent, also one that would play any rules.
+  for (const agentSpec of ['heuristic', 'random', checkpointDir]) {
+    expect((await client.request('policy.load', { agent: agentSpec, rules: { players: 9 } })).error).toMatchObject({ code: 'invalid_params', field: 'params.rules.players' });
+  }
+  const deep = await client.sendRaw(`{"id":"deep","method":"policy.load","params":{"agent":"heuristic","rules":${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}}}`);
+  expect(deep).toMatchObject({ id: 'deep', error: { code: 'invalid_params', field: 'params.rules.a.a.a.a' } });
 
   const session = (await client.call('env.create', { mode: 'single', numEnvs: 2, opponents: storeDir, config: { rules: RULES, episode: 'hand' } })).result.session;
   let r = (await client.call('env.reset', { session, seed: 1 })).result;

@@ -63,6 +63,9 @@ describe('check order: parse, method, params', () => {
   it('maps env config and rule-set errors to the field', async () => {
     const players = await client.request('env.create', { config: { rules: { players: 9 } } });
     expect(players.error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules.players' });
+    // Nested ten thousand deep (within the 64 KiB limit here): a clear error, not a stack overflow (internal_error).
+    const deep = await client.sendRaw(`{"id":9,"method":"env.create","params":{"config":{"rules":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}}}`);
+    expect(deep).toMatchObject({ id: 9, error: { code: 'invalid_params', field: 'params.config.rules.a.a.a.a' } });
     const episode = await client.request('env.create', { config: { episode: 'forever' } });
     expect(episode.error).toMatchObject({ code: 'invalid_params', field: 'params.config.episode' });
     const seat = await client.request('env.create', { mode: 'single', learnerSeat: 5 });

@@ -82,4 +82,11 @@ describe('rule sets', () => {
     expect(rejection([]).field).toBe('');
     expect(rejection('didactic4').field).toBe('');
   });
+  it('refuses deep nesting with the field instead of overflowing the stack (hostile input)', () => {
+    const deep = JSON.parse(`${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}`);
+    expect(rejection(deep)).toEqual({ field: 'a.a.a.a', reason: expect.stringContaining('nested more than 4 levels') });
+    expect(rejection({ profile: 'tavern5', exchange: { maxCards: { x: { y: { z: 1 } } } } }).field).toBe('exchange.maxCards.x.y');
+    expect(rejection({ profile: 'tavern5', exchange: { maxCards: { x: 1 } } }).field).toBe('exchange.maxCards');
+    expect(parseRuleSet({ profile: 'tavern5', exchange: { maxCards: 3, feePerCard: null } }).exchange).toEqual({ maxCards: 3, feePerCard: 1 });
+  });
 });

@@ -97,10 +97,17 @@ const ruleSetSchema = z.strictObject({
   targetChips: fifths('targetChips').refine((x) => x > 0, 'targetChips must be positive').optional(),
 });
 
-function dropNulls(value: unknown): unknown {
+/**
+ * Rule fields nest one level (`exchange.maxCards`); input nested deeper than this is refused here,
+ * before a recursion over tens of thousands of levels (a hostile rule set) could overflow the stack.
+ */
+const MAX_RULE_DEPTH = 4;
+
+function dropNulls(value: unknown, field = '', depth = 0): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  if (depth >= MAX_RULE_DEPTH) throw new RuleSetError(field, `nested more than ${MAX_RULE_DEPTH} levels deep (rule fields nest one level)`);
   const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) if (v !== null) out[key] = dropNulls(v);
+  for (const [key, v] of Object.entries(value)) if (v !== null) out[key] = dropNulls(v, field ? `${field}.${key}` : key, depth + 1);
   return out;
 }
 
