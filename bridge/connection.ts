@@ -6,7 +6,7 @@
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
-import { MAX_SEATS, NUM_ACTIONS, actionToString } from '../env/rules/index.js';
+import { MAX_SEATS, NUM_ACTIONS, actionToString, parseRuleSet } from '../env/rules/index.js';
 import { OBS_SIZE, observationSpec } from '../env/observation.js';
 import { BridgeError, toErrorBody } from './errors.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
@@ -20,6 +20,7 @@ export interface ConnectionContext {
   token: string | undefined;
   maxSessionsPerConnection: number;
   maxEnvsPerConnection: number;
+  maxSessionHands: number;
   maxPoliciesPerConnection: number;
   maxBufferedBytes: number;
   maxQueuedRequests: number;
@@ -260,6 +261,7 @@ export class Connection {
       limits: {
         maxSessions: this.context.maxSessionsPerConnection,
         maxEnvs: this.context.maxEnvsPerConnection,
+        maxSessionHands: this.context.maxSessionHands,
         maxPolicies: this.context.maxPoliciesPerConnection,
         maxMessageBytes: this.context.maxMessageBytes,
         maxQueuedRequests: this.context.maxQueuedRequests,
@@ -276,7 +278,7 @@ export class Connection {
     switch (method) {
       case 'env.create': {
         const p = params as ParamsOf<'env.create'>;
-        this.checkCreate(p.numEnvs);
+        this.checkCreate(p.numEnvs, p.config?.rules);
         target = `s${this.nextId++}`;
         // Bots play on the server in single sessions: that work goes to the pool.
         place = p.mode === 'single' ? this.context.pool.pick() : 'main';
@@ -341,7 +343,16 @@ export class Connection {
     return outcome.reply;
   }
 
-  private checkCreate(numEnvs: number): void {
+  private checkCreate(numEnvs: number, rules: unknown): void {
+    const hands = sessionHands(rules);
+    if (hands !== undefined && hands > this.context.maxSessionHands) {
+      throw new BridgeError(
+        'limit_exceeded',
+        `params.config.rules.hands: ${hands} hands would pass the limit of ${this.context.maxSessionHands} per session`,
+        'params.config.rules.hands',
+        { limit: 'maxSessionHands' },
+      );
+    }
     if (this.numSessions >= this.context.maxSessionsPerConnection) {
       throw new BridgeError('limit_exceeded', `at most ${this.context.maxSessionsPerConnection} sessions per connection; close one first`, undefined, { limit: 'maxSessions' });
     }
@@ -396,4 +407,13 @@ function spec(): Record<string, unknown> {
     maxSeats: MAX_SEATS,
   };
   return cachedSpec;
+}
+
+/** The hands a session's rules ask for; undefined when they do not parse (the host reports that, naming the field). */
+function sessionHands(rules: unknown): number | undefined {
+  try {
+    return parseRuleSet(rules ?? {}).hands;
+  } catch {
+    return undefined;
+  }
 }

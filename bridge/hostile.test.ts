@@ -348,6 +348,25 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     await server.close();
   });
 
+  it('bounds the hands a session keeps (rules.hands), and says so in hello', async () => {
+    const server = await new BridgeServer({ port: 0, maxSessionHands: 8 }).start();
+    const client = await BridgeClient.open(server.url);
+    const hello = (await client.call('hello', { protocolVersion: PROTOCOL_VERSION })).result as { limits: Record<string, number> };
+    expect(hello.limits.maxSessionHands).toBe(8);
+    for (const mode of ['multi', 'single'] as const) {
+      const reply = await client.request('env.create', { mode, config: { rules: { hands: 1e9 } } });
+      expect(reply.error).toMatchObject({ code: 'limit_exceeded', field: 'params.config.rules.hands', details: { limit: 'maxSessionHands' } });
+    }
+    // The default of `players` hands counts too; within the limit a session is created.
+    expect((await client.request('env.create', { config: { rules: { players: 6, hands: 9 } } })).error?.code).toBe('limit_exceeded');
+    expect((await client.request('env.create', { config: { rules: { players: 6 } } })).error).toBeUndefined();
+    expect((await client.request('env.create', { config: { rules: { hands: 8 } } })).error).toBeUndefined();
+    // A rule error is still reported with its own field, not as a limit.
+    expect((await client.request('env.create', { config: { rules: { players: 9 } } })).error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules.players' });
+    await client.close();
+    await server.close();
+  });
+
   it('policy.act takes as many rows as the message limit carries, and says so in hello', async () => {
     const server = await new BridgeServer({ port: 0 }).start();
     const client = await BridgeClient.open(server.url);

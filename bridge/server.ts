@@ -48,6 +48,12 @@ export interface BridgeServerOptions {
   maxSessionsPerConnection?: number;
   /** Total envs over all sessions of a connection. @default 4096 */
   maxEnvsPerConnection?: number;
+  /**
+   * Most hands (`rules.hands`) a session may ask for. An env keeps its session's finished hands
+   * (about 2 KB each) until the session ends, so without a bound one client could grow the
+   * server's memory without end (`hands: 1e9`). @default 64
+   */
+  maxSessionHands?: number;
   /** @default 4 */
   maxPoliciesPerConnection?: number;
   /**
@@ -109,6 +115,7 @@ const DEFAULTS = {
   maxQueuedRequests: 256,
   maxSessionsPerConnection: 16,
   maxEnvsPerConnection: 4096,
+  maxSessionHands: 64,
   maxPoliciesPerConnection: 4,
   maxBufferedBytes: 16 << 20,
   maxTotalBufferedBytes: 256 << 20,
@@ -241,6 +248,7 @@ export class BridgeServer {
       token: o.token,
       maxSessionsPerConnection: o.maxSessionsPerConnection,
       maxEnvsPerConnection: o.maxEnvsPerConnection,
+      maxSessionHands: o.maxSessionHands,
       maxPoliciesPerConnection: o.maxPoliciesPerConnection,
       maxBufferedBytes: o.maxBufferedBytes,
       maxQueuedRequests: o.maxQueuedRequests,
