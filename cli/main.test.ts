@@ -95,6 +95,12 @@ describe('kratzen eval', () => {
   it('names a bad agent', () => {
     expect(kratzen('eval', '--agents', 'heuristic,nobody', '--hands', '32', '--workers', '1')).toMatchObject({ code: 2, json: { field: 'agents' } });
   });
+  it('refuses more workers or deals than it can hold, before starting any (1000 threads were started before)', () => {
+    for (const workers of ['0', '1000']) expect(kratzen('eval', '--agents', 'heuristic,random', '--workers', workers)).toMatchObject({ code: 2, json: { field: 'workers' } });
+    expect(kratzen('eval', '--agents', 'heuristic,random', '--hands', '100000000000')).toMatchObject({ code: 2, json: { field: 'hands' } });
+    expect(kratzen('eval', '--agents', 'heuristic,random', '--hands=-5')).toMatchObject({ code: 2, json: { field: 'hands' } });
+    expect(kratzen('exploit', '--target', 'random', '--hands', '1000000000000')).toMatchObject({ code: 2, json: { field: 'hands' } });
+  });
 });
 
 describe('the package', () => {

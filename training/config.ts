@@ -6,6 +6,16 @@ import { z } from 'zod';
 import { RuleSetError, ValidationError, parseRuleSet, ruleSetToJson } from '../env/rules/index.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
 
+/**
+ * Bounds that keep a config from asking for more memory than any machine has (a clear error
+ * instead of a crash inside TF.js): layer widths and depth, and the rollout's rows, which hold
+ * an observation each (numEnvs x rolloutSteps x OBS_SIZE floats; 262,144 rows are 0.5 GB).
+ */
+const MAX_LAYER_WIDTH = 4096;
+const MAX_LAYERS = 8;
+export const MAX_ROLLOUT_ROWS = 262_144;
+const layerSizes = z.array(z.number().int().positive().max(MAX_LAYER_WIDTH)).min(1).max(MAX_LAYERS);
+
 const leagueSchema = z.strictObject({
   /** Weight of episodes where the learner plays every seat. @default 0.3 */
   selfPlay: z.number().nonnegative().default(0.3),
@@ -18,7 +28,7 @@ const leagueSchema = z.strictObject({
   /** A snapshot joins the league every this many updates. @default 10 */
   snapshotEvery: z.number().int().positive().default(10),
   /** The league keeps this many most recent snapshots. @default 4 */
-  maxSnapshots: z.number().int().positive().default(4),
+  maxSnapshots: z.number().int().positive().max(64).default(4),
 });
 
 export const trainConfigSchema = z.strictObject({
@@ -34,14 +44,14 @@ export const trainConfigSchema = z.strictObject({
   /** PPO updates to run (after the imitation updates). @default 240 */
   updates: z.number().int().positive().default(240),
   /** Tables stepped together. @default 64 */
-  numEnvs: z.number().int().positive().default(64),
+  numEnvs: z.number().int().positive().max(MAX_ROLLOUT_ROWS).default(64),
   /** Vector-env steps per update (every table, every seat's turn). @default 64 */
-  rolloutSteps: z.number().int().positive().default(64),
+  rolloutSteps: z.number().int().positive().max(MAX_ROLLOUT_ROWS).default(64),
   /** Hidden layer widths of the policy/value MLP. @default [128, 128] */
-  hiddenSizes: z.array(z.number().int().positive()).min(1).default([128, 128]),
+  hiddenSizes: layerSizes.default([128, 128]),
   learningRate: z.number().positive().default(1e-3),
-  epochs: z.number().int().positive().default(4),
-  minibatchSize: z.number().int().positive().default(1024),
+  epochs: z.number().int().positive().max(1000).default(4),
+  minibatchSize: z.number().int().positive().max(MAX_ROLLOUT_ROWS).default(1024),
   clip: z.number().positive().default(0.2),
   gamma: z.number().min(0).max(1).default(1),
   lambda: z.number().min(0).max(1).default(0.95),
@@ -59,7 +69,7 @@ export const trainConfigSchema = z.strictObject({
    */
   critic: z.enum(['shared', 'oracle', 'oracle-head']).default('oracle'),
   /** Hidden layer widths of the oracle critic. @default [64, 64] (`oracle`), [64] (`oracle-head`) */
-  criticHiddenSizes: z.array(z.number().int().positive()).min(1).optional(),
+  criticHiddenSizes: layerSizes.optional(),
   /**
    * The first this many PPO updates train only the oracle critic, the policy held still: for a
    * run that starts from `initialPolicy`, whose fresh critic would otherwise feed it noise. @default 0
@@ -156,6 +166,10 @@ export function parseTrainConfig(input: unknown, now: Date = new Date()): TrainC
   }
   if (parsed.data.actors > 0 && parsed.data.numEnvs % parsed.data.actors !== 0) {
     throw new ValidationError('invalid training config', 'actors', `numEnvs (${parsed.data.numEnvs}) must be a multiple of actors (${parsed.data.actors})`);
+  }
+  const rows = parsed.data.numEnvs * parsed.data.rolloutSteps;
+  if (rows > MAX_ROLLOUT_ROWS) {
+    throw new ValidationError('invalid training config', 'rolloutSteps', `numEnvs x rolloutSteps (${rows}) must be at most ${MAX_ROLLOUT_ROWS} rows, each holding an observation`);
   }
   if (parsed.data.critic === 'shared' && parsed.data.criticWarmupUpdates > 0) {
     throw new ValidationError('invalid training config', 'criticWarmupUpdates', 'a warm-up needs an oracle critic (critic "oracle" or "oracle-head")');

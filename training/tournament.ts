@@ -123,10 +123,19 @@ export interface RunOptions {
   preloaded?: Map<string, Agent>;
 }
 
+/** Most deals of one tournament (each keeps its per-deal results; 10^6 deals are a few hundred MB). */
+export const MAX_TOURNAMENT_DEALS = 1_000_000;
+/** Most worker threads of one tournament (each loads its own agents and TF.js). */
+export const MAX_TOURNAMENT_WORKERS = 64;
+
 /** Runs a tournament, in worker threads when `workers > 1`. */
 export async function runTournament(config: TournamentConfig, options: RunOptions = {}): Promise<TournamentResult> {
   if (config.agents.length < 2) throw new Error('a tournament needs at least two agents');
   if (!Number.isInteger(config.deals) || config.deals < 2) throw new Error('a tournament needs at least two deals (for intervals)');
+  if (config.deals > MAX_TOURNAMENT_DEALS) throw new Error(`a tournament plays at most ${MAX_TOURNAMENT_DEALS} deals`);
+  if (config.workers !== undefined && (!Number.isInteger(config.workers) || config.workers < 1 || config.workers > MAX_TOURNAMENT_WORKERS)) {
+    throw new Error(`workers must be an integer 1..${MAX_TOURNAMENT_WORKERS}`);
+  }
   const game = createGame(config.rules);
   const workers = Math.max(1, Math.min(config.workers ?? 1, config.deals));
   const results: DealResult[] = new Array(config.deals);
