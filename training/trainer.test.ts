@@ -1,6 +1,6 @@
 // The PPO trainer: no tensor leaks and moving weights per update, config validation, resume that
 // reproduces an uninterrupted run, and a clean stop.
-import { cpSync, mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -150,6 +150,23 @@ describe('trainer', () => {
     cpSync(join(dir, 'straight', 'league', 'snapshot-u2'), join(dir, 'crashed', 'league', 'snapshot-u2'), { recursive: true });
     const resumed = await run('crashed', dir, { resume: true });
     expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
+  });
+
+  it('resumes past a torn last metrics line (a crash while appending); refuses other damage naming the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    await expect(run('absent', dir, { resume: true })).rejects.toMatchObject({ field: 'name', message: expect.stringMatching(/nothing to resume/) });
+    await run('torn', dir, { stopAfter: 2 });
+    const metrics = join(dir, 'torn', 'metrics.jsonl');
+    const intact = readFileSync(metrics, 'utf8');
+    cpSync(join(dir, 'torn'), join(dir, 'damaged'), { recursive: true });
+    appendFileSync(metrics, '{"update":3,"envSt');
+    const resumed = await run('torn', dir, { resume: true });
+    expect(resumed.metrics.map((m) => m.update)).toEqual([1, 2, 3, 4]);
+    expect(readFileSync(metrics, 'utf8').startsWith(intact)).toBe(true);
+    writeFileSync(join(dir, 'damaged', 'metrics.jsonl'), `{"upd\n${intact}`);
+    await expect(run('damaged', dir, { resume: true })).rejects.toMatchObject({ field: 'metrics.jsonl' });
+    writeFileSync(join(dir, 'damaged', 'config.json'), '{bad');
+    await expect(run('damaged', dir, { resume: true })).rejects.toMatchObject({ field: 'config.json' });
   });
 
   it('stops cleanly when asked (Ctrl-C), leaving a resumable checkpoint', async () => {

@@ -146,13 +146,18 @@ class TrainingRun {
     const runDir = resolve(config.runsDir, config.name);
     const configPath = join(runDir, 'config.json');
     if (options.resume) {
-      if (!existsSync(configPath)) throw new Error(`nothing to resume: ${configPath} does not exist`);
-      const savedJson = JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>;
+      if (!existsSync(configPath)) throw new ValidationError('cannot resume', 'name', `nothing to resume: ${configPath} does not exist`);
+      let savedJson: Record<string, unknown>;
+      try {
+        savedJson = JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>;
+      } catch (e) {
+        throw new ValidationError('cannot resume', 'config.json', `${configPath} is not a readable JSON config: ${(e as Error).message}`);
+      }
       // Runs saved before the oracle critic existed learned with the policy's value head.
       const saved = parseTrainConfig({ critic: 'shared', ...savedJson });
       config = { ...saved, updates: Math.max(saved.updates, config.updates) };
     } else if (existsSync(join(runDir, 'checkpoints'))) {
-      throw new Error(`${runDir} already holds a run: pass --resume to continue it, or choose another --name`);
+      throw new ValidationError('run exists', 'name', `${runDir} already holds a run: pass --resume to continue it, or choose another --name`);
     }
     mkdirSync(runDir, { recursive: true });
     writeFileAtomic(configPath, `${JSON.stringify(config, null, 2)}\n`);
@@ -483,10 +488,16 @@ function weightArrays(data: Uint8Array): Float32Array[] {
 
 function readMetrics(path: string): MetricsLine[] {
   if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as MetricsLine);
+  const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean);
+  return lines.flatMap((line, i) => {
+    try {
+      return [JSON.parse(line) as MetricsLine];
+    } catch (e) {
+      // A crash while appending leaves at most a torn last line, after the last checkpoint: dropped.
+      if (i === lines.length - 1) return [];
+      throw new ValidationError('cannot resume', 'metrics.jsonl', `line ${i + 1} of ${path} is not JSON: ${(e as Error).message}`);
+    }
+  });
 }
 
 function round(x: number): number {
