@@ -3,7 +3,7 @@
 // complete and consistent through `kratzen replay`.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -116,6 +116,20 @@ describe('kratzen play', () => {
     expect(text).toMatch(/(Ace|King|Queen|Jack|Ten|Nine|Eight|Seven) of (Clubs|Spades|Hearts|Diamonds)/);
     expect(record.rules.deckStyle).toBe('french');
     expect(replayRecord(record).result.final.complete).toBe(true);
+  });
+
+  it('never overwrites a file with its record, and checks the folder before the game', async () => {
+    const taken = join(tmp, 'taken.txt');
+    writeFileSync(taken, 'precious\n');
+    for (const record of [taken, join(tmp, 'no-such-folder', 'r.json')]) {
+      let text = '';
+      const output = new Writable({ write: (chunk, _e, done) => ((text += chunk.toString()), done()) });
+      const code = await runPlay(['--seed', '1', '--record', record], { input: Readable.from(['1\n']), output });
+      expect(code).toBe(2);
+      expect(JSON.parse(text)).toMatchObject({ error: 'invalid arguments', field: 'record' });
+    }
+    expect(readFileSync(taken, 'utf8')).toBe('precious\n');
+    expect(existsSync(join(tmp, 'no-such-folder'))).toBe(false);
   });
 
   it('refuses bad arguments with exit code 2', async () => {

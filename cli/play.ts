@@ -4,7 +4,8 @@
 // settlement, and saves the record for replay at the end, on `quit` or at end of input.
 // Legality comes from the rules core (`legalActions`); this file only shows and asks.
 
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -343,7 +344,19 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     return 2;
   }
   const state = game.newState({ seed });
-  const recordPath = typeof values.record === 'string' ? values.record : defaultRecordPath();
+  let recordPath = typeof values.record === 'string' ? values.record : defaultRecordPath();
+  // Checked before the game, so a typo costs no session: the record never replaces a file
+  // (`--record README.md`, or `/etc/passwd` for root, was overwritten), and its folder must exist.
+  const recordProblem = existsSync(recordPath)
+    ? `${recordPath} exists: kratzen play never overwrites a file; name a new one`
+    : typeof values.record === 'string' && !existsSync(dirname(resolve(recordPath)))
+      ? `the folder of ${recordPath} does not exist`
+      : null;
+  if (recordProblem) {
+    for (const agent of agents) agent?.dispose?.();
+    out(`${JSON.stringify({ error: 'invalid arguments', field: 'record', reason: recordProblem })}\n`);
+    return 2;
+  }
   out(`Kratzen: ${game.rules.profile}, ${n} players, ${game.rules.hands} hands, seed ${JSON.stringify(seed)}. You are seat ${seat}.\n`);
   const input = io.input ?? process.stdin;
   const reader = lineReader(input);
@@ -353,6 +366,8 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   } finally {
     reader.close();
     for (const agent of agents) agent?.dispose?.();
+    // A file that appeared at that path during the game is not replaced either.
+    if (existsSync(recordPath)) recordPath = defaultRecordPath();
     writeFileAtomic(recordPath, `${JSON.stringify(stateToRecord(state), null, 2)}\n`);
     out(`\n${finished ? 'Session over.' : 'Session stopped.'} Record saved: ${recordPath}\nReplay it: npx kratzen replay ${recordPath}\n`);
   }
