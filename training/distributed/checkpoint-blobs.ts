@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MANIFEST_FILE, NAME_PATTERN } from '../../checkpoints/manifest.js';
-import type { BlobStore } from './redis.js';
+import { isBlobHash, type BlobStore } from './redis.js';
 
 interface CheckpointIndex {
   kind: 'kratzen-checkpoint';
@@ -37,6 +37,8 @@ export async function uploadCheckpoint(dir: string, blobs: BlobStore): Promise<s
 
 /** The local directory holding the checkpoint with index `hash`, fetched once per cache. */
 export async function materializeCheckpoint(hash: string, blobs: BlobStore, cacheRoot: string): Promise<string> {
+  // The hash comes from a job, so it is checked before it names a folder (`../x` would escape the cache).
+  if (!isBlobHash(hash)) throw new Error(`not a checkpoint index hash: "${String(hash).slice(0, 80)}"`);
   const dir = join(cacheRoot, hash);
   if (existsSync(join(dir, MANIFEST_FILE))) return dir;
   const index = JSON.parse((await blobs.get(hash)).toString('utf8')) as CheckpointIndex;

@@ -6,6 +6,11 @@ import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { ValidationError } from '../../env/rules/index.js';
 
+/** Whether `hash` has the form of a blob's key: 64 lowercase hex digits (sha-256). */
+export function isBlobHash(hash: unknown): hash is string {
+  return typeof hash === 'string' && /^[0-9a-f]{64}$/.test(hash);
+}
+
 /** Connection options for ioredis and BullMQ (which passes them to ioredis). */
 export interface RedisConnection {
   host: string;
@@ -104,7 +109,7 @@ export class BlobStore {
   }
 
   async get(hash: string): Promise<Buffer> {
-    if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`not a blob hash: "${hash}"`);
+    if (!isBlobHash(hash)) throw new Error(`not a blob hash: "${hash}"`);
     const data = await this.redis.getBuffer(this.key(hash));
     if (!data) throw new Error(`blob ${hash} is not in Redis (expired, or another Redis?)`);
     if (sha256(data) !== hash) throw new Error(`blob ${hash} does not match its hash`);

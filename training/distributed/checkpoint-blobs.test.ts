@@ -1,0 +1,25 @@
+// Checkpoints fetched from Redis by workers: the index hash a job names is untrusted input.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { materializeCheckpoint } from './checkpoint-blobs.js';
+import type { BlobStore } from './redis.js';
+
+it('refuses a job hash that is not a blob hash before it names a folder (no escape from the cache)', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'kratzen-blobs-'));
+  const cache = join(root, 'cache');
+  mkdirSync(cache);
+  // A checkpoint-looking folder outside the cache: '../outside' would have been returned as is.
+  mkdirSync(join(root, 'outside'));
+  writeFileSync(join(root, 'outside', 'manifest.json'), '{}');
+  let fetched = 0;
+  const blobs = { get: async () => (fetched++, Buffer.from('{}')) } as unknown as BlobStore;
+  for (const hash of ['../outside', `${'a'.repeat(63)}/`, 'A'.repeat(64), '']) {
+    await expect(materializeCheckpoint(hash, blobs, cache)).rejects.toThrow(/not a checkpoint index hash/);
+  }
+  expect(fetched).toBe(0);
+  // A well-formed hash goes on to the blob store (whose blob here is no checkpoint index).
+  await expect(materializeCheckpoint('a'.repeat(64), blobs, cache)).rejects.toThrow(/not a checkpoint index/);
+  expect(fetched).toBe(1);
+});
