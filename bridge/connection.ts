@@ -20,7 +20,7 @@ export interface ConnectionContext {
   token: string | undefined;
   maxSessionsPerConnection: number;
   maxEnvsPerConnection: number;
-  maxSessionHands: number;
+  maxHandsPerConnection: number;
   maxPoliciesPerConnection: number;
   maxBufferedBytes: number;
   maxQueuedRequests: number;
@@ -47,6 +47,8 @@ type Place = 'main' | number;
 interface Owned {
   place: Place;
   numEnvs: number;
+  /** numEnvs x the session's rules.hands: the hands its envs may keep. */
+  hands: number;
 }
 
 /** The bytes of one JSON row of policy.act at its most compact (a digit and a comma per entry). */
@@ -64,6 +66,7 @@ export class Connection {
   private greetedFlag = false;
   private readonly owned = new Map<string, Owned>();
   private envsInUse = 0;
+  private handsInUse = 0;
   private numSessions = 0;
   private numPolicies = 0;
   private nextId = 1;
@@ -115,6 +118,7 @@ export class Connection {
     this.context.pool.dispose(this.number);
     this.owned.clear();
     this.envsInUse = 0;
+    this.handsInUse = 0;
     this.notifyIdle();
   }
 
@@ -261,7 +265,7 @@ export class Connection {
       limits: {
         maxSessions: this.context.maxSessionsPerConnection,
         maxEnvs: this.context.maxEnvsPerConnection,
-        maxSessionHands: this.context.maxSessionHands,
+        maxHands: this.context.maxHandsPerConnection,
         maxPolicies: this.context.maxPoliciesPerConnection,
         maxMessageBytes: this.context.maxMessageBytes,
         maxQueuedRequests: this.context.maxQueuedRequests,
@@ -278,19 +282,21 @@ export class Connection {
     switch (method) {
       case 'env.create': {
         const p = params as ParamsOf<'env.create'>;
-        this.checkCreate(p.numEnvs, p.config?.rules);
+        const hands = this.checkCreate(p.numEnvs, p.config?.rules);
         target = `s${this.nextId++}`;
         // Bots play on the server in single sessions: that work goes to the pool.
         place = p.mode === 'single' ? this.context.pool.pick() : 'main';
         this.numSessions++;
         this.envsInUse += p.numEnvs;
-        const created: Owned = { place, numEnvs: p.numEnvs };
+        this.handsInUse += hands;
+        const created: Owned = { place, numEnvs: p.numEnvs, hands };
         this.owned.set(target, created);
         onReply = (succeeded) => {
           if (succeeded || this.closed) return;
           this.owned.delete(target);
           this.numSessions--;
           this.envsInUse -= p.numEnvs;
+          this.handsInUse -= hands;
         };
         break;
       }
@@ -302,7 +308,7 @@ export class Connection {
         target = `p${this.nextId++}`;
         place = p.agent.startsWith('pimc') ? this.context.pool.pick() : 'main';
         this.numPolicies++;
-        this.owned.set(target, { place, numEnvs: 0 });
+        this.owned.set(target, { place, numEnvs: 0, hands: 0 });
         onReply = (succeeded) => {
           if (succeeded || this.closed) return;
           this.owned.delete(target);
@@ -325,6 +331,7 @@ export class Connection {
             if (method === 'env.close') {
               this.numSessions--;
               this.envsInUse -= owned.numEnvs;
+              this.handsInUse -= owned.hands;
             } else this.numPolicies--;
           };
         }
@@ -343,14 +350,16 @@ export class Connection {
     return outcome.reply;
   }
 
-  private checkCreate(numEnvs: number, rules: unknown): void {
-    const hands = sessionHands(rules);
-    if (hands !== undefined && hands > this.context.maxSessionHands) {
+  /** Checks the limits for a new session; returns the hands its envs may keep (numEnvs x rules.hands). */
+  private checkCreate(numEnvs: number, rules: unknown): number {
+    const perEnv = sessionHands(rules);
+    const hands = perEnv === undefined ? 0 : numEnvs * perEnv;
+    if (this.handsInUse + hands > this.context.maxHandsPerConnection) {
       throw new BridgeError(
         'limit_exceeded',
-        `params.config.rules.hands: ${hands} hands would pass the limit of ${this.context.maxSessionHands} per session`,
+        `params.config.rules.hands: ${numEnvs} envs of ${perEnv} hands would pass the limit of ${this.context.maxHandsPerConnection} hands (numEnvs x rules.hands) per connection (${this.handsInUse} in use)`,
         'params.config.rules.hands',
-        { limit: 'maxSessionHands' },
+        { limit: 'maxHands' },
       );
     }
     if (this.numSessions >= this.context.maxSessionsPerConnection) {
@@ -364,6 +373,7 @@ export class Connection {
         { limit: 'maxEnvs' },
       );
     }
+    return hands;
   }
 }
 
@@ -409,7 +419,7 @@ function spec(): Record<string, unknown> {
   return cachedSpec;
 }
 
-/** The hands a session's rules ask for; undefined when they do not parse (the host reports that, naming the field). */
+/** The hands per env a session's rules ask for; undefined when they do not parse (the host reports that, naming the field). */
 function sessionHands(rules: unknown): number | undefined {
   try {
     return parseRuleSet(rules ?? {}).hands;

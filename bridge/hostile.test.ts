@@ -348,19 +348,23 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     await server.close();
   });
 
-  it('bounds the hands a session keeps (rules.hands), and says so in hello', async () => {
-    const server = await new BridgeServer({ port: 0, maxSessionHands: 8 }).start();
+  it('bounds the hands a connection\'s sessions keep (numEnvs x rules.hands), and says so in hello', async () => {
+    const server = await new BridgeServer({ port: 0, maxHandsPerConnection: 40 }).start();
     const client = await BridgeClient.open(server.url);
     const hello = (await client.call('hello', { protocolVersion: PROTOCOL_VERSION })).result as { limits: Record<string, number> };
-    expect(hello.limits.maxSessionHands).toBe(8);
+    expect(hello.limits.maxHands).toBe(40);
     for (const mode of ['multi', 'single'] as const) {
       const reply = await client.request('env.create', { mode, config: { rules: { hands: 1e9 } } });
-      expect(reply.error).toMatchObject({ code: 'limit_exceeded', field: 'params.config.rules.hands', details: { limit: 'maxSessionHands' } });
+      expect(reply.error).toMatchObject({ code: 'limit_exceeded', field: 'params.config.rules.hands', details: { limit: 'maxHands' } });
     }
-    // The default of `players` hands counts too; within the limit a session is created.
-    expect((await client.request('env.create', { config: { rules: { players: 6, hands: 9 } } })).error?.code).toBe('limit_exceeded');
-    expect((await client.request('env.create', { config: { rules: { players: 6 } } })).error).toBeUndefined();
-    expect((await client.request('env.create', { config: { rules: { hands: 8 } } })).error).toBeUndefined();
+    // The default of `players` hands counts too: 7 envs of 6 players are 42 hands, 6 of them 36.
+    expect((await client.request('env.create', { numEnvs: 7, config: { rules: { players: 6 } } })).error?.code).toBe('limit_exceeded');
+    const six = (await client.call('env.create', { numEnvs: 6, config: { rules: { players: 6 } } })).result.session;
+    // Summed over the connection's sessions (36 in use), and freed when a session closes.
+    expect((await client.request('env.create', { numEnvs: 1, config: { rules: { hands: 5 } } })).error?.code).toBe('limit_exceeded');
+    expect((await client.request('env.create', { numEnvs: 1, config: { rules: { hands: 4 } } })).error).toBeUndefined();
+    await client.call('env.close', { session: six });
+    expect((await client.request('env.create', { numEnvs: 4, config: { rules: { hands: 9 } } })).error).toBeUndefined();
     // A rule error is still reported with its own field, not as a limit.
     expect((await client.request('env.create', { config: { rules: { players: 9 } } })).error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules.players' });
     await client.close();

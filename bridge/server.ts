@@ -49,11 +49,13 @@ export interface BridgeServerOptions {
   /** Total envs over all sessions of a connection. @default 4096 */
   maxEnvsPerConnection?: number;
   /**
-   * Most hands (`rules.hands`) a session may ask for. An env keeps its session's finished hands
-   * (about 2 KB each) until the session ends, so without a bound one client could grow the
-   * server's memory without end (`hands: 1e9`). @default 64
+   * Hands a connection's sessions may ask for, all together: numEnvs x `rules.hands`, summed. An
+   * env keeps its session's finished hands (about 2 KB each) until the session ends, so without a
+   * bound one client could grow the server's memory without end (`hands: 1e9`). The default is 8
+   * hands for each of `maxEnvsPerConnection` envs (about 70 MB); a full table of 4096 six-player
+   * envs (6 hands) fits. @default 32768
    */
-  maxSessionHands?: number;
+  maxHandsPerConnection?: number;
   /** @default 4 */
   maxPoliciesPerConnection?: number;
   /**
@@ -115,7 +117,7 @@ const DEFAULTS = {
   maxQueuedRequests: 256,
   maxSessionsPerConnection: 16,
   maxEnvsPerConnection: 4096,
-  maxSessionHands: 64,
+  maxHandsPerConnection: 32768,
   maxPoliciesPerConnection: 4,
   maxBufferedBytes: 16 << 20,
   maxTotalBufferedBytes: 256 << 20,
@@ -248,7 +250,7 @@ export class BridgeServer {
       token: o.token,
       maxSessionsPerConnection: o.maxSessionsPerConnection,
       maxEnvsPerConnection: o.maxEnvsPerConnection,
-      maxSessionHands: o.maxSessionHands,
+      maxHandsPerConnection: o.maxHandsPerConnection,
       maxPoliciesPerConnection: o.maxPoliciesPerConnection,
       maxBufferedBytes: o.maxBufferedBytes,
       maxQueuedRequests: o.maxQueuedRequests,

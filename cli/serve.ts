@@ -30,7 +30,8 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
   --hello-timeout-ms MS    a socket without hello by then is closed, code 4001 (5000)
   --max-sessions N         sessions per connection (16)
   --max-envs N             envs over all sessions of a connection (4096)
-  --max-session-hands N    most rules.hands a session may ask for (64): an env keeps its session's hands
+  --max-hands N            hands over all sessions of a connection, numEnvs x rules.hands summed (32768):
+                           an env keeps its session's finished hands until the session ends
   --max-message-bytes B    largest request frame (1048576)
   --max-queued N           pipelined requests one connection may have waiting (256)
   --max-buffered-bytes B   replies held for one client that does not read them (16777216); past a
@@ -68,7 +69,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
         port: { type: 'string' },
         token: { type: 'string' },
         'max-envs': { type: 'string' },
-        'max-session-hands': { type: 'string' },
+        'max-hands': { type: 'string' },
         'max-sessions': { type: 'string' },
         'max-message-bytes': { type: 'string' },
         'idle-timeout-ms': { type: 'string' },
@@ -120,7 +121,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     maxQueuedRequests: intFlag(values['max-queued'], 'max-queued', 1),
     maxBufferedBytes: intFlag(values['max-buffered-bytes'], 'max-buffered-bytes', 65536),
     maxEnvsPerConnection: intFlag(values['max-envs'], 'max-envs', 1),
-    maxSessionHands: intFlag(values['max-session-hands'], 'max-session-hands', 1),
+    maxHandsPerConnection: intFlag(values['max-hands'], 'max-hands', 1),
     maxSessionsPerConnection: intFlag(values['max-sessions'], 'max-sessions', 1),
     maxMessageBytes: intFlag(values['max-message-bytes'], 'max-message-bytes', 1024),
     idleTimeoutMs: intFlag(values['idle-timeout-ms'], 'idle-timeout-ms', 1),
