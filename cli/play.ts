@@ -345,8 +345,9 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   }
   const state = game.newState({ seed });
   let recordPath = typeof values.record === 'string' ? values.record : defaultRecordPath();
-  // Checked before the game, so a typo costs no session: the record never replaces a file
-  // (`--record README.md`, or `/etc/passwd` for root, was overwritten), and its folder must exist.
+  // Checked before the game, so a typo costs no session. The record is written by rename, which
+  // would replace any file at that path (README.md, or a system file when run as root): it never
+  // goes to an existing path, and its folder must exist.
   const recordProblem = existsSync(recordPath)
     ? `${recordPath} exists: kratzen play never overwrites a file; name a new one`
     : typeof values.record === 'string' && !existsSync(dirname(resolve(recordPath)))
