@@ -15,7 +15,7 @@ import {
   ruleSetToJson,
   ValidationError,
 } from '../env/rules/index.js';
-import { MAX_TOURNAMENT_DEALS, MAX_TOURNAMENT_WORKERS, ProgressBar, runTournament, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
+import { ProgressBar, dealsForHands, runTournament, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { integerFlag, rulesFromFlags, seedFlag } from './flags.js';
 import { runTrain } from './train.js';
@@ -130,11 +130,9 @@ async function runEval(args: string[]): Promise<void> {
   const game = reportingErrors(() => createGame(rulesFromFlags({ ...values, hands: undefined })));
   const hands = reportingErrors(() => integerFlag(values.hands, 'hands')) ?? 1000;
   // --hands counts hands over all rotations: deals x seats x hands per session.
-  const deals = Math.max(2, Math.ceil(hands / (game.numPlayers * game.rules.hands)));
+  const deals = reportingErrors(() => dealsForHands(hands, game.numPlayers, game.rules.hands));
+  // Out-of-range worker counts are refused by runTournament, naming `workers`.
   const workers = reportingErrors(() => integerFlag(values.workers, 'workers')) ?? Math.min(2, availableParallelism());
-  if (hands < 1) badInput('hands', '--hands must be at least 1');
-  if (deals > MAX_TOURNAMENT_DEALS) badInput('hands', `--hands ${hands} would be ${deals} deals; at most ${MAX_TOURNAMENT_DEALS} (${MAX_TOURNAMENT_DEALS * game.numPlayers * game.rules.hands} hands here)`);
-  if (workers < 1 || workers > MAX_TOURNAMENT_WORKERS) badInput('workers', `--workers must be 1..${MAX_TOURNAMENT_WORKERS}`);
   const seed = seedFlag(values.seed);
   const config: TournamentConfig = { agents, rules: ruleSetToJson(game.rules), deals, seed, workers };
   const bar = new ProgressBar('eval', deals);

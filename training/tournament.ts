@@ -10,7 +10,7 @@
 
 import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { createGame } from '../env/rules/index.js';
+import { ValidationError, createGame } from '../env/rules/index.js';
 import { createAgent, playSession, sessionChips, type Agent, type AgentContext } from '../agents/index.js';
 import { bradleyTerryElo, meanCi, type MeanCi } from './stats.js';
 import { builtModule } from '../env/built-module.js';
@@ -128,13 +128,26 @@ export const MAX_TOURNAMENT_DEALS = 1_000_000;
 /** Most worker threads of one tournament (each loads its own agents and TF.js). */
 export const MAX_TOURNAMENT_WORKERS = 64;
 
+/**
+ * The deals (at least 2, for intervals) that play about `hands` hands: each deal is a session of
+ * `handsPerSession` hands in each of `numPlayers` seat rotations. Errors name `hands`.
+ */
+export function dealsForHands(hands: number, numPlayers: number, handsPerSession: number): number {
+  if (!Number.isInteger(hands) || hands < 1) throw new ValidationError('invalid arguments', 'hands', 'hands must be an integer of at least 1');
+  const deals = Math.max(2, Math.ceil(hands / (numPlayers * handsPerSession)));
+  if (deals > MAX_TOURNAMENT_DEALS) {
+    throw new ValidationError('invalid arguments', 'hands', `${hands} hands would be ${deals} deals; at most ${MAX_TOURNAMENT_DEALS} (${MAX_TOURNAMENT_DEALS * numPlayers * handsPerSession} hands here)`);
+  }
+  return deals;
+}
+
 /** Runs a tournament, in worker threads when `workers > 1`. */
 export async function runTournament(config: TournamentConfig, options: RunOptions = {}): Promise<TournamentResult> {
   if (config.agents.length < 2) throw new Error('a tournament needs at least two agents');
   if (!Number.isInteger(config.deals) || config.deals < 2) throw new Error('a tournament needs at least two deals (for intervals)');
-  if (config.deals > MAX_TOURNAMENT_DEALS) throw new Error(`a tournament plays at most ${MAX_TOURNAMENT_DEALS} deals`);
+  if (config.deals > MAX_TOURNAMENT_DEALS) throw new ValidationError('invalid arguments', 'deals', `a tournament plays at most ${MAX_TOURNAMENT_DEALS} deals`);
   if (config.workers !== undefined && (!Number.isInteger(config.workers) || config.workers < 1 || config.workers > MAX_TOURNAMENT_WORKERS)) {
-    throw new Error(`workers must be an integer 1..${MAX_TOURNAMENT_WORKERS}`);
+    throw new ValidationError('invalid arguments', 'workers', `workers must be an integer 1..${MAX_TOURNAMENT_WORKERS}`);
   }
   const game = createGame(config.rules);
   const workers = Math.max(1, Math.min(config.workers ?? 1, config.deals));
