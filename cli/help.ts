@@ -9,7 +9,7 @@ export const VERB_HELP: Record<string, string> = {
   replay: `kratzen replay <record.json|->
 
 Replays a record (docs/rules.md §5) and prints its result JSON (docs/rules.md §6).
-Reads standard input when the file is "-".
+Reads standard input when the file is "-"; a record over 256 MiB is refused.
 
 Exit codes: 0 ok, 1 the record contains an illegal action or an amount overflow,
 2 the record is malformed (the error names the bad field).
@@ -19,7 +19,7 @@ Exit codes: 0 ok, 1 the record contains an illegal action or an amount overflow,
 Prints the record (docs/rules.md §5) of one session of uniformly random play.
 
   --seed S                      required; an integer or any string
-  --hands H                     hands in the session (default: the profile's)
+  --hands H                     hands in the session (default: the profile's; at most 100000)
 ${SESSION_FLAGS}
 `,
   demo: `kratzen demo [--seed S] [options]
@@ -27,7 +27,7 @@ ${SESSION_FLAGS}
 Plays one session of uniformly random play and prints a line per hand.
 
   --seed S                      an integer or any string (default 0)
-  --hands H                     hands in the session (default: the profile's)
+  --hands H                     hands in the session (default: the profile's; at most 100000)
 ${SESSION_FLAGS}
 `,
   train: `kratzen train [options]

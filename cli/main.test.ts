@@ -46,6 +46,11 @@ describe('kratzen replay', () => {
     expect(kratzen('replay', writeTmp('norules.json', { seed: 1 }))).toMatchObject({ code: 2, json: { field: 'rules' } });
     expect(kratzen('replay', join(tmp, 'missing.json')).code).toBe(2);
   });
+  it('stops reading an input that never ends, and refuses a directory, naming the record', () => {
+    // /dev/zero used to be read until memory ran out.
+    expect(kratzen('replay', '/dev/zero')).toMatchObject({ code: 2, json: { error: 'malformed record', field: 'record', reason: expect.stringMatching(/larger than/) } });
+    expect(kratzen('replay', tmp)).toMatchObject({ code: 2, json: { field: 'record', reason: expect.stringMatching(/directory/) } });
+  });
 });
 
 describe('kratzen random', () => {
@@ -73,6 +78,10 @@ describe('kratzen random', () => {
     expect(kratzen('random', '--seed', '1', '--variant', '{"dealerChoice":"Oder"}')).toMatchObject({ code: 2, json: { field: 'dealerChoice' } });
     expect(kratzen('random', '--seed', '1', '--variant', 'nope')).toMatchObject({ code: 2, json: { field: 'variant' } });
     expect(kratzen('random')).toMatchObject({ code: 2, json: { field: 'seed' } });
+  });
+  it('refuses a session too long to hold in memory before playing it (1e9 hands ran until out of memory)', () => {
+    expect(kratzen('random', '--seed', '1', '--hands', '1000000000')).toMatchObject({ code: 2, json: { field: 'hands' } });
+    expect(kratzen('demo', '--variant', '{"hands":200000}')).toMatchObject({ code: 2, json: { field: 'hands' } });
   });
 });
 

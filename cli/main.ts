@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // The `kratzen` command: parses flags and calls the modules; no game logic lives here.
 
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -12,12 +11,14 @@ import {
   replayResult,
   stateToRecord,
   createGame,
+  parseRuleSet,
   ruleSetToJson,
   ValidationError,
 } from '../env/rules/index.js';
 import { ProgressBar, dealsForHands, runTournament, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { integerFlag, rulesFromFlags, seedFlag } from './flags.js';
+import { MAX_RECORD_BYTES, readInputText } from './read-input.js';
 import { runTrain } from './train.js';
 import { runServe } from './serve.js';
 import { runPlay } from './play.js';
@@ -70,9 +71,10 @@ function badInput(field: string, reason: string, error = 'invalid arguments'): n
 function readJson(path: string): unknown {
   let text: string;
   try {
-    text = readFileSync(path === '-' ? 0 : path, 'utf8');
+    text = readInputText(path, 'record', MAX_RECORD_BYTES);
   } catch (e) {
-    return badInput('record', `cannot read ${path}: ${(e as Error).message}`, 'malformed record');
+    if (e instanceof ValidationError) return badInput(e.field, e.reason, 'malformed record');
+    throw e;
   }
   try {
     return JSON.parse(text);
@@ -90,6 +92,18 @@ function reportingErrors<T>(run: () => T): T {
     if (report) fail(report.exitCode, report.output);
     throw e;
   }
+}
+
+/** Most hands `random` and `demo` play: the session and its record are held in memory, about 9 KB a hand. */
+const MAX_PRINTED_SESSION_HANDS = 100_000;
+
+function printedSessionRules(values: Record<string, string | boolean | undefined>): Record<string, unknown> {
+  const rules = rulesFromFlags(values);
+  const { hands } = parseRuleSet(rules);
+  if (hands > MAX_PRINTED_SESSION_HANDS) {
+    throw new ValidationError('invalid arguments', 'hands', `a printed session has at most ${MAX_PRINTED_SESSION_HANDS} hands, got ${hands}`);
+  }
+  return rules;
 }
 
 const SESSION_OPTIONS = {
@@ -187,14 +201,14 @@ async function main(argv: string[]): Promise<void> {
       const { values } = parseArgs({ args: rest, options: SESSION_OPTIONS });
       if (values.seed === undefined) badInput('seed', 'kratzen random needs --seed S');
       const seed = seedFlag(values.seed);
-      const state = reportingErrors(() => randomSession(rulesFromFlags(values), seed));
+      const state = reportingErrors(() => randomSession(printedSessionRules(values), seed));
       printJson(stateToRecord(state));
       return;
     }
     case 'demo': {
       const { values } = parseArgs({ args: rest, options: SESSION_OPTIONS });
       const seed = seedFlag(values.seed);
-      const state = reportingErrors(() => randomSession(rulesFromFlags(values), seed));
+      const state = reportingErrors(() => randomSession(printedSessionRules(values), seed));
       const result = replayResult(state);
       result.hands.forEach((hand, h) => {
         process.stdout.write(

@@ -12,5 +12,7 @@ describe('kratzen train flags', () => {
     expect(() => parseTrainConfig(trainConfigFromArgs(['--critic', 'psychic']).config)).toThrow(/critic/);
     expect(parseTrainConfig(trainConfigFromArgs(['--critic', 'oracle', '--actors', '2']).config)).toMatchObject({ critic: 'oracle', actors: 2 });
     expect(() => trainConfigFromArgs(['--lr', 'fast'])).toThrow(/lr/);
+    // A config that never ends is refused after 16 MiB instead of being read until memory runs out.
+    expect(() => trainConfigFromArgs(['--config', '/dev/zero'])).toThrow(expect.objectContaining({ field: 'config', reason: expect.stringMatching(/larger than/) }));
   });
 });

@@ -1,11 +1,11 @@
 // `kratzen train`: flags and an optional JSON config file into the trainer. Ctrl-C saves a
 // checkpoint after the current update and exits cleanly; a second Ctrl-C exits at once.
 
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
 import { rulesFromFlags, seedFlag } from './flags.js';
+import { MAX_CONFIG_BYTES, readInputText } from './read-input.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 
 const FLAGS = {
@@ -43,10 +43,11 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
   const { values } = parseArgs({ args, options: FLAGS });
   let config: Record<string, unknown> = {};
   if (values.config) {
+    const text = readInputText(values.config, 'config', MAX_CONFIG_BYTES, 'invalid training config');
     try {
-      config = JSON.parse(readFileSync(values.config, 'utf8'));
+      config = JSON.parse(text);
     } catch (e) {
-      throw new ValidationError('invalid training config', 'config', `cannot read ${values.config}: ${(e as Error).message}`);
+      throw new ValidationError('invalid training config', 'config', `${values.config} is not JSON: ${(e as Error).message}`);
     }
   }
   const rules = {

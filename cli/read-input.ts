@@ -1,0 +1,60 @@
+// Reading a file the user names on the command line (a record, a training config) without
+// trusting it to end: `/dev/zero`, an endless pipe or a huge file would otherwise be read until
+// memory runs out. Pipes and `-` (stdin) are allowed, since shells hand them out
+// (`kratzen replay <(...)`); whatever the source, reading stops one byte past the limit.
+
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { ValidationError } from '../env/rules/index.js';
+
+/** Largest record `kratzen replay` reads (a 100,000-hand record is about 160 MB). */
+export const MAX_RECORD_BYTES = 256 << 20;
+/** Largest JSON config a command reads. */
+export const MAX_CONFIG_BYTES = 16 << 20;
+
+const CHUNK_BYTES = 1 << 20;
+
+/**
+ * The UTF-8 text of `path` ('-' is stdin). Throws a ValidationError (`error`, naming `field`)
+ * when it cannot be read or holds more than `maxBytes`.
+ */
+export function readInputText(path: string, field: string, maxBytes: number, error = 'invalid arguments'): string {
+  let fd: number;
+  try {
+    fd = path === '-' ? 0 : openSync(path, 'r');
+  } catch (e) {
+    throw new ValidationError(error, field, `cannot read ${path}: ${(e as Error).message}`);
+  }
+  try {
+    const tooLarge = () => new ValidationError(error, field, `${path} is larger than ${maxBytes} bytes`);
+    if (fd !== 0 && fstatSync(fd).isDirectory()) throw new ValidationError(error, field, `${path} is a directory`);
+    if (fd !== 0 && fstatSync(fd).isFile() && fstatSync(fd).size > maxBytes) throw tooLarge();
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+      const bytesRead = readChunk(fd, chunk);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+      if (total > maxBytes) throw tooLarge();
+      chunks.push(chunk.subarray(0, bytesRead));
+    }
+    return Buffer.concat(chunks, total).toString('utf8');
+  } catch (e) {
+    if (e instanceof ValidationError) throw e;
+    throw new ValidationError(error, field, `cannot read ${path}: ${(e as Error).message}`);
+  } finally {
+    if (fd !== 0) closeSync(fd);
+  }
+}
+
+/** One read; a non-blocking stdin with nothing yet to read is waited for, not treated as the end. */
+function readChunk(fd: number, into: Buffer): number {
+  for (;;) {
+    try {
+      return readSync(fd, into, 0, into.length, null);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
+}
