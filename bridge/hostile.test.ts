@@ -6,6 +6,7 @@
 import { mkdtemp, mkdir, rm, writeFile, truncate } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -119,6 +120,29 @@ describe('before authentication [issue: silent sockets locking out the token hol
     const codes = await Promise.all(silent.slice(0, 16).map((s) => s.closed));
     expect(codes.every((c) => c === 1013)).toBe(true);
     await owner.close();
+    await server.close();
+  });
+
+  it('counts sockets that never finish their HTTP request apart, destroys the oldest and times them out', async () => {
+    // Half-sent requests used to stay for node's 60 s header timeout, uncounted: enough of them
+    // use up the process's file descriptors and nobody else can connect.
+    const server = await new BridgeServer({ port: 0, maxHandshakingSockets: 8, handshakeTimeoutMs: 400 }).start();
+    const halfSent = Array.from({ length: 30 }, () => {
+      const socket = connect(server.port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.on('connect', () => socket.write('GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n'));
+      return new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now())));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(server.numHandshakingSockets).toBeLessThanOrEqual(8);
+    const client = await BridgeClient.open(server.url);
+    expect((await client.call('ping')).result).toEqual({});
+    const started = Date.now();
+    const closedAt = await Promise.all(halfSent);
+    expect(Math.max(...closedAt) - started).toBeLessThan(3_000);
+    for (let wait = 0; wait < 50 && server.numHandshakingSockets > 0; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(server.numHandshakingSockets).toBe(0);
+    await client.close();
     await server.close();
   });
 

@@ -40,6 +40,14 @@ export interface BridgeServerOptions {
    * the newcomer, so silent sockets cannot lock out a client that says hello at once. @default 16
    */
   maxPendingConnections?: number;
+  /**
+   * TCP connections that have not finished a WebSocket handshake (raw sockets, plain HTTP),
+   * counted apart: when full, the oldest is destroyed for the newcomer, so half-sent requests
+   * cannot use up the process's file descriptors. Each also gets `handshakeTimeoutMs`. @default 256
+   */
+  maxHandshakingSockets?: number;
+  /** Time to send the HTTP request headers; a socket still sending them is destroyed. @default 10_000 */
+  handshakeTimeoutMs?: number;
   /** A socket that has not completed `hello` by then is closed (code 4001). @default 5_000 */
   helloTimeoutMs?: number;
   /** Requests a connection may have queued (pipelined) before it is closed (code 1008). @default 256 */
@@ -113,6 +121,8 @@ const DEFAULTS = {
   maxMessageBytes: 1 << 20,
   maxConnections: 64,
   maxPendingConnections: 16,
+  maxHandshakingSockets: 256,
+  handshakeTimeoutMs: 10_000,
   helloTimeoutMs: 5_000,
   maxQueuedRequests: 256,
   maxSessionsPerConnection: 16,
@@ -143,6 +153,8 @@ export class BridgeServer {
   /** Every open socket, greeted or not, in the order they connected. */
   private readonly connections = new Map<WebSocket, Connection>();
   private timers: NodeJS.Timeout[] = [];
+  /** TCP sockets that have not finished a WebSocket handshake, oldest first. */
+  private handshaking = new Set<Socket>();
   private shuttingDown = false;
   private closing: Promise<void> | null = null;
 
@@ -185,7 +197,9 @@ export class BridgeServer {
     if (!isLoopbackHost(o.host) && !o.token) {
       throw new Error(`binding ${o.host} exposes the server beyond this machine: give it a token (--token or KRATZEN_BRIDGE_TOKEN)`);
     }
-    const http = createServer((req, res) => {
+    // Node checks these timeouts only every connectionsCheckingInterval (30 s by default).
+    const checkEvery = Math.max(100, Math.min(1_000, o.handshakeTimeoutMs / 4));
+    const http = createServer({ headersTimeout: o.handshakeTimeoutMs, requestTimeout: 2 * o.handshakeTimeoutMs, connectionsCheckingInterval: checkEvery }, (req, res) => {
       const refused = this.guard!.checkHost(req.headers.host);
       if (refused) {
         res.writeHead(403, { 'content-type': 'text/plain' }).end(`${refused}\n`);
@@ -200,6 +214,7 @@ export class BridgeServer {
     const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxMessageBytes, perMessageDeflate: false, clientTracking: false, skipUTF8Validation: true });
     this.wss = wss;
     wss.on('error', () => undefined); // errors of the http server surface through listen/close
+    http.on('connection', (socket: Socket) => this.admitSocket(socket));
     http.on('upgrade', (req, socket, head) => this.upgrade(req, socket as Socket, head));
     http.on('clientError', (_e, socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
@@ -219,8 +234,24 @@ export class BridgeServer {
     return this;
   }
 
+  private admitSocket(socket: Socket): void {
+    if (this.handshaking.size >= this.options.maxHandshakingSockets) {
+      const [oldest] = this.handshaking;
+      this.handshaking.delete(oldest!);
+      oldest!.destroy();
+    }
+    this.handshaking.add(socket);
+    socket.once('close', () => this.handshaking.delete(socket));
+  }
+
+  /** Sockets that have not finished a WebSocket handshake (raw TCP, plain HTTP). */
+  get numHandshakingSockets(): number {
+    return this.handshaking.size;
+  }
+
   /** Host and Origin checks happen before the WebSocket exists: a refused page gets a bare 403. */
   private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    this.handshaking.delete(socket);
     socket.on('error', () => socket.destroy());
     const refused = this.guard!.checkHost(req.headers.host) ?? this.guard!.checkOrigin(req.headers.origin);
     if (refused) {

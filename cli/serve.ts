@@ -28,6 +28,9 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
   --max-connections N      clients that completed hello (default 64)
   --max-pending N          sockets still waiting for hello, counted apart; when full the oldest is dropped (16)
   --hello-timeout-ms MS    a socket without hello by then is closed, code 4001 (5000)
+  --max-handshaking N      TCP connections that have not finished a WebSocket handshake (raw, plain
+                           HTTP), counted apart; when full the oldest is destroyed (256)
+  --handshake-timeout-ms MS  time to send the HTTP request headers (10000)
   --max-sessions N         sessions per connection (16)
   --max-envs N             envs over all sessions of a connection (4096)
   --max-hands N            hands over all sessions of a connection, numEnvs x rules.hands summed (32768):
@@ -80,6 +83,8 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
         'max-connections': { type: 'string' },
         'max-pending': { type: 'string' },
         'hello-timeout-ms': { type: 'string' },
+        'max-handshaking': { type: 'string' },
+        'handshake-timeout-ms': { type: 'string' },
         'max-queued': { type: 'string' },
         'max-buffered-bytes': { type: 'string' },
         'max-pimc-samples': { type: 'string' },
@@ -118,6 +123,8 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     maxConnections: intFlag(values['max-connections'], 'max-connections', 1),
     maxPendingConnections: intFlag(values['max-pending'], 'max-pending', 1),
     helloTimeoutMs: intFlag(values['hello-timeout-ms'], 'hello-timeout-ms', 10),
+    maxHandshakingSockets: intFlag(values['max-handshaking'], 'max-handshaking', 1),
+    handshakeTimeoutMs: intFlag(values['handshake-timeout-ms'], 'handshake-timeout-ms', 100),
     maxQueuedRequests: intFlag(values['max-queued'], 'max-queued', 1),
     maxBufferedBytes: intFlag(values['max-buffered-bytes'], 'max-buffered-bytes', 65536),
     maxEnvsPerConnection: intFlag(values['max-envs'], 'max-envs', 1),
