@@ -102,6 +102,21 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
     expect(await rawSocket(server.url, { headers: { host: 'attacker.example' } }).opened).toBe(false);
   });
 
+  it('answers a request target that is no URL with 400 and stays up (it used to crash the process)', async () => {
+    const by = await bystander(server.url);
+    const reply = await new Promise<string>((resolve) => {
+      const socket = connect(server.port, '127.0.0.1', () => socket.write(`GET http://[ HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n\r\n`));
+      let text = '';
+      socket.on('data', (data) => (text += data.toString()));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(text));
+      setTimeout(() => socket.end(), 300);
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 400/);
+    await by.check();
+    await by.client.close();
+  });
+
   it('will not bind beyond loopback without a token', async () => {
     await expect(new BridgeServer({ host: '0.0.0.0', port: 0 }).start()).rejects.toThrow(/token/);
     const withToken = await new BridgeServer({ host: '0.0.0.0', port: 0, token: 't' }).start();

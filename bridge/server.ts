@@ -200,13 +200,19 @@ export class BridgeServer {
     // Node checks these timeouts only every connectionsCheckingInterval (30 s by default).
     const checkEvery = Math.max(100, Math.min(1_000, o.handshakeTimeoutMs / 4));
     const http = createServer({ headersTimeout: o.handshakeTimeoutMs, requestTimeout: 2 * o.handshakeTimeoutMs, connectionsCheckingInterval: checkEvery }, (req, res) => {
-      const refused = this.guard!.checkHost(req.headers.host);
-      if (refused) {
-        res.writeHead(403, { 'content-type': 'text/plain' }).end(`${refused}\n`);
-        return;
+      // An exception thrown here would end the process, and every client's connection with it.
+      try {
+        const refused = this.guard!.checkHost(req.headers.host);
+        if (refused) {
+          res.writeHead(403, { 'content-type': 'text/plain' }).end(`${refused}\n`);
+          return;
+        }
+        if (o.web && serveWebAsset(req, res)) return;
+        res.writeHead(426, { 'content-type': 'text/plain' }).end('kratzen bridge: connect with a WebSocket\n');
+      } catch {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end();
       }
-      if (o.web && serveWebAsset(req, res)) return;
-      res.writeHead(426, { 'content-type': 'text/plain' }).end('kratzen bridge: connect with a WebSocket\n');
     });
     this.http = http;
     // perMessageDeflate off: compressing observation frames costs more CPU than loopback saves.

@@ -40,7 +40,14 @@ function publicDir(): string {
 /** Answers GET/HEAD of the page's files; returns false for any other request. */
 export function serveWebAsset(req: IncomingMessage, res: ServerResponse): boolean {
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  let path: string;
+  try {
+    path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  } catch {
+    // A request target such as `http://[` is no URL at all (it used to crash the server).
+    res.writeHead(400, { 'content-type': 'text/plain' }).end('bad request target\n');
+    return true;
+  }
   const asset = Object.hasOwn(ASSETS, path) ? ASSETS[path] : undefined;
   if (!asset) return false;
   let body: Buffer;
