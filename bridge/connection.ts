@@ -341,10 +341,16 @@ export class Connection {
     const outcome: HostedReply | Promise<HostedReply> =
       place === 'main' ? this.context.host.handle(request) : this.context.pool.run(place, request);
     if (outcome instanceof Promise) {
-      return outcome.then(({ reply, ok: succeeded }) => {
-        onReply(succeeded);
-        return reply;
-      });
+      return outcome.then(
+        ({ reply, ok: succeeded }) => {
+          onReply(succeeded);
+          return reply;
+        },
+        (e: unknown) => {
+          onReply(false);
+          throw e;
+        },
+      );
     }
     onReply(outcome.ok);
     return outcome.reply;

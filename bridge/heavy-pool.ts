@@ -43,7 +43,14 @@ export class HeavyPool {
     const ticket = this.nextTicket++;
     return new Promise((resolve) => {
       this.pending.set(ticket, { worker, request, resolve });
-      this.worker(worker).postMessage({ type: 'request', ticket, request });
+      try {
+        this.worker(worker).postMessage({ type: 'request', ticket, request });
+      } catch (e) {
+        // Structured cloning refuses some values that JSON.parse builds, e.g. arrays nested
+        // 200,000 deep: the request fails like any invalid one, and its caller releases what it held.
+        this.pending.delete(ticket);
+        resolve({ reply: errorReply(request.id, { code: 'invalid_params', message: `the request cannot be handed to a worker: ${(e as Error).message}` }), ok: false });
+      }
     });
   }
 

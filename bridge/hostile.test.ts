@@ -227,6 +227,22 @@ describe('heavy work [issue: one request freezing every client]', () => {
     await client.close();
   });
 
+  it('refuses a request that cannot be handed to a worker with its id, and frees what it reserved', async () => {
+    // Arrays nested 200,000 deep parse as JSON within 1 MiB but cannot be structured-cloned: the
+    // reply had id null and the policy slot or the envs stayed reserved for good.
+    const client = await BridgeClient.open(server.url);
+    const deep = `{"x":${'['.repeat(200_000)}${']'.repeat(200_000)}}`;
+    for (let k = 0; k < 5; k++) {
+      const reply = await client.sendRaw(`{"id":"deep${k}","method":"policy.load","params":{"agent":"pimc","rules":${deep}}}`);
+      expect(reply).toMatchObject({ id: `deep${k}`, error: { code: 'invalid_params' } });
+    }
+    expect((await client.request('policy.load', { agent: 'random' })).error).toBeUndefined();
+    const create = await client.sendRaw(`{"id":"big","method":"env.create","params":{"mode":"single","numEnvs":4096,"config":{"rules":${deep}}}}`);
+    expect(create).toMatchObject({ id: 'big', error: { code: 'invalid_params' } });
+    expect((await client.request('env.create', { mode: 'single', numEnvs: 4096 })).error).toBeUndefined();
+    await client.close();
+  });
+
   it('answers a light request on another connection within 100 ms while a heavy one runs', async () => {
     const heavy = await BridgeClient.open(server.url);
     const light = await BridgeClient.open(server.url);
