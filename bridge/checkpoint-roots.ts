@@ -8,6 +8,7 @@ import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MANIFEST_FILE } from '../checkpoints/manifest.js';
+import { CheckpointStore } from '../checkpoints/store.js';
 import { BridgeError } from './errors.js';
 
 /** The package folder (holding package.json), from this module's place in the source or dist tree. */
@@ -37,8 +38,8 @@ export function notACheckpoint(spec: string, field: string): BridgeError {
 }
 
 /**
- * The real path of the checkpoint (or checkpoint store) `spec` names, when it is a folder with a
- * manifest.json or latest.json inside a root; relative specs are tried against the working
+ * The real path of the checkpoint `spec` names (for a checkpoint store, of the checkpoint its
+ * `latest` names), when it is a folder with a manifest.json inside a root; relative specs are tried against the working
  * directory and the package folder. Throws `notACheckpoint` otherwise.
  */
 export async function resolveCheckpoint(spec: string, roots: readonly string[], field: string): Promise<string> {
@@ -49,10 +50,17 @@ export async function resolveCheckpoint(spec: string, roots: readonly string[], 
     if (!real || !realRoots.some((root) => inside(real, root))) continue;
     const info = await stat(real).catch(() => null);
     if (!info?.isDirectory()) continue;
-    for (const marker of [MANIFEST_FILE, 'latest.json']) {
-      const markerInfo = await stat(path.join(real, marker)).catch(() => null);
-      if (markerInfo?.isFile()) return real;
-    }
+    if (await isFile(path.join(real, MANIFEST_FILE))) return real;
+    if (!(await isFile(path.join(real, 'latest.json')))) continue;
+    // A store: the checkpoint its `latest` names may itself be a symlink, so it is resolved and
+    // checked in turn, and that checkpoint folder is what gets loaded.
+    const name = await new CheckpointStore(real, { rules: {} }).pointer('latest').catch(() => null);
+    const target = name === null ? null : await realpath(path.join(real, name)).catch(() => null);
+    if (target && realRoots.some((root) => inside(target, root)) && (await isFile(path.join(target, MANIFEST_FILE)))) return target;
   }
   throw notACheckpoint(spec, field);
+}
+
+async function isFile(file: string): Promise<boolean> {
+  return (await stat(file).catch(() => null))?.isFile() ?? false;
 }

@@ -3,7 +3,7 @@
 // clients computing hidden cards, overflowing numbers and clients that never read. Each case
 // checks the server stays up and a bystander's session is unaffected.
 
-import { mkdtemp, mkdir, rm, writeFile, truncate } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, symlink, writeFile, truncate } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
@@ -15,6 +15,7 @@ import { NUM_ACTIONS, OBS_SIZE, createGame, decodeObservation, parseCard, replay
 import { PolicyAgent } from '../agents/policy-agent.js';
 import { selectBackend } from '../agents/tfjs.js';
 import { writeCheckpoint } from '../checkpoints/checkpoint.js';
+import { CheckpointStore } from '../checkpoints/store.js';
 import { BridgeClient } from './client.js';
 import { PROTOCOL_VERSION } from './protocol.js';
 import { BridgeServer, CLOSE_HELLO_TIMEOUT } from './server.js';
@@ -321,6 +322,25 @@ describe('filesystem [issue: probing and hangs through policy.load]', () => {
     const good = (await client.call('policy.load', { agent: path.join(root, 'good') })).result;
     expect(good.probabilities).toBe(true);
     await client.call('policy.close', { policy: good.policy });
+  });
+
+  it('follows a store inside a root only to a checkpoint inside a root, even through a symlink', async () => {
+    // A store whose latest named a symlink to a checkpoint outside every root used to load it.
+    const outside = path.join(tmp, 'outside-checkpoint');
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: [8] }, seed: 2 });
+    await writeCheckpoint(outside, { agent, rules: {}, step: 1 });
+    const escaping = new CheckpointStore(path.join(root, 'escaping-store'), { rules: {} });
+    await escaping.save(agent, { step: 1 });
+    const named = path.join(escaping.root, (await escaping.pointer('latest'))!);
+    await rm(named, { recursive: true });
+    await symlink(outside, named);
+    const honest = new CheckpointStore(path.join(root, 'honest-store'), { rules: {} });
+    await honest.save(agent, { step: 1 });
+    agent.dispose();
+    expect((await client.request('policy.load', { agent: escaping.root })).error).toMatchObject({ code: 'invalid_params', field: 'params.agent' });
+    expect((await client.request('env.create', { mode: 'single', opponents: escaping.root })).error).toMatchObject({ code: 'invalid_params' });
+    const loaded = (await client.call('policy.load', { agent: honest.root })).result;
+    await client.call('policy.close', { policy: loaded.policy });
   });
 
   it('a FIFO named manifest.json does not hang anyone; a 768 MiB sparse weights.bin is refused by its size before reading', async () => {
