@@ -103,6 +103,24 @@ function flatten(rows: number[][], width: number, field: string, out: Float32Arr
   });
 }
 
+// The slice of each observation entry, for naming bounds an entry breaks.
+const SLICE_OF_ENTRY = observationSpec().slices.flatMap((slice) => Array.from({ length: slice.size }, () => slice));
+
+/**
+ * Refuses entries outside their slice's documented bounds: an encoder never writes them, and a
+ * network fed, say, 3e38 answers NaN probabilities (sent as null) and an arbitrary action.
+ */
+function checkObservationBounds(rows: number[][], observations: Float32Array, field: string): void {
+  for (let k = 0; k < observations.length; k++) {
+    const value = observations[k]!;
+    const slice = SLICE_OF_ENTRY[k % OBS_SIZE]!;
+    if (value >= slice.low && value <= slice.high) continue;
+    const [row, column] = [Math.floor(k / OBS_SIZE), k % OBS_SIZE];
+    const at = `${field}[${row}][${column}]`;
+    throw new BridgeError('invalid_params', `${at}: ${rows[row]![column]} is outside [${slice.low}, ${slice.high}], the bounds of slice "${slice.name}" (observationSpec)`, at);
+  }
+}
+
 export function actWithPolicy(served: ServedPolicy, params: ParamsOf<'policy.act'>): Record<string, unknown> {
   let observations: Float32Array;
   let masks: Uint8Array;
@@ -133,6 +151,7 @@ export function actWithPolicy(served: ServedPolicy, params: ParamsOf<'policy.act
     observations = new Float32Array(n * OBS_SIZE);
     masks = new Uint8Array(n * NUM_ACTIONS);
     flatten(params.observations, OBS_SIZE, 'params.observations', observations);
+    checkObservationBounds(params.observations, observations, 'params.observations');
     flatten(
       params.masks.map((row) => row.map((v) => (v ? 1 : 0))),
       NUM_ACTIONS,

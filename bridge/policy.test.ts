@@ -60,6 +60,14 @@ it('serves actions and probabilities of a checkpoint for given observations', as
   expect((reply.values as number[]).length).toBe(5);
   const wrongWidth = await client.request('policy.act', { policy: loaded.policy, observations: [[1, 2]], masks: [Array(NUM_ACTIONS).fill(1)] });
   expect(wrongWidth.error).toMatchObject({ code: 'invalid_params', field: 'params.observations[0]' });
+  // Entries beyond their slice's bounds made the network answer NaN probabilities (sent as null).
+  for (const value of [3e38, -1, 1.5, 1e39]) {
+    const observation = rows(env.observations, OBS_SIZE)[0]!;
+    observation[7] = value; // in the `hand` slice, bounds [0, 1]
+    const reply = await client.request('policy.act', { policy: loaded.policy, observations: [observation], masks: rows(env.masks, NUM_ACTIONS).slice(0, 1) });
+    expect(reply.error, String(value)).toMatchObject({ code: 'invalid_params', field: 'params.observations[0][7]' });
+    expect(reply.error!.message).toContain('"hand"');
+  }
   await client.call('policy.close', { policy: loaded.policy });
   expect((await client.request('policy.act', { policy: loaded.policy, record: {} })).error).toMatchObject({ code: 'unknown_policy' });
 });

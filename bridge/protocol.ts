@@ -174,7 +174,7 @@ export const policyActRequest = request(
   z.union([
     z.strictObject({
       policy: policyId,
-      observations: matrix.min(1).max(MAX_POLICY_ROWS).describe(`N observations of OBS_SIZE floats (N at most ${MAX_POLICY_ROWS}).`),
+      observations: matrix.min(1).max(MAX_POLICY_ROWS).describe(`N observations of OBS_SIZE floats, each within its slice's bounds (observationSpec) (N at most ${MAX_POLICY_ROWS}).`),
       masks: matrix.min(1).max(MAX_POLICY_ROWS).describe('N masks of NUM_ACTIONS entries (nonzero = legal).'),
       seats: z.array(z.number().int().min(0).max(5)).optional().describe('The absolute seat of each row. @default the seat encoded in each observation'),
     }),
