@@ -14,6 +14,8 @@ import { MAX_POLICY_ROWS, METHODS, PROTOCOL_VERSION, REQUEST_SCHEMAS, type Metho
 import { errorReply, ok, type Id, type Reply } from './replies.js';
 import type { HostedMethod, HostedReply, SessionHost } from './host.js';
 import type { HeavyPool } from './heavy-pool.js';
+import { checkPolicyRules } from './policies.js';
+import { checkSessionConfig } from './session.js';
 
 /** What a connection needs from its server (resolved options and state). */
 export interface ConnectionContext {
@@ -51,6 +53,16 @@ interface Owned {
   hands: number;
 }
 
+/**
+ * Multi sessions up to this many envs run on the main thread: a request takes a few ms there
+ * (about 40 ms for 1024 envs in binary or 256 in JSON here). Larger ones run in the pool, where
+ * a 4096-env JSON reset (0.6 s) held up every other connection's requests.
+ */
+const MAIN_THREAD_MAX_ENVS = { binary: 1024, json: 256 } as const;
+
+/** How long a connection's queued requests run before other connections get a turn. */
+const PUMP_SLICE_MS = 10;
+
 /** The bytes of one JSON row of policy.act at its most compact (a digit and a comma per entry). */
 const MIN_POLICY_ROW_BYTES = 2 * (OBS_SIZE + NUM_ACTIONS) + 8;
 
@@ -72,6 +84,8 @@ export class Connection {
   private nextId = 1;
   private readonly queue: RawData[] = [];
   private busy = false;
+  /** When this event-loop turn's run of requests began (-1: none yet); see pump. */
+  private sliceStart = -1;
   private waitingForReader: NodeJS.Timeout | null = null;
   private closed = false;
   private idleWaiters: (() => void)[] = [];
@@ -130,6 +144,21 @@ export class Connection {
   private pump(): void {
     // Synchronous handlers (env.step of a multi session) are answered without a promise per message.
     while (this.queue.length > 0 && !this.closed) {
+      // Pipelined requests give way every few ms, so other connections' frames are read meanwhile
+      // (200 pipelined 256-env resets used to hold every other client up for 0.6 s). The frames
+      // of one socket read arrive one by one, each its own pump: the slice spans the turn.
+      const now = performance.now();
+      if (this.sliceStart < 0) {
+        this.sliceStart = now;
+        setImmediate(() => (this.sliceStart = -1));
+      } else if (now - this.sliceStart > PUMP_SLICE_MS) {
+        this.busy = true;
+        setImmediate(() => {
+          this.busy = false;
+          this.pump();
+        });
+        return;
+      }
       // A client that does not read its replies gets no more work done for it until it does.
       const buffered = this.ws.bufferedAmount;
       if (buffered > this.context.maxBufferedBytes) return this.drop(1008, 'client does not read its replies');
@@ -282,10 +311,14 @@ export class Connection {
     switch (method) {
       case 'env.create': {
         const p = params as ParamsOf<'env.create'>;
+        // Checked here too, before any hand-over to a worker: a config that cannot be cloned to
+        // one (nested 20,000 deep) still gets the error naming its field.
+        checkSessionConfig(p.config);
         const hands = this.checkCreate(p.numEnvs, p.config?.rules);
         target = `s${this.nextId++}`;
-        // Bots play on the server in single sessions: that work goes to the pool.
-        place = p.mode === 'single' ? this.context.pool.pick() : 'main';
+        // Bots play on the server in single sessions, and large batches take long per request:
+        // that work goes to the pool, so the main thread stays free for everyone's light requests.
+        place = p.mode === 'single' || p.numEnvs > MAIN_THREAD_MAX_ENVS[p.encoding] ? this.context.pool.pick() : 'main';
         this.numSessions++;
         this.envsInUse += p.numEnvs;
         this.handsInUse += hands;
@@ -302,11 +335,14 @@ export class Connection {
       }
       case 'policy.load': {
         const p = params as ParamsOf<'policy.load'>;
+        checkPolicyRules(p.rules);
         if (this.numPolicies >= this.context.maxPoliciesPerConnection) {
           throw new BridgeError('limit_exceeded', `at most ${this.context.maxPoliciesPerConnection} policies per connection; close one first`, undefined, { limit: 'maxPolicies' });
         }
         target = `p${this.nextId++}`;
-        place = p.agent.startsWith('pimc') ? this.context.pool.pick() : 'main';
+        // Every policy lives in the pool: 512 rows of policy.act, or a long record to replay,
+        // take 100-200 ms even for the heuristic.
+        place = this.context.pool.pick();
         this.numPolicies++;
         this.owned.set(target, { place, numEnvs: 0, hands: 0 });
         onReply = (succeeded) => {

@@ -267,6 +267,41 @@ describe('heavy work [issue: one request freezing every client]', () => {
     await light.close();
   }, 120_000);
 
+  it('keeps answering another connection within 100 ms through big multi batches and pipelined requests', async () => {
+    // A 4096-env JSON reset ran 0.6 s on the main thread, and 200 pipelined 256-env resets were
+    // handled back to back: other connections' pings waited 0.3-0.6 s.
+    const heavy = rawSocket(server.url);
+    await heavy.opened;
+    const light = await BridgeClient.open(server.url);
+    const replies = (count: number) =>
+      new Promise<void>((resolve) => {
+        const target = heavy.messages.length + count;
+        const timer = setInterval(() => heavy.messages.length >= target && (clearInterval(timer), resolve()), 5);
+      });
+    heavy.ws.send(HELLO);
+    heavy.ws.send(JSON.stringify({ id: 1, method: 'env.create', params: { numEnvs: 3072 } }));
+    heavy.ws.send(JSON.stringify({ id: 2, method: 'env.create', params: { numEnvs: 512, encoding: 'binary' } }));
+    await replies(3);
+    const created = heavy.messages.map((m) => JSON.parse(m) as { id: number; result: { session: string } });
+    const sessions = [1, 2].map((id) => created.find((m) => m.id === id)!.result.session);
+    const work = replies(61);
+    heavy.ws.send(JSON.stringify({ id: 3, method: 'env.reset', params: { session: sessions[0], seed: 1 } }));
+    for (let k = 0; k < 60; k++) heavy.ws.send(JSON.stringify({ id: 10 + k, method: 'env.reset', params: { session: sessions[1], seed: k } }));
+    let done = false;
+    void work.then(() => (done = true));
+    const latencies: number[] = [];
+    while (!done) {
+      const t = performance.now();
+      await light.call('ping');
+      latencies.push(performance.now() - t);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(latencies.length).toBeGreaterThan(3);
+    expect(Math.max(...latencies)).toBeLessThan(100);
+    heavy.ws.close();
+    await light.close();
+  }, 60_000);
+
   it('closes a connection that pipelines more requests than its queue holds, and stops its work', async () => {
     const small = await new BridgeServer({ port: 0, maxQueuedRequests: 8, heavyWorkers: 1 }).start();
     const by = await bystander(small.url);

@@ -51,17 +51,7 @@ export async function loadPolicy(
   params: ParamsOf<'policy.load'>,
   options: { backend: BackendChoice; checkpointRoots: readonly string[]; agentLimits: AgentLimits },
 ): Promise<ServedPolicy> {
-  // Checked for every agent, also those that play any rule set (random, heuristic, pimc): a bad
-  // rule set is an error naming its field, never ignored.
-  if (params.rules !== undefined) {
-    try {
-      parseRuleSet(params.rules);
-    } catch (e) {
-      if (!(e instanceof RuleSetError)) throw e;
-      const field = e.field ? `params.rules.${e.field}` : 'params.rules';
-      throw new BridgeError('invalid_params', `${field}: ${e.reason}`, field);
-    }
-  }
+  checkPolicyRules(params.rules);
   let agent: Agent;
   try {
     agent = await createAgent(params.agent, {
@@ -118,6 +108,21 @@ function checkObservationBounds(rows: number[][], observations: Float32Array, fi
     const [row, column] = [Math.floor(k / OBS_SIZE), k % OBS_SIZE];
     const at = `${field}[${row}][${column}]`;
     throw new BridgeError('invalid_params', `${at}: ${rows[row]![column]} is outside [${slice.low}, ${slice.high}], the bounds of slice "${slice.name}" (observationSpec)`, at);
+  }
+}
+
+/**
+ * Checked for every agent, also those that play any rule set (random, heuristic, pimc): a bad
+ * rule set is an error naming its field, never ignored.
+ */
+export function checkPolicyRules(rules: unknown): void {
+  if (rules === undefined) return;
+  try {
+    parseRuleSet(rules);
+  } catch (e) {
+    if (!(e instanceof RuleSetError)) throw e;
+    const field = e.field ? `params.rules.${e.field}` : 'params.rules';
+    throw new BridgeError('invalid_params', `${field}: ${e.reason}`, field);
   }
 }
 

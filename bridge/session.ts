@@ -68,11 +68,10 @@ export interface EnvSession {
   close(): void;
 }
 
-/** Validates the config and builds the session; config errors name `params.config.<field>`. */
-export async function createSession(options: SessionOptions): Promise<EnvSession> {
-  let parsed: ReturnType<typeof parseEnvConfig>;
+/** The parsed env config of `env.create`; errors name `params.config.<field>`. */
+export function checkSessionConfig(config: Parameters<typeof parseEnvConfig>[0]): ReturnType<typeof parseEnvConfig> {
   try {
-    parsed = parseEnvConfig(options.config);
+    return parseEnvConfig(config);
   } catch (e) {
     if (e instanceof ValidationError) {
       const field = e.field ? `params.config.${e.field}` : 'params.config';
@@ -80,6 +79,11 @@ export async function createSession(options: SessionOptions): Promise<EnvSession
     }
     throw e;
   }
+}
+
+/** Validates the config and builds the session; config errors name `params.config.<field>`. */
+export async function createSession(options: SessionOptions): Promise<EnvSession> {
+  const parsed = checkSessionConfig(options.config);
   const numPlayers = parsed.game.numPlayers;
   if (options.mode === 'multi') return new MultiSession(options, parsed.config, numPlayers);
   if (options.learnerSeat >= numPlayers) {
