@@ -60,6 +60,14 @@ interface Owned {
  */
 const MAIN_THREAD_MAX_ENVS = { binary: 1024, json: 256 } as const;
 
+/** Bytes of queued frames past which a connection's socket is no longer read until they drain. */
+const MAX_QUEUED_BYTES = 4 << 20;
+
+function rawBytes(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.length, 0);
+  return data.byteLength;
+}
+
 /** How long a connection's queued requests run before other connections get a turn. */
 const PUMP_SLICE_MS = 10;
 
@@ -84,6 +92,9 @@ export class Connection {
   private nextId = 1;
   private readonly queue: RawData[] = [];
   private busy = false;
+  /** Bytes of the frames in `queue`; past MAX_QUEUED_BYTES the socket is paused. */
+  private queuedBytes = 0;
+  private paused = false;
   /** When this event-loop turn's run of requests began (-1: none yet); see pump. */
   private sliceStart = -1;
   private waitingForReader: NodeJS.Timeout | null = null;
@@ -94,6 +105,11 @@ export class Connection {
     readonly ws: WebSocket,
     private readonly context: ConnectionContext,
   ) {}
+
+  /** Bytes of request frames read and not yet handled. */
+  get queuedRequestBytes(): number {
+    return this.queuedBytes;
+  }
 
   /** True once `hello` succeeded. */
   get greeted(): boolean {
@@ -108,6 +124,13 @@ export class Connection {
       return;
     }
     this.queue.push(data);
+    this.queuedBytes += rawBytes(data);
+    // Past the byte bound the socket is not read until the queue drains: what a client sends
+    // meanwhile waits in TCP buffers, not in this process (256 queued frames of 1 MiB were 256 MiB).
+    if (this.queuedBytes > MAX_QUEUED_BYTES && !this.paused) {
+      this.paused = true;
+      this.ws.pause();
+    }
     if (!this.busy) this.pump();
   }
 
@@ -127,6 +150,7 @@ export class Connection {
     if (this.closed) return;
     this.closed = true;
     this.queue.length = 0;
+    this.queuedBytes = 0;
     if (this.waitingForReader) clearTimeout(this.waitingForReader);
     this.context.host.dispose(this.number);
     this.context.pool.dispose(this.number);
@@ -171,7 +195,13 @@ export class Connection {
         }, 20);
         return;
       }
-      const outcome = this.handle(this.queue.shift()!);
+      const next = this.queue.shift()!;
+      this.queuedBytes -= rawBytes(next);
+      if (this.paused && this.queuedBytes <= MAX_QUEUED_BYTES / 2) {
+        this.paused = false;
+        this.ws.resume();
+      }
+      const outcome = this.handle(next);
       if (outcome instanceof Promise) {
         this.busy = true;
         outcome.then(

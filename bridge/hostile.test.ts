@@ -302,6 +302,29 @@ describe('heavy work [issue: one request freezing every client]', () => {
     await light.close();
   }, 60_000);
 
+  it('stops reading a connection whose queued frames pass 4 MiB, and answers them all once they drain', async () => {
+    // Frames queued behind a long request were all held in memory: 256 of 1 MiB per connection.
+    const sender = rawSocket(server.url);
+    await sender.opened;
+    sender.ws.send(HELLO);
+    sender.ws.send(JSON.stringify({ id: 1, method: 'env.create', params: { mode: 'single', numEnvs: 16, opponents: 'pimc:samples=32', config: { rules: { players: 6 } } } }));
+    while (sender.messages.length < 2) await new Promise((r) => setTimeout(r, 10));
+    sender.ws.send(JSON.stringify({ id: 2, method: 'env.reset', params: { session: JSON.parse(sender.messages[1]!).result.session, seed: 1 } }));
+    const pad = 'x'.repeat((1 << 20) - 100);
+    for (let k = 0; k < 64; k++) sender.ws.send(`{"id":${10 + k},"method":"ping","pad":"${pad}"}`);
+    // The server holds at most about 4 MiB of them (plus the frame that passed the bound).
+    let mostQueued = 0;
+    const deadline = Date.now() + 60_000;
+    while (sender.messages.length < 2 + 1 + 64 && Date.now() < deadline) {
+      mostQueued = Math.max(mostQueued, server.queuedRequestBytes);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(mostQueued).toBeGreaterThan(1 << 20);
+    expect(mostQueued).toBeLessThanOrEqual(5 << 20);
+    expect(sender.messages.length).toBe(2 + 1 + 64);
+    sender.ws.close();
+  }, 90_000);
+
   it('closes a connection that pipelines more requests than its queue holds, and stops its work', async () => {
     const small = await new BridgeServer({ port: 0, maxQueuedRequests: 8, heavyWorkers: 1 }).start();
     const by = await bystander(small.url);

@@ -250,6 +250,13 @@ export class BridgeServer {
     socket.once('close', () => this.handshaking.delete(socket));
   }
 
+  /** Bytes of request frames read from all connections and not yet handled. */
+  get queuedRequestBytes(): number {
+    let total = 0;
+    for (const connection of this.connections.values()) total += connection.queuedRequestBytes;
+    return total;
+  }
+
   /** Sockets that have not finished a WebSocket handshake (raw TCP, plain HTTP). */
   get numHandshakingSockets(): number {
     return this.handshaking.size;
