@@ -8,7 +8,7 @@ import { AmountOverflowError, IllegalActionError, RuleSetError, ValidationError 
 import type { KratzenState } from './game.js';
 import { KratzenGame } from './kratzen-game.js';
 import type { HandResult } from './results.js';
-import { ruleSetToJson } from './ruleset.js';
+import { isWholeUnits, ruleSetToJson } from './ruleset.js';
 
 export interface RecordAction {
   seat: number;
@@ -88,12 +88,9 @@ const isIntegral = (v: unknown): v is number => typeof v === 'number' && Number.
 
 function amountToUnits(game: KratzenGame, value: unknown, field: string, wholeChips: boolean): number {
   if (typeof value !== 'number' || !Number.isFinite(value)) throw malformed(field, 'must be a number');
-  const units = value * game.unitsPerChip;
-  if (Math.abs(units - Math.round(units)) > 1e-9) {
-    throw malformed(field, `must be a multiple of 1/${game.unitsPerChip} chip`);
-  }
+  if (!isWholeUnits(value, game.unitsPerChip)) throw malformed(field, `must be a multiple of 1/${game.unitsPerChip} chip`);
   if (wholeChips && !Number.isInteger(value)) throw malformed(field, 'must be a whole number of chips in didactic4');
-  return Math.round(units);
+  return Math.round(value * game.unitsPerChip);
 }
 
 /** Validates a whole record before anything is replayed; throws ValidationError naming the field. */

@@ -56,6 +56,14 @@ describe('rule sets', () => {
   });
   it('accepts amounts in fifths of a chip', () => {
     expect(parseRuleSet({ profile: 'tavern5', ante: 0.2, bettler: { bonus: 1.4 } }).ante).toBe(0.2);
+    expect(parseRuleSet({ profile: 'tavern5', ante: 0.6, startingChips: 123456789.4 }).startingChips).toBe(123456789.4);
+  });
+  it('refuses amounts near a fifth instead of rounding them (nothing is ever rounded, §3)', () => {
+    for (const ante of [0.200000000000001, 1e-300, 4e-17]) expect(rejection({ profile: 'tavern5', ante }).field).toBe('ante');
+  });
+  it('refuses a __proto__ key as an unknown field; its contents were read as rules (hostile input)', () => {
+    expect(rejection(JSON.parse('{"__proto__":{"players":5}}'))).toEqual({ field: '__proto__', reason: 'unknown field __proto__' });
+    expect(rejection(JSON.parse('{"profile":"tavern5","exchange":{"__proto__":{"maxCards":1}}}')).field).toBe('exchange.__proto__');
   });
   it.each(['ante', 'weliRank', 'dealerMinTricks', 'failPenalty', 'exchange', 'bettler', 'startingChips', 'targetChips'])(
     'rejects the tavern5 field %s in didactic4',

@@ -63,7 +63,15 @@ const UNDEFINED_RITUALS_REASON =
   'Schlagen/Oder/Weiter-Oder/Weiter and the cut rituals are named but not defined by the sources ' +
   '(seed 001, section 07: names alone do not define a procedure)';
 
-const isFifth = (x: number) => Math.abs(x * 5 - Math.round(x * 5)) < 1e-9;
+/**
+ * True when `chips` is exactly a whole number of units (1/unitsPerChip chip): the decimal the
+ * user wrote must be that multiple, so 1e-300 or 0.250000000000001 are refused, never rounded.
+ * A multiple such as 0.6 = 3/5 passes because k / u is the double nearest to k / u.
+ */
+export function isWholeUnits(chips: number, unitsPerChip: number): boolean {
+  return Math.round(chips * unitsPerChip) / unitsPerChip === chips;
+}
+const isFifth = (x: number) => isWholeUnits(x, 5);
 /** The largest rule-set amount: its units must stay exact integers (docs/rules.md §3, Ledger). */
 export const MAX_RULE_CHIPS = Math.floor(Number.MAX_SAFE_INTEGER / 5);
 const fifths = (what: string) =>
@@ -107,7 +115,12 @@ function dropNulls(value: unknown, field = '', depth = 0): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
   if (depth >= MAX_RULE_DEPTH) throw new RuleSetError(field, `nested more than ${MAX_RULE_DEPTH} levels deep (rule fields nest one level)`);
   const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) if (v !== null) out[key] = dropNulls(v, field ? `${field}.${key}` : key, depth + 1);
+  for (const [key, v] of Object.entries(value)) {
+    // JSON.parse makes "__proto__" an own key; assigned below it would become the prototype,
+    // and its fields would be read as rules.
+    if (key === '__proto__') throw new RuleSetError(field ? `${field}.${key}` : key, `unknown field ${key}`);
+    if (v !== null) out[key] = dropNulls(v, field ? `${field}.${key}` : key, depth + 1);
+  }
   return out;
 }
 

@@ -563,6 +563,13 @@ describe('tavern5 sessions', () => {
 });
 
 describe('replay errors', () => {
+  it('refuses start amounts that are not whole units instead of rounding them to 0 (§5)', () => {
+    for (const balance of [1e-300, 1e-17, 0.250000000000001]) {
+      expect(() => replayRecord({ rules: {}, start: { dealer: 0, pot: 0, balances: [balance, 0, 0, 0] }, hands: [] })).toThrow(
+        expect.objectContaining({ field: 'start.balances[0]' }),
+      );
+    }
+  });
   it('the first illegal action stops the replay with hand, action index, seat and reason', () => {
     const deck = buildDeck({ profile: 'didactic4', players: 4, ...SETTLEMENT_PLAN });
     const script = SETTLEMENT_SCRIPT.slice();
