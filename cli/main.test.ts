@@ -79,6 +79,11 @@ describe('kratzen random', () => {
     expect(kratzen('random', '--seed', '1', '--variant', 'nope')).toMatchObject({ code: 2, json: { field: 'variant' } });
     expect(kratzen('random')).toMatchObject({ code: 2, json: { field: 'seed' } });
   });
+  it('reports an amount overflow at the first deal as JSON, exit 1 (it was a stack trace)', () => {
+    const huge = ['--profile', 'tavern5', '--variant', '{"ante":1e15}'];
+    expect(kratzen('random', '--seed', '1', ...huge)).toMatchObject({ code: 1, json: { error: 'amount overflow', hand: 0 } });
+    expect(kratzen('eval', '--agents', 'random,heuristic', '--hands', '8', '--workers', '1', '--out', join(tmp, 'overflow'), ...huge)).toMatchObject({ code: 1, json: { error: 'amount overflow' } });
+  });
   it('refuses a session too long to hold in memory before playing it (1e9 hands ran until out of memory)', () => {
     expect(kratzen('random', '--seed', '1', '--hands', '1000000000')).toMatchObject({ code: 2, json: { field: 'hands' } });
     expect(kratzen('demo', '--variant', '{"hands":200000}')).toMatchObject({ code: 2, json: { field: 'hands' } });

@@ -17,6 +17,7 @@ import {
 } from '../env/rules/index.js';
 import { ProgressBar, dealsForHands, runTournament, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
+import { CheckpointError } from '../checkpoints/errors.js';
 import { integerFlag, rulesFromFlags, seedFlag } from './flags.js';
 import { MAX_RECORD_BYTES, readInputText } from './read-input.js';
 import { runTrain } from './train.js';
@@ -118,10 +119,16 @@ async function reportingAsyncErrors(run: () => Promise<void>): Promise<void> {
   try {
     await run();
   } catch (e) {
-    const report = errorReport(e);
+    const report = failureReport(e);
     if (report) fail(report.exitCode, report.output);
     throw e;
   }
+}
+
+/** The rules core's typed errors, and a checkpoint that cannot be used (exit 2, naming its path). */
+function failureReport(e: unknown): { exitCode: number; output: Record<string, unknown> } | null {
+  if (e instanceof CheckpointError) return { exitCode: 2, output: { error: 'checkpoint error', field: 'checkpoint', code: e.code, path: e.path, reason: e.reason } };
+  return errorReport(e);
 }
 
 async function runEval(args: string[]): Promise<void> {
@@ -164,7 +171,8 @@ async function runEval(args: string[]): Promise<void> {
       });
     }
   } catch (e) {
-    if (e instanceof ValidationError) return badInput(e.field, e.reason, e.error);
+    const report = failureReport(e);
+    if (report) fail(report.exitCode, report.output);
     return badInput('agents', (e as Error).message, 'evaluation failed');
   }
   const out = values.out ?? join('runs', `eval-${new Date().toISOString().replace(/[:.]/g, '-')}`);

@@ -1,6 +1,6 @@
 // The PPO trainer: no tensor leaks and moving weights per update, config validation, resume that
 // reproduces an uninterrupted run, and a clean stop.
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -167,6 +167,27 @@ describe('trainer', () => {
     await expect(run('damaged', dir, { resume: true })).rejects.toMatchObject({ field: 'metrics.jsonl' });
     writeFileSync(join(dir, 'damaged', 'config.json'), '{bad');
     await expect(run('damaged', dir, { resume: true })).rejects.toMatchObject({ field: 'config.json' });
+  });
+
+  it('leaves a run as it was when its resume fails: damaged weights, a lost latest.json, a bad initial policy', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    await run('base', dir, { stopAfter: 2 });
+    const files = (name: string) => ['config.json', 'metrics.jsonl'].map((f) => readFileSync(join(dir, name, f), 'utf8'));
+    cpSync(join(dir, 'base'), join(dir, 'weights'), { recursive: true });
+    cpSync(join(dir, 'base'), join(dir, 'pointer'), { recursive: true });
+    const before = files('base');
+    const latest = join(dir, 'weights', 'checkpoints', JSON.parse(readFileSync(join(dir, 'weights', 'checkpoints', 'latest.json'), 'utf8')).checkpoint);
+    writeFileSync(join(latest, 'weights.bin'), '');
+    // The resume asks for more updates, which it would write into config.json.
+    const longer = (name: string) => train({ ...TINY, updates: TINY.updates + 2, name, runsDir: dir }, { verbose: false, resume: true });
+    await expect(longer('weights')).rejects.toMatchObject({ code: 'hash-mismatch' });
+    expect(files('weights')).toEqual(before);
+    // Without latest.json the resume started afresh: it emptied metrics.jsonl, then hit the old checkpoints.
+    rmSync(join(dir, 'pointer', 'checkpoints', 'latest.json'));
+    await expect(longer('pointer')).rejects.toMatchObject({ field: 'checkpoints/latest.json' });
+    expect(files('pointer')).toEqual(before);
+    await expect(train({ ...TINY, name: 'refused', runsDir: dir, initialPolicy: join(dir, 'nowhere') }, { verbose: false })).rejects.toMatchObject({ field: 'initialPolicy' });
+    expect(existsSync(join(dir, 'refused'))).toBe(false);
   });
 
   it('stops cleanly when asked (Ctrl-C), leaving a resumable checkpoint', async () => {

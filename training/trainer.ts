@@ -4,7 +4,7 @@
 // latest checkpoint and, for a fixed seed on the same backend, reproduces the uninterrupted run's
 // metrics (timings aside): every update's randomness derives from (seed, update).
 
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { loadCheckpoint as loadCheckpointAgent } from '../checkpoints/agent-loader.js';
@@ -159,8 +159,6 @@ class TrainingRun {
     } else if (existsSync(join(runDir, 'checkpoints'))) {
       throw new ValidationError('run exists', 'name', `${runDir} already holds a run: pass --resume to continue it, or choose another --name`);
     }
-    mkdirSync(runDir, { recursive: true });
-    writeFileAtomic(configPath, `${JSON.stringify(config, null, 2)}\n`);
     const { backend } = await selectBackend(config.backend);
     const run = new TrainingRun(config, options, runDir, createGame(config.rules).numPlayers);
     run.log(`training ${config.name}: rules ${JSON.stringify(config.rules)}, TF.js backend ${backend}, ${config.updates} updates`);
@@ -176,7 +174,12 @@ class TrainingRun {
       const hidden = config.criticHiddenSizes ?? (onTrunk ? [64] : [64, 64]);
       this.critic = new OracleCritic(hidden, hashSeed(config.seed), onTrunk, onTrunk ? config.hiddenSizes[config.hiddenSizes.length - 1] : undefined);
     }
-    if (this.options.resume && (await this.store.pointer('latest'))) {
+    const latest = this.options.resume ? await this.store.pointer('latest') : null;
+    if (this.options.resume && latest === null && existsSync(this.store.root) && readdirSync(this.store.root).some((name) => name.startsWith('step-'))) {
+      // Starting afresh here would drop the run's metrics and then collide with its checkpoints.
+      throw new ValidationError('cannot resume', 'checkpoints/latest.json', `${this.store.root} holds checkpoints but no latest.json: restore it (it names the newest checkpoint) or start another run`);
+    }
+    if (latest !== null) {
       const loaded = await this.store.load('latest');
       this.learner = loaded.toAgent({ name: 'learner', seed: 0 });
       this.state = JSON.parse(JSON.stringify(loaded.extras.get('trainer')?.meta ?? this.state)) as TrainerState;
@@ -201,7 +204,6 @@ class TrainingRun {
       this.learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: hashSeed(config.seed), name: 'learner' });
       if (config.initialPolicy) await this.startFrom(config.initialPolicy);
     }
-    writeFileAtomic(this.metricsPath, this.metrics.map((m) => `${JSON.stringify(m)}\n`).join(''));
     this.ppo = new PpoLearner(this.learner, config, this.critic);
     if (optimizerState) await this.ppo.restoreOptimizer(optimizerState);
     this.league = new League(config.league, this.numPlayers);
@@ -217,6 +219,11 @@ class TrainingRun {
     }
     this.checkpointName = (await this.store.pointer('latest')) ?? '';
     this.elapsedBefore = this.metrics.length ? Number(this.metrics[this.metrics.length - 1]!.elapsed ?? 0) : 0;
+    // Written only once everything loaded: a refused config or a damaged checkpoint leaves the
+    // run folder as it was.
+    mkdirSync(this.runDir, { recursive: true });
+    writeFileAtomic(join(this.runDir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
+    writeFileAtomic(this.metricsPath, this.metrics.map((m) => `${JSON.stringify(m)}\n`).join(''));
   }
 
   /** Copies the policy weights of the checkpoint at `dir` (same rules and hidden sizes) into the fresh learner. */

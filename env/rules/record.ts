@@ -283,6 +283,10 @@ export function errorReport(e: unknown): { exitCode: number; output: Record<stri
       },
     };
   }
+  if (e instanceof AmountOverflowError) {
+    // Outside any action: the antes of a session's first deal already pass the bound.
+    return { exitCode: 1, output: { error: 'amount overflow', hand: e.hand, reason: 'an amount would pass 2^53 - 1 units; the session stops rather than round' } };
+  }
   return null;
 }
 
