@@ -1,6 +1,8 @@
 // Flags shared by the commands that set up a table: the rule set from --profile, --players,
 // --hands and --variant. Errors are ValidationErrors naming the flag, for each command to report.
 
+import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { ValidationError } from '../env/rules/index.js';
 
 export function integerFlag(value: string | boolean | undefined, field: string): number | undefined {
@@ -37,4 +39,31 @@ export function rulesFromFlags(values: Record<string, string | boolean | undefin
   const hands = integerFlag(values.hands, 'hands');
   if (hands !== undefined) rules.hands = hands;
   return rules;
+}
+
+/**
+ * Checks an output folder flag before any work: not empty, and a folder or a path whose nearest
+ * existing ancestor is a folder (a report would otherwise fail after the whole run).
+ */
+export function outputFolderFlag(value: string, field: string): string {
+  if (value === '') throw new ValidationError('invalid arguments', field, `--${field} is empty`);
+  let at = resolve(value);
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+  if (!statSync(at).isDirectory()) {
+    throw new ValidationError('invalid arguments', field, at === resolve(value) ? `${value} is a file, not a folder` : `${at} is a file, so ${value} cannot be a folder`);
+  }
+  return value;
+}
+
+/**
+ * A comma-separated agent list such as `heuristic,pimc:samples=8,rollout=random,runs/x`: an
+ * agent's own options are comma-separated too, so a `key=value` item continues the agent before it.
+ */
+export function agentListFlag(value: string): string[] {
+  const agents: string[] = [];
+  for (const item of value.split(',').map((a) => a.trim())) {
+    if (/^[A-Za-z]\w*=/.test(item) && agents.length > 0 && agents[agents.length - 1]!.includes(':')) agents[agents.length - 1] += `,${item}`;
+    else if (item) agents.push(item);
+  }
+  return agents;
 }

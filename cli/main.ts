@@ -18,7 +18,7 @@ import {
 import { ProgressBar, dealsForHands, runTournament, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
-import { integerFlag, rulesFromFlags, seedFlag } from './flags.js';
+import { agentListFlag, integerFlag, outputFolderFlag, rulesFromFlags, seedFlag } from './flags.js';
 import { MAX_RECORD_BYTES, readInputText } from './read-input.js';
 import { runTrain } from './train.js';
 import { runServe } from './serve.js';
@@ -145,8 +145,9 @@ async function runEval(args: string[]): Promise<void> {
     },
   });
   if (!values.agents) badInput('agents', 'kratzen eval needs --agents A,B[,...]');
-  const agents = values.agents.split(',').map((a) => a.trim()).filter(Boolean);
+  const agents = agentListFlag(values.agents);
   if (agents.length < 2) badInput('agents', 'name at least two agents');
+  if (values.out !== undefined) reportingErrors(() => outputFolderFlag(values.out!, 'out'));
   // --hands is the evaluation's size here, not the session length.
   const game = reportingErrors(() => createGame(rulesFromFlags({ ...values, hands: undefined })));
   const hands = reportingErrors(() => integerFlag(values.hands, 'hands')) ?? 1000;

@@ -121,7 +121,8 @@ describe('kratzen play', () => {
   it('never overwrites a file with its record, and checks the folder before the game', async () => {
     const taken = join(tmp, 'taken.txt');
     writeFileSync(taken, 'precious\n');
-    for (const record of [taken, join(tmp, 'no-such-folder', 'r.json')]) {
+    // An empty path used to play the whole session and then fail to rename the record.
+    for (const record of [taken, join(tmp, 'no-such-folder', 'r.json'), '']) {
       let text = '';
       const output = new Writable({ write: (chunk, _e, done) => ((text += chunk.toString()), done()) });
       const code = await runPlay(['--seed', '1', '--record', record], { input: Readable.from(['1\n']), output });

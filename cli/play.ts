@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { rulesFromFlags, seedFlag } from './flags.js';
+import { agentListFlag, rulesFromFlags, seedFlag } from './flags.js';
 import {
   NUM_ACTIONS,
   SUIT_LETTERS,
@@ -330,7 +330,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   }
   const seedText = typeof values.seed === 'string' ? values.seed : String(Date.now() % 1_000_000_000);
   const seed = seedFlag(seedText);
-  const specs = (typeof values.opponents === 'string' ? values.opponents : 'heuristic').split(',').map((s) => s.trim()).filter(Boolean);
+  const specs = agentListFlag(typeof values.opponents === 'string' ? values.opponents : 'heuristic');
   if (specs.length === 0) specs.push('heuristic');
   const rules = ruleSetToJson(game.rules);
   const agents: (Agent | null)[] = new Array(n).fill(null);
@@ -348,7 +348,9 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   // Checked before the game, so a typo costs no session. The record is written by rename, which
   // would replace any file at that path (README.md, or a system file when run as root): it never
   // goes to an existing path, and its folder must exist.
-  const recordProblem = existsSync(recordPath)
+  const recordProblem = recordPath === ''
+    ? 'the record path is empty'
+    : existsSync(recordPath)
     ? `${recordPath} exists: kratzen play never overwrites a file; name a new one`
     : typeof values.record === 'string' && !existsSync(dirname(resolve(recordPath)))
       ? `the folder of ${recordPath} does not exist`
