@@ -133,6 +133,14 @@ describe('kratzen play', () => {
     expect(existsSync(join(tmp, 'no-such-folder'))).toBe(false);
   });
 
+  it('ends the session at an answer line longer than it reads, saving the record (< /dev/zero ran out of memory)', async () => {
+    const endless = new Readable({ read() { this.push('x'.repeat(65_536)); } });
+    const path = join(tmp, 'endless.json');
+    const output = new Writable({ write: (_chunk, _e, done) => done() });
+    expect(await runPlay(['--seed', '2', '--hands', '1', '--record', path], { input: endless, output })).toBe(0);
+    expect(replayRecord(JSON.parse(readFileSync(path, 'utf8'))).result.final.complete).toBe(false);
+  });
+
   it('refuses bad arguments with exit code 2', async () => {
     for (const args of [['--players', '9'], ['--seat', '7'], ['--seat', 'x'], ['--opponents', 'nobody'], ['--deck-style', 'tarot'], ['--variant', '[1]'], ['--bogus']]) {
       const { code, text } = await play(args, []);

@@ -6,7 +6,6 @@
 
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -267,15 +266,34 @@ class TerminalGame {
   }
 }
 
+/** Longest answer line read; past it the input counts as ended (`< /dev/zero` grew one line until memory ran out). */
+const MAX_LINE_CHARS = 4096;
+
 function lineReader(input: Readable): { next: () => Promise<string | null>; close: () => void } {
-  const rl = createInterface({ input, terminal: false, crlfDelay: Infinity });
-  const lines = rl[Symbol.asyncIterator]();
+  const chunks = input.setEncoding('utf8')[Symbol.asyncIterator]() as AsyncIterator<string>;
+  let pending = '';
+  let ended = false;
   return {
     next: async () => {
-      const r = await lines.next();
-      return r.done ? null : r.value;
+      for (;;) {
+        const newline = pending.indexOf('\n');
+        if (newline >= 0) {
+          const line = pending.slice(0, newline).replace(/\r$/, '');
+          pending = pending.slice(newline + 1);
+          return line;
+        }
+        if (ended || pending.length > MAX_LINE_CHARS) {
+          ended = true;
+          const last = pending.length > 0 && pending.length <= MAX_LINE_CHARS ? pending : null;
+          pending = '';
+          return last;
+        }
+        const r = await chunks.next();
+        if (r.done) ended = true;
+        else pending += r.value;
+      }
     },
-    close: () => rl.close(),
+    close: () => void chunks.return?.(),
   };
 }
 
