@@ -59,6 +59,12 @@ interface Owned {
  * a 4096-env JSON reset (0.6 s) held up every other connection's requests.
  */
 const MAIN_THREAD_MAX_ENVS = { binary: 1024, json: 256 } as const;
+/**
+ * Multi sessions whose envs play more hands than this run in the pool too: `env.view` and
+ * `env.record` replay an env's whole session (about 0.1 ms a hand here; 4096 hands held every
+ * other connection up for 0.3 s).
+ */
+const MAIN_THREAD_MAX_HANDS = 64;
 
 /** Bytes of queued frames past which a connection's socket is no longer read until they drain. */
 const MAX_QUEUED_BYTES = 4 << 20;
@@ -348,7 +354,8 @@ export class Connection {
         target = `s${this.nextId++}`;
         // Bots play on the server in single sessions, and large batches take long per request:
         // that work goes to the pool, so the main thread stays free for everyone's light requests.
-        place = p.mode === 'single' || p.numEnvs > MAIN_THREAD_MAX_ENVS[p.encoding] ? this.context.pool.pick() : 'main';
+        const heavy = p.mode === 'single' || p.numEnvs > MAIN_THREAD_MAX_ENVS[p.encoding] || (sessionHands(p.config?.rules) ?? 0) > MAIN_THREAD_MAX_HANDS;
+        place = heavy ? this.context.pool.pick() : 'main';
         this.numSessions++;
         this.envsInUse += p.numEnvs;
         this.handsInUse += hands;

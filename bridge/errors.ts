@@ -1,7 +1,7 @@
 // The bridge's error codes, and the mapping from the project's typed errors to error replies.
 // Every failure a request can cause becomes one of these codes; nothing escapes to `ws`.
 
-import { IllegalActionError, ValidationError } from '../env/rules/index.js';
+import { AmountOverflowError, IllegalActionError, ValidationError } from '../env/rules/index.js';
 import { ReplayIllegalActionError } from '../env/rules/record.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 
@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   illegal_action: 'an action the rules do not allow; nothing was stepped',
   invalid_record: 'the record is malformed or replays an illegal action',
   no_decision: 'nobody is to act in the record state (the session is over)',
+  amount_overflow: 'an amount would pass 2^53 units (docs/rules.md §3): the session cannot start or go on',
   checkpoint_error: 'the checkpoint could not be loaded (details.reason is the CheckpointError code)',
   limit_exceeded: 'a per-connection limit (sessions, envs, policies, batch size) would be passed',
   shutting_down: 'the server is closing and accepts no new work',
@@ -63,6 +64,7 @@ export function toErrorBody(e: unknown, fieldPrefix = 'params'): ErrorBody {
   if (e instanceof IllegalActionError) {
     return { code: 'illegal_action', message: e.message, details: { action: e.action, seat: e.seat, reason: e.reason } };
   }
+  if (e instanceof AmountOverflowError) return { code: 'amount_overflow', message: e.message, details: { hand: e.hand } };
   if (e instanceof CheckpointError) return { code: 'checkpoint_error', message: e.message, details: { reason: e.code } };
   const message = e instanceof Error ? e.message : String(e);
   return { code: 'internal_error', message };

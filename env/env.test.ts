@@ -329,3 +329,25 @@ describe('WorkerVecEnv', () => {
     expect(() => par.step(illegal)).toThrow(/illegal/);
   });
 });
+
+describe('an amount overflow (docs/rules.md §3, Ledger)', () => {
+  it('ends the episode truncated and unsettled, autoresets it, and keeps its history readable', () => {
+    // Antes this large pass 2^53 units within a hand or two; the step used to throw after the
+    // state had moved, leaving the env stopped for good.
+    const numEnvs = 4;
+    const vec = new VecEnv({ numEnvs, keepEndedStates: true, config: { rules: { profile: 'tavern5', players: 4, ante: 4e14, hands: 50 } } }).reset(1);
+    const random = seedrandom('overflow');
+    const actions = new Int32Array(numEnvs);
+    let overflowed = -1;
+    for (let step = 0; step < 3000 && overflowed < 0; step++) {
+      for (let i = 0; i < numEnvs; i++) actions[i] = randomLegalAction(vec.masks, i, NUM_ACTIONS, random);
+      vec.step(actions);
+      for (let i = 0; i < numEnvs; i++) if (vec.buffers.truncated[i] && vec.endedStateOf(i)!.overflowed) overflowed = i;
+    }
+    expect(overflowed).toBeGreaterThanOrEqual(0);
+    expect(vec.finalInfo(overflowed)).toMatchObject({ hands: expect.any(Number) });
+    for (let s = 0; s < 4; s++) expect(vec.buffers.rewards[overflowed * MAX_SEATS + s]).toBe(0);
+    expect(vec.tableView(overflowed, 0, 'ended').history.length).toBeGreaterThan(0);
+    expect(vec.seatToActIn(overflowed)).toBeGreaterThanOrEqual(0); // the next episode is under way
+  });
+});

@@ -4,6 +4,7 @@
 // other seats' discards are masked, hands and undealt cards never appear.
 
 import {
+  AmountOverflowError,
   ACTION_DISCARD,
   ACTION_IN,
   actionToString,
@@ -97,7 +98,7 @@ export function sessionHistory(state: KratzenState, viewer: number): HandHistory
   });
   const recorder = new HistoryRecorder();
   const dealt: { cards: string[]; faceUp: string[] }[] = [];
-  for (const log of logs) {
+  hands: for (const log of logs) {
     // The replay waits at the deal of each hand; what the viewer holds then is what it was dealt.
     dealt.push({
       cards: replay.handOf(viewer).map(cardToken),
@@ -105,7 +106,13 @@ export function sessionHistory(state: KratzenState, viewer: number): HandHistory
     });
     for (const { seat, action } of log.actions) {
       recorder.observe(replay, seat, action);
-      replay.applyAs(seat, action);
+      try {
+        replay.applyAs(seat, action);
+      } catch (e) {
+        // The session stopped at this action (an amount overflow): so does its history.
+        if (e instanceof AmountOverflowError) break hands;
+        throw e;
+      }
     }
   }
   for (const hand of recorder.hands) Object.assign(hand, dealt[hand.hand]);

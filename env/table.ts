@@ -4,6 +4,7 @@
 
 import { z } from 'zod';
 import {
+  AmountOverflowError,
   KratzenGame,
   RuleSetError,
   ValidationError,
@@ -34,7 +35,10 @@ export const envConfigSchema = z.strictObject({
    * no longer swamp a learner's gradient: what the trainer does (training/config.ts). @default 'chips'
    */
   rewardNormalization: z.enum(['chips', 'pot']).default('chips'),
-  /** Truncate an episode after this many steps; 0 means never. @default 0 */
+  /**
+   * Truncate an episode after this many steps; 0 means never. @default 0. (An episode whose
+   * session stops at an amount overflow, docs/rules.md §3, also ends truncated, unsettled.)
+   */
   maxSteps: z.number().int().nonnegative().default(0),
 });
 
@@ -162,7 +166,16 @@ export class Table {
     }
     this.lastActor = seat;
     if (this.byPot) this.potFactor[seat] = this.currentPotFactor();
-    state.apply(action);
+    try {
+      state.apply(action);
+    } catch (e) {
+      if (!(e instanceof AmountOverflowError)) throw e;
+      // An amount would pass 2^53 units: the session stops there, unsettled (docs/rules.md §3,
+      // Ledger), so the episode ends cut short, like one that ran out of steps.
+      this.steps++;
+      rewards.fill(0, offset, offset + n);
+      return TRUNCATED;
+    }
     this.steps++;
     const balances = state.balances;
     if (this.byPot) {
