@@ -52,19 +52,45 @@ class BridgeError(Exception):
         self.details = details or {}
 
 
+def _bad_frame(reason: str) -> "BridgeError":
+    return BridgeError("bad_frame", f"the server sent a malformed binary frame: {reason}")
+
+
 def decode_frame(data: bytes) -> Dict[str, Any]:
-    """Decodes a binary reply: the JSON header's `result`, with each array viewed in place (numpy, no copy)."""
+    """Decodes a binary reply: the JSON header's `result`, with each array viewed in place (numpy, no copy).
+
+    Raises BridgeError("bad_frame") when the frame does not hold what its header says: every
+    count is checked against the frame's length and the batch's size before any array is viewed.
+    """
+    if len(data) < 4:
+        raise _bad_frame("shorter than its header length")
     (header_length,) = struct.unpack_from("<I", data, 0)
-    header = json.loads(bytes(data[4 : 4 + header_length]).decode("utf-8"))
-    result = header["result"]
+    if 4 + header_length > len(data):
+        raise _bad_frame(f"a header of {header_length} bytes in a frame of {len(data)}")
+    try:
+        header = json.loads(bytes(data[4 : 4 + header_length]).decode("utf-8"))
+        result = header["result"]
+        lengths = result.pop("lengths")
+        n = result["numEnvs"]
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise _bad_frame(f"its header is not a batch reply ({e})") from None
+    if not isinstance(n, int) or n < 0:
+        raise _bad_frame(f"numEnvs {n!r}")
+    if not isinstance(lengths, list) or len(lengths) != len(BINARY_ARRAYS) or not all(isinstance(c, int) and c >= 0 for c in lengths):
+        raise _bad_frame(f"lengths must be {len(BINARY_ARRAYS)} non-negative integers, got {lengths!r}"[:200])
     offset = (4 + header_length + 7) & ~7
     arrays = {}
-    for (name, _), dtype, count in zip(BINARY_ARRAYS, _ARRAY_DTYPES, result.pop("lengths")):
+    for (name, _), dtype, count in zip(BINARY_ARRAYS, _ARRAY_DTYPES, lengths):
+        if offset + count * dtype.itemsize > len(data):
+            raise _bad_frame(f"{name} ({count} elements) runs past the end of the frame")
         arrays[name] = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
         offset += (count * dtype.itemsize + 7) & ~7
-    n = result["numEnvs"]
+    if len(arrays["observations.indptr"]) != n + 1 or len(arrays["masks"]) != n * NUM_ACTIONS or len(arrays["seats"]) != n:
+        raise _bad_frame(f"array sizes do not match numEnvs {n}")
     arrays["masks"] = arrays["masks"].reshape(n, NUM_ACTIONS)
     width = result.get("rewardWidth", 1)
+    if not isinstance(width, int) or width < 1 or len(arrays["rewards"]) != n * width:
+        raise _bad_frame(f"rewards do not match numEnvs {n} x rewardWidth {width!r}")
     if width > 1:
         arrays["rewards"] = arrays["rewards"].reshape(n, width)
     result["arrays"] = arrays
@@ -109,6 +135,9 @@ class BridgeClient:
             raise BridgeError("connection_closed", f"{method}: {e}", details={"closeCode": e.code, "closeReason": e.reason}) from None
         reply = decode_frame(raw) if isinstance(raw, (bytes, bytearray)) else json.loads(raw)
         error = reply.get("error")
+        # Errors found before the server read an id (parse_error) carry id null.
+        if reply.get("id") != request_id and not (error is not None and reply.get("id") is None):
+            raise BridgeError("internal_error", f"reply id {reply.get('id')!r} does not match request {request_id}")
         if error is not None:
             raise BridgeError(error["code"], error["message"], error.get("field"), error.get("details"))
         if reply.get("id") != request_id:

@@ -16,11 +16,14 @@ import select
 import socket
 import struct
 import threading
+import time
 from typing import Optional, Tuple
 from urllib.parse import urlparse
 
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 OP_CONT, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
+# Largest reply accepted: a 4096-env JSON batch is about 60 MB.
+MAX_MESSAGE_BYTES = 256 << 20
 
 
 class WireClosed(Exception):
@@ -58,6 +61,7 @@ class WireConnection:
             raise WireClosed(f"cannot connect to {url}: {e}") from None
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._buffer = bytearray()
+        self._deadline: Optional[float] = None
         self._lock = threading.Lock()
         self._closed: Optional[WireClosed] = None
         self._handshake(host, port, path)
@@ -95,6 +99,10 @@ class WireConnection:
             raise self._fail(f"the connection broke while sending: {e}") from None
 
     def _fill(self) -> None:
+        # The timeout bounds the whole reply, not each read: pings or fragments that keep
+        # arriving must not keep a call waiting forever.
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            raise self._fail(f"no reply from the server within {self.timeout} s")
         try:
             chunk = self._sock.recv(1 << 20)
         except socket.timeout:
@@ -123,13 +131,15 @@ class WireConnection:
         key = os.urandom(4)
         self._send_all(header + key + _mask(payload, key))
 
-    def _read_frame(self) -> Tuple[bool, int, bytes]:
+    def _read_frame(self, received: int) -> Tuple[bool, int, bytes]:
         b0, b1 = self._read(2)
         n = b1 & 0x7F
         if n == 126:
             (n,) = struct.unpack("!H", self._read(2))
         elif n == 127:
             (n,) = struct.unpack("!Q", self._read(8))
+        if received + n > MAX_MESSAGE_BYTES:
+            raise self._fail(f"the server sent a message over {MAX_MESSAGE_BYTES} bytes")
         key = self._read(4) if b1 & 0x80 else None
         payload = self._read(n)
         if key:
@@ -139,9 +149,10 @@ class WireConnection:
     def _next_message(self) -> Tuple[int, bytes]:
         """The next data message (text or binary), answering pings and joining fragments."""
         parts = []
+        received = 0
         opcode = None
         while True:
-            fin, op, payload = self._read_frame()
+            fin, op, payload = self._read_frame(received)
             if op == OP_PING:
                 self._send_frame(OP_PONG, payload)
                 continue
@@ -158,6 +169,7 @@ class WireConnection:
             if op != OP_CONT:
                 opcode = op
             parts.append(payload)
+            received += len(payload)
             if fin:
                 return opcode or OP_TEXT, b"".join(parts)
 
@@ -178,7 +190,11 @@ class WireConnection:
             if self._closed is not None:
                 raise self._closed
             self._send_frame(OP_TEXT, text.encode("utf-8"))
-            opcode, payload = self._next_message()
+            self._deadline = time.monotonic() + self.timeout
+            try:
+                opcode, payload = self._next_message()
+            finally:
+                self._deadline = None
         return payload.decode("utf-8") if opcode == OP_TEXT else payload
 
     def _keep_alive(self, interval: float) -> None:
@@ -190,7 +206,7 @@ class WireConnection:
                 if self._closed is not None:
                     return
                 while self._buffer or select.select([self._sock], [], [], 0)[0]:
-                    fin, op, payload = self._read_frame()
+                    fin, op, payload = self._read_frame(0)
                     if op == OP_PING:
                         self._send_frame(OP_PONG, payload)
                     elif op == OP_CLOSE:

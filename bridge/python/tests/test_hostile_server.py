@@ -1,0 +1,122 @@
+"""The client against a hostile or broken server: malformed binary frames are BridgeErrors,
+and a server that keeps sending pings or fragments cannot hold a call past its timeout.
+
+Run: /usr/bin/python3 -m unittest discover -s bridge/python/tests  (needs numpy).
+"""
+
+import base64
+import hashlib
+import json
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from kratzen_bridge import NUM_ACTIONS, BridgeClient, BridgeError  # noqa: E402
+from kratzen_bridge.client import BINARY_ARRAYS, decode_frame  # noqa: E402
+
+GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+def frame(header: dict, lengths, payload_bytes: int) -> bytes:
+    text = json.dumps({**header, "result": {**header["result"], "lengths": lengths}}).encode()
+    start = (4 + len(text) + 7) & ~7
+    return struct.pack("<I", len(text)) + text + bytes(start - 4 - len(text)) + bytes(payload_bytes)
+
+
+def good_lengths(n: int):
+    return [n + 1, 0, 0, n * NUM_ACTIONS, n, n, n, n, 1, 0, 0]
+
+
+HEADER = {"id": 1, "result": {"session": "s1", "numEnvs": 1, "rewardWidth": 1, "final": []}}
+
+
+class DecodeFrameTest(unittest.TestCase):
+    def test_a_well_formed_frame_decodes(self):
+        arrays = decode_frame(frame(HEADER, good_lengths(1), 4096))["result"]["arrays"]
+        self.assertEqual(arrays["masks"].shape, (1, NUM_ACTIONS))
+        self.assertEqual(len(arrays["seats"]), 1)
+
+    def test_malformed_frames_are_bridge_errors(self):
+        # A count of -1 made numpy read the rest of the frame; too few counts dropped arrays silently.
+        negative = good_lengths(1)
+        negative[0] = -1
+        too_long = good_lengths(1)
+        too_long[3] = 10**9
+        cases = {
+            "negative count": frame(HEADER, negative, 4096),
+            "too few counts": frame(HEADER, good_lengths(1)[:4], 4096),
+            "past the end": frame(HEADER, too_long, 4096),
+            "sizes not numEnvs": frame(HEADER, good_lengths(2), 4096),
+            "header past the end": struct.pack("<I", 10**6) + b"{}",
+            "three bytes": b"abc",
+            "header not JSON": struct.pack("<I", 3) + b"{{{" + bytes(8),
+        }
+        self.assertEqual(len(BINARY_ARRAYS), len(good_lengths(1)))
+        for name, data in cases.items():
+            with self.subTest(name):
+                with self.assertRaises(BridgeError) as caught:
+                    decode_frame(data)
+                self.assertEqual(caught.exception.code, "bad_frame")
+
+
+class HostileServer:
+    """Accepts one WebSocket handshake, answers hello, then misbehaves as `mode` says."""
+
+    def __init__(self, mode: str):
+        self.mode = mode
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(1)
+        self.port = self.listener.getsockname()[1]
+        self.stop = threading.Event()
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        conn, _ = self.listener.accept()
+        request = b""
+        while b"\r\n\r\n" not in request:
+            request += conn.recv(4096)
+        key = [line.split(b":", 1)[1].strip() for line in request.split(b"\r\n") if line.lower().startswith(b"sec-websocket-key")][0]
+        accept = base64.b64encode(hashlib.sha1(key + GUID.encode()).digest()).decode()
+        conn.sendall(f"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n".encode())
+        conn.recv(65536)  # hello
+        hello = json.dumps({"id": 1, "result": {"protocolVersion": 2}}).encode()
+        conn.sendall(struct.pack("!BB", 0x81, len(hello)) + hello)
+        try:
+            conn.recv(65536)  # the call under test
+            if self.mode == "fragments":
+                conn.sendall(struct.pack("!BB", 0x01, 1) + b"{")
+            while not self.stop.wait(0.05):
+                if self.mode == "pings":
+                    conn.sendall(struct.pack("!BB", 0x89, 0))
+                else:
+                    conn.sendall(struct.pack("!BB", 0x00, 1) + b" ")
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+
+class DeadlineTest(unittest.TestCase):
+    def test_pings_or_fragments_that_keep_coming_do_not_hold_a_call_past_its_timeout(self):
+        for mode in ("pings", "fragments"):
+            with self.subTest(mode):
+                server = HostileServer(mode)
+                client = BridgeClient(f"ws://127.0.0.1:{server.port}", timeout=0.5)
+                started = time.monotonic()
+                with self.assertRaises(BridgeError) as caught:
+                    client.call("ping")
+                self.assertLess(time.monotonic() - started, 3.0)
+                self.assertEqual(caught.exception.code, "connection_closed")
+                server.stop.set()
+                client.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
