@@ -11,6 +11,7 @@ const SLICE_MS = 10;
 
 const host = new SessionHost(workerData as HostOptions);
 const gone = new Set<number>();
+const MAX_GONE = 4096;
 
 class Cancelled extends Error {}
 
@@ -33,8 +34,10 @@ type Message = { type: 'request'; ticket: number; request: HostedRequest } | { t
 
 parentPort!.on('message', (message: Message) => {
   if (message.type === 'dispose') {
-    // Connection numbers are never reused, so a gone client stays gone.
+    // Connection numbers are never reused, so a gone client stays gone. Only the newest are
+    // remembered: a request still running for one closed 4096 connections ago is not plausible.
     gone.add(message.connection);
+    if (gone.size > MAX_GONE) gone.delete(gone.values().next().value!);
     host.dispose(message.connection);
     return;
   }
