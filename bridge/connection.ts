@@ -76,6 +76,8 @@ function rawBytes(data: RawData): number {
 
 /** How long a connection's queued requests run before other connections get a turn. */
 const PUMP_SLICE_MS = 10;
+/** A pause this long between two requests of a connection starts a new slice. */
+const IDLE_GAP_MS = 1;
 
 /** The bytes of one JSON row of policy.act at its most compact (a digit and a comma per entry). */
 const MIN_POLICY_ROW_BYTES = 2 * (OBS_SIZE + NUM_ACTIONS) + 8;
@@ -101,8 +103,9 @@ export class Connection {
   /** Bytes of the frames in `queue`; past MAX_QUEUED_BYTES the socket is paused. */
   private queuedBytes = 0;
   private paused = false;
-  /** When this event-loop turn's run of requests began (-1: none yet); see pump. */
-  private sliceStart = -1;
+  /** When the current run of back-to-back requests began, and when the last one ended; see pump. */
+  private sliceStart = 0;
+  private lastRequestEnd = -Infinity;
   private waitingForReader: NodeJS.Timeout | null = null;
   private closed = false;
   private idleWaiters: (() => void)[] = [];
@@ -176,15 +179,15 @@ export class Connection {
     while (this.queue.length > 0 && !this.closed) {
       // Pipelined requests give way every few ms, so other connections' frames are read meanwhile
       // (200 pipelined 256-env resets used to hold every other client up for 0.6 s). The frames
-      // of one socket read arrive one by one, each its own pump: the slice spans the turn.
+      // of one socket read arrive one by one, each its own pump, so a slice is a run of requests
+      // with no idle gap between them.
       const now = performance.now();
-      if (this.sliceStart < 0) {
-        this.sliceStart = now;
-        setImmediate(() => (this.sliceStart = -1));
-      } else if (now - this.sliceStart > PUMP_SLICE_MS) {
+      if (now - this.lastRequestEnd > IDLE_GAP_MS) this.sliceStart = now;
+      else if (now - this.sliceStart > PUMP_SLICE_MS) {
         this.busy = true;
         setImmediate(() => {
           this.busy = false;
+          this.sliceStart = performance.now();
           this.pump();
         });
         return;
@@ -217,12 +220,14 @@ export class Connection {
         return;
       }
       this.send(outcome);
+      this.lastRequestEnd = performance.now();
     }
     this.notifyIdle();
   }
 
   private finishAsync(reply: Reply): void {
     this.send(reply);
+    this.lastRequestEnd = performance.now();
     this.busy = false;
     this.pump();
   }
