@@ -42,7 +42,11 @@ _ARRAY_DTYPES = tuple(np.dtype(d) for _, d in BINARY_ARRAYS)
 
 
 class BridgeError(Exception):
-    """An error reply: `code` is one of the server's ERROR_CODES, `field` the offending path."""
+    """An error reply: `code` is one of the server's ERROR_CODES, `field` the offending path.
+
+    The client adds its own codes: `connection_failed`, `connection_closed` (also when a reply
+    does not come within the timeout) and `bad_frame` (a binary reply that is not well formed).
+    """
 
     def __init__(self, code: str, message: str, field: Optional[str] = None, details: Optional[dict] = None):
         super().__init__(f"{code}: {message}")
