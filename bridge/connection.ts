@@ -6,7 +6,7 @@
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
-import { MAX_SEATS, NUM_ACTIONS, actionToString, parseRuleSet } from '../env/rules/index.js';
+import { MAX_SEATS, NUM_ACTIONS, actionToString } from '../env/rules/index.js';
 import { OBS_SIZE, observationSpec } from '../env/observation.js';
 import { BridgeError, toErrorBody } from './errors.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
@@ -354,12 +354,12 @@ export class Connection {
         const p = params as ParamsOf<'env.create'>;
         // Checked here too, before any hand-over to a worker: a config that cannot be cloned to
         // one (nested 20,000 deep) still gets the error naming its field.
-        checkSessionConfig(p.config);
-        const hands = this.checkCreate(p.numEnvs, p.config?.rules);
+        const perEnvHands = checkSessionConfig(p.config).game.rules.hands;
+        const hands = this.checkCreate(p.numEnvs, perEnvHands);
         target = `s${this.nextId++}`;
         // Bots play on the server in single sessions, and large batches take long per request:
         // that work goes to the pool, so the main thread stays free for everyone's light requests.
-        const heavy = p.mode === 'single' || p.numEnvs > MAIN_THREAD_MAX_ENVS[p.encoding] || (sessionHands(p.config?.rules) ?? 0) > MAIN_THREAD_MAX_HANDS;
+        const heavy = p.mode === 'single' || p.numEnvs > MAIN_THREAD_MAX_ENVS[p.encoding] || perEnvHands > MAIN_THREAD_MAX_HANDS;
         place = heavy ? this.context.pool.pick() : 'main';
         this.numSessions++;
         this.envsInUse += p.numEnvs;
@@ -435,9 +435,8 @@ export class Connection {
   }
 
   /** Checks the limits for a new session; returns the hands its envs may keep (numEnvs x rules.hands). */
-  private checkCreate(numEnvs: number, rules: unknown): number {
-    const perEnv = sessionHands(rules);
-    const hands = perEnv === undefined ? 0 : numEnvs * perEnv;
+  private checkCreate(numEnvs: number, perEnv: number): number {
+    const hands = numEnvs * perEnv;
     if (this.handsInUse + hands > this.context.maxHandsPerConnection) {
       throw new BridgeError(
         'limit_exceeded',
@@ -501,13 +500,4 @@ function spec(): Record<string, unknown> {
     maxSeats: MAX_SEATS,
   };
   return cachedSpec;
-}
-
-/** The hands per env a session's rules ask for; undefined when they do not parse (the host reports that, naming the field). */
-function sessionHands(rules: unknown): number | undefined {
-  try {
-    return parseRuleSet(rules ?? {}).hands;
-  } catch {
-    return undefined;
-  }
 }

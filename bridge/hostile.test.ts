@@ -48,6 +48,18 @@ function rawSocket(url: string, options: WebSocket.ClientOptions = {}) {
   return { ws, messages, closed, opened };
 }
 
+/** Pings through `client` every 10 ms until `done()`; the round-trip times in ms. */
+async function pingLatenciesUntil(client: BridgeClient, done: () => boolean): Promise<number[]> {
+  const latencies: number[] = [];
+  while (!done()) {
+    const t = performance.now();
+    await client.call('ping');
+    latencies.push(performance.now() - t);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return latencies;
+}
+
 function httpGet(port: number, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, path: '/', headers }, (res) => {
@@ -251,13 +263,7 @@ describe('heavy work [issue: one request freezing every client]', () => {
     let heavyDone = false;
     const started = performance.now();
     const resets = Promise.all(Array.from({ length: 3 }, (_, k) => heavy.call('env.reset', { session, seed: k }))).then(() => (heavyDone = true));
-    const latencies: number[] = [];
-    while (!heavyDone) {
-      const t = performance.now();
-      await light.call('ping');
-      latencies.push(performance.now() - t);
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    const latencies = await pingLatenciesUntil(light, () => heavyDone);
     await resets;
     const heavySeconds = (performance.now() - started) / 1000;
     expect(heavySeconds).toBeGreaterThan(0.3); // it was heavy work
@@ -289,13 +295,7 @@ describe('heavy work [issue: one request freezing every client]', () => {
     for (let k = 0; k < 60; k++) heavy.ws.send(JSON.stringify({ id: 10 + k, method: 'env.reset', params: { session: sessions[1], seed: k } }));
     let done = false;
     void work.then(() => (done = true));
-    const latencies: number[] = [];
-    while (!done) {
-      const t = performance.now();
-      await light.call('ping');
-      latencies.push(performance.now() - t);
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    const latencies = await pingLatenciesUntil(light, () => done);
     expect(latencies.length).toBeGreaterThan(3);
     expect(Math.max(...latencies)).toBeLessThan(100);
     heavy.ws.close();

@@ -187,6 +187,13 @@ export class BridgeServer {
     return total;
   }
 
+  /** Bytes of request frames read from all connections and not yet handled. */
+  get queuedRequestBytes(): number {
+    let total = 0;
+    for (const connection of this.connections.values()) total += connection.queuedRequestBytes;
+    return total;
+  }
+
   /** Open sockets, greeted or not. */
   get numConnections(): number {
     return this.connections.size;
@@ -248,13 +255,6 @@ export class BridgeServer {
     }
     this.handshaking.add(socket);
     socket.once('close', () => this.handshaking.delete(socket));
-  }
-
-  /** Bytes of request frames read from all connections and not yet handled. */
-  get queuedRequestBytes(): number {
-    let total = 0;
-    for (const connection of this.connections.values()) total += connection.queuedRequestBytes;
-    return total;
   }
 
   /** Sockets that have not finished a WebSocket handshake (raw TCP, plain HTTP). */

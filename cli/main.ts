@@ -89,7 +89,7 @@ function reportingErrors<T>(run: () => T): T {
   try {
     return run();
   } catch (e) {
-    const report = errorReport(e);
+    const report = failureReport(e);
     if (report) fail(report.exitCode, report.output);
     throw e;
   }

@@ -26,8 +26,9 @@ export function readInputText(path: string, field: string, maxBytes: number, err
   }
   try {
     const tooLarge = () => new ValidationError(error, field, `${path} is larger than ${maxBytes} bytes`);
-    if (fd !== 0 && fstatSync(fd).isDirectory()) throw new ValidationError(error, field, `${path} is a directory`);
-    if (fd !== 0 && fstatSync(fd).isFile() && fstatSync(fd).size > maxBytes) throw tooLarge();
+    const info = fd === 0 ? null : fstatSync(fd);
+    if (info?.isDirectory()) throw new ValidationError(error, field, `${path} is a directory`);
+    if (info?.isFile() && info.size > maxBytes) throw tooLarge();
     const chunks: Buffer[] = [];
     let total = 0;
     for (;;) {
