@@ -61,7 +61,7 @@ describe('rule sets', () => {
   it('refuses amounts near a fifth instead of rounding them (nothing is ever rounded, §3)', () => {
     for (const ante of [0.200000000000001, 1e-300, 4e-17]) expect(rejection({ profile: 'tavern5', ante }).field).toBe('ante');
   });
-  it('refuses a __proto__ key as an unknown field; its contents were read as rules (hostile input)', () => {
+  it('refuses a __proto__ key as an unknown field (§0: unknown fields are rejected); its contents were read as rules', () => {
     expect(rejection(JSON.parse('{"__proto__":{"players":5}}'))).toEqual({ field: '__proto__', reason: 'unknown field __proto__' });
     expect(rejection(JSON.parse('{"profile":"tavern5","exchange":{"__proto__":{"maxCards":1}}}')).field).toBe('exchange.__proto__');
   });
