@@ -10,7 +10,9 @@
 // the size of that env.step's reply, nothing parsed or computed (the echo runs in its own
 // worker, like the server). `bridge.localVec.n256.stepsPerSec` is the same 256-env work on a
 // VecEnv in this thread, measured between the others: `bridge.ratio.*` are ratios of figures
-// taken seconds apart.
+// taken seconds apart. The server polls for the next request for 200 µs after each reply
+// (`spinMicroseconds`, its default); `bridge.noSpin.roundTripsPerSec` is a second server with
+// that off, the thread sleeping between requests as the echo's does.
 
 import { connect } from 'node:net';
 import WebSocket from 'ws';
@@ -108,14 +110,15 @@ async function wsEcho(requestBytes: number, replyBytes: number): Promise<Runner>
 }
 
 /** The bridge server in a worker thread (as it would be in its own process). */
-async function bridgeServer(): Promise<{ port: number; stop: () => Promise<void> }> {
+async function bridgeServer(spinMicroseconds?: number): Promise<{ port: number; stop: () => Promise<void> }> {
   const { worker, port } = await startWorker(
-    `const { parentPort } = require('node:worker_threads');
+    `const { parentPort, workerData } = require('node:worker_threads');
      import(${JSON.stringify(SERVER_MODULE)}).then(async ({ BridgeServer }) => {
-       const server = await new BridgeServer({ port: 0, maxEnvsPerConnection: 4096, maxMessageBytes: 4 << 20 }).start();
+       const server = await new BridgeServer({ port: 0, maxEnvsPerConnection: 4096, maxMessageBytes: 4 << 20, spinMicroseconds: workerData.spinMicroseconds }).start();
        parentPort.on('message', async () => { await server.close(); parentPort.postMessage('closed'); });
        parentPort.postMessage(server.port);
      });`,
+    { spinMicroseconds },
   );
   return {
     port,
@@ -195,9 +198,12 @@ const ROUNDS = 5;
 export async function benchBridge(seconds: number): Promise<Record<string, number>> {
   const server = await bridgeServer();
   const client = await BridgeClient.open(`ws://127.0.0.1:${server.port}`);
+  const quietServer = await bridgeServer(0);
+  const quietClient = await BridgeClient.open(`ws://127.0.0.1:${quietServer.port}`);
   const sizes = await stepMessageSizes(client);
   const runners: Record<string, Runner> = {
     'bridge.roundTripsPerSec': await steps(client, 1, 'binary'),
+    'bridge.noSpin.roundTripsPerSec': await steps(quietClient, 1, 'binary'),
     'bridge.json.roundTripsPerSec': await steps(client, 1, 'json'),
     'bridge.batched.n256.stepsPerSec': await steps(client, 256, 'binary'),
     'bridge.batched.n256.json.stepsPerSec': await steps(client, 256, 'json'),
@@ -214,12 +220,15 @@ export async function benchBridge(seconds: number): Promise<Record<string, numbe
   } finally {
     for (const runner of Object.values(runners)) await runner.close();
     await client.close();
+    await quietClient.close();
     await server.stop();
+    await quietServer.stop();
   }
   const metrics: Record<string, number> = {};
   for (const [name, values] of Object.entries(rates)) metrics[name] = Math.round(median(values));
   const roundRatio = (over: string, under: string) => Math.round(median(rates[over]!.map((v, r) => v / rates[under]![r]!)) * 1000) / 1000;
   metrics['bridge.ratio.roundTripsOverWsEcho'] = roundRatio('bridge.roundTripsPerSec', 'bridge.loopback.wsRoundTripsPerSec');
+  metrics['bridge.ratio.noSpinRoundTripsOverWsEcho'] = roundRatio('bridge.noSpin.roundTripsPerSec', 'bridge.loopback.wsRoundTripsPerSec');
   metrics['bridge.ratio.batchedOverLocalVecN256'] = roundRatio('bridge.batched.n256.stepsPerSec', 'bridge.localVec.n256.stepsPerSec');
   return metrics;
 }

@@ -33,6 +33,8 @@ export interface ConnectionContext {
   isShuttingDown(): boolean;
   /** Whether one more client may complete hello (the connection limit). */
   admit(): boolean;
+  /** Called after each reply is sent (the server then polls for the next request a while). */
+  afterReply(): void;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -244,6 +246,7 @@ export class Connection {
     // No callback: a failed send means the socket is going away, and its 'close' handler
     // cleans up; a callback per reply costs a write request of its own.
     ws.send(reply);
+    this.context.afterReply();
   }
 
   /** Parse, method, handshake, params; then the handler. Returns the reply (or its promise). */

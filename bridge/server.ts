@@ -16,6 +16,7 @@ import { SessionHost, type HostOptions } from './host.js';
 import { defaultCheckpointRoots } from './checkpoint-roots.js';
 import { HttpGuard, isLoopbackHost } from './http-guard.js';
 import { serveWebAsset } from './web/assets.js';
+import { BusyPoll } from './busy-poll.js';
 
 export interface BridgeServerOptions {
   /**
@@ -105,6 +106,13 @@ export interface BridgeServerOptions {
    * @default one less than the cores, at least 1, at most 4
    */
   heavyWorkers?: number;
+  /**
+   * After each reply the server keeps polling its sockets for this long instead of sleeping
+   * (bridge/busy-poll.ts): a client stepping in a loop gets its next reply without waiting for
+   * the server's thread to wake, which here takes longer than handling a one-env step. Costs up
+   * to this much CPU per reply that no request follows; 0 turns it off. @default 200
+   */
+  spinMicroseconds?: number;
 }
 
 type ResolvedOptions = Required<Omit<BridgeServerOptions, 'token' | 'agentLimits' | 'seedSecret'>> & {
@@ -137,6 +145,7 @@ const DEFAULTS = {
   backend: 'auto' as BackendChoice,
   web: false,
   heavyWorkers: Math.max(1, Math.min(4, availableParallelism() - 1)),
+  spinMicroseconds: 200,
 };
 
 /** Close codes beyond RFC 6455's: 4000 idle timeout, 4001 no hello in time. */
@@ -157,6 +166,7 @@ export class BridgeServer {
   private handshaking = new Set<Socket>();
   private shuttingDown = false;
   private closing: Promise<void> | null = null;
+  private busyPoll: BusyPoll;
 
   constructor(options: BridgeServerOptions = {}) {
     const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
@@ -168,6 +178,7 @@ export class BridgeServer {
       agentLimits: { ...DEFAULT_AGENT_LIMITS, ...Object.fromEntries(Object.entries(options.agentLimits ?? {}).filter(([, v]) => v !== undefined)) },
       seedSecret: options.seedSecret ?? randomBytes(32).toString('hex'),
     } as ResolvedOptions;
+    this.busyPoll = new BusyPoll(this.options.spinMicroseconds);
   }
 
   /** The bound port (after `start`). */
@@ -303,6 +314,7 @@ export class BridgeServer {
       pool: this.pool!,
       isShuttingDown: () => this.shuttingDown,
       admit: () => this.numGreeted() < o.maxConnections,
+      afterReply: () => this.busyPoll.extend(),
     });
     this.connections.set(ws, connection);
     const helloTimer = setTimeout(() => {
@@ -373,6 +385,7 @@ export class BridgeServer {
 
   private async shutdown(): Promise<void> {
     this.shuttingDown = true;
+    this.busyPoll.stop();
     for (const timer of this.timers) clearInterval(timer);
     const grace = this.options.shutdownGraceMs;
     const httpClosed = new Promise<void>((resolve) => (this.http ? this.http.close(() => resolve()) : resolve()));

@@ -42,6 +42,8 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
   --max-pimc-samples N     largest pimc samples a client may ask for (64)
   --max-pimc-time-ms MS    largest pimc timeBudgetMs a client may ask for (100)
   --heavy-workers N        worker threads for bots and search (cores - 1, 1..4)
+  --spin-us US             after each reply, poll for the next request this long instead of
+                           sleeping (200; 0 = off): faster stepping loops for some CPU
   --idle-timeout-ms MS     close a connection with no accepted request and no pong for this long (600000)
   --heartbeat-interval-ms MS  ping every client this often; one that missed the last pong is dropped (30000)
   --seed-secret S          mixed into single-agent seeds so clients cannot deal the bots' hands; the same
@@ -90,6 +92,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
         'max-pimc-samples': { type: 'string' },
         'max-pimc-time-ms': { type: 'string' },
         'heavy-workers': { type: 'string' },
+        'spin-us': { type: 'string' },
         'seed-secret': { type: 'string' },
         backend: { type: 'string' },
         web: { type: 'boolean' },
@@ -134,6 +137,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     idleTimeoutMs: intFlag(values['idle-timeout-ms'], 'idle-timeout-ms', 1),
     heartbeatIntervalMs: intFlag(values['heartbeat-interval-ms'], 'heartbeat-interval-ms', 10),
     heavyWorkers: intFlag(values['heavy-workers'], 'heavy-workers', 1, 64),
+    spinMicroseconds: intFlag(values['spin-us'], 'spin-us', 0, 100_000),
     agentLimits: {
       maxPimcSamples: intFlag(values['max-pimc-samples'], 'max-pimc-samples', 1),
       maxPimcTimeBudgetMs: intFlag(values['max-pimc-time-ms'], 'max-pimc-time-ms', 1),
