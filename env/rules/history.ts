@@ -3,6 +3,7 @@
 // enough, and a restarted state keeps them.
 
 import { NUM_CARDS } from './cards.js';
+import { copyInto } from './results.js';
 
 export interface HandLog {
   deck: number[];
@@ -11,13 +12,25 @@ export interface HandLog {
 
 export class SessionLog {
   /** The deck of each hand started, NUM_CARDS ids per hand. */
-  private decks = new Int8Array(4 * NUM_CARDS);
+  private decks: Int8Array;
   /** Hands started (decks recorded). */
   numHands = 0;
   /** Every action applied: seat * 256 + action, per hand from `handStart[h]`. */
-  private actions = new Int16Array(128);
+  private actions: Int16Array;
   private numActions = 0;
   private handStart = new Int32Array(4);
+
+  /**
+   * The first room for decks and actions: views into the state's memory (state-data.ts), so a
+   * new state allocates no arrays here; a longer session moves to arrays of their own.
+   */
+  constructor(
+    private readonly firstDecks: Int8Array,
+    private readonly firstActions: Int16Array,
+  ) {
+    this.decks = firstDecks;
+    this.actions = firstActions;
+  }
 
   clear(): void {
     this.numHands = 0;
@@ -25,9 +38,9 @@ export class SessionLog {
   }
 
   copyFrom(other: SessionLog): void {
-    this.decks = other.decks.slice();
+    this.decks = copyInto(this.firstDecks, other.decks);
     this.numHands = other.numHands;
-    this.actions = other.actions.slice();
+    this.actions = copyInto(this.firstActions, other.actions);
     this.numActions = other.numActions;
     this.handStart = other.handStart.slice();
   }

@@ -60,15 +60,25 @@ const S_PAYOUTS = 2;
 const S_PENALTIES = 3;
 const S_FEES = 4;
 const S_BALANCES = 5;
-const RESULT_STRIDE = R_SEATS + 6 * MAX_SEATS;
+/** Doubles per finished hand. */
+export const RESULT_STRIDE = R_SEATS + 6 * MAX_SEATS;
 
 export class ResultStore {
-  private data = new Float64Array(4 * RESULT_STRIDE);
+  private data: Float64Array;
   /** Hands finished this session (a tavern5 tie-break deal counts). */
   count = 0;
   private cache: HandResult[] = [];
 
-  constructor(private readonly numPlayers: number) {}
+  /**
+   * `firstData` is the first room (a view into the state's memory, state-data.ts): a new state
+   * then allocates nothing here; a longer session moves to an array of its own.
+   */
+  constructor(
+    private readonly numPlayers: number,
+    private readonly firstData: Float64Array,
+  ) {
+    this.data = firstData;
+  }
 
   clear(): void {
     this.count = 0;
@@ -76,7 +86,7 @@ export class ResultStore {
   }
 
   copyFrom(other: ResultStore): void {
-    this.data = other.data.slice();
+    this.data = copyInto(this.firstData, other.data);
     this.count = other.count;
     this.cache = other.cache.slice();
   }
@@ -143,4 +153,11 @@ export class ResultStore {
       balances: seats(S_BALANCES),
     };
   }
+}
+
+/** `source` copied into `first` when it fits there, else into an array of its own. */
+export function copyInto<T extends Float64Array | Int8Array | Int16Array>(first: T, source: T): T {
+  if (source.length > first.length) return source.slice() as T;
+  first.set(source);
+  return first;
 }

@@ -8,6 +8,7 @@ import { NUM_CARDS } from './cards.js';
 import { NUM_ACTIONS } from './actions.js';
 import type { HandKind, Phase } from './phases.js';
 import { DECL_NONE, HAND_CAPACITY, MAX_SEATS, MAX_TRICKS } from './sizes.js';
+import { RESULT_STRIDE } from './results.js';
 
 type Kind = 'f64' | 'i8' | 'u8' | 'i16';
 const BYTES: Record<Kind, number> = { f64: 8, i8: 1, u8: 1, i16: 2 };
@@ -48,6 +49,10 @@ const MEMORY_LAYOUT = [
   ['trickWinners', 'i8', MAX_TRICKS],
   /** The legal actions of the current state, in the engine's order. */
   ['legal', 'i16', NUM_ACTIONS],
+  /** The first room of the session's results and log (results.ts, history.ts): 4 hands, 128 actions. */
+  ['firstResults', 'f64', 4 * RESULT_STRIDE],
+  ['firstDecks', 'i8', 4 * NUM_CARDS],
+  ['firstActions', 'i16', 128],
 ] as const;
 
 type LayoutName = (typeof MEMORY_LAYOUT)[number][0];
@@ -63,10 +68,12 @@ for (const [name, kind, length] of MEMORY_LAYOUT) {
 }
 const MEMORY_BYTES = Math.ceil(cursor / 8) * 8;
 
-const LAYOUT_BY_NAME = new Map<string, readonly [Kind, number, number]>(MEMORY_LAYOUT.map(([name, kind, length]) => [name, [kind, OFFSETS[name]!, length]]));
+// A plain object rather than a Map: carve's lookups by constant names then compile to field
+// loads (a Map lookup per view was a fifth of creating a state).
+const LAYOUT_BY_NAME = Object.fromEntries(MEMORY_LAYOUT.map(([name, kind, length]) => [name, [kind, OFFSETS[name]!, length]])) as unknown as Record<LayoutName, readonly [Kind, number, number]>;
 
 function view<N extends LayoutName>(buffer: ArrayBuffer, name: N): Memory[N] {
-  const [kind, at, length] = LAYOUT_BY_NAME.get(name)!;
+  const [kind, at, length] = LAYOUT_BY_NAME[name];
   const out = kind === 'f64' ? new Float64Array(buffer, at, length) : kind === 'i16' ? new Int16Array(buffer, at, length) : kind === 'i8' ? new Int8Array(buffer, at, length) : new Uint8Array(buffer, at, length);
   return out as Memory[N];
 }
@@ -102,6 +109,9 @@ function carve(buffer: ArrayBuffer): Memory {
     playedCards: view(buffer, 'playedCards'),
     trickWinners: view(buffer, 'trickWinners'),
     legal: view(buffer, 'legal'),
+    firstResults: view(buffer, 'firstResults'),
+    firstDecks: view(buffer, 'firstDecks'),
+    firstActions: view(buffer, 'firstActions'),
   };
 }
 
@@ -228,18 +238,21 @@ export class StateData {
 
   /** Clears everything of the hand before a deal. */
   resetHand(): void {
+    // Loops, not fill(): on arrays this short the builtin's call costs more than the stores.
     const m = this.m;
-    m.handLength.fill(0);
-    m.playing.fill(0);
-    m.declaration.fill(DECL_NONE);
-    m.bettler.fill(0);
-    m.quotas.fill(0);
-    m.tricksWon.fill(0);
-    m.discardedBy.fill(-1);
-    m.exchanged.fill(0);
-    m.fees.fill(0);
-    m.playedCards.fill(-1);
-    m.trickWinners.fill(-1);
+    for (let s = 0; s < MAX_SEATS; s++) {
+      m.handLength[s] = 0;
+      m.playing[s] = 0;
+      m.declaration[s] = DECL_NONE;
+      m.bettler[s] = 0;
+      m.quotas[s] = 0;
+      m.tricksWon[s] = 0;
+      m.exchanged[s] = 0;
+      m.fees[s] = 0;
+    }
+    for (let c = 0; c < NUM_CARDS; c++) m.discardedBy[c] = -1;
+    for (let i = 0; i < MAX_TRICKS * MAX_SEATS; i++) m.playedCards[i] = -1;
+    for (let t = 0; t < MAX_TRICKS; t++) m.trickWinners[t] = -1;
     this.numDiscards = 0;
     this.trickLength = 0;
     this.trickNumber = 0;

@@ -24,7 +24,7 @@ export abstract class StateReader {
   protected readonly d: StateData;
   protected readonly balancesView: Float64Array;
   protected readonly resultStore: ResultStore;
-  protected readonly log = new SessionLog();
+  protected readonly log: SessionLog;
 
   constructor(game: KratzenGame) {
     this.game = game;
@@ -32,7 +32,8 @@ export abstract class StateReader {
     this.numPlayers = game.numPlayers;
     this.d = new StateData(game.numPlayers);
     this.balancesView = this.d.m.balances.subarray(0, game.numPlayers);
-    this.resultStore = new ResultStore(game.numPlayers);
+    this.resultStore = new ResultStore(game.numPlayers, this.d.m.firstResults);
+    this.log = new SessionLog(this.d.m.firstDecks, this.d.m.firstActions);
   }
 
   /** The rules core's own view of the data (internal.ts); no other layer reads it. */
