@@ -3,6 +3,7 @@
 
 import { NUM_ACTIONS } from '../env/rules/index.js';
 import { OBS_SIZE, type ObservationRows } from '../env/observation.js';
+import { takeFrame } from './frame-pool.js';
 
 export type Encoding = 'json' | 'binary';
 
@@ -190,7 +191,7 @@ function frameWithHeaderText(head: string, parts: readonly Part[]): Buffer {
   text += ']}}';
   const headerLength = Buffer.byteLength(text, 'utf8');
   const payloadStart = align8(4 + headerLength);
-  const frame = Buffer.allocUnsafe(payloadStart + bytes);
+  const frame = takeFrame(payloadStart + bytes);
   frame.writeUInt32LE(headerLength, 0);
   frame.write(text, 4, 'utf8');
   // Padding bytes are zeroed so frames are reproducible byte for byte.

@@ -16,6 +16,7 @@ import type { HostedMethod, HostedReply, SessionHost } from './host.js';
 import type { HeavyPool } from './heavy-pool.js';
 import { checkPolicyRules } from './policies.js';
 import { checkSessionConfig } from './session.js';
+import { giveBackFrame, isLentFrame } from './frame-pool.js';
 
 /** What a connection needs from its server (resolved options and state). */
 export interface ConnectionContext {
@@ -243,9 +244,11 @@ export class Connection {
   private send(reply: Reply): void {
     const ws = this.ws;
     if (this.closed || ws.readyState !== ws.OPEN) return;
-    // No callback: a failed send means the socket is going away, and its 'close' handler
-    // cleans up; a callback per reply costs a write request of its own.
-    ws.send(reply);
+    // No callback for most replies: a failed send means the socket is going away, and its
+    // 'close' handler cleans up; a callback per reply costs a write request of its own. A large
+    // frame from the pool goes back to it once the socket has taken it, failed or not.
+    if (typeof reply !== 'string' && isLentFrame(reply)) ws.send(reply, () => giveBackFrame(reply));
+    else ws.send(reply);
     this.context.afterReply();
   }
 

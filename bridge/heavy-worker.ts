@@ -5,6 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { SessionHost, type HostOptions, type HostedRequest } from './host.js';
 import type { StepControl } from './session.js';
+import { giveBackFrame } from './frame-pool.js';
 
 /** How long a request runs before it lets others in. */
 const SLICE_MS = 10;
@@ -46,5 +47,7 @@ parentPort!.on('message', (message: Message) => {
   void Promise.resolve(host.handle(request, controlFor(request.connection))).then(({ reply, ok }) => {
     if (gone.has(request.connection)) return;
     parentPort!.postMessage({ ticket, reply, ok });
+    // The main thread got a copy: a pooled frame is free again.
+    if (typeof reply !== 'string') giveBackFrame(reply);
   });
 });

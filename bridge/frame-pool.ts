@@ -1,0 +1,43 @@
+// Buffers for large binary replies, reused: a fresh 80 KB allocation per 256-env reply cost the
+// server more than building the frame (memory new to the process, page by page). A frame goes
+// back to the pool only once nothing reads it any more: the socket has taken it (ws.send's
+// callback) or another thread got its copy (postMessage clones). A frame that is never given
+// back is simply left to the garbage collector. One pool per thread (module state).
+
+/** Smaller frames come from Node's shared Buffer pool, which is cheap already. */
+export const MIN_POOLED_BYTES = 16 * 1024;
+/** Free buffers kept; more are left to the garbage collector. */
+const MAX_FREE = 8;
+
+const free: ArrayBuffer[] = [];
+/** Buffers handed out and not yet given back: a frame is never handed out twice (weak: one never given back is collected). */
+const lent = new WeakSet<ArrayBufferLike>();
+
+/** A buffer of `size` bytes (contents undefined: the caller writes every byte). */
+export function takeFrame(size: number): Buffer {
+  if (size < MIN_POOLED_BYTES) return Buffer.allocUnsafe(size);
+  let buffer: ArrayBuffer | undefined;
+  for (let i = free.length - 1; i >= 0; i--) {
+    if (free[i]!.byteLength >= size) {
+      buffer = free[i]!;
+      free.splice(i, 1);
+      break;
+    }
+  }
+  // Room for a somewhat larger reply next time (the CSR part varies from step to step).
+  buffer ??= new ArrayBuffer(size + (size >> 2));
+  lent.add(buffer);
+  return Buffer.from(buffer, 0, size);
+}
+
+/** Whether `frame` came from takeFrame and is still out (so `giveBackFrame` applies to it). */
+export function isLentFrame(frame: Uint8Array): boolean {
+  return lent.has(frame.buffer);
+}
+
+/** Returns a frame from takeFrame once nothing reads it any more; anything else is ignored. */
+export function giveBackFrame(frame: Uint8Array): void {
+  const buffer = frame.buffer;
+  if (!lent.delete(buffer)) return;
+  if (free.length < MAX_FREE) free.push(buffer as ArrayBuffer);
+}
