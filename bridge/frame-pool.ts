@@ -25,7 +25,8 @@ export function takeFrame(size: number): Buffer {
     }
   }
   // Room for a somewhat larger reply next time (the CSR part varies from step to step).
-  buffer ??= new ArrayBuffer(size + (size >> 2));
+  // Uninitialized, like Buffer.allocUnsafe (the caller writes every byte), in a buffer of its own.
+  buffer ??= Buffer.allocUnsafeSlow(size + (size >> 2)).buffer as ArrayBuffer;
   lent.add(buffer);
   return Buffer.from(buffer, 0, size);
 }
