@@ -10,9 +10,9 @@
 // the size of that env.step's reply, nothing parsed or computed (the echo runs in its own
 // worker, like the server). `bridge.localVec.n256.stepsPerSec` is the same 256-env work on a
 // VecEnv in this thread, measured between the others: `bridge.ratio.*` are ratios of figures
-// taken seconds apart. `bridge.spin.roundTripsPerSec` is the same against a second server that
-// polls for the next request for 200 µs after each reply (`spinMicroseconds`, off by default)
-// instead of sleeping: on this machine most of a one-env round trip is a thread waking up.
+// taken seconds apart. The server polls for the next request for 200 µs after each reply while
+// cores are idle (`spinMicroseconds`, bridge/busy-poll.ts); `bridge.noSpin.roundTripsPerSec` is
+// a second server with that off, its thread sleeping between requests as the echo's does.
 
 import { connect } from 'node:net';
 import WebSocket from 'ws';
@@ -198,12 +198,12 @@ const ROUNDS = 5;
 export async function benchBridge(seconds: number): Promise<Record<string, number>> {
   const server = await bridgeServer();
   const client = await BridgeClient.open(`ws://127.0.0.1:${server.port}`);
-  const spinServer = await bridgeServer(200);
-  const spinClient = await BridgeClient.open(`ws://127.0.0.1:${spinServer.port}`);
+  const quietServer = await bridgeServer(0);
+  const quietClient = await BridgeClient.open(`ws://127.0.0.1:${quietServer.port}`);
   const sizes = await stepMessageSizes(client);
   const runners: Record<string, Runner> = {
     'bridge.roundTripsPerSec': await steps(client, 1, 'binary'),
-    'bridge.spin.roundTripsPerSec': await steps(spinClient, 1, 'binary'),
+    'bridge.noSpin.roundTripsPerSec': await steps(quietClient, 1, 'binary'),
     'bridge.json.roundTripsPerSec': await steps(client, 1, 'json'),
     'bridge.batched.n256.stepsPerSec': await steps(client, 256, 'binary'),
     'bridge.batched.n256.json.stepsPerSec': await steps(client, 256, 'json'),
@@ -220,15 +220,15 @@ export async function benchBridge(seconds: number): Promise<Record<string, numbe
   } finally {
     for (const runner of Object.values(runners)) await runner.close();
     await client.close();
-    await spinClient.close();
+    await quietClient.close();
     await server.stop();
-    await spinServer.stop();
+    await quietServer.stop();
   }
   const metrics: Record<string, number> = {};
   for (const [name, values] of Object.entries(rates)) metrics[name] = Math.round(median(values));
   const roundRatio = (over: string, under: string) => Math.round(median(rates[over]!.map((v, r) => v / rates[under]![r]!)) * 1000) / 1000;
   metrics['bridge.ratio.roundTripsOverWsEcho'] = roundRatio('bridge.roundTripsPerSec', 'bridge.loopback.wsRoundTripsPerSec');
-  metrics['bridge.ratio.spinRoundTripsOverWsEcho'] = roundRatio('bridge.spin.roundTripsPerSec', 'bridge.loopback.wsRoundTripsPerSec');
+  metrics['bridge.ratio.noSpinRoundTripsOverWsEcho'] = roundRatio('bridge.noSpin.roundTripsPerSec', 'bridge.loopback.wsRoundTripsPerSec');
   metrics['bridge.ratio.batchedOverLocalVecN256'] = roundRatio('bridge.batched.n256.stepsPerSec', 'bridge.localVec.n256.stepsPerSec');
   return metrics;
 }

@@ -1,19 +1,23 @@
-// BusyPoll: the window after a reply is bounded, ends on stop(), and is off at 0; a server
-// answers the same with and without it, and `kratzen serve --spin-us` is checked.
+// BusyPoll: the window after a reply is bounded, ends on stop(), is off at 0, and opens only
+// while the machine has idle cores (with hysteresis); a server answers the same with and without
+// it, and `kratzen serve --spin-us` is checked.
 
 import { spawnSync } from 'node:child_process';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BridgeClient } from './client.js';
-import { BusyPoll } from './busy-poll.js';
+import { BusyPoll, IdleCores } from './busy-poll.js';
 import { BridgeServer } from './server.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+/** An idle-core source the test sets. */
+const idleSource = (idle: { cores: number }) => ({ read: () => idle.cores });
 
 describe('BusyPoll', () => {
   it('keeps the loop polling for its window, then lets it sleep', async () => {
-    const poll = new BusyPoll(5_000);
+    const poll = new BusyPoll(5_000, idleSource({ cores: 2 }));
     poll.extend();
     expect(poll.active).toBe(true);
     await nextTurn();
@@ -23,7 +27,7 @@ describe('BusyPoll', () => {
   });
 
   it('stop() closes a long window at once', async () => {
-    const poll = new BusyPoll(10_000_000);
+    const poll = new BusyPoll(10_000_000, idleSource({ cores: 2 }));
     poll.extend();
     poll.stop();
     await nextTurn();
@@ -31,8 +35,36 @@ describe('BusyPoll', () => {
     expect(poll.active).toBe(false);
   });
 
+  it('polls only while the machine has idle cores: stops under 0.25, starts again over 0.75', async () => {
+    const idle = { cores: 0.1 };
+    const poll = new BusyPoll(1_000, idleSource(idle));
+    const opens = async (cores: number) => {
+      idle.cores = cores;
+      poll.extend();
+      const opened = poll.active;
+      poll.stop();
+      await nextTurn();
+      await nextTurn();
+      return opened;
+    };
+    expect(await opens(0.1)).toBe(false); // a busy machine: no polling
+    expect(await opens(0.5)).toBe(false); // not enough to start again
+    expect(await opens(1.0)).toBe(true);
+    expect(await opens(0.5)).toBe(true); // enough to keep going
+    expect(await opens(0.2)).toBe(false);
+  });
+
+  it('measures idle cores from the kernel between 0 and the number of cores', async () => {
+    const meter = new IdleCores();
+    await sleep(250);
+    const idle = meter.read();
+    expect(Number.isFinite(idle)).toBe(true);
+    expect(idle).toBeGreaterThanOrEqual(0);
+    expect(idle).toBeLessThanOrEqual(cpus().length * 1.1);
+  });
+
   it('does nothing at 0 and refuses negative or infinite windows', () => {
-    const off = new BusyPoll(0);
+    const off = new BusyPoll(0, idleSource({ cores: 2 }));
     off.extend();
     expect(off.active).toBe(false);
     expect(() => new BusyPoll(-1)).toThrow(/spinMicroseconds/);

@@ -5,25 +5,69 @@
 // setImmediate callbacks makes libuv poll its sockets with a zero timeout, so the next request
 // is read as soon as it arrives; other connections' events are handled as usual meanwhile.
 //
-// It pays only while the polling thread has a core to itself: it holds that core for the whole
-// window, so a client on the same machine that needs it waits. Measured here (two cores), a
-// Python client's ping round trips: 14,000-14,900/s with a 200 us window against 9,100-9,600/s
-// without on a quiet machine, but 13,000-14,500/s against 23,000-24,400/s beside one busy
-// process. Hence off by default (`spinMicroseconds` 0), for setups with a core to spare.
+// It pays only while a core is idle: the polling thread holds one for the whole window, so a
+// client that needs that core waits (measured here, two cores: a Python client's ping round
+// trips 14,000-15,200/s with a 200 us window against 8,900-10,500/s without on a quiet machine,
+// but 13,000-14,500/s against 23,000-24,400/s beside one busy process). So polling runs only
+// while the machine has idle cores to spare (`IdleCores`, from the kernel's CPU times): it stops
+// when they fall under a quarter of a core and starts again above three quarters.
+
+import { cpus } from 'node:os';
+
+/** How often the machine's idle time is sampled. */
+const SAMPLE_MS = 200;
+/** Polling stops below this many idle cores (its own core busy polling) ... */
+const STOP_BELOW_IDLE_CORES = 0.25;
+/** ... and starts again above this many (measured while it does not poll). */
+const START_ABOVE_IDLE_CORES = 0.75;
+
+/** Idle cores of the whole machine over the last sample period. */
+export class IdleCores {
+  private lastIdleMs = totalIdleMs();
+  private lastAt = performance.now();
+  private idle = cpus().length;
+
+  /** Idle cores over the last period of at least SAMPLE_MS (the previous value until one has passed). */
+  read(now = performance.now()): number {
+    if (now - this.lastAt < SAMPLE_MS) return this.idle;
+    const idleMs = totalIdleMs();
+    this.idle = (idleMs - this.lastIdleMs) / (now - this.lastAt);
+    this.lastIdleMs = idleMs;
+    this.lastAt = now;
+    return this.idle;
+  }
+}
+
+function totalIdleMs(): number {
+  let total = 0;
+  for (const cpu of cpus()) total += cpu.times.idle;
+  return total;
+}
 
 export class BusyPoll {
   private until = 0;
   private running = false;
+  private allowed = true;
 
-  /** `microseconds` 0 turns polling off. */
-  constructor(readonly microseconds: number) {
+  /**
+   * `microseconds` 0 turns polling off. `idleCores` says how many cores the machine leaves idle
+   * (a source that always answers "plenty" makes polling unconditional, for tests).
+   */
+  constructor(
+    readonly microseconds: number,
+    private readonly idleCores: { read(now?: number): number } = new IdleCores(),
+  ) {
     if (!Number.isFinite(microseconds) || microseconds < 0) throw new RangeError(`spinMicroseconds must be a finite number >= 0, got ${microseconds}`);
   }
 
-  /** Keeps polling for the next `microseconds` (from now). */
+  /** Keeps polling for the next `microseconds` (from now), while the machine has a core to spare. */
   extend(): void {
     if (this.microseconds <= 0) return;
-    this.until = performance.now() + this.microseconds / 1000;
+    const now = performance.now();
+    const idle = this.idleCores.read(now);
+    this.allowed = this.allowed ? idle >= STOP_BELOW_IDLE_CORES : idle > START_ABOVE_IDLE_CORES;
+    if (!this.allowed) return;
+    this.until = now + this.microseconds / 1000;
     if (this.running) return;
     this.running = true;
     setImmediate(this.tick);

@@ -109,9 +109,9 @@ export interface BridgeServerOptions {
   /**
    * After each reply the server keeps polling its sockets for this long instead of sleeping
    * (bridge/busy-poll.ts): a client stepping in a loop gets its next reply without waiting for
-   * the server's thread to wake, which here takes longer than handling a one-env step. Worth it
-   * only where the server's thread has a core to itself: it holds one for the whole window, and
-   * a client that shares the cores then runs slower. @default 0 (off)
+   * the server's thread to wake, which here takes longer than handling a one-env step. It polls
+   * only while the machine has idle cores to spare (a polling thread holds a core, which a
+   * client sharing the cores would miss); 0 turns it off. @default 200
    */
   spinMicroseconds?: number;
 }
@@ -146,7 +146,7 @@ const DEFAULTS = {
   backend: 'auto' as BackendChoice,
   web: false,
   heavyWorkers: Math.max(1, Math.min(4, availableParallelism() - 1)),
-  spinMicroseconds: 0,
+  spinMicroseconds: 200,
 };
 
 /** Close codes beyond RFC 6455's: 4000 idle timeout, 4001 no hello in time. */

@@ -43,8 +43,7 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
   --max-pimc-time-ms MS    largest pimc timeBudgetMs a client may ask for (100)
   --heavy-workers N        worker threads for bots and search (cores - 1, 1..4)
   --spin-us US             after each reply, poll for the next request this long instead of
-                           sleeping (0 = off, the default): faster one-env stepping loops where
-                           the server has a core to itself (try 200); slower where it has not
+                           sleeping, while the machine has idle cores (200; 0 = off)
   --idle-timeout-ms MS     close a connection with no accepted request and no pong for this long (600000)
   --heartbeat-interval-ms MS  ping every client this often; one that missed the last pong is dropped (30000)
   --seed-secret S          mixed into single-agent seeds so clients cannot deal the bots' hands; the same
