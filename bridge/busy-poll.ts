@@ -6,11 +6,11 @@
 // is read as soon as it arrives; other connections' events are handled as usual meanwhile.
 //
 // It pays only while a core is idle: the polling thread holds one for the whole window, so a
-// client that needs that core waits (measured here, two cores: a Python client's ping round
-// trips 14,000-15,200/s with a 200 us window against 8,900-10,500/s without on a quiet machine,
-// but 13,000-14,500/s against 23,000-24,400/s beside one busy process). So polling runs only
-// while the machine has idle cores to spare (`IdleCores`, from the kernel's CPU times): it stops
-// when they fall under a quarter of a core and starts again above three quarters.
+// client that needs that core waits, and beside a busy process unconditional polling made a
+// Python client's round trips slower, not faster (docs/bridge.md, Speed, has the figures). So
+// polling runs only while the machine has idle cores to spare (`IdleCores`, from the kernel's
+// CPU times): it stops when they fall under a quarter of a core and starts again above three
+// quarters.
 
 import { cpus } from 'node:os';
 
