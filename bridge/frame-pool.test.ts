@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { VecEnv } from '../index.js';
 import { BridgeClient } from './client.js';
 import { denseFromCsr } from './codec.js';
-import { MIN_POOLED_BYTES, giveBackFrame, isLentFrame, takeFrame } from './frame-pool.js';
+import { MAX_POOLED_BYTES, MIN_POOLED_BYTES, giveBackFrame, isLentFrame, takeFrame } from './frame-pool.js';
 import { BridgeServer } from './server.js';
 
 describe('frame pool', () => {
@@ -24,6 +24,13 @@ describe('frame pool', () => {
     expect(fourth.buffer).not.toBe(first.buffer);
     expect(third.length).toBe(MIN_POOLED_BYTES);
     for (const frame of [second, third, fourth]) giveBackFrame(frame);
+  });
+
+  it('does not keep frames over MAX_POOLED_BYTES once given back', () => {
+    const huge = takeFrame(MAX_POOLED_BYTES + 1);
+    expect(isLentFrame(huge)).toBe(true);
+    giveBackFrame(huge);
+    expect(takeFrame(MAX_POOLED_BYTES + 1).buffer).not.toBe(huge.buffer);
   });
 
   it('leaves small frames to Node', () => {

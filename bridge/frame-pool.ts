@@ -6,6 +6,11 @@
 
 /** Smaller frames come from Node's shared Buffer pool, which is cheap already. */
 export const MIN_POOLED_BYTES = 16 * 1024;
+/**
+ * Larger frames are not kept once given back: one client's occasional huge batch must not hold
+ * memory for the server's lifetime (a 256-env step's frame is about 80 KB).
+ */
+export const MAX_POOLED_BYTES = 1024 * 1024;
 /** Free buffers kept; more are left to the garbage collector. */
 const MAX_FREE = 8;
 
@@ -40,5 +45,5 @@ export function isLentFrame(frame: Uint8Array): boolean {
 export function giveBackFrame(frame: Uint8Array): void {
   const buffer = frame.buffer;
   if (!lent.delete(buffer)) return;
-  if (free.length < MAX_FREE) free.push(buffer as ArrayBuffer);
+  if (free.length < MAX_FREE && buffer.byteLength <= MAX_POOLED_BYTES) free.push(buffer as ArrayBuffer);
 }
