@@ -167,7 +167,7 @@ export class BridgeServer {
   private handshaking = new Set<Socket>();
   private shuttingDown = false;
   private closing: Promise<void> | null = null;
-  private busyPoll: BusyPoll;
+  private readonly busyPoll: BusyPoll;
 
   constructor(options: BridgeServerOptions = {}) {
     const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));

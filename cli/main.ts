@@ -89,8 +89,7 @@ function reportingErrors<T>(run: () => T): T {
   try {
     return run();
   } catch (e) {
-    const report = failureReport(e);
-    if (report) fail(report.exitCode, report.output);
+    failOnKnownError(e);
     throw e;
   }
 }
@@ -119,16 +118,19 @@ async function reportingAsyncErrors(run: () => Promise<void>): Promise<void> {
   try {
     await run();
   } catch (e) {
-    const report = failureReport(e);
-    if (report) fail(report.exitCode, report.output);
+    failOnKnownError(e);
     throw e;
   }
 }
 
-/** The rules core's typed errors, and a checkpoint that cannot be used (exit 2, naming its path). */
-function failureReport(e: unknown): { exitCode: number; output: Record<string, unknown> } | null {
-  if (e instanceof CheckpointError) return { exitCode: 2, output: { error: 'checkpoint error', field: 'checkpoint', code: e.code, path: e.path, reason: e.reason } };
-  return errorReport(e);
+/**
+ * Exits with the report of the rules core's typed errors, or of a checkpoint that cannot be used
+ * (exit 2, naming its path); returns for any other error.
+ */
+function failOnKnownError(e: unknown): void {
+  if (e instanceof CheckpointError) fail(2, { error: 'checkpoint error', field: 'checkpoint', code: e.code, path: e.path, reason: e.reason });
+  const report = errorReport(e);
+  if (report) fail(report.exitCode, report.output);
 }
 
 async function runEval(args: string[]): Promise<void> {
@@ -172,8 +174,7 @@ async function runEval(args: string[]): Promise<void> {
       });
     }
   } catch (e) {
-    const report = failureReport(e);
-    if (report) fail(report.exitCode, report.output);
+    failOnKnownError(e);
     return badInput('agents', (e as Error).message, 'evaluation failed');
   }
   const out = values.out ?? join('runs', `eval-${new Date().toISOString().replace(/[:.]/g, '-')}`);

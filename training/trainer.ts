@@ -217,7 +217,7 @@ class TrainingRun {
       this.actors = this.options.redis ? await RedisActors.start(setup, config.actors, this.options.redis) : await ActorPool.start(setup, config.actors);
       await this.restoreActors();
     }
-    this.checkpointName = (await this.store.pointer('latest')) ?? '';
+    this.checkpointName = latest ?? '';
     this.elapsedBefore = this.metrics.length ? Number(this.metrics[this.metrics.length - 1]!.elapsed ?? 0) : 0;
     // Written only once everything loaded: a refused config or a damaged checkpoint leaves the
     // run folder as it was.
