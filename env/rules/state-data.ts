@@ -1,5 +1,5 @@
 // The data of one session, which only the rules core reads and writes (game.ts exposes it read
-// only; SeatView shows one seat its part). Every fixed-size array lives in one ArrayBuffer laid
+// only; SeatView shows one seat its part). Every fixed-size array lives in one block of memory laid
 // out by MEMORY_LAYOUT below, so a state is a few contiguous cache lines rather than a score of
 // scattered allocations (it matters when a vector env steps thousands in turn), and a clone is
 // one buffer copy. Nothing outside env/rules/ imports this module.
@@ -72,10 +72,30 @@ const MEMORY_BYTES = Math.ceil(cursor / 8) * 8;
 // loads instead of a hash lookup per view.
 const LAYOUT_BY_NAME = Object.fromEntries(MEMORY_LAYOUT.map(([name, kind, length]) => [name, [kind, OFFSETS[name]!, length]])) as unknown as Record<LayoutName, readonly [Kind, number, number]>;
 
-function view<N extends LayoutName>(buffer: ArrayBuffer, name: N): Memory[N] {
-  const [kind, at, length] = LAYOUT_BY_NAME[name];
+function view<N extends LayoutName>(buffer: ArrayBuffer, start: number, name: N): Memory[N] {
+  const [kind, offset, length] = LAYOUT_BY_NAME[name];
+  const at = start + offset;
   const out = kind === 'f64' ? new Float64Array(buffer, at, length) : kind === 'i16' ? new Int16Array(buffer, at, length) : kind === 'i8' ? new Int8Array(buffer, at, length) : new Uint8Array(buffer, at, length);
   return out as Memory[N];
+}
+
+// States take their memory from slabs of SLAB_STATES states rather than an ArrayBuffer each: a
+// buffer's allocation (off-heap, tracked by the garbage collector) cost more here than creating
+// all of a state's views, and search and random play create a state per session or sample. A
+// slab lives while any of its states does, so a long-lived state keeps at most SLAB_STATES - 1
+// dead states' memory (~1.7 KB each) with it. Regions are handed out once, never reused, so a new
+// state's memory is zero as a fresh buffer's would be.
+const SLAB_STATES = 16;
+let slab = new ArrayBuffer(0);
+let slabNext = SLAB_STATES;
+
+/** The offset of a new state's memory in `slab` (a new slab when the last one is used up). */
+function takeMemory(): number {
+  if (slabNext === SLAB_STATES) {
+    slab = new ArrayBuffer(SLAB_STATES * MEMORY_BYTES);
+    slabNext = 0;
+  }
+  return MEMORY_BYTES * slabNext++;
 }
 
 /**
@@ -83,41 +103,42 @@ function view<N extends LayoutName>(buffer: ArrayBuffer, name: N): Memory[N] {
  * at once (adding the views one by one in a loop costs more than creating them); the compiler
  * checks it names exactly the arrays of MEMORY_LAYOUT.
  */
-function carve(buffer: ArrayBuffer): Memory {
+function carve(buffer: ArrayBuffer, start: number): Memory {
   return {
-    rng: view(buffer, 'rng'),
-    balances: view(buffer, 'balances'),
-    startBalances: view(buffer, 'startBalances'),
-    fees: view(buffer, 'fees'),
-    payouts: view(buffer, 'payouts'),
-    penalties: view(buffer, 'penalties'),
-    faceUp: view(buffer, 'faceUp'),
-    deck: view(buffer, 'deck'),
-    dealtIn: view(buffer, 'dealtIn'),
-    playing: view(buffer, 'playing'),
-    declaration: view(buffer, 'declaration'),
-    bettler: view(buffer, 'bettler'),
-    quotas: view(buffer, 'quotas'),
-    tricksWon: view(buffer, 'tricksWon'),
-    hands: view(buffer, 'hands'),
-    handLength: view(buffer, 'handLength'),
-    discardedBy: view(buffer, 'discardedBy'),
-    discards: view(buffer, 'discards'),
-    exchanged: view(buffer, 'exchanged'),
-    trickCards: view(buffer, 'trickCards'),
-    trickSeats: view(buffer, 'trickSeats'),
-    playedCards: view(buffer, 'playedCards'),
-    trickWinners: view(buffer, 'trickWinners'),
-    legal: view(buffer, 'legal'),
-    firstResults: view(buffer, 'firstResults'),
-    firstDecks: view(buffer, 'firstDecks'),
-    firstActions: view(buffer, 'firstActions'),
+    rng: view(buffer, start, 'rng'),
+    balances: view(buffer, start, 'balances'),
+    startBalances: view(buffer, start, 'startBalances'),
+    fees: view(buffer, start, 'fees'),
+    payouts: view(buffer, start, 'payouts'),
+    penalties: view(buffer, start, 'penalties'),
+    faceUp: view(buffer, start, 'faceUp'),
+    deck: view(buffer, start, 'deck'),
+    dealtIn: view(buffer, start, 'dealtIn'),
+    playing: view(buffer, start, 'playing'),
+    declaration: view(buffer, start, 'declaration'),
+    bettler: view(buffer, start, 'bettler'),
+    quotas: view(buffer, start, 'quotas'),
+    tricksWon: view(buffer, start, 'tricksWon'),
+    hands: view(buffer, start, 'hands'),
+    handLength: view(buffer, start, 'handLength'),
+    discardedBy: view(buffer, start, 'discardedBy'),
+    discards: view(buffer, start, 'discards'),
+    exchanged: view(buffer, start, 'exchanged'),
+    trickCards: view(buffer, start, 'trickCards'),
+    trickSeats: view(buffer, start, 'trickSeats'),
+    playedCards: view(buffer, start, 'playedCards'),
+    trickWinners: view(buffer, start, 'trickWinners'),
+    legal: view(buffer, start, 'legal'),
+    firstResults: view(buffer, start, 'firstResults'),
+    firstDecks: view(buffer, start, 'firstDecks'),
+    firstActions: view(buffer, start, 'firstActions'),
   };
 }
 
 /** The mutable data of a session; field by field what game.ts documents for its accessors. */
 export class StateData {
-  readonly memory: ArrayBuffer;
+  /** This state's memory: MEMORY_BYTES of a slab (see takeMemory). */
+  readonly bytes: Uint8Array;
   readonly m: Memory;
 
   // ---- session
@@ -160,13 +181,14 @@ export class StateData {
   legalFresh = false;
 
   constructor(readonly numPlayers: number) {
-    this.memory = new ArrayBuffer(MEMORY_BYTES);
-    this.m = carve(this.memory);
+    const start = takeMemory();
+    this.bytes = new Uint8Array(slab, start, MEMORY_BYTES);
+    this.m = carve(slab, start);
   }
 
   /** Copies every field and the memory of `other` (same game). */
   copyFrom(o: StateData): void {
-    new Uint8Array(this.memory).set(new Uint8Array(o.memory));
+    this.bytes.set(o.bytes);
     this.seed = o.seed;
     this.seeded = o.seeded;
     this.handIndex = o.handIndex;
