@@ -163,6 +163,13 @@ describe('sessions', () => {
     expect(refused.error).toMatchObject({ code: 'illegal_action', field: 'params.actions[2]', details: { env: 2, action: illegal[2] } });
     expect(refused.error!.message).toMatch(/env 2: illegal action/);
     expect((await client.request('env.step', { session, actions: [0, 1] })).error).toMatchObject({ code: 'invalid_params', field: 'params.actions' });
+    // Ids outside 0..NUM_ACTIONS-1 are refused too, also where they would land on a neighbour's
+    // legal entry of the mask rows: -1 for env 1 is env 0's last entry, NUM_ACTIONS for env 1 env 2's first.
+    for (const outside of [-1, NUM_ACTIONS, NUM_ACTIONS + local.masks.subarray(2 * NUM_ACTIONS).indexOf(1), 1e6]) {
+      const batch = [...actions];
+      batch[1] = outside;
+      expect((await client.request('env.step', { session, actions: batch })).error).toMatchObject({ code: 'illegal_action', field: 'params.actions[1]' });
+    }
     // Unchanged: the legal batch now gives what the local env gives after one step.
     local.step(actions);
     const after = (await client.call('env.step', { session, actions })).result;

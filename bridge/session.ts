@@ -210,8 +210,12 @@ abstract class BaseSession implements EnvSession {
       throw new BridgeError('invalid_params', `params.actions: expected ${this.numEnvs} actions (one per env), got ${actions.length}`, 'params.actions');
     }
     if (this.config.illegalAction !== 'throw') return;
+    // The mask rows are the core's legal actions for each env's seat to act, written by the
+    // VecEnv after the last step: one byte read per env; the core explains a refusal.
+    const masks = this.vec.masks;
     for (let i = 0; i < this.numEnvs; i++) {
       const action = actions[i]!;
+      if (action >= 0 && action < NUM_ACTIONS && masks[i * NUM_ACTIONS + action] === 1) continue;
       const reason = this.vec.explainIllegal(i, action);
       if (reason === null) continue;
       const seat = this.vec.seats[i]!;
