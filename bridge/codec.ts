@@ -89,40 +89,6 @@ export class CsrEncoder {
     return this;
   }
 
-  /**
-   * The same from the entries ObservationRows recorded (~50 a row instead of OBS_SIZE to scan);
-   * a row's indices come in the order they were written, not sorted. Entries left 0 are skipped,
-   * as the scan would.
-   */
-  encodeRows(rows: ObservationRows, numRows: number): this {
-    const matrix = rows.out;
-    const bits = new Uint32Array(matrix.buffer, matrix.byteOffset, matrix.length);
-    let capacity = 0;
-    for (let r = 0; r < numRows; r++) capacity += rows.setCounts[r]!;
-    this.reserve(numRows, capacity);
-    const { indices, values, indptr } = this;
-    const set = rows.setIndices;
-    let k = 0;
-    indptr[0] = 0;
-    for (let r = 0; r < numRows; r++) {
-      const base = r * OBS_SIZE;
-      const slot = r * rows.stride;
-      const count = rows.setCounts[r]!;
-      for (let j = 0; j < count; j++) {
-        const column = set[slot + j]!;
-        const v = bits[base + column]!;
-        if (v !== 0) {
-          indices[k] = column;
-          values[k++] = v;
-        }
-      }
-      indptr[r + 1] = k;
-    }
-    this.numRows = numRows;
-    this.nnz = k;
-    return this;
-  }
-
   private reserve(numRows: number, entries: number): void {
     if (this.indptr.length < numRows + 1) this.indptr = new Uint32Array(2 * numRows + 1);
     if (this.indices.length < entries) {
@@ -154,8 +120,11 @@ export const BINARY_ARRAYS = [
 export type BinaryArrayName = (typeof BINARY_ARRAYS)[number][0];
 const CTORS = { float32: Float32Array, int32: Int32Array, uint32: Uint32Array, uint16: Uint16Array, uint8: Uint8Array } as const;
 
-/** An array's first `length` elements, as the frame writer takes them. */
-type Part = [array: Typed, length: number];
+/**
+ * An array's first `length` elements, as the frame writer takes them; or, with a byte count per
+ * element instead of an array, a part left for the caller to write in place (see encodeBinary).
+ */
+type Part = [array: Typed, length: number] | [bytesPerElement: number, length: number];
 
 // Byte views of the arrays replies copy from (sessions keep theirs): one per array, made once,
 // so building a frame allocates nothing but the frame.
@@ -174,19 +143,25 @@ function bytesOf(array: Typed): Buffer {
  * count), padding to 8, then the arrays, each starting 8-byte aligned. The header is written as
  * text directly: JSON.stringify of nested objects cost more than the rest of a small reply.
  */
-export function binaryFrame(header: { id: string | number; result: Record<string, unknown> }, parts: readonly Part[]): Buffer {
+export function binaryFrame(header: { id: string | number; result: Record<string, unknown> }, parts: readonly [Typed, number][]): Buffer {
   const result = JSON.stringify(header.result);
-  return frameWithHeaderText(`{"id":${JSON.stringify(header.id)},"result":${result.length > 2 ? `${result.slice(0, -1)},` : '{'}"lengths":[`, parts);
+  return frameWithHeaderText(`{"id":${JSON.stringify(header.id)},"result":${result.length > 2 ? `${result.slice(0, -1)},` : '{'}"lengths":[`, parts).frame;
 }
 
-/** The frame for a header text that stops right after `"lengths":[` (the counts and closing brackets follow). */
-function frameWithHeaderText(head: string, parts: readonly Part[]): Buffer {
+const bytesPerElement = (part: Part) => (typeof part[0] === 'number' ? part[0] : part[0].BYTES_PER_ELEMENT);
+
+/**
+ * The frame for a header text that stops right after `"lengths":[` (the counts and closing
+ * brackets follow), and where each part starts in it. Deferred parts are left unwritten (their
+ * padding is zeroed): the caller fills them.
+ */
+function frameWithHeaderText(head: string, parts: readonly Part[]): { frame: Buffer; starts: number[] } {
   let text = head;
   let bytes = 0;
   for (let k = 0; k < parts.length; k++) {
-    const [array, length] = parts[k]!;
+    const length = parts[k]![1];
     text += k === 0 ? `${length}` : `,${length}`;
-    bytes = align8(bytes + length * array.BYTES_PER_ELEMENT);
+    bytes = align8(bytes + length * bytesPerElement(parts[k]!));
   }
   text += ']}}';
   const headerLength = Buffer.byteLength(text, 'utf8');
@@ -196,15 +171,57 @@ function frameWithHeaderText(head: string, parts: readonly Part[]): Buffer {
   frame.write(text, 4, 'utf8');
   // Padding bytes are zeroed so frames are reproducible byte for byte.
   for (let i = 4 + headerLength; i < payloadStart; i++) frame[i] = 0;
+  const starts: number[] = [];
   let at = payloadStart;
-  for (const [array, length] of parts) {
-    const byteLength = length * array.BYTES_PER_ELEMENT;
-    bytesOf(array).copy(frame, at, 0, byteLength);
+  for (const part of parts) {
+    starts.push(at);
+    const byteLength = part[1] * bytesPerElement(part);
+    if (typeof part[0] !== 'number') bytesOf(part[0]).copy(frame, at, 0, byteLength);
     const end = at + byteLength;
     at = payloadStart + align8(end - payloadStart);
     for (let i = end; i < at; i++) frame[i] = 0;
   }
-  return frame;
+  return { frame, starts };
+}
+
+/**
+ * Writes the CSR of `rows`' first `numRows` rows straight into `frame` (indptr, indices and
+ * values from the byte offsets `starts`): every entry ObservationRows lists, which are exactly the
+ * row's non-zero entries, each once (env/observation.ts), in the order they were written.
+ */
+function writeRowsCsr(rows: ObservationRows, numRows: number, frame: Buffer, starts: readonly number[]): void {
+  const nnz = countEntries(rows, numRows);
+  // Node's buffer pools hand out 8-byte aligned memory, so the views fit; a frame that did not
+  // would be written through scratch arrays and copied.
+  const aligned = frame.byteOffset % 4 === 0;
+  const at = (k: number) => frame.byteOffset + starts[k]!;
+  const indptr = aligned ? new Uint32Array(frame.buffer, at(0), numRows + 1) : new Uint32Array(numRows + 1);
+  const indices = aligned ? new Uint16Array(frame.buffer, at(1), nnz) : new Uint16Array(nnz);
+  const values = aligned ? new Uint32Array(frame.buffer, at(2), nnz) : new Uint32Array(nnz);
+  const matrix = rows.out;
+  const bits = new Uint32Array(matrix.buffer, matrix.byteOffset, matrix.length);
+  const set = rows.setIndices;
+  let k = 0;
+  indptr[0] = 0;
+  for (let r = 0; r < numRows; r++) {
+    const base = r * OBS_SIZE;
+    const slot = r * rows.stride;
+    const count = rows.setCounts[r]!;
+    for (let j = 0; j < count; j++) {
+      const column = set[slot + j]!;
+      indices[k] = column;
+      values[k++] = bits[base + column]!;
+    }
+    indptr[r + 1] = k;
+  }
+  if (aligned) return;
+  [indptr, indices, values].forEach((array, part) => Buffer.from(array.buffer, array.byteOffset, array.byteLength).copy(frame, starts[part]!));
+}
+
+function countEntries(rows: ObservationRows, numRows: number): number {
+  let count = 0;
+  for (let r = 0; r < numRows; r++) count += rows.setCounts[r]!;
+  return count;
 }
 
 /** A session's scratch space for binary replies. */
@@ -222,7 +239,9 @@ export class BinaryEncoderState {
 export function encodeBinary(id: string | number, view: BatchView, state: BinaryEncoderState): Buffer {
   const { csr, finalCsr } = state;
   const n = view.numEnvs;
-  const obs = view.observationRows ? csr.encodeRows(view.observationRows, n) : csr.encode(view.observations, n);
+  // Observations written through ObservationRows go into the frame directly; others are scanned.
+  const rows = view.observationRows;
+  const obs = rows ? null : csr.encode(view.observations, n);
   const fin = view.final.length === 0 ? finalCsr.encode(view.finalObservations, 0) : finalCsr.encode(view.finalObservations, view.final.map((f) => f.env));
   let head: string;
   if (view.final.length === 0) {
@@ -232,10 +251,11 @@ export function encodeBinary(id: string | number, view: BatchView, state: Binary
     const result = JSON.stringify({ session: view.session, numEnvs: n, rewardWidth: view.rewardWidth, final: view.final });
     head = `{"id":${JSON.stringify(id)},"result":${result.slice(0, -1)},"lengths":[`;
   }
-  return frameWithHeaderText(head, [
-    [obs.indptr, n + 1],
-    [obs.indices, obs.nnz],
-    [obs.values, obs.nnz],
+  const nnz = rows ? countEntries(rows, n) : obs!.nnz;
+  const { frame, starts } = frameWithHeaderText(head, [
+    obs ? [obs.indptr, n + 1] : [4, n + 1],
+    obs ? [obs.indices, nnz] : [2, nnz],
+    obs ? [obs.values, nnz] : [4, nnz],
     [view.masks, n * NUM_ACTIONS],
     [view.seats, n],
     [view.rewards, n * view.rewardWidth],
@@ -245,6 +265,8 @@ export function encodeBinary(id: string | number, view: BatchView, state: Binary
     [fin.indices, fin.nnz],
     [fin.values, fin.nnz],
   ]);
+  if (rows) writeRowsCsr(rows, n, frame, starts);
+  return frame;
 }
 
 

@@ -13,6 +13,7 @@ import {
   observationView,
   type KratzenState,
 } from '../index.js';
+import { ObservationRows } from './observation.js';
 
 const CONFIGS = [
   { profile: 'didactic4', players: 3 },
@@ -212,3 +213,22 @@ function replayWithPermutation(game: ReturnType<typeof createGame>, state: Kratz
   }
   return twin;
 }
+
+describe('ObservationRows', () => {
+  it('lists exactly the non-zero entries of each row, each once, after every write (sparse encodings rely on it)', () => {
+    for (const [rules, clearWhole] of CONFIGS.flatMap((rules) => [[rules, false], [rules, true]] as const)) {
+      const rows = new ObservationRows(new Float32Array(2 * OBS_SIZE), 2, clearWhole);
+      let checked = 0;
+      for (const { state } of randomStates(rules, 3, 1)) {
+        for (let seat = 0; seat < state.numPlayers; seat++) {
+          const row = (checked++ + seat) % 2;
+          rows.write(state, seat, row);
+          const listed = Array.from(rows.setIndices.subarray(row * rows.stride, row * rows.stride + rows.setCounts[row]!)).sort((a, b) => a - b);
+          const nonZero = Array.from(rows.out.subarray(row * OBS_SIZE, (row + 1) * OBS_SIZE).keys()).filter((i) => rows.out[row * OBS_SIZE + i] !== 0);
+          expect(listed).toEqual(nonZero);
+        }
+      }
+      expect(checked).toBeGreaterThan(100);
+    }
+  });
+});

@@ -474,7 +474,8 @@ export function encodeObservation(state: KratzenState, seat: number, out: Float3
 
 /**
  * Observation rows that this writer alone fills, each with the list of the entries its last write
- * set (for sparse encodings: `nonZeroCount` / `nonZeroIndices`, in no particular order). Rows in
+ * set (`setCounts` / `setIndices`, in no particular order): exactly the row's non-zero entries,
+ * each once, so sparse encodings need not scan the row (tested). Rows in
  * shared memory are cleared entry by entry (`clearWhole` false); private ones with a plain fill,
  * which is faster there. Callers must treat the rows as read-only (an entry written by someone
  * else would not be cleared).
