@@ -25,6 +25,11 @@ const leagueSchema = z.strictObject({
   random: z.number().nonnegative().default(0.1),
   /** Weight of episodes against past snapshots of the learner. @default 0.1 */
   snapshots: z.number().nonnegative().default(0.1),
+  /**
+   * Weight of episodes against pimc search players at their default budget (12 samples, about
+   * 1.5 ms a decision here: each pimc seat slows the rollout a hundredfold). @default 0
+   */
+  pimc: z.number().nonnegative().default(0),
   /** A snapshot joins the league every this many updates. @default 10 */
   snapshotEvery: z.number().int().positive().default(10),
   /** The league keeps this many most recent snapshots. @default 4 */
@@ -161,7 +166,7 @@ export function parseTrainConfig(input: unknown, now: Date = new Date()): TrainC
     throw e;
   }
   const { league } = parsed.data;
-  if (league.selfPlay + league.heuristic + league.random + league.snapshots <= 0) {
+  if (league.selfPlay + league.heuristic + league.random + league.snapshots + league.pimc <= 0) {
     throw new ValidationError('invalid training config', 'league', 'the league weights must not all be zero');
   }
   if (parsed.data.actors > 0 && parsed.data.numEnvs % parsed.data.actors !== 0) {

@@ -43,4 +43,26 @@ describe('League', () => {
     expect(seen).toEqual(new Set(agents.slice(1)));
     league.dispose();
   });
+
+  it('seats pimc players when weighted, and never by default', () => {
+    const league = leagueOf({ selfPlay: 0, heuristic: 0, random: 0, snapshots: 0, pimc: 1 });
+    const random = seedrandom.alea('d');
+    for (let k = 0; k < 50; k++) {
+      const opponents = league.draw(random).seats.filter((s) => s !== LEARNER);
+      expect(opponents.length).toBeGreaterThan(0);
+      expect(opponents.every((s) => (s as { name: string }).name === 'pimc')).toBe(true);
+    }
+    const mixed = leagueOf({ pimc: 0.5 });
+    const plain = leagueOf({});
+    const a = seedrandom.alea('e');
+    const kinds = new Set<string>();
+    for (let k = 0; k < 300; k++) {
+      const seats = mixed.draw(a).seats.map((s) => (s === LEARNER ? 'learner' : (s as { name: string }).name));
+      seats.forEach((name) => kinds.add(name));
+    }
+    expect(kinds).toEqual(new Set(['learner', 'heuristic', 'random', 'pimc']));
+    // The default league (pimc 0) never seats one.
+    const c = seedrandom.alea('f');
+    for (let k = 0; k < 300; k++) expect(plain.draw(c).seats.some((s) => s !== LEARNER && (s as { name: string }).name === 'pimc')).toBe(false);
+  });
 });

@@ -1,14 +1,15 @@
-// The league the learner trains against: the heuristic, a random player and the most recent
-// snapshots of the learner itself, each an agent object with its weight from the config. Every
-// episode draws one of them (or pure self-play) and the seats the learner takes.
+// The league the learner trains against: the heuristic, a random player, pimc search players and
+// the most recent snapshots of the learner itself, each an agent object with its weight from the
+// config. Every episode draws one of them (or pure self-play) and the seats the learner takes.
 
-import { HeuristicAgent, RandomAgent, type Agent, type PolicyAgent } from '../agents/index.js';
+import { HeuristicAgent, PimcAgent, RandomAgent, type Agent, type PolicyAgent } from '../agents/index.js';
 import { LEARNER, type LeagueDraw, type SeatController } from './rollout.js';
 import type { TrainConfig } from './config.js';
 
 export class League {
   readonly heuristic = new HeuristicAgent();
   private random = new RandomAgent({ seed: 0 });
+  private pimc = new PimcAgent({ seed: 0 });
   /** Oldest first; frozen, sampling. */
   private readonly snapshotAgents: PolicyAgent[] = [];
 
@@ -31,6 +32,7 @@ export class League {
   /** Seeds every member's randomness for one update: a rollout then depends on (seed, update) only. */
   reseed(seed: string): void {
     this.random = new RandomAgent({ seed });
+    this.pimc = new PimcAgent({ seed });
     this.snapshotAgents.forEach((agent, k) => agent.reseed(`${seed}/snapshot${k}`));
   }
 
@@ -41,14 +43,17 @@ export class League {
   draw(random: () => number): LeagueDraw {
     const w = this.weights;
     const snapshots = this.snapshotAgents;
-    const weights = [w.selfPlay, w.heuristic, w.random, snapshots.length > 0 ? w.snapshots : 0];
+    // pimc last: a league without it draws exactly as before it existed.
+    const weights = [w.selfPlay, w.heuristic, w.random, snapshots.length > 0 ? w.snapshots : 0, w.pimc];
     const total = weights.reduce((a, b) => a + b, 0);
     let u = random() * total;
     let kind = 0;
     while (kind < weights.length - 1 && (u -= weights[kind]!) >= 0) kind++;
+    // Rounding can carry u past the last weight: that draw goes to the last member with a weight.
+    while (kind > 0 && weights[kind] === 0) kind--;
     const n = this.numPlayers;
     if (kind === 0) return { seats: new Array<SeatController>(n).fill(LEARNER) };
-    const opponent: Agent = kind === 1 ? this.heuristic : kind === 2 ? this.random : snapshots[Math.floor(random() * snapshots.length)]!;
+    const opponent: Agent = kind === 1 ? this.heuristic : kind === 2 ? this.random : kind === 4 ? this.pimc : snapshots[Math.floor(random() * snapshots.length)]!;
     const learners = 1 + Math.floor(random() * (n - 1));
     const seats = new Array<SeatController>(n).fill(opponent);
     const order = Array.from({ length: n }, (_, s) => s);
