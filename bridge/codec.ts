@@ -185,19 +185,17 @@ function frameWithHeaderText(head: string, parts: readonly Part[]): { frame: Buf
 }
 
 /**
- * Writes the CSR of `rows`' first `numRows` rows straight into `frame` (indptr, indices and
- * values from the byte offsets `starts`): every entry ObservationRows lists, which are exactly the
- * row's non-zero entries, each once (env/observation.ts), in the order they were written.
+ * Writes the CSR of `rows`' first `numRows` rows (`nnz` entries) straight into `frame` (indptr,
+ * indices and values from the byte offsets `starts`): every entry ObservationRows lists, which
+ * are exactly the row's non-zero entries, each once (env/observation.ts), in the order they were
+ * written.
  */
-function writeRowsCsr(rows: ObservationRows, numRows: number, frame: Buffer, starts: readonly number[]): void {
-  const nnz = countEntries(rows, numRows);
-  // Node's buffer pools hand out 8-byte aligned memory, so the views fit; a frame that did not
-  // would be written through scratch arrays and copied.
-  const aligned = frame.byteOffset % 4 === 0;
+function writeRowsCsr(rows: ObservationRows, numRows: number, nnz: number, frame: Buffer, starts: readonly number[]): void {
+  // takeFrame's frames start 8-byte aligned in their buffer, as do the parts within a frame.
   const at = (k: number) => frame.byteOffset + starts[k]!;
-  const indptr = aligned ? new Uint32Array(frame.buffer, at(0), numRows + 1) : new Uint32Array(numRows + 1);
-  const indices = aligned ? new Uint16Array(frame.buffer, at(1), nnz) : new Uint16Array(nnz);
-  const values = aligned ? new Uint32Array(frame.buffer, at(2), nnz) : new Uint32Array(nnz);
+  const indptr = new Uint32Array(frame.buffer, at(0), numRows + 1);
+  const indices = new Uint16Array(frame.buffer, at(1), nnz);
+  const values = new Uint32Array(frame.buffer, at(2), nnz);
   const matrix = rows.out;
   const bits = new Uint32Array(matrix.buffer, matrix.byteOffset, matrix.length);
   const set = rows.setIndices;
@@ -214,8 +212,6 @@ function writeRowsCsr(rows: ObservationRows, numRows: number, frame: Buffer, sta
     }
     indptr[r + 1] = k;
   }
-  if (aligned) return;
-  [indptr, indices, values].forEach((array, part) => Buffer.from(array.buffer, array.byteOffset, array.byteLength).copy(frame, starts[part]!));
 }
 
 function countEntries(rows: ObservationRows, numRows: number): number {
@@ -265,7 +261,7 @@ export function encodeBinary(id: string | number, view: BatchView, state: Binary
     [fin.indices, fin.nnz],
     [fin.values, fin.nnz],
   ]);
-  if (rows) writeRowsCsr(rows, n, frame, starts);
+  if (rows) writeRowsCsr(rows, n, nnz, frame, starts);
   return frame;
 }
 

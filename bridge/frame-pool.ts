@@ -18,9 +18,16 @@ const free: ArrayBuffer[] = [];
 /** Buffers handed out and not yet given back: a frame is never handed out twice (weak: one never given back is collected). */
 const lent = new WeakSet<ArrayBufferLike>();
 
-/** A buffer of `size` bytes (contents undefined: the caller writes every byte). */
+/**
+ * A buffer of `size` bytes (contents undefined: the caller writes every byte), starting 8-byte
+ * aligned in its ArrayBuffer, so typed arrays can be laid over its aligned parts.
+ */
 export function takeFrame(size: number): Buffer {
-  if (size < MIN_POOLED_BYTES) return Buffer.allocUnsafe(size);
+  if (size < MIN_POOLED_BYTES) {
+    // Node's shared pool hands out 8-byte aligned slices; should one not be, a buffer of its own is.
+    const small = Buffer.allocUnsafe(size);
+    return small.byteOffset % 8 === 0 ? small : Buffer.allocUnsafeSlow(size);
+  }
   let buffer: ArrayBuffer | undefined;
   for (let i = free.length - 1; i >= 0; i--) {
     if (free[i]!.byteLength >= size) {
