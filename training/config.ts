@@ -103,7 +103,8 @@ export const trainConfigSchema = z.strictObject({
   /**
    * Updates of behaviour cloning from the heuristic before PPO (0 = none). Measured here: PPO
    * alone needs far longer than a few minutes to reach the heuristic; cloned first, it passes it.
-   * @default 40
+   * A run from `initialPolicy` would clone the heuristic over the policy it loaded, so there the
+   * default is 0. @default 40, or 0 with `initialPolicy`
    */
   imitationUpdates: z.number().int().nonnegative().default(40),
   /**
@@ -151,9 +152,16 @@ export const trainConfigSchema = z.strictObject({
 export type TrainConfigInput = z.input<typeof trainConfigSchema>;
 export type TrainConfig = z.output<typeof trainConfigSchema> & { name: string };
 
+/** `imitationUpdates` defaults to 0 when the run starts from a trained policy (see the field). */
+function withImitationDefault(input: unknown): unknown {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+  const fields = input as Record<string, unknown>;
+  return fields.initialPolicy !== undefined && fields.imitationUpdates === undefined ? { ...fields, imitationUpdates: 0 } : input;
+}
+
 /** Validates a config; the error names the first bad field (`league.selfPlay`, `rules.players`). */
 export function parseTrainConfig(input: unknown, now: Date = new Date()): TrainConfig {
-  const parsed = trainConfigSchema.safeParse(input ?? {});
+  const parsed = trainConfigSchema.safeParse(withImitationDefault(input ?? {}));
   if (!parsed.success) {
     const { field, reason } = firstIssue(parsed.error);
     throw new ValidationError('invalid training config', field, reason);

@@ -100,6 +100,12 @@ describe('training config', () => {
     expect(() => parseTrainConfig({ learningrate: 1 })).toThrow(/learningrate/);
   });
 
+  it('does not clone the heuristic over an initial policy unless asked', () => {
+    expect(parseTrainConfig({}).imitationUpdates).toBe(40);
+    expect(parseTrainConfig({ initialPolicy: 'checkpoints/pretrained/didactic4-p4/checkpoint' }).imitationUpdates).toBe(0);
+    expect(parseTrainConfig({ initialPolicy: 'some/checkpoint', imitationUpdates: 5 }).imitationUpdates).toBe(5);
+  });
+
   it('refuses sizes no machine has memory for, naming the field (hostile input: a crash inside TF.js before)', () => {
     const field = (input: object) => {
       try {
