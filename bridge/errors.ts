@@ -19,7 +19,7 @@ export const ERROR_CODES = {
   illegal_action: 'an action the rules do not allow; nothing was stepped',
   invalid_record: 'the record is malformed or replays an illegal action',
   no_decision: 'nobody is to act in the record state (the session is over)',
-  amount_overflow: 'an amount would pass 2^53 units (docs/rules.md §3): the session cannot start or go on',
+  amount_overflow: 'an amount would pass 2^53 - 1 units (docs/rules.md §3): the session cannot start or go on',
   checkpoint_error: 'the checkpoint could not be loaded (details.reason is the CheckpointError code)',
   limit_exceeded: 'a per-connection limit (sessions, envs, policies, batch size) would be passed',
   shutting_down: 'the server is closing and accepts no new work',

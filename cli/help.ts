@@ -1,9 +1,9 @@
 // Help texts of the verbs that parse their flags in cli/main.ts and cli/train.ts. `serve` and
 // `play` keep theirs beside their flag tables (cli/serve.ts, cli/play.ts).
 
-const SESSION_FLAGS = `  --profile didactic4|tavern5   rule profile (default didactic4; docs/rules.md §2, §3)
+const SESSION_FLAGS = `  --profile didactic4|tavern5   rule profile (default didactic4; docs/rules.md §3, §4)
   --players N                   3 to 6 (default 4)
-  --variant JSON                further rule-set fields, e.g. '{"hands":8}' (docs/rules.md §4)`;
+  --variant JSON                further rule-set fields, e.g. '{"hands":8}' (docs/rules.md §0)`;
 
 export const VERB_HELP: Record<string, string> = {
   replay: `kratzen replay <record.json|->
@@ -36,7 +36,7 @@ Self-play PPO training (README "Training"). Writes runs/<name>/: checkpoints/, m
 report.html. Ctrl-C saves after the current update; --resume continues from the latest checkpoint.
 
   --config FILE                 JSON training config (training/config.ts); flags win over it
-  --name N                      run name (default: derived from the rules)
+  --name N                      run name (default train-<date>-<time>)
   --runs-dir DIR                parent folder of the run (default runs)
   --seed S                      seed of the whole run (default 0)
   --updates U                   PPO updates
@@ -53,7 +53,7 @@ report.html. Ctrl-C saves after the current update; --resume continues from the 
                                 values for the advantages: the policy's own head, or a critic that
                                 also sees the other hands during training (config critic)
   --initial-policy DIR          start from this checkpoint's policy weights (fine-tuning; same
-                                rules and hidden sizes)
+                                rules and hidden sizes; no imitation updates unless the config asks)
   --redis URL                   collect the K rollout blocks on kratzen workers through this Redis
                                 instead (same metrics as --actors K here; docs/scale-out.md)
   --backend auto|tensorflow|wasm|cpu
@@ -82,7 +82,7 @@ ${SESSION_FLAGS}
   worker: `kratzen worker --redis URL [options]
 
 Takes jobs from the BullMQ queues on a Redis server: blocks of deals of the duplicate matches
-that \`kratzen eval --redis URL\` splits up. Start any number, on any machines that reach the
+that \`kratzen eval --redis URL\` splits up, and the rollout blocks of \`kratzen train --redis URL\`. Start any number, on any machines that reach the
 Redis server; checkpoints come through Redis by content hash. Ctrl-C or SIGTERM finishes the
 running jobs and exits; a worker killed outright loses nothing: its job is retried elsewhere
 once its lock expires. See docs/scale-out.md.

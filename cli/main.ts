@@ -50,7 +50,7 @@ verbs:
   eval --agents A,B[,...] [--hands N] [--profile P] [--players N] [--seed S] [--workers W] [--out DIR] [--json]
                               duplicate tournament; agents: random, heuristic, pimc[:samples=K], or a checkpoint dir
   worker --redis URL [--concurrency N]
-                              take tournament jobs from Redis (docs/scale-out.md)
+                              take tournament and rollout jobs from Redis (docs/scale-out.md)
   exploit --target A [--updates U] [--hands H] [--profile P] [--players N] [--seed S] [--json]
                               train a best response against a frozen agent; its edge bounds the agent's exploitability
 `;

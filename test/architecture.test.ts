@@ -3,14 +3,17 @@
 // - agents/, training/, bridge/ and cli/ never reach for a vector env's rules-core state
 //   (`stateOf`, `endedStateOf`): they read it through the env's accessors;
 // - the rules core imports nothing outside env/rules/ but zod and seeded seedrandom, and does no I/O, clocks or global randomness;
-// - env/ does not import agents/, training/, bridge/ or cli/;
+// - env/ does not import agents/, training/, bridge/ or cli/, and more generally each layer imports
+//   only the layers listed before it in ORDER (docs/architecture.md's list);
 // - only the training rollout reads the other seats' hands (env/oracle.ts, for the oracle critic).
 import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
 const LAYERS = ['env', 'agents', 'training', 'bridge', 'checkpoints', 'cli', 'bench'];
+/** docs/architecture.md's order: a layer may import those before it; cli/ and bench/ sit side by side at the end. */
+const ORDER: Record<string, number> = { env: 0, agents: 1, checkpoints: 2, training: 3, bridge: 4, cli: 5, bench: 5 };
 
 function sources(dir: string): string[] {
   const out: string[] = [];
@@ -59,5 +62,20 @@ describe('architecture', () => {
   it('env/ does not depend on the layers above it', () => {
     const env = files.filter((f) => f.path.startsWith('env/'));
     for (const f of env) for (const i of importsOf(f.text)) expect(/^\.\.\/(\.\.\/)?(agents|training|bridge|cli|checkpoints)\//.test(i), `${f.path} imports ${i}`).toBe(false);
+  });
+
+  it('each layer imports only the layers before it in docs/architecture.md', () => {
+    const offenders: string[] = [];
+    for (const f of files) {
+      const layer = f.path.split('/')[0]!;
+      for (const i of importsOf(f.text)) {
+        if (!i.startsWith('.')) continue;
+        const target = relative(root, resolve(dirname(join(root, f.path)), i)).split('/')[0]!;
+        if (target === layer || (target === 'index.js' && ORDER[layer] === 5)) continue; // the package entry re-exports every layer
+        const allowed = target in ORDER && ORDER[target]! < ORDER[layer]!;
+        if (!allowed) offenders.push(`${f.path} imports ${i}`);
+      }
+    }
+    expect(offenders).toEqual([]);
   });
 });

@@ -268,28 +268,36 @@ class AECTest(unittest.TestCase):
 
 class InstallTest(unittest.TestCase):
     def test_pip_installs_offline(self):
-        """`pip install ./bridge/python` with Debian's pip, setuptools and wheel, no index."""
+        """The README's install: a venv over Debian's packages, `pip install` with no index.
+
+        Dependencies are resolved (no --no-deps), so a requirement Debian does not provide
+        fails here. The venv borrows Debian's pip (--without-pip: no ensurepip needed).
+        """
         import subprocess
         import tempfile
 
         here = os.path.join(os.path.dirname(__file__), "..")
         with tempfile.TemporaryDirectory() as target:
+            venv = os.path.join(target, "venv")
+            made = subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv], capture_output=True, text=True)
+            self.assertEqual(made.returncode, 0, made.stderr)
+            python = os.path.join(venv, "bin", "python")
             run = subprocess.run(
-                [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--no-deps", "--target", target, here],
+                [python, "-m", "pip", "install", "--no-build-isolation", "--no-index", here],
                 capture_output=True,
                 text=True,
                 timeout=300,
+                cwd=target,
             )
             self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
             probe = subprocess.run(
-                [sys.executable, "-c", "import kratzen_bridge, sys; print(kratzen_bridge.__file__)"],
+                [python, "-c", "import kratzen_bridge, sys; print(kratzen_bridge.__file__)"],
                 capture_output=True,
                 text=True,
-                env={**os.environ, "PYTHONPATH": target},
                 cwd=target,
             )
             self.assertEqual(probe.returncode, 0, probe.stderr)
-            self.assertTrue(probe.stdout.strip().startswith(target))
+            self.assertTrue(probe.stdout.strip().startswith(venv), probe.stdout)
 
 
 class ExamplesTest(unittest.TestCase):
