@@ -1,13 +1,13 @@
 // One checkpoint directory: written atomically (temp directory next to it, fsync, rename) and
 // loaded only after its manifest, its compatibility with this build and every file hash check out.
 
-import { access, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { access, mkdtemp, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { NUM_ACTIONS, RuleSetError, type RuleSet } from '../env/rules/index.js';
 import { OBS_SIZE, OBS_VERSION } from '../env/observation.js';
 import { PolicyAgent, architectureOf, checkPolicyModel, sameArchitecture, type PolicyAgentOptions } from '../agents/policy-agent.js';
 import { tf } from '../agents/tfjs.js';
-import { syncDir, writeFileDurable } from './durable-fs.js';
+import { makeDirs, syncDir, writeFileDurable } from './durable-fs.js';
 import { CheckpointError } from './errors.js';
 import {
   CHECKPOINT_FORMAT_VERSION,
@@ -99,7 +99,7 @@ export async function writeCheckpoint(dir: string, content: CheckpointContent): 
   const manifestBytes = new TextEncoder().encode(`${JSON.stringify(parsed.data, null, 2)}\n`);
 
   if (await exists(dir)) throw new CheckpointError('already-exists', dir, 'checkpoints are immutable; choose another name');
-  await mkdir(parent, { recursive: true });
+  makeDirs(parent);
   // The temp directory lies beside the target: rename() is atomic only within one file system.
   const temp = await mkdtemp(path.join(parent, `.tmp-${name}-`));
   try {

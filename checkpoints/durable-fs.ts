@@ -1,6 +1,7 @@
 // File writes that survive a crash: data is fsynced before it is renamed into place, and the
 // directory is fsynced after, so a name never points at a half-written file or directory.
 
+import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -41,4 +42,81 @@ export async function replaceFileAtomic(file: string, data: Uint8Array | string)
     throw e;
   }
   await syncDir(path.dirname(file));
+}
+
+/**
+ * Creates `dir` and its missing parents, one level at a time. Node's own recursive mkdir spins
+ * forever where a level exists but refuses children with ENOENT (anything under /proc); here
+ * every failure is thrown once, with the level that failed in the error's `path`.
+ */
+export function makeDirs(dir: string): void {
+  const absolute = path.resolve(dir);
+  const missing: string[] = [];
+  for (let level = absolute; ; level = path.dirname(level)) {
+    let stats;
+    try {
+      stats = statSync(level);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || path.dirname(level) === level) throw e;
+      missing.push(level);
+      continue;
+    }
+    if (!stats.isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${level}'`), { code: 'ENOTDIR', path: level });
+    break;
+  }
+  for (const level of missing.reverse()) {
+    try {
+      mkdirSync(level);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(level).isDirectory()) throw e;
+    }
+  }
+}
+
+/**
+ * Why files could not be written in folder `dir` (created if missing), or null when they can:
+ * checked before long work whose results would otherwise be lost at the first write. Creates
+ * nothing: it probes the folder, or the nearest existing one above it, with a file it removes.
+ */
+export function unwritableFolderReason(dir: string): string | null {
+  let at = path.resolve(dir);
+  const missing: string[] = [];
+  try {
+    while (!existsSync(at) && path.dirname(at) !== at) {
+      missing.push(path.basename(at));
+      at = path.dirname(at);
+    }
+    if (!statSync(at).isDirectory()) return `${at}: a part of the path is a file, not a folder (ENOTDIR)`;
+    const long = missing.find((name) => Buffer.byteLength(name) > 255);
+    if (long !== undefined) return `${long.slice(0, 40)}...: a name in the path is too long (ENAMETOOLONG)`;
+    const probe = path.join(at, `.write-probe-${process.pid}-${tempCounter++}`);
+    try {
+      closeSync(openSync(probe, 'wx'));
+    } catch (e) {
+      return `no file can be created in ${at}: ${fsErrorReason(e, false)}`;
+    }
+    rmSync(probe, { force: true });
+    return null;
+  } catch (e) {
+    return fsErrorReason(e);
+  }
+}
+
+/** One sentence for a failed file-system call: what was refused, where, and the OS's code. */
+export function fsErrorReason(e: unknown, withPath = true): string {
+  const error = e as NodeJS.ErrnoException;
+  const what: Record<string, string> = {
+    ENOENT: 'no such file or directory',
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    EROFS: 'read-only file system',
+    ENOTDIR: 'a part of the path is a file, not a directory',
+    EEXIST: 'already exists',
+    EISDIR: 'is a directory',
+    ENAMETOOLONG: 'a name in the path is too long',
+    ENOSPC: 'no space left on the device',
+    ELOOP: 'too many symbolic links',
+  };
+  const reason = (error.code && what[error.code]) ?? error.message;
+  return `${withPath && error.path ? `${error.path}: ` : ''}${reason}${error.code ? ` (${error.code})` : ''}`;
 }

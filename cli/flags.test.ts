@@ -10,7 +10,8 @@ describe('agent lists', () => {
   it('keep an agent\'s key=value options together (pimc:samples=2,rollout=random was split into two agents)', () => {
     expect(agentListFlag('pimc:samples=2,rollout=random,random')).toEqual(['pimc:samples=2,rollout=random', 'random']);
     expect(agentListFlag(' heuristic:caution=1 , runs/a=b/checkpoints,pimc ')).toEqual(['heuristic:caution=1', 'runs/a=b/checkpoints', 'pimc']);
-    expect(agentListFlag('random,,heuristic')).toEqual(['random', 'heuristic']);
+    expect(() => agentListFlag('random,,heuristic')).toThrow(/agents: --agents has an empty entry/);
+    expect(() => agentListFlag('', 'opponents')).toThrow(/opponents: --opponents has an empty entry/);
     // A key=value with no agent before it stays an item of its own (and is then an unknown agent).
     expect(agentListFlag('samples=2,random')).toEqual(['samples=2', 'random']);
   });

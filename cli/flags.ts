@@ -4,6 +4,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ValidationError } from '../env/rules/index.js';
+import { unwritableFolderReason } from '../checkpoints/durable-fs.js';
 
 export function integerFlag(value: string | boolean | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
@@ -13,10 +14,13 @@ export function integerFlag(value: string | boolean | undefined, field: string):
   return Number(value);
 }
 
-/** A --seed value: an integer when it reads as one, else the string itself (0 when absent). */
+/**
+ * A --seed value: an integer when it reads as a safe one, else the string itself (0 when absent),
+ * so 10^30 and 10^30 + 1 stay two seeds rather than one rounded double.
+ */
 export function seedFlag(value: string | boolean | undefined): number | string {
   if (typeof value !== 'string') return 0;
-  return /^-?\d+$/.test(value) ? Number(value) : value;
+  return /^-?\d+$/.test(value) && Number.isSafeInteger(Number(value)) ? Number(value) : value;
 }
 
 /** The rule set the flags describe: --variant's JSON object, then --profile, --players, --hands. */
@@ -42,16 +46,18 @@ export function rulesFromFlags(values: Record<string, string | boolean | undefin
 }
 
 /**
- * Checks an output folder flag before any work: not empty, and a folder or a path whose nearest
- * existing ancestor is a folder (a report would otherwise fail after the whole run).
+ * Checks an output folder flag before any work: not empty, and a folder this process can write
+ * in, or one it can create (a report would otherwise fail after the whole run). Creates nothing.
  */
 export function outputFolderFlag(value: string, field: string): string {
   if (value === '') throw new ValidationError('invalid arguments', field, `--${field} is empty`);
   let at = resolve(value);
   while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
-  if (!statSync(at).isDirectory()) {
+  if (existsSync(at) && !statSync(at).isDirectory()) {
     throw new ValidationError('invalid arguments', field, at === resolve(value) ? `${value} is a file, not a folder` : `${at} is a file, so ${value} cannot be a folder`);
   }
+  const reason = unwritableFolderReason(value);
+  if (reason !== null) throw new ValidationError('invalid arguments', field, `cannot write in ${value}: ${reason}`);
   return value;
 }
 
@@ -59,11 +65,12 @@ export function outputFolderFlag(value: string, field: string): string {
  * A comma-separated agent list such as `heuristic,pimc:samples=8,rollout=random,runs/x`: an
  * agent's own options are comma-separated too, so a `key=value` item continues the agent before it.
  */
-export function agentListFlag(value: string): string[] {
+export function agentListFlag(value: string, field = 'agents'): string[] {
   const agents: string[] = [];
   for (const item of value.split(',').map((a) => a.trim())) {
+    if (!item) throw new ValidationError('invalid arguments', field, `--${field} has an empty entry: "${value}"`);
     if (/^[A-Za-z]\w*=/.test(item) && agents.length > 0 && agents[agents.length - 1]!.includes(':')) agents[agents.length - 1] += `,${item}`;
-    else if (item) agents.push(item);
+    else agents.push(item);
   }
   return agents;
 }

@@ -115,6 +115,24 @@ describe('kratzen eval', () => {
     expect(kratzen('eval', '--agents', 'heuristic,random', '--hands=-5')).toMatchObject({ code: 2, json: { field: 'hands' } });
     expect(kratzen('exploit', '--target', 'random', '--hands', '1000000000000')).toMatchObject({ code: 2, json: { field: 'hands' } });
   });
+  it('refuses more agents than seats, empty entries, and an --out it cannot write, before playing (it ranked unplayed agents; /proc spun forever)', () => {
+    expect(kratzen('eval', '--agents', 'random,random,random,random,random', '--hands', '32')).toMatchObject({ code: 2, json: { field: 'agents' } });
+    expect(kratzen('eval', '--agents', 'random,,heuristic', '--hands', '32')).toMatchObject({ code: 2, json: { field: 'agents' } });
+    const file = writeTmp('not-a-folder', 'x');
+    for (const out of ['/proc/kratzen-out', join(file, 'sub'), join(tmp, 'x'.repeat(300))]) {
+      const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', 'random,random', '--hands', '32', '--workers', '1', '--out', out], { encoding: 'utf8', timeout: 20_000 });
+      expect(run.status, out).toBe(2);
+      expect(JSON.parse(run.stdout)).toMatchObject({ field: 'out' });
+    }
+  });
+});
+
+describe('output to a reader that stops early', () => {
+  it('ends quietly, exit 0 (an EPIPE stack trace before)', () => {
+    const run = spawnSync('/bin/sh', ['-c', `"${process.execPath}" "${BIN}" random --seed 1 --hands 2000 | head -c 10 >/dev/null; echo "status $?"`], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('status 0\n');
+  });
 });
 
 describe('the package', () => {

@@ -147,11 +147,12 @@ async function runEval(args: string[]): Promise<void> {
     },
   });
   if (!values.agents) badInput('agents', 'kratzen eval needs --agents A,B[,...]');
-  const agents = agentListFlag(values.agents);
+  const agents = reportingErrors(() => agentListFlag(values.agents!));
   if (agents.length < 2) badInput('agents', 'name at least two agents');
-  if (values.out !== undefined) reportingErrors(() => outputFolderFlag(values.out!, 'out'));
+  reportingErrors(() => outputFolderFlag(values.out ?? 'runs', 'out'));
   // --hands is the evaluation's size here, not the session length.
   const game = reportingErrors(() => createGame(rulesFromFlags({ ...values, hands: undefined })));
+  if (agents.length > game.numPlayers) badInput('agents', `${agents.length} agents for ${game.numPlayers} seats: a match seats at most one agent per seat`);
   const hands = reportingErrors(() => integerFlag(values.hands, 'hands')) ?? 1000;
   // --hands counts hands over all rotations: deals x seats x hands per session.
   const deals = reportingErrors(() => dealsForHands(hands, game.numPlayers, game.rules.hands));
@@ -190,8 +191,22 @@ async function runEval(args: string[]): Promise<void> {
   process.stdout.write(`report: ${path}\n`);
 }
 
+/**
+ * A reader that stops early (`kratzen random ... | head`) is no error: the command ends quietly,
+ * except `play`, which plays on without its output and still saves its record.
+ */
+function endQuietlyOnClosedStdout(verb: string | undefined): void {
+  let gone = false;
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE' && !gone) throw e;
+    gone = true;
+    if (verb !== 'play') process.exit(0);
+  });
+}
+
 async function main(argv: string[]): Promise<void> {
   const [verb, ...rest] = argv;
+  endQuietlyOnClosedStdout(verb);
   const help = verb === undefined ? undefined : VERB_HELP[verb];
   if (help && wantsHelp(rest)) {
     process.stdout.write(help);

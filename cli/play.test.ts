@@ -122,7 +122,8 @@ describe('kratzen play', () => {
     const taken = join(tmp, 'taken.txt');
     writeFileSync(taken, 'precious\n');
     // An empty path used to play the whole session and then fail to rename the record.
-    for (const record of [taken, join(tmp, 'no-such-folder', 'r.json'), '']) {
+    // And one it could not write, which used to crash after the whole session, the record lost.
+    for (const record of [taken, join(tmp, 'no-such-folder', 'r.json'), '', '/proc/kratzen-r.json', join(taken, 'r.json'), join(tmp, `${'b'.repeat(300)}.json`)]) {
       let text = '';
       const output = new Writable({ write: (chunk, _e, done) => ((text += chunk.toString()), done()) });
       const code = await runPlay(['--seed', '1', '--record', record], { input: Readable.from(['1\n']), output });
@@ -146,6 +147,12 @@ describe('kratzen play', () => {
       const { code, text } = await play(args, []);
       expect(code, args.join(' ')).toBe(2);
       expect(JSON.parse(text)).toMatchObject({ error: 'invalid arguments' });
+    }
+    // More opponents than seats were dropped without a word, empty entries skipped.
+    for (const opponents of ['random,heuristic,random,random', 'random,,random', '']) {
+      const { code, text } = await play(['--players', '4', '--opponents', opponents], []);
+      expect(code, opponents).toBe(2);
+      expect(JSON.parse(text)).toMatchObject({ error: 'invalid arguments', field: 'opponents' });
     }
   });
 });

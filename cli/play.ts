@@ -5,7 +5,7 @@
 // Legality comes from the rules core (`legalActions`); this file only shows and asks.
 
 import { existsSync, realpathSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -28,6 +28,7 @@ import {
   type HandReport,
   type KratzenGame,
   type KratzenState,
+  ValidationError,
 } from '../env/rules/index.js';
 import { OBS_SIZE, encodeObservation, observationView } from '../env/observation.js';
 import type { Agent } from '../agents/agent.js';
@@ -35,6 +36,7 @@ import { createAgent } from '../agents/registry.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { HistoryRecorder, type TrickView } from '../env/table-view.js';
 import { writeFileAtomic } from '../training/files.js';
+import { fsErrorReason, unwritableFolderReason } from '../checkpoints/durable-fs.js';
 
 export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed S] [--profile didactic4|tavern5] [--players N]
              [--hands H] [--variant JSON] [--deck-style german|french] [--record FILE]
@@ -348,8 +350,14 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   }
   const seedText = typeof values.seed === 'string' ? values.seed : String(Date.now() % 1_000_000_000);
   const seed = seedFlag(seedText);
-  const specs = agentListFlag(typeof values.opponents === 'string' ? values.opponents : 'heuristic');
-  if (specs.length === 0) specs.push('heuristic');
+  let specs: string[];
+  try {
+    specs = agentListFlag(typeof values.opponents === 'string' ? values.opponents : 'heuristic', 'opponents');
+    if (specs.length > n - 1) throw new BadArguments('opponents', `${n} players leave ${n - 1} seats for opponents, got ${specs.length}: ${specs.join(', ')}`);
+  } catch (e) {
+    out(`${JSON.stringify({ error: 'invalid arguments', field: 'opponents', reason: e instanceof ValidationError ? e.reason : (e as Error).message })}\n`);
+    return 2;
+  }
   const rules = ruleSetToJson(game.rules);
   const agents: (Agent | null)[] = new Array(n).fill(null);
   try {
@@ -372,7 +380,9 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     ? `${recordPath} exists: kratzen play never overwrites a file; name a new one`
     : typeof values.record === 'string' && !existsSync(dirname(resolve(recordPath)))
       ? `the folder of ${recordPath} does not exist`
-      : null;
+      : Buffer.byteLength(basename(recordPath)) > 255
+        ? `the file name of ${recordPath.slice(0, 40)}... is too long`
+        : unwritableFolderReason(dirname(resolve(recordPath)));
   if (recordProblem) {
     for (const agent of agents) agent?.dispose?.();
     out(`${JSON.stringify({ error: 'invalid arguments', field: 'record', reason: recordProblem })}\n`);
@@ -389,8 +399,14 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     for (const agent of agents) agent?.dispose?.();
     // A file that appeared at that path during the game is not replaced either.
     if (existsSync(recordPath)) recordPath = defaultRecordPath();
-    writeFileAtomic(recordPath, `${JSON.stringify(stateToRecord(state), null, 2)}\n`);
-    out(`\n${finished ? 'Session over.' : 'Session stopped.'} Record saved: ${recordPath}\nReplay it: npx kratzen replay ${recordPath}\n`);
+    try {
+      writeFileAtomic(recordPath, `${JSON.stringify(stateToRecord(state), null, 2)}\n`);
+      out(`\n${finished ? 'Session over.' : 'Session stopped.'} Record saved: ${recordPath}\nReplay it: npx kratzen replay ${recordPath}\n`);
+    } catch (e) {
+      // Checked before the game; the disk can still fill up or the folder go away meanwhile.
+      out(`\n${JSON.stringify({ error: 'cannot save the record', field: 'record', reason: fsErrorReason(e) })}\n`);
+      return 1;
+    }
   }
   return 0;
 }

@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
-import { rulesFromFlags, seedFlag } from './flags.js';
+import { outputFolderFlag, rulesFromFlags, seedFlag } from './flags.js';
 import { MAX_CONFIG_BYTES, readInputText } from './read-input.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 
@@ -75,6 +75,8 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
 
 export async function runTrain(args: string[]): Promise<void> {
   const { config, resume, redis: url } = trainConfigFromArgs(args);
+  // Before any work: a run whose folder cannot be written would fail at its first checkpoint.
+  outputFolderFlag(typeof config.runsDir === 'string' ? config.runsDir : 'runs', 'runs-dir');
   const redis = url === undefined ? undefined : parseRedisUrl(url);
   let stopRequested = false;
   const onSigint = () => {

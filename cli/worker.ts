@@ -8,6 +8,15 @@ import { parseRedisUrl } from '../training/distributed/redis.js';
 import { startWorkers } from '../training/distributed/worker.js';
 import { integerFlag } from './flags.js';
 
+/** Prints a message unless it is the one printed last within a minute: a lost server is retried many times a second. */
+let lastReport = { text: '', at: 0 };
+function reportOnce(text: string): void {
+  const now = Date.now();
+  if (text === lastReport.text && now - lastReport.at < 60_000) return;
+  lastReport = { text, at: now };
+  process.stderr.write(`${text}\n`);
+}
+
 export async function runWorker(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -19,12 +28,18 @@ export async function runWorker(args: string[]): Promise<void> {
   if (concurrency < 1 || concurrency > 256) throw new ValidationError('invalid arguments', 'concurrency', '--concurrency must be 1 to 256');
   const lockSeconds = integerFlag(values['lock-seconds'], 'lock-seconds') ?? 30;
   if (lockSeconds < 1) throw new ValidationError('invalid arguments', 'lock-seconds', '--lock-seconds must be at least 1');
-  const workers = await startWorkers({ connection, concurrency, lockSeconds });
+  let workers;
+  try {
+    workers = await startWorkers({ connection, concurrency, lockSeconds });
+  } catch (e) {
+    if (e instanceof ValidationError) throw e;
+    throw new ValidationError('cannot start the worker', 'redis', (e as Error).message);
+  }
   let jobs = 0;
   for (const worker of workers) {
     worker.on('completed', () => jobs++);
     worker.on('failed', (job, error) => process.stderr.write(`${worker.name} job ${job?.id} failed: ${error.message}\n`));
-    worker.on('error', (error) => process.stderr.write(`${worker.name} worker error: ${error.message}\n`));
+    worker.on('error', (error) => reportOnce(`${worker.name} worker error: ${error.message}`));
   }
   process.stderr.write(`kratzen worker ${process.pid}: ${connection.host}:${connection.port}, ${concurrency} threads, ready\n`);
   await new Promise<void>((resolve) => {

@@ -38,7 +38,12 @@ const leagueSchema = z.strictObject({
 
 export const trainConfigSchema = z.strictObject({
   /** Run name: files go to `<runsDir>/<name>/`. @default train-<time> */
-  name: z.string().regex(/^[\w.-]+$/, 'letters, digits, _ . - only').optional(),
+  name: z
+    .string()
+    .max(100, 'at most 100 characters')
+    .regex(/^[\w.-]+$/, 'letters, digits, _ . - only')
+    .refine((name) => name !== '.' && name !== '..', 'a folder name, not . or ..')
+    .optional(),
   /** @default 'runs' */
   runsDir: z.string().default('runs'),
   /** Rule set of the table. @default {} (didactic4, 4 players) */

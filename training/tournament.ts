@@ -144,6 +144,9 @@ export function dealsForHands(hands: number, numPlayers: number, handsPerSession
 /** Runs a tournament, in worker threads when `workers > 1`. */
 export async function runTournament(config: TournamentConfig, options: RunOptions = {}): Promise<TournamentResult> {
   if (config.agents.length < 2) throw new Error('a tournament needs at least two agents');
+  const seats = createGame(config.rules).numPlayers;
+  // Seating cycles the agents over the seats: more agents than seats would leave some unplayed.
+  if (config.agents.length > seats) throw new ValidationError('invalid arguments', 'agents', `${config.agents.length} agents for ${seats} seats: at most one agent per seat`);
   if (!Number.isInteger(config.deals) || config.deals < 2) throw new Error('a tournament needs at least two deals (for intervals)');
   if (config.deals > MAX_TOURNAMENT_DEALS) throw new ValidationError('invalid arguments', 'deals', `a tournament plays at most ${MAX_TOURNAMENT_DEALS} deals`);
   if (config.workers !== undefined && (!Number.isInteger(config.workers) || config.workers < 1 || config.workers > MAX_TOURNAMENT_WORKERS)) {

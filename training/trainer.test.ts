@@ -98,6 +98,8 @@ describe('training config', () => {
     expect(() => parseTrainConfig({ league: { selfPlay: -1 } })).toThrow(/league\.selfPlay/);
     expect(() => parseTrainConfig({ rules: { players: 9 } })).toThrow(/rules\.players/);
     expect(() => parseTrainConfig({ learningrate: 1 })).toThrow(/learningrate/);
+    // `..` wrote the run into the runs folder's parent; a 300-character name failed at the first checkpoint.
+    for (const name of ['.', '..', 'a/b', 'x'.repeat(101)]) expect(() => parseTrainConfig({ name }), name).toThrow(/name/);
   });
 
   it('does not clone the heuristic over an initial policy unless asked', () => {
@@ -140,6 +142,9 @@ describe('trainer', () => {
     const first = await run('split', dir, { stopAfter: 2 });
     expect(first.updates).toBe(2);
     await expect(run('split', dir)).rejects.toThrow(/--resume/);
+    // A resumed run keeps its config: asking for another one is refused, naming the field, and changes nothing.
+    await expect(train({ ...TINY, hiddenSizes: [9], name: 'split', runsDir: dir }, { verbose: false, resume: true })).rejects.toThrow(/cannot resume: hiddenSizes: the run was started with hiddenSizes/);
+    await expect(train({ ...TINY, rules: { profile: 'tavern5' }, name: 'split', runsDir: dir }, { verbose: false, resume: true })).rejects.toThrow(/cannot resume: rules/);
     const resumed = await run('split', dir, { resume: true });
     expect(resumed.updates).toBe(4);
     expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));

@@ -4,7 +4,8 @@
 // latest checkpoint and, for a fixed seed on the same backend, reproduces the uninterrupted run's
 // metrics (timings aside): every update's randomness derives from (seed, update).
 
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, readdirSync } from 'node:fs';
+import { makeDirs } from '../checkpoints/durable-fs.js';
 import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { loadCheckpoint as loadCheckpointAgent } from '../checkpoints/agent-loader.js';
@@ -88,6 +89,26 @@ export async function train(input: unknown, options: TrainOptions = {}): Promise
 }
 
 /** One training run, in the steps `train` takes: open, restore, loop over updates, finish. */
+/** What a resumed run may be asked to change: its length, where it lives, and the machine's backend. */
+const RESUMABLE_FIELDS = new Set(['name', 'runsDir', 'updates', 'backend']);
+
+/**
+ * A resumed run keeps its saved config: a field the caller set (a flag, a config file) to another
+ * value than the run was trained with is refused, naming it, rather than silently ignored.
+ */
+function refuseChangedFields(input: unknown, asked: TrainConfig, saved: TrainConfig): void {
+  if (typeof input !== 'object' || input === null) return;
+  for (const [field, value] of Object.entries(input)) {
+    if (RESUMABLE_FIELDS.has(field) || value === undefined) continue;
+    if (field === 'rules' && Object.keys(value as object).length === 0) continue;
+    const want = JSON.stringify(asked[field as keyof TrainConfig]);
+    const had = JSON.stringify(saved[field as keyof TrainConfig]);
+    if (want !== had) {
+      throw new ValidationError('cannot resume', field, `the run was started with ${field} ${had}, not ${want}: a resumed run keeps its config (only updates may grow)`);
+    }
+  }
+}
+
 class TrainingRun {
   private readonly log: (text: string) => void;
   private readonly rules: Record<string, unknown>;
@@ -155,6 +176,7 @@ class TrainingRun {
       }
       // Runs saved before the oracle critic existed learned with the policy's value head.
       const saved = parseTrainConfig({ critic: 'shared', ...savedJson });
+      refuseChangedFields(input, config, saved);
       config = { ...saved, updates: Math.max(saved.updates, config.updates) };
     } else if (existsSync(join(runDir, 'checkpoints'))) {
       throw new ValidationError('run exists', 'name', `${runDir} already holds a run: pass --resume to continue it, or choose another --name`);
@@ -221,7 +243,7 @@ class TrainingRun {
     this.elapsedBefore = this.metrics.length ? Number(this.metrics[this.metrics.length - 1]!.elapsed ?? 0) : 0;
     // Written only once everything loaded: a refused config or a damaged checkpoint leaves the
     // run folder as it was.
-    mkdirSync(this.runDir, { recursive: true });
+    makeDirs(this.runDir);
     writeFileAtomic(join(this.runDir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
     writeFileAtomic(this.metricsPath, this.metrics.map((m) => `${JSON.stringify(m)}\n`).join(''));
   }

@@ -2,7 +2,8 @@
 // as blobs plus an index naming them; a worker rebuilds the directory in a local cache keyed by
 // the index hash and loads it like any checkpoint (which checks the files against the manifest).
 
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { makeDirs } from '../../checkpoints/durable-fs.js';
 import { join } from 'node:path';
 import { MANIFEST_FILE, NAME_PATTERN } from '../../checkpoints/manifest.js';
 import { isBlobHash, type BlobStore } from './redis.js';
@@ -44,7 +45,7 @@ export async function materializeCheckpoint(hash: string, blobs: BlobStore, cach
   const index = JSON.parse((await blobs.get(hash)).toString('utf8')) as CheckpointIndex;
   if (index?.kind !== 'kratzen-checkpoint' || typeof index.files !== 'object' || index.files === null) throw new Error(`blob ${hash} is not a checkpoint index`);
   const staging = join(cacheRoot, `.tmp-${hash}-${process.pid}-${Math.random().toString(36).slice(2)}`);
-  mkdirSync(staging, { recursive: true });
+  makeDirs(staging);
   try {
     for (const [name, fileHash] of Object.entries(index.files)) {
       // Names from Redis are untrusted: only plain checkpoint file names, never a path.

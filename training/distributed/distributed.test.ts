@@ -11,6 +11,7 @@ import { runTournament, type TournamentConfig } from '../tournament.js';
 import { Queue } from 'bullmq';
 import { KEY_PREFIX, ROLLOUT_QUEUE, parseRedisUrl } from './redis.js';
 import { runTournamentOnRedis } from './tournament-jobs.js';
+import { startWorkers } from './worker.js';
 import { haveRedisServer, startLocalRedis, startWorkerProcess } from './local-cluster.js';
 import { train, withoutTimings } from '../trainer.js';
 
@@ -137,6 +138,8 @@ suite('tournaments on Redis with BullMQ', () => {
   it('names the field of a bad or unreachable Redis and a bad agent, and enqueues nothing', async () => {
     expect(() => parseRedisUrl('http://x')).toThrow(/redis:\/\//);
     await expect(runTournamentOnRedis(config, { connection: parseRedisUrl('redis://127.0.0.1:1') })).rejects.toMatchObject({ field: 'redis' });
+    // A worker does not wait for an unreachable server forever (BullMQ alone would retry without end).
+    await expect(startWorkers({ connection: parseRedisUrl('redis://127.0.0.1:1') })).rejects.toMatchObject({ field: 'redis' });
     await expect(runTournamentOnRedis({ ...config, agents: ['heuristic', 'nobody'] }, { connection: parseRedisUrl(url) })).rejects.toThrow(/nobody/);
   }, 30_000);
 });

@@ -92,7 +92,7 @@ export class BlobStore {
       await this.redis.ping();
     } catch (e) {
       this.redis.disconnect();
-      throw new Error(`cannot reach Redis at ${host}:${port}: ${(e as Error).message}`);
+      throw new ValidationError('unreachable server', 'redis', `cannot reach Redis at ${host}:${port}: ${(e as Error).message}`);
     }
   }
 

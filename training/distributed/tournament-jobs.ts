@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
-import { createGame, ValidationError } from '../../env/rules/index.js';
+import { createGame } from '../../env/rules/index.js';
 import { createAgent } from '../../agents/registry.js';
 import { summarize, type DealResult, type TournamentConfig, type TournamentResult } from '../tournament.js';
 import { uploadCheckpoint } from './checkpoint-blobs.js';
@@ -38,9 +38,7 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
   if (!Number.isInteger(config.deals) || config.deals < 2) throw new Error('a tournament needs at least two deals (for intervals)');
   const players = createGame(config.rules).numPlayers;
   const blobs = new BlobStore(options.connection);
-  await blobs.connect().catch((e: Error) => {
-    throw new ValidationError('invalid arguments', 'redis', e.message);
-  });
+  await blobs.connect();
   const prefix = KEY_PREFIX;
   const queue = new Queue<TournamentBlock, DealResult[]>(TOURNAMENT_QUEUE, { connection: options.connection, prefix });
   const events = new QueueEvents(TOURNAMENT_QUEUE, { connection: options.connection, prefix });

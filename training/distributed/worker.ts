@@ -3,7 +3,7 @@
 // expires (`lockSeconds`): the coordinator merges by deal index, so nothing is lost or doubled.
 
 import { Worker } from 'bullmq';
-import { CONNECTION_ENV, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, type RedisConnection } from './redis.js';
+import { BlobStore, CONNECTION_ENV, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, type RedisConnection } from './redis.js';
 
 export interface WorkerOptions {
   connection: RedisConnection;
@@ -15,6 +15,10 @@ export interface WorkerOptions {
 
 /** BullMQ workers of the tournament and the rollout queues, their jobs in worker threads. */
 export async function startWorkers(options: WorkerOptions): Promise<Worker[]> {
+  // BullMQ would wait for an unreachable server forever, retrying: fail at once, naming it.
+  const probe = new BlobStore(options.connection);
+  await probe.connect();
+  await probe.close();
   process.env[CONNECTION_ENV] = JSON.stringify(options.connection);
   const lockDuration = Math.round((options.lockSeconds ?? 30) * 1000);
   const make = (queue: string, processor: string) =>
