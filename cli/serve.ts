@@ -3,7 +3,7 @@
 // SIGINT/SIGTERM, then shuts down gracefully. Also runnable alone: `node dist/cli/serve.js ...`.
 // Prints one JSON line when listening: {"event":"listening","url","host","port","protocolVersion"}.
 
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -57,6 +57,9 @@ function fail(field: string, reason: string): never {
   process.stdout.write(`${JSON.stringify({ error: 'invalid arguments', field, reason })}\n`);
   process.exit(2);
 }
+
+/** Timers longer than 2^31 - 1 ms do not wait: Node fires them after 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 function intFlag(value: string | undefined, field: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (value === undefined) return undefined;
@@ -116,6 +119,18 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
   for (const origin of values['allow-origin'] ?? []) {
     if (!/^https?:\/\/[^/\s]+$/.test(origin)) fail('allow-origin', `--allow-origin takes an origin like https://example.org, got "${origin}"`);
   }
+  for (const name of values['allow-host'] ?? []) {
+    if (!/^[A-Za-z0-9.-]{1,253}$|^\[[0-9A-Fa-f:.]+\]$/.test(name)) fail('allow-host', `--allow-host takes a host name like example.org, got "${name}"`);
+  }
+  for (const root of values['checkpoint-root'] ?? []) {
+    let isFolder = false;
+    try {
+      isFolder = statSync(root).isDirectory();
+    } catch {
+      // reported below
+    }
+    if (!isFolder) fail('checkpoint-root', `--checkpoint-root must be an existing folder, got "${root}"`);
+  }
   const server = new BridgeServer({
     host,
     port: intFlag(values.port, 'port', 0, 65535),
@@ -123,24 +138,24 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     allowOrigins: values['allow-origin'],
     allowHosts: values['allow-host'],
     checkpointRoots: values['checkpoint-root'] ? [...defaultCheckpointRoots(), ...values['checkpoint-root'].map((r) => path.resolve(r))] : undefined,
-    maxConnections: intFlag(values['max-connections'], 'max-connections', 1),
-    maxPendingConnections: intFlag(values['max-pending'], 'max-pending', 1),
-    helloTimeoutMs: intFlag(values['hello-timeout-ms'], 'hello-timeout-ms', 10),
-    maxHandshakingSockets: intFlag(values['max-handshaking'], 'max-handshaking', 1),
-    handshakeTimeoutMs: intFlag(values['handshake-timeout-ms'], 'handshake-timeout-ms', 100),
-    maxQueuedRequests: intFlag(values['max-queued'], 'max-queued', 1),
-    maxBufferedBytes: intFlag(values['max-buffered-bytes'], 'max-buffered-bytes', 65536),
-    maxEnvsPerConnection: intFlag(values['max-envs'], 'max-envs', 1),
-    maxHandsPerConnection: intFlag(values['max-hands'], 'max-hands', 1),
-    maxSessionsPerConnection: intFlag(values['max-sessions'], 'max-sessions', 1),
-    maxMessageBytes: intFlag(values['max-message-bytes'], 'max-message-bytes', 1024),
-    idleTimeoutMs: intFlag(values['idle-timeout-ms'], 'idle-timeout-ms', 1),
-    heartbeatIntervalMs: intFlag(values['heartbeat-interval-ms'], 'heartbeat-interval-ms', 10),
+    maxConnections: intFlag(values['max-connections'], 'max-connections', 1, 1 << 16),
+    maxPendingConnections: intFlag(values['max-pending'], 'max-pending', 1, 1 << 16),
+    helloTimeoutMs: intFlag(values['hello-timeout-ms'], 'hello-timeout-ms', 10, MAX_TIMER_MS),
+    maxHandshakingSockets: intFlag(values['max-handshaking'], 'max-handshaking', 1, 1 << 16),
+    handshakeTimeoutMs: intFlag(values['handshake-timeout-ms'], 'handshake-timeout-ms', 100, MAX_TIMER_MS),
+    maxQueuedRequests: intFlag(values['max-queued'], 'max-queued', 1, 1 << 16),
+    maxBufferedBytes: intFlag(values['max-buffered-bytes'], 'max-buffered-bytes', 65536, 1 << 30),
+    maxEnvsPerConnection: intFlag(values['max-envs'], 'max-envs', 1, 1 << 20),
+    maxHandsPerConnection: intFlag(values['max-hands'], 'max-hands', 1, 1 << 30),
+    maxSessionsPerConnection: intFlag(values['max-sessions'], 'max-sessions', 1, 1 << 16),
+    maxMessageBytes: intFlag(values['max-message-bytes'], 'max-message-bytes', 1024, 1 << 26),
+    idleTimeoutMs: intFlag(values['idle-timeout-ms'], 'idle-timeout-ms', 1, MAX_TIMER_MS),
+    heartbeatIntervalMs: intFlag(values['heartbeat-interval-ms'], 'heartbeat-interval-ms', 10, MAX_TIMER_MS),
     heavyWorkers: intFlag(values['heavy-workers'], 'heavy-workers', 1, 64),
     spinMicroseconds: intFlag(values['spin-us'], 'spin-us', 0, 100_000),
     agentLimits: {
-      maxPimcSamples: intFlag(values['max-pimc-samples'], 'max-pimc-samples', 1),
-      maxPimcTimeBudgetMs: intFlag(values['max-pimc-time-ms'], 'max-pimc-time-ms', 1),
+      maxPimcSamples: intFlag(values['max-pimc-samples'], 'max-pimc-samples', 1, 1 << 20),
+      maxPimcTimeBudgetMs: intFlag(values['max-pimc-time-ms'], 'max-pimc-time-ms', 1, MAX_TIMER_MS),
     },
     seedSecret: seedSecret === '' ? undefined : seedSecret,
     backend: values.backend as BackendChoice | undefined,
@@ -149,7 +164,9 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
   try {
     await server.start();
   } catch (e) {
-    fail('port', `cannot listen: ${(e as Error).message}`);
+    // An address this machine does not have is the host's fault; a port in use or reserved, the port's.
+    const code = (e as NodeJS.ErrnoException).code ?? '';
+    fail(['ENOTFOUND', 'EADDRNOTAVAIL', 'EAI_AGAIN', 'EAI_FAIL', 'EINVAL'].includes(code) ? 'host' : 'port', `cannot listen: ${(e as Error).message}`);
   }
   const web = server.options.web ? { web: server.url.replace(/^ws:/, 'http:') + '/' } : {};
   process.stdout.write(`${JSON.stringify({ event: 'listening', url: server.url, host, port: server.port, protocolVersion: PROTOCOL_VERSION, ...web })}\n`);
