@@ -481,6 +481,22 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     await server.close();
   });
 
+  it('names a __proto__ key in rules and records instead of dropping it unseen', async () => {
+    const server = await new BridgeServer({ port: 0 }).start();
+    const client = await BridgeClient.open(server.url);
+    const proto = '{"__proto__":{"hands":3},"profile":"didactic4"}';
+    const create = await client.sendRaw(`{"id":1,"method":"env.create","params":{"numEnvs":1,"config":{"rules":${proto}}}}`);
+    expect(create.error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules.__proto__' });
+    const load = await client.sendRaw(`{"id":2,"method":"policy.load","params":{"agent":"heuristic","rules":${proto}}}`);
+    expect(load.error).toMatchObject({ code: 'invalid_params', field: 'params.rules.__proto__' });
+    const policy = (await client.call('policy.load', { agent: 'heuristic' })).result.policy as string;
+    // Inside a record's rules too (records ignore unknown top-level fields, as they always have).
+    const act = await client.sendRaw(`{"id":3,"method":"policy.act","params":{"policy":"${policy}","record":{"rules":${proto},"seed":1}}}`);
+    expect(act.error).toMatchObject({ code: 'invalid_record', field: 'params.record.rules.__proto__' });
+    await client.close();
+    await server.close();
+  });
+
   it('bounds the hands a connection\'s sessions keep (numEnvs x rules.hands), and says so in hello', async () => {
     const server = await new BridgeServer({ port: 0, maxHandsPerConnection: 40 }).start();
     const client = await BridgeClient.open(server.url);

@@ -38,6 +38,7 @@
 
 import { z } from 'zod';
 import { envConfigSchema } from '../env/table.js';
+import { rawJsonObject } from '../env/rules/index.js';
 
 /** The binary reply layout above, for protocol.schema.json. */
 export const BINARY_FRAME_LAYOUT = [
@@ -162,7 +163,7 @@ export const policyLoadRequest = request(
   'policy.load',
   z.strictObject({
     agent: agentSpec,
-    rules: z.record(z.string(), z.unknown()).optional().describe("The rule set the policy plays; a checkpoint defaults to its own manifest's rules."),
+    rules: rawJsonObject('a rule set').optional().describe("The rule set the policy plays; a checkpoint defaults to its own manifest's rules."),
     mode: z.enum(['greedy', 'sample']).default('greedy').describe('Checkpoints: play the most probable action or sample.'),
     seed: seed.default(0),
   }),
@@ -180,7 +181,7 @@ export const policyActRequest = request(
     }),
     z.strictObject({
       policy: policyId,
-      record: z.record(z.string(), z.unknown()).describe('A game record (docs/rules.md §5); the policy acts for the seat to act after replaying it.'),
+      record: rawJsonObject('a game record').describe('A game record (docs/rules.md §5); the policy acts for the seat to act after replaying it.'),
     }),
   ]),
   'Actions (and, for checkpoints, probabilities and values) for given observations or a record.',

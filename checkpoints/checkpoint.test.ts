@@ -183,6 +183,11 @@ describe('corruption is detected', () => {
     await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => (m.formatVersion = 2)))), 'bad-manifest');
     await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => delete m.files['weights.bin']))), 'bad-manifest');
     await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => (m.rules = { players: 42 })))), 'bad-manifest');
+    // A `__proto__` key, which a record schema would have turned into a prototype and let through.
+    const proto = (b: Buffer) => b.toString('utf8').replace('"rules": {', '"rules": {"__proto__": {"hands": 1}, ');
+    expect((await readFile(path.join(await copyWith('manifest.json', proto), 'manifest.json'), 'utf8')).includes('"__proto__"')).toBe(true);
+    const error = await expectCode(loadCheckpoint(await copyWith('manifest.json', proto)), 'bad-manifest');
+    expect(error.message).toMatch(/__proto__/);
     const hash = editManifest((m) => (m.files['model.json'].sha256 = '0'.repeat(64)));
     await expectCode(loadCheckpoint(await copyWith('manifest.json', hash)), 'hash-mismatch');
     // A consistent edit of the manifest alone is caught by the hash a pointer records (store.test.ts).

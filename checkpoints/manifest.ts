@@ -3,7 +3,7 @@
 
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { parseRuleSet, ruleSetToJson } from '../env/rules/index.js';
+import { RuleSetError, parseRuleSet, ruleSetToJson } from '../env/rules/index.js';
 import { ACTIVATIONS } from '../agents/policy-agent.js';
 
 export const CHECKPOINT_FORMAT_VERSION = 1;
@@ -19,8 +19,18 @@ const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex sh
 export const manifestSchema = z
   .strictObject({
     formatVersion: z.literal(CHECKPOINT_FORMAT_VERSION),
-    /** The normalized rule set (ruleSetToJson of the parsed rules). */
-    rules: z.record(z.string(), z.unknown()),
+    /**
+     * The normalized rule set (ruleSetToJson of the parsed rules). Checked by the rules core on
+     * the raw JSON: a record schema would copy a `__proto__` key into a prototype, unseen.
+     */
+    rules: z.unknown().transform((rules, ctx) => {
+      try {
+        return normalizeRules(rules);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: e instanceof RuleSetError ? `${e.field ? `${e.field}: ` : ''}${e.reason}` : (e as Error).message });
+        return z.NEVER;
+      }
+    }),
     obsVersion: z.number().int().positive(),
     numActions: z.number().int().positive(),
     observationSize: z.number().int().positive(),

@@ -8,13 +8,14 @@ import {
   KratzenGame,
   RuleSetError,
   ValidationError,
+  rawJsonObject,
   type KratzenState,
 } from './rules/index.js';
 import { firstIssue } from './rules/zod-issue.js';
 
 export const envConfigSchema = z.strictObject({
   /** Rule set (docs/rules.md §0). @default {} (didactic4, 4 players) */
-  rules: z.record(z.string(), z.unknown()).default({}),
+  rules: rawJsonObject('a rule set').default({}),
   /** An episode is a whole session, or one hand with the pot and balances carried on. @default 'session' */
   episode: z.enum(['session', 'hand']).default('session'),
   /** `throw` an IllegalActionError, or `terminate` the episode with a penalty. @default 'throw' */

@@ -3,7 +3,7 @@
 // command-line flags both go through it; unknown fields are errors that name the field.
 
 import { z } from 'zod';
-import { RuleSetError, ValidationError, parseRuleSet, ruleSetToJson } from '../env/rules/index.js';
+import { RuleSetError, ValidationError, parseRuleSet, rawJsonObject, ruleSetToJson } from '../env/rules/index.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
 
 /**
@@ -47,7 +47,7 @@ export const trainConfigSchema = z.strictObject({
   /** @default 'runs' */
   runsDir: z.string().default('runs'),
   /** Rule set of the table. @default {} (didactic4, 4 players) */
-  rules: z.record(z.string(), z.unknown()).default({}),
+  rules: rawJsonObject('a rule set').default({}),
   seed: z.union([z.number().int(), z.string()]).default(0),
   /** TF.js backend. @default 'auto' */
   backend: z.enum(['auto', 'tensorflow', 'wasm', 'cpu']).default('auto'),

@@ -100,6 +100,8 @@ describe('training config', () => {
     expect(() => parseTrainConfig({ learningrate: 1 })).toThrow(/learningrate/);
     // `..` wrote the run into the runs folder's parent; a 300-character name failed at the first checkpoint.
     for (const name of ['.', '..', 'a/b', 'x'.repeat(101)]) expect(() => parseTrainConfig({ name }), name).toThrow(/name/);
+    // zod's record schema dropped a __proto__ key unseen; the rules core names it.
+    expect(() => parseTrainConfig(JSON.parse('{"rules":{"__proto__":{"players":5}}}'))).toThrow(/rules\.__proto__/);
   });
 
   it('does not clone the heuristic over an initial policy unless asked', () => {

@@ -128,6 +128,17 @@ function dropNulls(value: unknown, field = '', depth = 0): unknown {
  * Validates a rule set and fills in its defaults. Throws `RuleSetError` naming the first bad
  * field (`players`, `exchange.maxCards`, ...). `null` means absent, as in records.
  */
+/**
+ * A JSON object as it arrives (a rule set, a record), passed on as the very object for its own
+ * parser to check: zod's record and object schemas drop a `__proto__` key unseen, where
+ * parseRuleSet and the record parser refuse it by name. Shown as an object in JSON Schema.
+ */
+export function rawJsonObject(what: string) {
+  return z
+    .custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), `must be a JSON object (${what})`)
+    .meta({ type: 'object', additionalProperties: {} });
+}
+
 export function parseRuleSet(input: unknown): RuleSet {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new RuleSetError('', 'a rule set must be a JSON object');
