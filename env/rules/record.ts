@@ -9,6 +9,7 @@ import type { KratzenState } from './game.js';
 import { KratzenGame } from './kratzen-game.js';
 import type { HandResult } from './results.js';
 import { isWholeUnits, ruleSetToJson } from './ruleset.js';
+import { MAX_UNITS } from './ledger.js';
 
 export interface RecordAction {
   seat: number;
@@ -88,6 +89,8 @@ const isIntegral = (v: unknown): v is number => typeof v === 'number' && Number.
 
 function amountToUnits(game: KratzenGame, value: unknown, field: string, wholeChips: boolean): number {
   if (typeof value !== 'number' || !Number.isFinite(value)) throw malformed(field, 'must be a number');
+  // Past 2^53 - 1 units amounts are no longer exact (docs/rules.md §3): say so, not "not a multiple".
+  if (Math.abs(value * game.unitsPerChip) > MAX_UNITS) throw malformed(field, `must be at most ${Math.floor(MAX_UNITS / game.unitsPerChip)} chips in size (2^53 - 1 units)`);
   if (!isWholeUnits(value, game.unitsPerChip)) throw malformed(field, `must be a multiple of 1/${game.unitsPerChip} chip`);
   if (wholeChips && !Number.isInteger(value)) throw malformed(field, 'must be a whole number of chips in didactic4');
   return Math.round(value * game.unitsPerChip);
@@ -109,6 +112,8 @@ export function parseRecord(input: unknown): ParsedRecord {
   if (seed !== undefined && !isIntegral(seed) && typeof seed !== 'string') {
     throw malformed('seed', 'seed must be an integer or a string');
   }
+  // 10^30 and 10^30 + 1 are one double: such seeds would name one session by many values.
+  if (typeof seed === 'number' && !Number.isSafeInteger(seed)) throw malformed('seed', 'an integer seed must be within ±(2^53 - 1); larger ones can be strings');
 
   const start: ParsedRecord['start'] = { pot: 0 };
   const rawStart = input.start ?? undefined;

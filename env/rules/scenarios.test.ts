@@ -570,6 +570,13 @@ describe('replay errors', () => {
       );
     }
   });
+  it('names amounts past 2^53 - 1 units as too large, and integer seeds past 2^53 (§3, §5)', () => {
+    for (const [start, field] of [[{ pot: 1e308 }, 'start.pot'], [{ balances: [1e308, 0, 0, 0] }, 'start.balances[0]'], [{ balances: [-1e300, 0, 0, 0] }, 'start.balances[0]']] as const) {
+      expect(() => replayRecord({ rules: {}, start: { dealer: 0, ...start }, hands: [] })).toThrow(expect.objectContaining({ field, reason: expect.stringMatching(/at most .* chips/) }));
+    }
+    expect(() => replayRecord({ rules: {}, seed: 1e30, hands: [] })).toThrow(expect.objectContaining({ field: 'seed' }));
+    expect(replayRecord({ rules: {}, seed: '1000000000000000000000000000000', hands: [] }).result.hands).toEqual([]);
+  });
   it('the first illegal action stops the replay with hand, action index, seat and reason', () => {
     const deck = buildDeck({ profile: 'didactic4', players: 4, ...SETTLEMENT_PLAN });
     const script = SETTLEMENT_SCRIPT.slice();
