@@ -124,7 +124,7 @@ export class SessionHost {
         return this.loadPolicy(id, key, target, params as ParamsOf<'policy.load'>);
       case 'policy.act': {
         const p = params as ParamsOf<'policy.act'>;
-        return ok(id, actWithPolicy(this.policy(key, p.policy), p));
+        return actWithPolicy(this.policy(key, p.policy), p, control).then((result) => ok(id, result));
       }
       case 'policy.close': {
         const p = params as ParamsOf<'policy.close'>;

@@ -273,6 +273,34 @@ describe('heavy work [issue: one request freezing every client]', () => {
     await light.close();
   }, 120_000);
 
+  it('search policy.act takes turns with other clients\' bots and stops when its client goes', async () => {
+    // 64 pimc rows in one policy.act ran ~6 s in one go, holding up every single-agent session
+    // in the same worker, and ran on after the client had gone.
+    const one = await new BridgeServer({ port: 0, heavyWorkers: 1 }).start();
+    const searcher = await BridgeClient.open(one.url);
+    const other = await BridgeClient.open(one.url);
+    const table = (await searcher.call('env.create', { numEnvs: 1, config: { rules: { players: 4 } } })).result.session;
+    const reset = await searcher.call('env.reset', { session: table, seed: 3 });
+    const observation = (reset.result.observations as number[][])[0]!;
+    const mask = (reset.result.masks as number[][])[0]!;
+    const policy = (await searcher.call('policy.load', { agent: 'pimc:samples=64,timeBudgetMs=50' })).result.policy;
+    const mine = (await other.call('env.create', { mode: 'single', numEnvs: 1, opponents: 'heuristic' })).result.session;
+    await other.call('env.reset', { session: mine, seed: 1 });
+    const rows = 64;
+    const act = searcher.request('policy.act', { policy, observations: new Array(rows).fill(observation), masks: new Array(rows).fill(mask) });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    let started = performance.now();
+    expect((await other.request('env.view', { session: mine, env: 0 })).error).toBeUndefined();
+    expect(performance.now() - started).toBeLessThan(1000);
+    await searcher.close();
+    void act.catch(() => undefined);
+    started = performance.now();
+    expect((await other.request('env.view', { session: mine, env: 0 })).error).toBeUndefined();
+    expect(performance.now() - started).toBeLessThan(1000);
+    await other.close();
+    await one.close();
+  }, 60_000);
+
   it('keeps answering another connection within 100 ms through big multi batches and pipelined requests', async () => {
     // A 4096-env JSON reset ran 0.6 s on the main thread, and 200 pipelined 256-env resets were
     // handled back to back: other connections' pings waited 0.3-0.6 s.

@@ -16,6 +16,7 @@ import { CheckpointError } from '../checkpoints/errors.js';
 import { BridgeError } from './errors.js';
 import { resolveCheckpoint } from './checkpoint-roots.js';
 import type { ParamsOf } from './protocol.js';
+import type { StepControl } from './session.js';
 
 export interface ServedPolicy {
   id: string;
@@ -126,7 +127,12 @@ export function checkPolicyRules(rules: unknown): void {
   }
 }
 
-export function actWithPolicy(served: ServedPolicy, params: ParamsOf<'policy.act'>): Record<string, unknown> {
+/**
+ * Acts for every row. A checkpoint's network takes the batch at once; the other agents (search
+ * above all: up to its time budget per row) act a row at a time, giving way through `control`
+ * between rows, so other clients' requests take turns and a client that has gone stops its work.
+ */
+export async function actWithPolicy(served: ServedPolicy, params: ParamsOf<'policy.act'>, control?: StepControl): Promise<Record<string, unknown>> {
   let observations: Float32Array;
   let masks: Uint8Array;
   let seats: Int32Array;
@@ -171,7 +177,7 @@ export function actWithPolicy(served: ServedPolicy, params: ParamsOf<'policy.act
     if (params.seats && params.seats.length !== n) throw new BridgeError('invalid_params', `params.seats: expected ${n} seats, got ${params.seats.length}`, 'params.seats');
     seats = params.seats ? Int32Array.from(params.seats) : Int32Array.from({ length: n }, (_, i) => seatOf(observations, i));
   }
-  const actions = served.agent.act(observations, masks, seats);
+  const actions = served.policy || !control ? served.agent.act(observations, masks, seats) : await actRowByRow(served.agent, observations, masks, seats, control);
   const result: Record<string, unknown> = { actions: Array.from(actions), actionNames: Array.from(actions, actionToString) };
   if (fromRecord) result.seat = fromRecord.seat;
   if (served.policy) {
@@ -181,4 +187,14 @@ export function actWithPolicy(served: ServedPolicy, params: ParamsOf<'policy.act
     result.values = Array.from(values);
   }
   return result;
+}
+
+async function actRowByRow(agent: Agent, observations: Float32Array, masks: Uint8Array, seats: Int32Array, control: StepControl): Promise<Int32Array> {
+  const actions = new Int32Array(seats.length);
+  for (let i = 0; i < seats.length; i++) {
+    const row = agent.act(observations.subarray(i * OBS_SIZE, (i + 1) * OBS_SIZE), masks.subarray(i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS), seats.subarray(i, i + 1));
+    actions[i] = row[0]!;
+    if (control.due()) await control.pause();
+  }
+  return actions;
 }
