@@ -17,12 +17,13 @@ const idleSource = (idle: { cores: number }) => ({ read: () => idle.cores });
 
 describe('BusyPoll', () => {
   it('keeps the loop polling for its window, then lets it sleep', async () => {
-    const poll = new BusyPoll(5_000, idleSource({ cores: 2 }));
+    // A window long enough that a loaded machine's slow turn stays inside it (5 ms failed there).
+    const poll = new BusyPoll(200_000, idleSource({ cores: 2 }));
     poll.extend();
     expect(poll.active).toBe(true);
     await nextTurn();
     expect(poll.active).toBe(true);
-    await sleep(30);
+    await sleep(400);
     expect(poll.active).toBe(false);
   });
 

@@ -137,7 +137,7 @@ export async function actWithPolicy(served: ServedPolicy, params: ParamsOf<'poli
   let masks: Uint8Array;
   let seats: Int32Array;
   let fromRecord: { seat: number } | null = null;
-  if ('record' in params) {
+  if (params.record !== undefined) {
     let state;
     try {
       state = replayRecord(params.record).state;
@@ -157,14 +157,16 @@ export async function actWithPolicy(served: ServedPolicy, params: ParamsOf<'poli
     seats = Int32Array.of(seat);
     fromRecord = { seat };
   } else {
-    const n = params.observations.length;
-    if (params.masks.length !== n) throw new BridgeError('invalid_params', `params.masks: expected ${n} rows like observations, got ${params.masks.length}`, 'params.masks');
+    const rows = params.observations!;
+    const maskRows = params.masks!;
+    const n = rows.length;
+    if (maskRows.length !== n) throw new BridgeError('invalid_params', `params.masks: expected ${n} rows like observations, got ${maskRows.length}`, 'params.masks');
     observations = new Float32Array(n * OBS_SIZE);
     masks = new Uint8Array(n * NUM_ACTIONS);
-    flatten(params.observations, OBS_SIZE, 'params.observations', observations);
-    checkObservationBounds(params.observations, observations, 'params.observations');
+    flatten(rows, OBS_SIZE, 'params.observations', observations);
+    checkObservationBounds(rows, observations, 'params.observations');
     flatten(
-      params.masks.map((row) => row.map((v) => (v ? 1 : 0))),
+      maskRows.map((row) => row.map((v) => (v ? 1 : 0))),
       NUM_ACTIONS,
       'params.masks',
       masks,
@@ -177,7 +179,15 @@ export async function actWithPolicy(served: ServedPolicy, params: ParamsOf<'poli
     if (params.seats && params.seats.length !== n) throw new BridgeError('invalid_params', `params.seats: expected ${n} seats, got ${params.seats.length}`, 'params.seats');
     seats = params.seats ? Int32Array.from(params.seats) : Int32Array.from({ length: n }, (_, i) => seatOf(observations, i));
   }
-  const actions = served.policy || !control ? served.agent.act(observations, masks, seats) : await actRowByRow(served.agent, observations, masks, seats, control);
+  let actions: Int32Array;
+  try {
+    actions = served.policy || !control ? served.agent.act(observations, masks, seats) : await actRowByRow(served.agent, observations, masks, seats, control);
+  } catch (e) {
+    // Agents that rebuild the table from an observation (heuristic, pimc) meet one no encoder
+    // wrote: the fault is in the observations the client sent, not in some rules field.
+    if (fromRecord || !(e instanceof ValidationError)) throw e;
+    throw new BridgeError('invalid_params', `params.observations: a row is no observation this encoder writes (${e.message})`, 'params.observations');
+  }
   const result: Record<string, unknown> = { actions: Array.from(actions), actionNames: Array.from(actions, actionToString) };
   if (fromRecord) result.seat = fromRecord.seat;
   if (served.policy) {

@@ -58,8 +58,8 @@ export const BINARY_FRAME_LAYOUT = [
  */
 export const PROTOCOL_VERSION = 2;
 
-const id = z.union([z.string().max(128), z.number().int()]).describe('Request id, echoed in the reply.');
-const seed = z.union([z.number().int(), z.string().max(256)]).describe('Integer or string seed; 7 and "7" are the same seed.');
+const id = z.union([z.string().max(128), z.number().int()], { error: 'must be a string of at most 128 characters or an integer' }).describe('Request id, echoed in the reply.');
+const seed = z.union([z.number().int(), z.string().max(256)], { error: 'must be an integer or a string of at most 256 characters' }).describe('Integer or string seed; 7 and "7" are the same seed.');
 const sessionId = z.string().max(64).describe('A session id returned by env.create.');
 const policyId = z.string().max(64).describe('A policy id returned by policy.load.');
 const agentSpec = z
@@ -92,7 +92,7 @@ export const createRequest = request(
     numEnvs: z.number().int().min(1).default(1),
     config: envConfigSchema.optional().describe('Env config: rules, episode, illegalAction, illegalActionPenalty, rewardScale, maxSteps.'),
     learnerSeat: z.number().int().min(0).default(0).describe('single mode: the learner seat.'),
-    opponents: z.union([agentSpec, z.array(agentSpec.nullable()).max(6)]).default('random').describe('single mode: one agent spec for all other seats, or one per seat (the learner entry ignored).'),
+    opponents: z.union([agentSpec, z.array(agentSpec.nullable()).max(6)], { error: 'must be an agent spec, or a list of at most 6 (one per seat, null for the learner)' }).default('random').describe('single mode: one agent spec for all other seats, or one per seat (the learner entry ignored).'),
     encoding: z.enum(['json', 'binary']).default('json').describe('How env.reset / env.step replies carry arrays (see the binary frame layout).'),
   }),
   'Creates an environment session of numEnvs tables; call env.reset before env.step.',
@@ -172,18 +172,30 @@ export const policyLoadRequest = request(
 
 export const policyActRequest = request(
   'policy.act',
-  z.union([
-    z.strictObject({
+  // One object rather than a union of the two forms: a union's error is "Invalid input" for the
+  // whole params, where this one names the field.
+  z
+    .strictObject({
       policy: policyId,
-      observations: matrix.min(1).max(MAX_POLICY_ROWS).describe(`N observations of OBS_SIZE floats, each within its slice's bounds (observationSpec) (N at most ${MAX_POLICY_ROWS}).`),
-      masks: matrix.min(1).max(MAX_POLICY_ROWS).describe('N masks of NUM_ACTIONS entries (nonzero = legal).'),
-      seats: z.array(z.number().int().min(0).max(5)).optional().describe('The absolute seat of each row. @default the seat encoded in each observation'),
+      observations: matrix
+        .min(1)
+        .max(MAX_POLICY_ROWS, `at most ${MAX_POLICY_ROWS} rows`)
+        .optional()
+        .describe(`N observations of OBS_SIZE floats, each within its slice's bounds (observationSpec) (N at most ${MAX_POLICY_ROWS}); with masks, or a record instead.`),
+      masks: matrix.min(1).max(MAX_POLICY_ROWS, `at most ${MAX_POLICY_ROWS} rows`).optional().describe('N masks of NUM_ACTIONS entries (nonzero = legal); with observations.'),
+      seats: z.array(z.number().int().min(0).max(5)).optional().describe('With observations: the absolute seat of each row. @default the seat encoded in each observation'),
+      record: rawJsonObject('a game record').optional().describe('Instead of observations: a game record (docs/rules.md §5); the policy acts for the seat to act after replaying it.'),
+    })
+    .superRefine((p, ctx) => {
+      if (p.record !== undefined) {
+        for (const key of ['observations', 'masks', 'seats'] as const) {
+          if (p[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'give observations and masks, or a record, not both' });
+        }
+        return;
+      }
+      if (p.observations === undefined) ctx.addIssue({ code: 'custom', path: ['observations'], message: 'required (observations and masks, or a record)' });
+      else if (p.masks === undefined) ctx.addIssue({ code: 'custom', path: ['masks'], message: 'required with observations' });
     }),
-    z.strictObject({
-      policy: policyId,
-      record: rawJsonObject('a game record').describe('A game record (docs/rules.md §5); the policy acts for the seat to act after replaying it.'),
-    }),
-  ]),
   'Actions (and, for checkpoints, probabilities and values) for given observations or a record.',
 );
 

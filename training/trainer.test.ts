@@ -120,9 +120,9 @@ describe('training config', () => {
       return 'accepted';
     };
     expect(field({ numEnvs: 1e9 })).toBe('numEnvs');
-    expect(field({ hiddenSizes: [100_000, 100_000] })).toBe('hiddenSizes.0');
+    expect(field({ hiddenSizes: [100_000, 100_000] })).toBe('hiddenSizes[0]');
     expect(field({ hiddenSizes: new Array(9).fill(8) })).toBe('hiddenSizes');
-    expect(field({ criticHiddenSizes: [1e6] })).toBe('criticHiddenSizes.0');
+    expect(field({ criticHiddenSizes: [1e6] })).toBe('criticHiddenSizes[0]');
     expect(field({ numEnvs: 4096, rolloutSteps: 128 })).toBe('rolloutSteps');
     expect(field({ league: { maxSnapshots: 1e6 } })).toBe('league.maxSnapshots');
     expect(field({ numEnvs: 4096, rolloutSteps: 64, hiddenSizes: [4096] })).toBe('accepted');

@@ -24,6 +24,12 @@ describe('firstIssue: one way to name a bad field', () => {
     });
   });
 
+  it('writes array indices in brackets, as hand-written checks do', () => {
+    const rows = z.strictObject({ actions: z.array(z.number().int()) });
+    const parsed = rows.safeParse({ actions: [1, 2.5] });
+    expect(firstIssue(parsed.error!, ['params']).field).toBe('params.actions[1]');
+  });
+
   it('shows the root as (root)', () => {
     expect(issueOf(5).field).toBe('');
     expect(issueOf(5).message).toMatch(/^\(root\): /);

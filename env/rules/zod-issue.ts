@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 
 export interface FieldIssue {
-  /** Dotted path of the bad field (`league.selfPlay`, `params.config.rules`); '' for the root. */
+  /** Dotted path of the bad field (`league.selfPlay`, `params.actions[3]`); '' for the root. */
   field: string;
   reason: string;
   /** `<field>: <reason>`, the root shown as `(root)`. */
@@ -20,6 +20,7 @@ export function firstIssue(error: z.ZodError, prefix: readonly string[] = []): F
     path.push(issue.keys[0]!);
     reason = `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
   }
-  const field = path.join('.');
+  // Array indices in brackets (`params.actions[3]`), as every hand-written check names them.
+  const field = path.reduce((out, part) => (/^\d+$/.test(part) ? `${out}[${part}]` : out ? `${out}.${part}` : part), '');
   return { field, reason, message: `${field || '(root)'}: ${reason}` };
 }
