@@ -68,6 +68,22 @@ it('serves actions and probabilities of a checkpoint for given observations', as
     expect(reply.error, String(value)).toMatchObject({ code: 'invalid_params', field: 'params.observations[0][7]' });
     expect(reply.error!.message).toContain('"hand"');
   }
+  // The two forms of params were a union whose every error read "params: Invalid input".
+  const observation = rows(env.observations, OBS_SIZE)[0]!;
+  const mask = rows(env.masks, NUM_ACTIONS)[0]!;
+  for (const [params, field] of [
+    [{}, 'params.observations'],
+    [{ observations: [observation] }, 'params.masks'],
+    [{ observations: 5, masks: [mask] }, 'params.observations'],
+    [{ observations: [['a']], masks: [mask] }, 'params.observations[0][0]'],
+    [{ observations: new Array(513).fill(observation), masks: [mask] }, 'params.observations'],
+    [{ record: {}, observations: [observation], masks: [mask] }, 'params.observations'],
+    [{ record: [] }, 'params.record'],
+  ] as const) {
+    const reply = await client.request('policy.act', { policy: loaded.policy, ...params });
+    expect(reply.error, JSON.stringify(params).slice(0, 80)).toMatchObject({ code: 'invalid_params', field });
+    expect(reply.error!.message).not.toMatch(/^params: Invalid input$/);
+  }
   await client.call('policy.close', { policy: loaded.policy });
   expect((await client.request('policy.act', { policy: loaded.policy, record: {} })).error).toMatchObject({ code: 'unknown_policy' });
 });
