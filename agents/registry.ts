@@ -34,18 +34,24 @@ export interface AgentContext {
 export const BUILTIN_AGENTS = ['random', 'heuristic', 'pimc'] as const;
 
 function parseOptions(text: string | undefined, spec: string): Record<string, string> {
-  const options: Record<string, string> = {};
-  if (!text) return options;
+  // No prototype: a key such as `__proto__` or `constructor` is an unknown option, not a field.
+  const options: Record<string, string> = Object.create(null);
+  if (text === undefined) return options;
   for (const pair of text.split(',')) {
-    const [key, value] = pair.split('=');
-    if (!key || value === undefined) throw new Error(`agent "${spec}": options are key=value pairs separated by commas`);
+    const [key, value, extra] = pair.split('=');
+    if (!key || !value || extra !== undefined) throw new Error(`agent "${spec}": options are key=value pairs separated by commas, got "${pair}"`);
+    if (key in options) throw new Error(`agent "${spec}": option ${key} is given twice`);
     options[key] = value;
   }
   return options;
 }
 
+/** A decimal number as people write one (`0.5`, `-2`, `12`): not `0x5`, `1e1`, `Infinity` or ``. */
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
 function numberOption(options: Record<string, string>, key: string, spec: string): number | undefined {
   if (options[key] === undefined) return undefined;
+  if (!DECIMAL.test(options[key])) throw new Error(`agent "${spec}": ${key} must be a decimal number, got "${options[key]}"`);
   const value = Number(options[key]);
   if (!Number.isFinite(value)) throw new Error(`agent "${spec}": ${key} must be a number`);
   return value;
