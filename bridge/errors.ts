@@ -15,7 +15,7 @@ export const ERROR_CODES = {
   unauthorized: 'missing or wrong token; the server closes the connection after this reply',
   unknown_session: 'no session with this id on this connection',
   unknown_policy: 'no policy with this id on this connection',
-  not_reset: 'env.step before the first env.reset of the session',
+  not_reset: 'env.step, env.view, env.record or env.observe before the first env.reset of the session',
   illegal_action: 'an action the rules do not allow; nothing was stepped',
   invalid_record: 'the record is malformed or replays an illegal action',
   no_decision: 'nobody is to act in the record state (the session is over)',

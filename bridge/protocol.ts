@@ -91,9 +91,15 @@ export const createRequest = request(
     mode: z.enum(['multi', 'single']).default('multi').describe('multi: the client acts for every seat (the seat to act of each env); single: one learner seat, opponents played on the server.'),
     numEnvs: z.number().int().min(1).default(1),
     config: envConfigSchema.optional().describe('Env config: rules, episode, illegalAction, illegalActionPenalty, rewardScale, maxSteps.'),
-    learnerSeat: z.number().int().min(0).default(0).describe('single mode: the learner seat.'),
-    opponents: z.union([agentSpec, z.array(agentSpec.nullable()).max(6)], { error: 'must be an agent spec, or a list of at most 6 (one per seat, null for the learner)' }).default('random').describe('single mode: one agent spec for all other seats, or one per seat (the learner entry ignored).'),
+    learnerSeat: z.number().int().min(0).optional().describe('single mode only: the learner seat. @default 0'),
+    opponents: z.union([agentSpec, z.array(agentSpec.nullable()).max(6)], { error: 'must be an agent spec, or a list of at most 6 (one per seat, null for the learner)' }).optional().describe('single mode only: one agent spec for all other seats, or one per seat (the learner entry ignored). @default "random"'),
     encoding: z.enum(['json', 'binary']).default('json').describe('How env.reset / env.step replies carry arrays (see the binary frame layout).'),
+  }).superRefine((p, ctx) => {
+    // A multi session plays every seat itself: these would be ignored, and a typo in them unseen.
+    if (p.mode !== 'multi') return;
+    for (const key of ['learnerSeat', 'opponents'] as const) {
+      if (p[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'single mode only (mode "single"); a multi session plays every seat itself' });
+    }
   }),
   'Creates an environment session of numEnvs tables; call env.reset before env.step.',
 );

@@ -73,13 +73,23 @@ describe('check order: parse, method, params', () => {
     const opponent = await client.request('env.create', { mode: 'single', opponents: 'grandmaster' });
     expect(opponent.error).toMatchObject({ code: 'invalid_params', field: 'params.opponents' });
     expect(opponent.error!.message).toContain('grandmaster');
+    // A multi session plays every seat: single-mode params there were ignored, typos and all.
+    for (const params of [{ opponents: 'nope' }, { mode: 'multi', learnerSeat: 5 }]) {
+      const key = Object.keys(params).find((k) => k !== 'mode')!;
+      expect((await client.request('env.create', params)).error).toMatchObject({ code: 'invalid_params', field: `params.${key}` });
+    }
   });
 
   it('answers unknown sessions and policies, and step before reset', async () => {
     expect((await client.request('env.step', { session: 'nope', actions: [0] })).error).toMatchObject({ code: 'unknown_session', field: 'params.session' });
     expect((await client.request('policy.act', { policy: 'p0', record: {} })).error).toMatchObject({ code: 'unknown_policy' });
     const { result } = await client.call('env.create', { numEnvs: 1 });
-    expect((await client.request('env.step', { session: result.session, actions: [0] })).error).toMatchObject({ code: 'not_reset' });
+    expect((await client.request('env.step', { session: result.session, actions: [0] })).error).toMatchObject({ code: 'not_reset', field: 'params.session' });
+    for (const method of ['env.view', 'env.record', 'env.observe']) {
+      const error = (await client.request(method, { session: result.session, env: 0 })).error!;
+      expect(error, method).toMatchObject({ code: 'not_reset', field: 'params.session' });
+      expect(error.message, method).toContain('call env.reset first');
+    }
     await client.call('env.close', { session: result.session });
   });
 

@@ -183,7 +183,7 @@ abstract class BaseSession implements EnvSession {
   close(): void {}
 
   protected ensureStarted(): void {
-    if (!this.started) throw new BridgeError('not_reset', `session ${this.id}: call env.reset before env.step`);
+    if (!this.started) throw new BridgeError('not_reset', `session ${this.id} has no episode yet: call env.reset first`, 'params.session');
   }
 
   /** Checks `env` and that its `episode` exists. */

@@ -17,6 +17,7 @@ import {
   randomLegalAction,
   type Policy,
 } from '../index.js';
+import { parseEnvConfig } from './table.js';
 
 const PROFILES = [
   { profile: 'didactic4' },
@@ -331,6 +332,12 @@ describe('WorkerVecEnv', () => {
 });
 
 describe('an amount overflow (docs/rules.md §3, Ledger)', () => {
+  it('refuses a config whose first deal already overflows: no session could ever start', () => {
+    for (const rules of [{ profile: 'tavern5', ante: 1801439850948198, failPenalty: 'pot' }, { profile: 'tavern5', players: 6, ante: 900719925474099, hands: 64 }]) {
+      expect(() => parseEnvConfig({ rules }), JSON.stringify(rules)).toThrow(expect.objectContaining({ field: 'rules', reason: expect.stringMatching(/first deal/) }));
+    }
+    expect(parseEnvConfig({ rules: { profile: 'tavern5', ante: 4e14 } }).game.numPlayers).toBe(4);
+  });
   it('ends the episode truncated and unsettled, autoresets it, and keeps its history readable', () => {
     // Antes this large pass 2^53 units within a hand or two; the step used to throw after the
     // state had moved, leaving the env stopped for good.

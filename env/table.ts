@@ -53,12 +53,22 @@ export function parseEnvConfig(input: EnvConfigInput = {}): { config: EnvConfig;
     const { field, reason } = firstIssue(parsed.error);
     throw new ValidationError('invalid env config', field, reason);
   }
+  let game: KratzenGame;
   try {
-    return { config: parsed.data, game: new KratzenGame(parsed.data.rules) };
+    game = new KratzenGame(parsed.data.rules);
   } catch (e) {
     if (e instanceof RuleSetError) throw new RuleSetError(e.field ? `rules.${e.field}` : 'rules', e.reason);
     throw e;
   }
+  // Each field in range, the antes together can still pass 2^53 - 1 units at the first deal
+  // (docs/rules.md §3): such a table could never start, and every reset would fail.
+  try {
+    game.newState({ seed: 0 });
+  } catch (e) {
+    if (e instanceof AmountOverflowError) throw new RuleSetError('rules', 'the first deal already passes 2^53 - 1 units (antes and stakes too large together): no session can start');
+    throw e;
+  }
+  return { config: parsed.data, game };
 }
 
 /** Step outcome codes, kept numeric so vector envs can store them in typed arrays. */
