@@ -3,7 +3,7 @@
 
 import { AmountOverflowError, IllegalActionError, ValidationError } from '../env/rules/index.js';
 import { ReplayIllegalActionError } from '../env/rules/record.js';
-import { CheckpointError } from '../checkpoints/errors.js';
+import { CHECKPOINT_ERROR_CODES, CheckpointError } from '../checkpoints/errors.js';
 
 export const ERROR_CODES = {
   parse_error: 'the frame is not valid UTF-8 JSON (id is null)',
@@ -65,7 +65,7 @@ export function toErrorBody(e: unknown, fieldPrefix = 'params'): ErrorBody {
     return { code: 'illegal_action', message: e.message, details: { action: e.action, seat: e.seat, reason: e.reason } };
   }
   if (e instanceof AmountOverflowError) return { code: 'amount_overflow', message: e.message, details: { hand: e.hand } };
-  if (e instanceof CheckpointError) return { code: 'checkpoint_error', message: e.message, details: { reason: e.code } };
+  if (e instanceof CheckpointError) return { code: 'checkpoint_error', message: checkpointMessage(e, 'the checkpoint'), details: { reason: e.code } };
   const message = e instanceof Error ? e.message : String(e);
   return { code: 'internal_error', message };
 }
@@ -74,4 +74,13 @@ function withOptional(body: ErrorBody, field?: string, details?: Record<string, 
   if (field !== undefined) body.field = field;
   if (details !== undefined) body.details = details;
   return body;
+}
+
+/**
+ * A checkpoint error as a client may read it: named by the spec the client sent, never by the
+ * server's resolved path (a symlink's target, the server's folders).
+ */
+export function checkpointMessage(e: CheckpointError, spec: string): string {
+  const reason = e.reason.split(e.path).join(spec);
+  return `checkpoint ${CHECKPOINT_ERROR_CODES[e.code]}: ${spec}: ${reason}`;
 }

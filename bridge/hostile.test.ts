@@ -386,7 +386,8 @@ describe('filesystem [issue: probing and hangs through policy.load]', () => {
     execFileSync('mkfifo', [path.join(root, 'fifo', 'manifest.json')]);
     await mkdir(path.join(root, 'empty'));
     await writeFile(path.join(root, 'file'), 'x');
-    server = await new BridgeServer({ port: 0, checkpointRoots: [root], backend: 'wasm' }).start();
+    // The package's own checkpoints too: the shipped policies are loaded by relative spec below.
+    server = await new BridgeServer({ port: 0, checkpointRoots: [root, path.join(import.meta.dirname, '..', 'checkpoints')], backend: 'wasm' }).start();
     client = await BridgeClient.open(server.url);
   });
   afterAll(async () => {
@@ -408,6 +409,15 @@ describe('filesystem [issue: probing and hangs through policy.load]', () => {
     const good = (await client.call('policy.load', { agent: path.join(root, 'good') })).result;
     expect(good.probabilities).toBe(true);
     await client.call('policy.close', { policy: good.policy });
+    // A checkpoint that cannot play the rules asked for is named by the spec the client sent,
+    // not by the server's resolved path (it showed the package's absolute folder).
+    const pretrained = 'checkpoints/pretrained/didactic4-p4/checkpoint';
+    const rules = { profile: 'tavern5', players: 6 };
+    for (const reply of [await client.request('policy.load', { agent: pretrained, rules }), await client.request('env.create', { mode: 'single', opponents: pretrained, config: { rules } })]) {
+      expect(reply.error).toMatchObject({ code: 'checkpoint_error', details: { reason: 'incompatible-rules' } });
+      expect(reply.error!.message).toContain(pretrained);
+      expect(reply.error!.message).not.toContain(path.resolve(pretrained));
+    }
   });
 
   it('follows a store inside a root only to a checkpoint inside a root, even through a symlink', async () => {

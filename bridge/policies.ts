@@ -13,7 +13,7 @@ import { loadCheckpoint as loadCheckpointDir, type RulesInput } from '../checkpo
 import { MANIFEST_FILE } from '../checkpoints/manifest.js';
 import { CheckpointStore } from '../checkpoints/store.js';
 import { CheckpointError } from '../checkpoints/errors.js';
-import { BridgeError } from './errors.js';
+import { BridgeError, checkpointMessage } from './errors.js';
 import { resolveCheckpoint } from './checkpoint-roots.js';
 import type { ParamsOf } from './protocol.js';
 import type { StepControl } from './session.js';
@@ -69,7 +69,7 @@ export async function loadPolicy(
     });
   } catch (e) {
     if (e instanceof BridgeError) throw e;
-    if (e instanceof CheckpointError) throw new BridgeError('checkpoint_error', e.message, 'params.agent', { reason: e.code });
+    if (e instanceof CheckpointError) throw new BridgeError('checkpoint_error', `params.agent: ${checkpointMessage(e, params.agent)}`, 'params.agent', { reason: e.code });
     throw new BridgeError('invalid_params', `params.agent: ${(e as Error).message}`, 'params.agent');
   }
   const policy = agent instanceof PolicyAgent ? agent : undefined;

@@ -17,7 +17,7 @@ import type { SeatRecord, TableView } from '../env/table-view.js';
 import type { Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
 import { CheckpointError } from '../checkpoints/errors.js';
-import { BridgeError } from './errors.js';
+import { BridgeError, checkpointMessage } from './errors.js';
 import type { BatchView, FinalEntry } from './codec.js';
 
 export interface SessionOptions {
@@ -349,7 +349,7 @@ class SingleSession extends BaseSession {
         agents.push(await createAgent(spec, context));
       } catch (e) {
         if (e instanceof BridgeError) throw e;
-        const message = `params.opponents (seat ${s}): ${(e as Error).message}`;
+        const message = `params.opponents (seat ${s}): ${e instanceof CheckpointError ? checkpointMessage(e, spec) : (e as Error).message}`;
         if (e instanceof CheckpointError) throw new BridgeError('checkpoint_error', message, 'params.opponents', { reason: e.code });
         throw new BridgeError('invalid_params', message, 'params.opponents');
       }
