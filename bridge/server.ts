@@ -227,6 +227,14 @@ export class BridgeServer {
           return;
         }
         if (o.web && serveWebAsset(req, res)) return;
+        if (o.web && req.method !== 'GET' && req.method !== 'HEAD') {
+          res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' }).end('kratzen bridge: the web table takes GET and HEAD only\n');
+          return;
+        }
+        if (o.web) {
+          res.writeHead(404, { 'content-type': 'text/plain' }).end('kratzen bridge: no such page (the table is at /)\n');
+          return;
+        }
         res.writeHead(426, { 'content-type': 'text/plain' }).end('kratzen bridge: connect with a WebSocket\n');
       } catch {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
@@ -241,7 +249,20 @@ export class BridgeServer {
     wss.on('error', () => undefined); // errors of the http server surface through listen/close
     http.on('connection', (socket: Socket) => this.admitSocket(socket));
     http.on('upgrade', (req, socket, head) => this.upgrade(req, socket as Socket, head));
-    http.on('clientError', (_e, socket) => socket.destroy());
+    // A request Node cannot parse (garbage, a 100 KB header, an unknown method) gets a status
+    // line before the socket closes, as HTTP clients and proxies expect.
+    http.on('clientError', (e: NodeJS.ErrnoException, socket) => {
+      if (socket.writable && e.code !== 'ECONNRESET' && e.code !== 'ERR_HTTP_REQUEST_TIMEOUT') {
+        const status = e.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : e.code === 'HPE_INVALID_METHOD' ? '501 Not Implemented' : '400 Bad Request';
+        socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());
+        return;
+      }
+      socket.destroy();
+    });
+    // CONNECT (a proxy tunnel) has its own event: without a listener Node drops the socket unanswered.
+    http.on('connect', (_req, socket: Socket) => {
+      socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n', () => socket.destroy());
+    });
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
       http.listen(o.port, o.host, () => {

@@ -6,6 +6,7 @@
 
 import { existsSync, writeFileSync } from 'node:fs';
 import { request as httpGet } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CARD_NAMES, cardLongName, replayRecord, type HandReport } from '../env/rules/index.js';
 import { PROTOCOL_VERSION } from './protocol.js';
@@ -72,8 +73,26 @@ describe('kratzen serve --web: HTTP', () => {
     const shared = (await get(`${base}/shared.js`)).body;
     expect(shared).toContain(`export const PROTOCOL_VERSION = ${PROTOCOL_VERSION};`);
     expect(shared).toContain(`export const CARD_NAMES = ${JSON.stringify(CARD_NAMES)};`);
-    for (const path of ['/nope', '/../package.json', '/%2e%2e/package.json', '/assets.ts']) expect((await get(`${base}${path}`)).status).toBe(426);
-    expect((await get(`${base}/`, 'POST')).status).toBe(426);
+    for (const path of ['/nope', '/../package.json', '/%2e%2e/package.json', '/assets.ts', '/favicon.ico']) expect((await get(`${base}${path}`)).status).toBe(404);
+    for (const method of ['POST', 'OPTIONS', 'DELETE']) expect((await get(`${base}/`, method)).status).toBe(405);
+  });
+
+  it('answers requests it cannot parse with a status line (it dropped the socket unanswered)', async () => {
+    const port = Number(new URL(base).port);
+    const statusOf = (raw: string) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write(raw));
+        let data = '';
+        socket.on('data', (d) => (data += d));
+        socket.on('close', () => resolve(data.split('\r\n')[0]!));
+        socket.on('error', () => resolve(data.split('\r\n')[0]!));
+      });
+    const host = `Host: 127.0.0.1:${port}\r\n`;
+    expect(await statusOf(`GET / HTTP/1.1\r\n${host}X-Big: ${'a'.repeat(100_000)}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 431/);
+    expect(await statusOf(`FOO / HTTP/1.1\r\n${host}\r\n`)).toMatch(/^HTTP\/1\.1 (400|501)/);
+    expect(await statusOf('GARBAGE\r\n\r\n')).toMatch(/^HTTP\/1\.1 (400|501)/);
+    expect(await statusOf(`CONNECT example.org:443 HTTP/1.1\r\n${host}\r\n`)).toMatch(/^HTTP\/1\.1 405/);
+    expect((await get(`${base}/`)).status).toBe(200); // and it still serves
   });
 
   it('does not serve the page without --web', async () => {
