@@ -32,7 +32,7 @@ export function encodeOptimizerState(state: readonly NamedArray[]): ExtraBlob {
 /** The arrays of an optimizer extra; `path` names the checkpoint in errors. */
 export function decodeOptimizerState(blob: ExtraBlob, path: string): NamedArray[] {
   const parsed = metaSchema.safeParse(blob.meta);
-  if (!parsed.success) throw new CheckpointError('bad-manifest', path, `extras.${OPTIMIZER_EXTRA}.meta.${firstIssue(parsed.error).message}`);
+  if (!parsed.success) throw new CheckpointError('bad-manifest', path, firstIssue(parsed.error, ['extras', OPTIMIZER_EXTRA, 'meta']).message);
   if (blob.data.byteLength % 4 !== 0) throw new CheckpointError('bad-manifest', path, `extras.${OPTIMIZER_EXTRA}: ${blob.data.byteLength} bytes is not a float32 array`);
   const floats = new Float32Array(blob.data.buffer.slice(blob.data.byteOffset, blob.data.byteOffset + blob.data.byteLength));
   const sizes = parsed.data.map((w) => w.shape.reduce((a, b) => a * b, 1));
