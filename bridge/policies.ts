@@ -3,7 +3,7 @@
 
 import { access } from 'node:fs/promises';
 import path from 'node:path';
-import { NUM_ACTIONS, RuleSetError, ValidationError, actionToString, parseRuleSet, replayRecord } from '../env/rules/index.js';
+import { NUM_ACTIONS, RuleSetError, ValidationError, actionToString, createGame, parseRuleSet, replayRecord } from '../env/rules/index.js';
 import { OBS_SIZE, encodeObservation, observationSpec } from '../env/observation.js';
 import type { Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
@@ -23,7 +23,40 @@ export interface ServedPolicy {
   agent: Agent;
   /** Set for checkpoints: the policy behind probabilities and values. */
   policy?: PolicyAgent;
+  /** Set for checkpoints: the rule-set entries its observations carry (see rulesEntries). */
+  rulesEntries?: Map<number, number>;
   info: Record<string, unknown>;
+}
+
+/** The rules a loaded checkpoint plays: those asked for, else its manifest's. */
+const rulesOfCheckpoint = new WeakMap<PolicyAgent, unknown>();
+
+/** Observation slices that encode the rule set, not the state (observation v2 carries the rules). */
+const RULE_SLICES = new Set(['numPlayers', 'profile', 'weliHighest', 'dealerMinTricks', 'failPenaltyPot', 'exchangeOn', 'exchangeMaxCards', 'exchangeFee', 'bettlerOn', 'bettlerBonus', 'ante', 'startingChipsSet', 'startingChips', 'targetChipsSet', 'targetChips', 'sessionHands']);
+
+/** Column -> value of every rule-set entry in an observation of `rules` (the encoder's own output). */
+function rulesEntries(rules: unknown): Map<number, number> {
+  const game = createGame(rules as Record<string, unknown>);
+  const row = new Float32Array(OBS_SIZE);
+  encodeObservation(game.newState({ seed: 0 }), 0, row);
+  const entries = new Map<number, number>();
+  for (const slice of observationSpec().slices) {
+    if (!RULE_SLICES.has(slice.name)) continue;
+    for (let k = slice.offset; k < slice.offset + slice.size; k++) entries.set(k, row[k]!);
+  }
+  return entries;
+}
+
+/** A checkpoint's network acts on observations of its own rules only: another table's rows are refused, naming the slice. */
+function checkRowsRules(entries: Map<number, number>, observations: Float32Array, rows: number, field: string): void {
+  for (let i = 0; i < rows; i++) {
+    for (const [column, value] of entries) {
+      if (observations[i * OBS_SIZE + column] === value) continue;
+      const slice = SLICE_OF_ENTRY[column]!;
+      const at = field === 'params.record' ? field : `${field}[${i}]`;
+      throw new BridgeError('invalid_params', `${at}: a table of other rules than this policy plays (slice "${slice.name}" differs); load it with those rules (policy.load params.rules)`, at);
+    }
+  }
 }
 
 /**
@@ -44,6 +77,7 @@ export async function loadCheckpointAgent(
   const loaded = isCheckpoint ? await loadCheckpointDir(dir, { rules }) : await new CheckpointStore(dir, { rules: rules as RulesInput }).load('latest');
   const agent = loaded.toAgent({ mode: options.mode ?? 'greedy', name: `policy:${path.basename(path.resolve(dir))}` });
   if (options.seed !== undefined) agent.reseed(options.seed);
+  rulesOfCheckpoint.set(agent, options.rules ?? loaded.manifest.rules);
   return agent;
 }
 
@@ -75,7 +109,8 @@ export async function loadPolicy(
   const policy = agent instanceof PolicyAgent ? agent : undefined;
   const info: Record<string, unknown> = { policy: id, name: agent.name, probabilities: policy !== undefined };
   if (policy) Object.assign(info, { architecture: policy.architecture, mode: policy.mode });
-  return { id, agent, policy, info };
+  const rules = policy ? rulesOfCheckpoint.get(policy) : undefined;
+  return { id, agent, policy, info, rulesEntries: rules === undefined ? undefined : rulesEntries(rules) };
 }
 
 const SEAT_SLICE = observationSpec().slices.find((s) => s.name === 'seat')!;
@@ -179,6 +214,7 @@ export async function actWithPolicy(served: ServedPolicy, params: ParamsOf<'poli
     if (params.seats && params.seats.length !== n) throw new BridgeError('invalid_params', `params.seats: expected ${n} seats, got ${params.seats.length}`, 'params.seats');
     seats = params.seats ? Int32Array.from(params.seats) : Int32Array.from({ length: n }, (_, i) => seatOf(observations, i));
   }
+  if (served.rulesEntries) checkRowsRules(served.rulesEntries, observations, seats.length, fromRecord ? 'params.record' : 'params.observations');
   let actions: Int32Array;
   try {
     actions = served.policy || !control ? served.agent.act(observations, masks, seats) : await actRowByRow(served.agent, observations, masks, seats, control);

@@ -68,6 +68,11 @@ it('serves actions and probabilities of a checkpoint for given observations', as
     expect(reply.error, String(value)).toMatchObject({ code: 'invalid_params', field: 'params.observations[0][7]' });
     expect(reply.error!.message).toContain('"hand"');
   }
+  // A checkpoint's network acts on its own rules' observations only: a 6-player tavern5 row got an action.
+  const foreign = new VecEnv({ numEnvs: 1, config: { rules: { profile: 'tavern5', players: 6 } } }).reset(2);
+  const other = await client.request('policy.act', { policy: loaded.policy, observations: [Array.from(foreign.observations)], masks: [Array.from(foreign.masks)] });
+  expect(other.error).toMatchObject({ code: 'invalid_params', field: 'params.observations[0]' });
+  expect(other.error!.message).toMatch(/other rules/);
   // The two forms of params were a union whose every error read "params: Invalid input".
   const observation = rows(env.observations, OBS_SIZE)[0]!;
   const mask = rows(env.masks, NUM_ACTIONS)[0]!;
