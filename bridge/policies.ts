@@ -4,7 +4,7 @@
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { NUM_ACTIONS, RuleSetError, ValidationError, actionToString, createGame, parseRuleSet, replayRecord } from '../env/rules/index.js';
-import { OBS_SIZE, encodeObservation, observationSpec } from '../env/observation.js';
+import { OBS_SIZE, RULE_SET_SLICES, encodeObservation, observationSpec, type SliceName } from '../env/observation.js';
 import type { Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
 import { PolicyAgent } from '../agents/policy-agent.js';
@@ -31,9 +31,6 @@ export interface ServedPolicy {
 /** The rules a loaded checkpoint plays: those asked for, else its manifest's. */
 const rulesOfCheckpoint = new WeakMap<PolicyAgent, unknown>();
 
-/** Observation slices that encode the rule set, not the state (observation v2 carries the rules). */
-const RULE_SLICES = new Set(['numPlayers', 'profile', 'weliHighest', 'dealerMinTricks', 'failPenaltyPot', 'exchangeOn', 'exchangeMaxCards', 'exchangeFee', 'bettlerOn', 'bettlerBonus', 'ante', 'startingChipsSet', 'startingChips', 'targetChipsSet', 'targetChips', 'sessionHands']);
-
 /** Column -> value of every rule-set entry in an observation of `rules` (the encoder's own output). */
 function rulesEntries(rules: unknown): Map<number, number> {
   const game = createGame(rules as Record<string, unknown>);
@@ -41,7 +38,7 @@ function rulesEntries(rules: unknown): Map<number, number> {
   encodeObservation(game.newState({ seed: 0 }), 0, row);
   const entries = new Map<number, number>();
   for (const slice of observationSpec().slices) {
-    if (!RULE_SLICES.has(slice.name)) continue;
+    if (!RULE_SET_SLICES.includes(slice.name as SliceName)) continue;
     for (let k = slice.offset; k < slice.offset + slice.size; k++) entries.set(k, row[k]!);
   }
   return entries;

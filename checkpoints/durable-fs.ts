@@ -86,7 +86,7 @@ export function unwritableFolderReason(dir: string): string | null {
       missing.push(path.basename(at));
       at = path.dirname(at);
     }
-    if (!statSync(at).isDirectory()) return `${at}: a part of the path is a file, not a folder (ENOTDIR)`;
+    if (!statSync(at).isDirectory()) return `${at} is a file, not a folder (ENOTDIR)`;
     const long = missing.find((name) => Buffer.byteLength(name) > 255);
     if (long !== undefined) return `${long.slice(0, 40)}...: a name in the path is too long (ENAMETOOLONG)`;
     const probe = path.join(at, `.write-probe-${process.pid}-${tempCounter++}`);

@@ -1,8 +1,6 @@
 // Flags shared by the commands that set up a table: the rule set from --profile, --players,
 // --hands and --variant. Errors are ValidationErrors naming the flag, for each command to report.
 
-import { existsSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import { ValidationError } from '../env/rules/index.js';
 import { unwritableFolderReason } from '../checkpoints/durable-fs.js';
 
@@ -51,11 +49,6 @@ export function rulesFromFlags(values: Record<string, string | boolean | undefin
  */
 export function outputFolderFlag(value: string, field: string): string {
   if (value === '') throw new ValidationError('invalid arguments', field, `--${field} is empty`);
-  let at = resolve(value);
-  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
-  if (existsSync(at) && !statSync(at).isDirectory()) {
-    throw new ValidationError('invalid arguments', field, at === resolve(value) ? `${value} is a file, not a folder` : `${at} is a file, so ${value} cannot be a folder`);
-  }
   const reason = unwritableFolderReason(value);
   if (reason !== null) throw new ValidationError('invalid arguments', field, `cannot write in ${value}: ${reason}`);
   return value;

@@ -626,12 +626,23 @@ function fifthsFrom(y: number): number {
 
 // Decoded rule sets by the values of their slices: decoding validates through the rule-set
 // schema, which is too slow to run for every decision an agent takes.
-const RULE_SLICES = OBS_LAYOUT.slice(OBS_LAYOUT.findIndex(([name]) => name === 'weliHighest')).map(([name]) => name as SliceName);
+/**
+ * The slices that encode the rule set rather than the state: equal in every observation of one
+ * game (handsLeft, among them in the layout, counts down and is state).
+ */
+export const RULE_SET_SLICES: readonly SliceName[] = [
+  'numPlayers',
+  'profile',
+  ...OBS_LAYOUT.slice(OBS_LAYOUT.findIndex(([name]) => name === 'weliHighest'))
+    .map(([name]) => name as SliceName)
+    .filter((name) => name !== 'handsLeft'),
+];
 const decodedRules = new Map<string, Readonly<Record<string, unknown>>>();
 
 function decodeRules(at: (name: SliceName) => number, profile: Profile, numPlayers: number): Readonly<Record<string, unknown>> {
+  // One-hot slices (profile, numPlayers) are keyed by their decoded values; the others are one entry each.
   let key = `${profile}/${numPlayers}`;
-  for (const name of RULE_SLICES) if (name !== 'handsLeft') key += `/${at(name)}`;
+  for (const name of RULE_SET_SLICES) if (name !== 'profile' && name !== 'numPlayers') key += `/${at(name)}`;
   let rules = decodedRules.get(key);
   if (!rules) {
     if (decodedRules.size >= 256) decodedRules.clear();
