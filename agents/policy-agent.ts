@@ -61,6 +61,22 @@ export function createPolicyModel(architecture: Partial<PolicyArchitecture> = {}
   return tf.model({ inputs: input, outputs: [logits, value], name: 'kratzen_policy' });
 }
 
+/** Bounds of a policy's hidden layers (training configs and checkpoint manifests alike). */
+export const MAX_HIDDEN_WIDTH = 4096;
+export const MAX_HIDDEN_LAYERS = 8;
+
+/** Bytes of the float32 weights of the network createPolicyModel builds (its weights.bin). */
+export function policyWeightBytes(architecture: Pick<PolicyArchitecture, 'hiddenSizes'>): number {
+  let inputs = OBS_SIZE;
+  let parameters = 0;
+  for (const units of architecture.hiddenSizes) {
+    parameters += inputs * units + units;
+    inputs = units;
+  }
+  parameters += inputs * NUM_ACTIONS + NUM_ACTIONS + inputs + 1;
+  return 4 * parameters;
+}
+
 /** Throws unless `model` maps OBS_SIZE inputs to [NUM_ACTIONS logits, 1 value]. */
 export function checkPolicyModel(model: tf.LayersModel): void {
   const inShape = model.inputs.length === 1 ? model.inputs[0]!.shape : null;

@@ -4,7 +4,7 @@
 // answer, so the names of the server's files cannot be probed.
 
 import { existsSync } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
+import { lstat, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MANIFEST_FILE } from '../checkpoints/manifest.js';
@@ -61,6 +61,7 @@ export async function resolveCheckpoint(spec: string, roots: readonly string[], 
   throw notACheckpoint(spec, field);
 }
 
+/** A regular file itself, not a symlink to one: else whether a link's target exists would show in the answer. */
 async function isFile(file: string): Promise<boolean> {
-  return (await stat(file).catch(() => null))?.isFile() ?? false;
+  return (await lstat(file).catch(() => null))?.isFile() ?? false;
 }

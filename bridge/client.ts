@@ -30,6 +30,8 @@ export class BridgeClient {
   private nextId = 1;
   closeCode: number | null = null;
   closeReason = '';
+  /** The server's message limit, from its hello reply: `request` does not send longer requests. */
+  maxMessageBytes: number | null = null;
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data: Buffer, isBinary) => {
@@ -78,14 +80,31 @@ export class BridgeClient {
     });
   }
 
+  /**
+   * Sends a request; one longer than the server's message limit is answered here with
+   * `limit_exceeded` instead (the server would close the connection, 1009, sessions and all).
+   */
   request(method: string, params?: unknown): Promise<RawReply> {
     const message = params === undefined ? { id: this.nextId++, method } : { id: this.nextId++, method, params };
-    return this.sendRaw(JSON.stringify(message));
+    const text = JSON.stringify(message);
+    const limit = this.maxMessageBytes;
+    if (limit !== null && text.length > limit / 3 && Buffer.byteLength(text) > limit) {
+      const bytes = Buffer.byteLength(text);
+      return Promise.resolve({
+        id: message.id,
+        error: { code: 'limit_exceeded', message: `${method}: the request is ${bytes} bytes, more than the server's message limit of ${limit}`, details: { limit: 'maxMessageBytes' } },
+      });
+    }
+    return this.sendRaw(text);
   }
 
   /** A request whose error reply rejects with BridgeRequestError. */
   async call(method: string, params?: unknown): Promise<RawReply & { result: Record<string, unknown> }> {
     const reply = await this.request(method, params);
+    if (method === 'hello' && reply.result) {
+      const limit = (reply.result.limits as { maxMessageBytes?: unknown } | undefined)?.maxMessageBytes;
+      this.maxMessageBytes = typeof limit === 'number' ? limit : null;
+    }
     if (reply.error) throw new BridgeRequestError(reply.error.code, reply.error.message, reply.error.field, reply.error.details);
     return reply as RawReply & { result: Record<string, unknown> };
   }

@@ -85,6 +85,25 @@ const IDLE_GAP_MS = 1;
 /** The bytes of one JSON row of policy.act at its most compact (a digit and a comma per entry). */
 const MIN_POLICY_ROW_BYTES = 2 * (OBS_SIZE + NUM_ACTIONS) + 8;
 
+/** Stands in the queue for a binary frame, which is refused when its turn comes (replies keep request order). */
+const BINARY_FRAME: RawData = Buffer.alloc(0);
+
+/** How long a peer has to answer a close frame before its socket is destroyed. */
+export const CLOSE_GRACE_MS = 1000;
+
+/**
+ * Closes with a close frame, and destroys the socket if the peer has not answered it within
+ * CLOSE_GRACE_MS: `ws` alone waits 30 s, so refused or evicted sockets that never answer would
+ * hold their descriptors long after the server stopped counting them.
+ */
+export function closeSoon(ws: WebSocket, code: number, reason: string): void {
+  if (ws.readyState === ws.CLOSED) return;
+  ws.close(code, reason);
+  setTimeout(() => {
+    if (ws.readyState !== ws.CLOSED) ws.terminate();
+  }, CLOSE_GRACE_MS).unref();
+}
+
 let nextConnectionNumber = 1;
 
 export class Connection {
@@ -92,7 +111,6 @@ export class Connection {
   alive = true;
   /** When the last accepted request arrived (refused frames do not count). */
   lastActivity = Date.now();
-  lastPong = Date.now();
   readonly number = nextConnectionNumber++;
   private greetedFlag = false;
   private readonly owned = new Map<string, Owned>();
@@ -128,9 +146,10 @@ export class Connection {
     return this.greetedFlag;
   }
 
-  /** Queues a frame; frames are handled strictly one after another. */
-  receive(data: RawData): void {
+  /** Queues a frame; frames are handled strictly one after another (binary ones are refused in turn). */
+  receive(data: RawData, isBinary = false): void {
     if (this.closed) return;
+    if (isBinary) data = BINARY_FRAME;
     if (this.queue.length >= this.context.maxQueuedRequests) {
       this.drop(1008, 'too many requests queued');
       return;
@@ -148,7 +167,6 @@ export class Connection {
 
   pong(): void {
     this.alive = true;
-    this.lastPong = Date.now();
   }
 
   /** Resolves once no request is queued or running (for graceful shutdown). */
@@ -174,7 +192,7 @@ export class Connection {
 
   private drop(code: number, reason: string): void {
     this.dispose();
-    this.ws.close(code, reason);
+    closeSoon(this.ws, code, reason);
   }
 
   private pump(): void {
@@ -256,6 +274,9 @@ export class Connection {
   private handle(data: RawData): Reply | Promise<Reply> {
     let id: Id | null = null;
     try {
+      if (data === BINARY_FRAME) {
+        return errorReply(null, { code: 'invalid_request', message: 'a request is a text frame (JSON); binary frames are only sent by the server' });
+      }
       let message: unknown;
       try {
         const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
@@ -440,17 +461,12 @@ export class Connection {
     return outcome.reply;
   }
 
-  /** Checks the limits for a new session; returns the hands its envs may keep (numEnvs x rules.hands). */
+  /**
+   * Checks the limits for a new session (sessions, then envs, then hands: a numEnvs over the env
+   * limit is named as such); returns the hands its envs may keep (numEnvs x rules.hands).
+   */
   private checkCreate(numEnvs: number, perEnv: number): number {
     const hands = numEnvs * perEnv;
-    if (this.handsInUse + hands > this.context.maxHandsPerConnection) {
-      throw new BridgeError(
-        'limit_exceeded',
-        `params.config.rules.hands: ${numEnvs} envs of ${perEnv} hands would pass the limit of ${this.context.maxHandsPerConnection} hands (numEnvs x rules.hands) per connection (${this.handsInUse} in use)`,
-        'params.config.rules.hands',
-        { limit: 'maxHands' },
-      );
-    }
     if (this.numSessions >= this.context.maxSessionsPerConnection) {
       throw new BridgeError('limit_exceeded', `at most ${this.context.maxSessionsPerConnection} sessions per connection; close one first`, undefined, { limit: 'maxSessions' });
     }
@@ -460,6 +476,14 @@ export class Connection {
         `params.numEnvs: ${numEnvs} envs would pass the limit of ${this.context.maxEnvsPerConnection} per connection (${this.envsInUse} in use)`,
         'params.numEnvs',
         { limit: 'maxEnvs' },
+      );
+    }
+    if (this.handsInUse + hands > this.context.maxHandsPerConnection) {
+      throw new BridgeError(
+        'limit_exceeded',
+        `params.config.rules.hands: ${numEnvs} envs of ${perEnv} hands would pass the limit of ${this.context.maxHandsPerConnection} hands (numEnvs x rules.hands) per connection (${this.handsInUse} in use)`,
+        'params.config.rules.hands',
+        { limit: 'maxHands' },
       );
     }
     return hands;

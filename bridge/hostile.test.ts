@@ -3,7 +3,7 @@
 // clients computing hidden cards, overflowing numbers and clients that never read. Each case
 // checks the server stays up and a bystander's session is unaffected.
 
-import { mkdtemp, mkdir, rm, symlink, writeFile, truncate } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm, symlink, writeFile, truncate } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
@@ -46,6 +46,14 @@ function rawSocket(url: string, options: WebSocket.ClientOptions = {}) {
     ws.once('error', () => resolve(false));
   });
   return { ws, messages, closed, opened };
+}
+
+/** A client's text frame (masked, as RFC 6455 requires of clients) of fewer than 126 bytes. */
+function maskedTextFrame(text: string): Buffer {
+  const payload = Buffer.from(text);
+  if (payload.length > 125) throw new RangeError('short frames only');
+  const mask = Buffer.from([0x12, 0x34, 0x56, 0x78]);
+  return Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, payload.map((b, i) => b ^ mask[i % 4]!)]);
 }
 
 /** Pings through `client` every 10 ms until `done()`; the round-trip times in ms. */
@@ -186,6 +194,27 @@ describe('before authentication [issue: silent sockets locking out the token hol
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(chatty.messages.length).toBeGreaterThan(0);
     expect(chatty.messages.every((m) => JSON.parse(m).error.code === 'handshake_required')).toBe(true);
+    await server.close();
+  });
+
+  it('destroys closed sockets whose peer never answers the close frame, after a second', async () => {
+    // ws alone waits 30 s for the answer: 400 silent sockets held 400 descriptors that long,
+    // no longer counted by the pending limit or the hello deadline.
+    const server = await new BridgeServer({ port: 0, token: 'secret', helloTimeoutMs: 200 }).start();
+    const mute = async (firstFrame?: string) => {
+      const socket = connect(server.port, '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      const key = Buffer.from('0123456789abcdef').toString('base64');
+      socket.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+      if (firstFrame !== undefined) socket.write(maskedTextFrame(firstFrame));
+      socket.on('data', () => undefined); // read, but never answer
+      const started = performance.now();
+      return new Promise<number>((resolve) => socket.once('close', () => resolve(performance.now() - started)));
+    };
+    const wrongHello = JSON.stringify({ id: 0, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION, token: 'guess' } });
+    const [silent, refused] = await Promise.all([mute(), mute(wrongHello)]);
+    expect(silent).toBeLessThan(200 + 1000 + 1500);
+    expect(refused).toBeLessThan(1000 + 1500);
     await server.close();
   });
 
@@ -437,6 +466,40 @@ describe('filesystem [issue: probing and hangs through policy.load]', () => {
     expect((await client.request('env.create', { mode: 'single', opponents: escaping.root })).error).toMatchObject({ code: 'invalid_params' });
     const loaded = (await client.call('policy.load', { agent: honest.root })).result;
     await client.call('policy.close', { policy: loaded.policy });
+  });
+
+  it('answers a symlinked manifest.json like any non-checkpoint, whether its target exists or not', async () => {
+    // A planted link to a file outside got "is a symbolic link", a dangling one the generic answer:
+    // the difference told whether the outside file exists.
+    for (const [name, target] of [['to-hostname', '/etc/hostname'], ['to-nothing', '/nonexistent/manifest.json']] as const) {
+      await mkdir(path.join(root, name));
+      await symlink(target, path.join(root, name, 'manifest.json'));
+    }
+    const answers = await Promise.all(['to-hostname', 'to-nothing', 'empty'].map(async (name) => {
+      const spec = path.join(root, name);
+      const reply = await client.request('policy.load', { agent: spec });
+      return { code: reply.error?.code, message: reply.error?.message.replace(spec, 'X') };
+    }));
+    expect(answers[0]).toEqual(answers[2]);
+    expect(answers[1]).toEqual(answers[2]);
+  });
+
+  it('refuses a manifest that promises a weights.bin larger than its network before reading it', async () => {
+    // The lie must be consistent with the file (same size, any bytes): before, 1.5 GB were read whole to fail the hash.
+    const dir = path.join(root, 'liar');
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: [8] }, seed: 1 });
+    await writeCheckpoint(dir, { agent, rules: {}, step: 1 });
+    agent.dispose();
+    const manifestFile = path.join(dir, 'manifest.json');
+    const manifest = JSON.parse(await readFile(manifestFile, 'utf8'));
+    manifest.files['weights.bin'].bytes = 512 * 1024 * 1024;
+    await writeFile(manifestFile, JSON.stringify(manifest));
+    await truncate(path.join(dir, 'weights.bin'), 512 * 1024 * 1024); // sparse
+    const t = performance.now();
+    const reply = await client.request('policy.load', { agent: dir });
+    expect(reply.error).toMatchObject({ code: 'checkpoint_error', details: { reason: 'bad-manifest' } });
+    expect(reply.error!.message).toMatch(/weights\.bin: the manifest says 536870912 bytes; hidden layers \[8\] have \d+/);
+    expect(performance.now() - t).toBeLessThan(1_000);
   });
 
   it('a FIFO named manifest.json does not hang anyone; a 768 MiB sparse weights.bin is refused by its size before reading', async () => {

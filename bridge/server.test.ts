@@ -7,7 +7,7 @@ import { NUM_ACTIONS, OBS_SIZE, VecEnv } from '../index.js';
 import { BridgeClient, BridgeRequestError } from './client.js';
 import { denseFromCsr } from './codec.js';
 import { PROTOCOL_VERSION } from './protocol.js';
-import { BridgeServer } from './server.js';
+import { BridgeServer, CLOSE_IDLE } from './server.js';
 
 let server: BridgeServer;
 let client: BridgeClient;
@@ -264,19 +264,51 @@ describe('limits', () => {
     expect((await client.call('ping')).result).toEqual({});
   });
 
-  it('keeps a quiet client that answers pings, terminates one that stops answering them', async () => {
-    const strict = await new BridgeServer({ port: 0, idleTimeoutMs: 150, heartbeatIntervalMs: 40 }).start();
+  it('closes a client with no accepted request for the idle timeout, pongs or not (4000); terminates one that stops answering pings', async () => {
+    // Every WebSocket library answers pings by itself: when pongs counted, a client that said
+    // hello and then nothing held its connection slot for ever.
+    const strict = await new BridgeServer({ port: 0, idleTimeoutMs: 300, heartbeatIntervalMs: 40 }).start();
     const quiet = await BridgeClient.open(strict.url);
-    await new Promise((r) => setTimeout(r, 600)); // four idle timeouts without a request
-    expect(quiet.closeCode).toBeNull();
-    expect((await quiet.call('ping')).result).toEqual({});
+    const active = await BridgeClient.open(strict.url);
+    for (let i = 0; i < 12; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      expect((await active.call('ping')).result).toEqual({});
+    }
+    expect(quiet.closeCode).toBe(CLOSE_IDLE);
+    expect(active.closeCode).toBeNull();
     const deaf = new WebSocket(strict.url, { autoPong: false });
     await new Promise((r) => deaf.once('open', r));
     deaf.send(JSON.stringify({ id: 1, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION } }));
     const code = await new Promise<number>((resolve) => deaf.on('close', (c) => resolve(c)));
     expect(code).toBe(1006); // terminated, no close frame
-    await quiet.close();
+    await active.close();
     await strict.close();
+  });
+
+  it('refuses a binary frame as a request, in its turn, and goes on', async () => {
+    const peer = await BridgeClient.open(server.url);
+    const binary = peer.sendRaw(Buffer.from(JSON.stringify({ id: 7, method: 'ping' })));
+    const after = peer.call('ping');
+    expect((await binary).error).toMatchObject({ code: 'invalid_request' });
+    expect((await after).result).toEqual({});
+    await peer.close();
+  });
+
+  it('names numEnvs when a session passes the env limit, also when its hands would pass theirs', async () => {
+    const peer = await BridgeClient.open(server.url);
+    const reply = await peer.request('env.create', { numEnvs: 65, config: { rules: { hands: 1000 } } });
+    expect(reply.error).toMatchObject({ code: 'limit_exceeded', field: 'params.numEnvs' });
+    await peer.close();
+  });
+
+  it('the client answers a request over the server\'s message limit itself, and the connection stays', async () => {
+    const peer = await BridgeClient.open(server.url);
+    expect(peer.maxMessageBytes).toBe(64 * 1024);
+    const reply = await peer.request('ping', { pad: 'x'.repeat(70 * 1024) });
+    expect(reply.error).toMatchObject({ code: 'limit_exceeded', details: { limit: 'maxMessageBytes' } });
+    expect((await peer.call('ping')).result).toEqual({});
+    expect(peer.closeCode).toBeNull();
+    await peer.close();
   });
 });
 

@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { BackendChoice } from '../agents/tfjs.js';
 import { DEFAULT_AGENT_LIMITS, type AgentLimits } from '../agents/registry.js';
-import { Connection } from './connection.js';
+import { Connection, closeSoon } from './connection.js';
 import { HeavyPool } from './heavy-pool.js';
 import { SessionHost, type HostOptions } from './host.js';
 import { defaultCheckpointRoots } from './checkpoint-roots.js';
@@ -321,7 +321,7 @@ export class BridgeServer {
       const [oldest, connection] = pending[0]!;
       connection.dispose();
       this.connections.delete(oldest);
-      oldest.close(1013, 'too many connections waiting for hello');
+      closeSoon(oldest, 1013, 'too many connections waiting for hello');
     }
     const connection = new Connection(ws, {
       token: o.token,
@@ -340,9 +340,9 @@ export class BridgeServer {
     });
     this.connections.set(ws, connection);
     const helloTimer = setTimeout(() => {
-      if (!connection.greeted) ws.close(CLOSE_HELLO_TIMEOUT, 'no hello in time');
+      if (!connection.greeted) closeSoon(ws, CLOSE_HELLO_TIMEOUT, 'no hello in time');
     }, o.helloTimeoutMs).unref();
-    ws.on('message', (data) => connection.receive(data));
+    ws.on('message', (data, isBinary) => connection.receive(data, isBinary));
     ws.on('pong', () => connection.pong());
     ws.on('close', () => {
       clearTimeout(helloTimer);
@@ -369,16 +369,14 @@ export class BridgeServer {
   }
 
   /**
-   * Idle means no accepted request for idleTimeoutMs and no pong for as long (or two heartbeats,
-   * if longer): a client that answers the heartbeat stays connected however quiet it is.
+   * Idle means no accepted request for idleTimeoutMs. Pongs do not count (every WebSocket
+   * library answers pings by itself, so a client that said hello and then nothing would hold its
+   * slot for ever), nor do refused frames; a client that wants to stay while quiet sends `ping`.
    */
   private closeIdle(): void {
     const now = Date.now();
-    const pongWindow = Math.max(this.options.idleTimeoutMs, 2 * this.options.heartbeatIntervalMs);
     for (const [ws, connection] of this.connections) {
-      if (now - connection.lastActivity > this.options.idleTimeoutMs && now - connection.lastPong > pongWindow) {
-        ws.close(CLOSE_IDLE, 'idle timeout');
-      }
+      if (now - connection.lastActivity > this.options.idleTimeoutMs) closeSoon(ws, CLOSE_IDLE, 'idle timeout');
     }
   }
 

@@ -24,6 +24,8 @@ export async function loadCheckpoint(dir: string, context: AgentContext): Promis
     () => true,
     () => false,
   );
-  const loaded = isCheckpoint ? await loadCheckpointDir(dir, { rules }) : await new CheckpointStore(dir, { rules }).load('latest');
+  // Only the policy's files: an agent needs no optimizer state, and a server loading client-named
+  // checkpoints reads no more than it plays.
+  const loaded = isCheckpoint ? await loadCheckpointDir(dir, { rules, policyOnly: true }) : await new CheckpointStore(dir, { rules }).load('latest', { policyOnly: true });
   return loaded.toAgent({ mode: 'greedy', name: `policy:${path.basename(path.resolve(dir))}` });
 }

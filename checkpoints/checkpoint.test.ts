@@ -196,9 +196,18 @@ describe('corruption is detected', () => {
   it('a model.json that hashes right but is not a loadable policy model', async () => {
     const copy = await copyWith('model.json', (b) => b.toString().replace('"weights.bin"', '"other.bin"'), true);
     await expectCode(loadCheckpoint(copy), 'bad-model');
-    const arch = editManifest((m) => (m.architecture.hiddenSizes = [48, 25]));
-    const error = await expectCode(loadCheckpoint(await copyWith('manifest.json', arch)), 'bad-model');
+    const activation = editManifest((m) => (m.architecture.activation = m.architecture.activation === 'relu' ? 'tanh' : 'relu'));
+    const error = await expectCode(loadCheckpoint(await copyWith('manifest.json', activation)), 'bad-model');
     expect(error.message).toMatch(/model\.json has architecture/);
+  });
+
+  it('a manifest whose weights.bin size is not its architecture\'s, before reading any file', async () => {
+    // Other hidden sizes: weights.bin no longer matches them, whatever model.json says.
+    const arch = editManifest((m) => (m.architecture.hiddenSizes = [48, 25]));
+    const error = await expectCode(loadCheckpoint(await copyWith('manifest.json', arch)), 'bad-manifest');
+    expect(error.message).toMatch(/weights\.bin: the manifest says \d+ bytes; hidden layers \[48, 25\] have \d+/);
+    // Wider than any policy may be: refused by the manifest's schema.
+    await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => (m.architecture.hiddenSizes = [1 << 20])))), 'bad-manifest');
   });
 });
 

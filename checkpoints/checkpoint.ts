@@ -5,7 +5,7 @@ import { access, mkdtemp, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { NUM_ACTIONS, RuleSetError, type RuleSet } from '../env/rules/index.js';
 import { OBS_SIZE, OBS_VERSION } from '../env/observation.js';
-import { PolicyAgent, architectureOf, checkPolicyModel, sameArchitecture, type PolicyAgentOptions } from '../agents/policy-agent.js';
+import { PolicyAgent, architectureOf, checkPolicyModel, policyWeightBytes, sameArchitecture, type PolicyAgentOptions } from '../agents/policy-agent.js';
 import { tf } from '../agents/tfjs.js';
 import { makeDirs, syncDir, writeFileDurable } from './durable-fs.js';
 import { CheckpointError } from './errors.js';
@@ -127,6 +127,11 @@ export interface LoadCheckpointOptions {
   rules?: RulesInput;
   /** The manifest's sha256 as a pointer recorded it. */
   manifestSha256?: string;
+  /**
+   * Read only model.json and weights.bin (to play the policy): extras (optimizer, trainer
+   * state) are neither read nor checked, and `extras` is empty. @default false
+   */
+  policyOnly?: boolean;
 }
 
 export interface LoadedCheckpoint {
@@ -160,9 +165,20 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
     throw new CheckpointError('hash-mismatch', dir, `${MANIFEST_FILE} differs from the one its pointer recorded`);
   }
   checkCompatible(dir, manifest, options.rules);
+  // Checked before any read: a manifest that promises a weights.bin of 1.5 GB for a small
+  // network would otherwise have it read whole before its hash fails.
+  const weightBytes = policyWeightBytes(manifest.architecture);
+  if (manifest.files[WEIGHTS_FILE]!.bytes !== weightBytes) {
+    throw new CheckpointError('bad-manifest', dir, `${WEIGHTS_FILE}: the manifest says ${manifest.files[WEIGHTS_FILE]!.bytes} bytes; hidden layers [${manifest.architecture.hiddenSizes.join(', ')}] have ${weightBytes}`);
+  }
+  if (manifest.files[MODEL_FILE]!.bytes > MAX_METADATA_BYTES) {
+    throw new CheckpointError('bad-manifest', dir, `${MODEL_FILE}: the manifest says ${manifest.files[MODEL_FILE]!.bytes} bytes, more than ${MAX_METADATA_BYTES}`);
+  }
 
   const files = new Map<string, Uint8Array>();
-  for (const [file, expected] of Object.entries(manifest.files)) {
+  const toRead = options.policyOnly ? [MODEL_FILE, WEIGHTS_FILE] : Object.keys(manifest.files);
+  for (const file of toRead) {
+    const expected = manifest.files[file]!;
     const data = await readRegularFile(path.join(dir, file), dir, { exactBytes: expected.bytes });
     if (sha256(data) !== expected.sha256) {
       throw new CheckpointError('hash-mismatch', dir, `${file} (${data.byteLength} bytes) does not match its manifest hash (${expected.bytes} bytes)`);
@@ -181,7 +197,7 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
     throw new CheckpointError('bad-model', dir, (e as Error).message);
   }
   const extras = new Map<string, ExtraBlob>();
-  for (const [name, extra] of Object.entries(manifest.extras)) extras.set(name, { data: files.get(extra.file)!, meta: extra.meta });
+  if (!options.policyOnly) for (const [name, extra] of Object.entries(manifest.extras)) extras.set(name, { data: files.get(extra.file)!, meta: extra.meta });
   return {
     dir,
     manifest,

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { RuleSetError, parseRuleSet, ruleSetToJson } from '../env/rules/index.js';
-import { ACTIVATIONS } from '../agents/policy-agent.js';
+import { ACTIVATIONS, MAX_HIDDEN_LAYERS, MAX_HIDDEN_WIDTH } from '../agents/policy-agent.js';
 
 export const CHECKPOINT_FORMAT_VERSION = 1;
 export const MANIFEST_FILE = 'manifest.json';
@@ -35,7 +35,7 @@ export const manifestSchema = z
     numActions: z.number().int().positive(),
     observationSize: z.number().int().positive(),
     architecture: z.strictObject({
-      hiddenSizes: z.array(z.number().int().positive()).min(1),
+      hiddenSizes: z.array(z.number().int().positive().max(MAX_HIDDEN_WIDTH)).min(1).max(MAX_HIDDEN_LAYERS),
       activation: z.enum(ACTIVATIONS),
     }),
     /** Training step the weights belong to (the learner decides the unit, e.g. env steps). */

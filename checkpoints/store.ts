@@ -88,13 +88,13 @@ export class CheckpointStore {
   }
 
   /** Loads a checkpoint by name, or the one `latest` / `best` names (verifying its manifest hash). */
-  async load(nameOrPointer: string): Promise<LoadedCheckpoint> {
+  async load(nameOrPointer: string, options: { policyOnly?: boolean } = {}): Promise<LoadedCheckpoint> {
     if (nameOrPointer === 'latest' || nameOrPointer === 'best') {
       const pointer = await this.readPointer(nameOrPointer);
       if (!pointer) throw new CheckpointError('missing-file', this.pointerFile(nameOrPointer), `the store has no ${nameOrPointer} checkpoint`);
-      return loadCheckpoint(this.dir(pointer.checkpoint), { rules: this.options.rules, manifestSha256: pointer.manifestSha256 });
+      return loadCheckpoint(this.dir(pointer.checkpoint), { rules: this.options.rules, manifestSha256: pointer.manifestSha256, ...options });
     }
-    return loadCheckpoint(this.dir(this.checkName(nameOrPointer)), { rules: this.options.rules });
+    return loadCheckpoint(this.dir(this.checkName(nameOrPointer)), { rules: this.options.rules, ...options });
   }
 
   /** The checkpoint a pointer names, or null when the store has none. */

@@ -5,16 +5,15 @@
 import { z } from 'zod';
 import { RuleSetError, ValidationError, parseRuleSet, rawJsonObject, ruleSetToJson } from '../env/rules/index.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
+import { MAX_HIDDEN_LAYERS, MAX_HIDDEN_WIDTH } from '../agents/policy-agent.js';
 
 /**
  * Bounds that keep a config from asking for more memory than any machine has (a clear error
  * instead of a crash inside TF.js): layer widths and depth, and the rollout's rows, which hold
  * an observation each (numEnvs x rolloutSteps x OBS_SIZE floats; 262,144 rows are 0.5 GB).
  */
-const MAX_LAYER_WIDTH = 4096;
-const MAX_LAYERS = 8;
 export const MAX_ROLLOUT_ROWS = 262_144;
-const layerSizes = z.array(z.number().int().positive().max(MAX_LAYER_WIDTH)).min(1).max(MAX_LAYERS);
+const layerSizes = z.array(z.number().int().positive().max(MAX_HIDDEN_WIDTH)).min(1).max(MAX_HIDDEN_LAYERS);
 
 const leagueSchema = z.strictObject({
   /** Weight of episodes where the learner plays every seat. @default 0.3 */

@@ -45,7 +45,9 @@ class BridgeError(Exception):
     """An error reply: `code` is one of the server's ERROR_CODES, `field` the offending path.
 
     The client adds its own codes: `connection_failed`, `connection_closed` (also when a reply
-    does not come within the timeout) and `bad_frame` (a binary reply that is not well formed).
+    does not come within the timeout) and `bad_frame` (a binary reply that is not well formed);
+    `limit_exceeded` also for a request longer than the server's message limit, which is not sent
+    (the server would close the connection).
     """
 
     def __init__(self, code: str, message: str, field: Optional[str] = None, details: Optional[dict] = None):
@@ -133,8 +135,13 @@ class BridgeClient:
         message: Dict[str, Any] = {"id": request_id, "method": method}
         if params is not None:
             message["params"] = params
+        text = json.dumps(message, separators=(",", ":"))
+        limit = self.max_message_bytes
+        if limit is not None and len(text) > limit and len(text.encode("utf-8")) > limit:
+            # The server would close the connection (1009) and every session on it with it.
+            raise BridgeError("limit_exceeded", f"{method}: the request is {len(text.encode('utf-8'))} bytes, more than the server's message limit of {limit}", details={"limit": "maxMessageBytes"})
         try:
-            raw = self._wire.request(json.dumps(message, separators=(",", ":")))
+            raw = self._wire.request(text)
         except WireClosed as e:
             raise BridgeError("connection_closed", f"{method}: {e}", details={"closeCode": e.code, "closeReason": e.reason}) from None
         reply = decode_frame(raw) if isinstance(raw, (bytes, bytearray)) else json.loads(raw)
@@ -147,6 +154,13 @@ class BridgeClient:
         if reply.get("id") != request_id:
             raise BridgeError("internal_error", f"reply id {reply.get('id')!r} does not match request {request_id}")
         return reply["result"]
+
+    @property
+    def max_message_bytes(self) -> Optional[int]:
+        """The server's message limit, from its hello reply (None before hello)."""
+        hello = getattr(self, "hello", None)
+        limit = hello.get("limits", {}).get("maxMessageBytes") if isinstance(hello, dict) else None
+        return limit if isinstance(limit, int) else None
 
     def spec(self) -> dict:
         """The observation layout and action table (cached)."""

@@ -6,7 +6,7 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from .client import BridgeClient
+from .client import BridgeClient, BridgeError
 
 
 class RemotePolicy:
@@ -22,9 +22,28 @@ class RemotePolicy:
         self.id: str = self.info["policy"]
 
     def act(self, observations: np.ndarray, masks: np.ndarray):
+        """Any number of rows: sent in requests of at most the server's `maxPolicyRows` rows,
+        split further while a request would pass its message limit."""
         obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))
-        mask = np.atleast_2d(np.asarray(masks))
-        reply = self.client.call("policy.act", {"policy": self.id, "observations": obs.tolist(), "masks": mask.astype(int).tolist()})
+        mask = np.atleast_2d(np.asarray(masks)).astype(int)
+        max_rows = self.client.hello.get("limits", {}).get("maxPolicyRows") or len(obs)
+        actions, probs = [], []
+        for start in range(0, len(obs), max_rows):
+            a, p = self._act_fitting(obs[start : start + max_rows], mask[start : start + max_rows])
+            actions.append(a)
+            probs.append(p)
+        probabilities = None if any(p is None for p in probs) else np.concatenate(probs)
+        return (np.concatenate(actions) if actions else np.zeros(0, dtype=np.int64)), probabilities
+
+    def _act_fitting(self, obs: np.ndarray, mask: np.ndarray):
+        try:
+            reply = self.client.call("policy.act", {"policy": self.id, "observations": obs.tolist(), "masks": mask.tolist()})
+        except BridgeError as e:
+            if e.code != "limit_exceeded" or len(obs) < 2:
+                raise
+            half = len(obs) // 2
+            (a1, p1), (a2, p2) = self._act_fitting(obs[:half], mask[:half]), self._act_fitting(obs[half:], mask[half:])
+            return np.concatenate([a1, a2]), (np.concatenate([p1, p2]) if p1 is not None and p2 is not None else None)
         probs = reply.get("probabilities")
         return np.asarray(reply["actions"], dtype=np.int64), (np.asarray(probs, dtype=np.float32) if probs is not None else None)
 

@@ -54,21 +54,49 @@ class ClientTest(unittest.TestCase):
             self.assertEqual(caught.exception.field, "params.config.rules.players")
             self.assertEqual(client.call("ping"), {})
 
-    def test_a_quiet_client_stays_connected_and_transport_failures_are_bridge_errors(self):
+    def test_idle_clients_are_closed_whatever_they_pong_and_transport_failures_are_bridge_errors(self):
         import time
 
-        with LocalServer(args=["--idle-timeout-ms", "300", "--heartbeat-interval-ms", "1000"]) as quick:
-            client = BridgeClient(quick.url)
-            time.sleep(3.5)  # ten idle timeouts, three heartbeats, no request
-            self.assertEqual(client.call("ping"), {})
+        # Only accepted requests count as activity: pongs (which websockets sends by itself) do not.
+        with LocalServer(args=["--idle-timeout-ms", "600", "--heartbeat-interval-ms", "200"]) as quick:
+            quiet = BridgeClient(quick.url)
+            active = BridgeClient(quick.url)
+            for _ in range(15):  # 1.5 s: two and a half idle timeouts, seven heartbeats
+                time.sleep(0.1)
+                self.assertEqual(active.call("ping"), {})
+            with self.assertRaises(BridgeError) as caught:
+                quiet.call("ping")
+            self.assertEqual(caught.exception.code, "connection_closed")
+            # 4000 when the close frame was read; None when the socket was already gone (destroyed
+            # a second after the close frame went unanswered).
+            self.assertIn(caught.exception.details["closeCode"], (4000, None))
             quick.stop()
             with self.assertRaises(BridgeError) as caught:
-                client.call("ping")
+                active.call("ping")
             self.assertEqual(caught.exception.code, "connection_closed")
             self.assertIn("ping", caught.exception.message)
         with self.assertRaises(BridgeError) as caught:
             BridgeClient("ws://127.0.0.1:9")
         self.assertEqual(caught.exception.code, "connection_failed")
+
+    def test_requests_over_the_message_limit_are_not_sent_and_policies_split_their_batches(self):
+        from kratzen_bridge import RemotePolicy
+
+        with LocalServer(args=["--max-message-bytes", "65536"]) as small:
+            client = BridgeClient(small.url)
+            # Every entry a long float: the worst case for JSON, far more bytes per row than maxPolicyRows assumes.
+            rng = np.random.default_rng(5)
+            observations = rng.random((300, client.hello["observationSize"]), dtype=np.float32)
+            masks = np.zeros((300, NUM_ACTIONS), dtype=np.int8)
+            masks[np.arange(300), rng.integers(0, NUM_ACTIONS, 300)] = 1
+            with self.assertRaises(BridgeError) as caught:
+                client.call("policy.act", {"policy": "p0", "observations": observations.tolist(), "masks": masks.tolist()})
+            self.assertEqual(caught.exception.code, "limit_exceeded")
+            policy = RemotePolicy(client, "random")
+            actions, _ = policy.act(observations, masks)
+            self.assertEqual(actions.shape, (300,))
+            self.assertTrue(np.all(masks[np.arange(300), actions] == 1))
+            self.assertEqual(client.call("ping"), {})  # the connection was never closed
 
     def test_token(self):
         with LocalServer(args=["--token", "hunter2"]) as guarded:

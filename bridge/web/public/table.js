@@ -369,6 +369,10 @@ async function main() {
         await connect();
         const token = String(new FormData(form).get('token') || '');
         await call('hello', token ? { protocolVersion: PROTOCOL_VERSION, token } : { protocolVersion: PROTOCOL_VERSION });
+        // The server closes connections without requests for its idle timeout (10 minutes by
+        // default); a person thinking that long keeps the table with a ping a minute.
+        const ws = table.ws;
+        const keepAlive = setInterval(() => (ws.readyState === WebSocket.OPEN ? call('ping').catch(() => undefined) : clearInterval(keepAlive)), 60_000);
       }
       await start(form);
     } catch (err) {
