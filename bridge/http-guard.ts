@@ -75,7 +75,9 @@ export class HttpGuard {
     }
     const name = url.hostname.replace(/^\[|\]$/g, '');
     const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
-    const ownPage = (url.protocol === 'http:' || url.protocol === 'https:') && this.names.has(name) && port === this.options.port;
+    // An origin is scheme, host and port: a browser never sends a path or credentials in one.
+    const bare = url.username === '' && url.password === '' && (url.pathname === '/' || url.pathname === '') && url.search === '' && url.hash === '';
+    const ownPage = bare && (url.protocol === 'http:' || url.protocol === 'https:') && this.names.has(name) && port === this.options.port;
     return ownPage ? null : `Origin ${JSON.stringify(origin.slice(0, 100))} is not this server's page (allow it with --allow-origin)`;
   }
 }

@@ -318,9 +318,14 @@ describe('graceful shutdown', () => {
     const url = doomed.url;
     const peer = await BridgeClient.open(url);
     const session = (await peer.call('env.create', { numEnvs: 8 })).result.session;
-    // Pipelined: once the ping is answered the server holds the queued resets, which must finish.
+    // Pipelined in one TCP write, so one read gives the server all six frames: once the ping is
+    // answered it holds the queued resets, which must finish. (Written one by one, a loaded
+    // machine could deliver the last resets after close() had begun: they got shutting_down.)
+    const socket = (peer.ws as unknown as { _socket: import('node:net').Socket })._socket;
+    socket.cork();
     const ping = peer.call('ping');
     const pending = Array.from({ length: 5 }, (_, seed) => peer.call('env.reset', { session, seed }));
+    socket.uncork();
     await ping;
     const closing = doomed.close();
     for (const reply of pending) await expect(reply).resolves.toMatchObject({ result: { numEnvs: 8 } });
