@@ -49,7 +49,7 @@ export class HeavyPool {
         // Structured cloning refuses some values that JSON.parse builds, e.g. arrays nested
         // 200,000 deep: the request fails like any invalid one, and its caller releases what it held.
         this.pending.delete(ticket);
-        resolve({ reply: errorReply(request.id, { code: 'invalid_params', message: `the request cannot be handed to a worker: ${(e as Error).message}` }), ok: false });
+        resolve({ reply: errorReply(request.id, { code: 'invalid_params', message: `params cannot be handed to a worker (nested too deep?): ${(e as Error).message}`, field: 'params' }), ok: false });
       }
     });
   }
