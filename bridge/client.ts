@@ -88,8 +88,9 @@ export class BridgeClient {
     const message = params === undefined ? { id: this.nextId++, method } : { id: this.nextId++, method, params };
     const text = JSON.stringify(message);
     const limit = this.maxMessageBytes;
-    if (limit !== null && text.length > limit / 3 && Buffer.byteLength(text) > limit) {
-      const bytes = Buffer.byteLength(text);
+    // A UTF-16 unit is at most 3 UTF-8 bytes: short texts need no count.
+    const bytes = limit !== null && text.length > limit / 3 ? Buffer.byteLength(text) : 0;
+    if (limit !== null && bytes > limit) {
       return Promise.resolve({
         id: message.id,
         error: { code: 'limit_exceeded', message: `${method}: the request is ${bytes} bytes, more than the server's message limit of ${limit}`, details: { limit: 'maxMessageBytes' } },

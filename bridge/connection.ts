@@ -94,10 +94,11 @@ export const CLOSE_GRACE_MS = 1000;
 /**
  * Closes with a close frame, and destroys the socket if the peer has not answered it within
  * CLOSE_GRACE_MS: `ws` alone waits 30 s, so refused or evicted sockets that never answer would
- * hold their descriptors long after the server stopped counting them.
+ * hold their descriptors long after the server stopped counting them. A socket already closing
+ * has its timer (the idle sweep meets it again until it is gone).
  */
 export function closeSoon(ws: WebSocket, code: number, reason: string): void {
-  if (ws.readyState === ws.CLOSED) return;
+  if (ws.readyState === ws.CLOSING || ws.readyState === ws.CLOSED) return;
   ws.close(code, reason);
   setTimeout(() => {
     if (ws.readyState !== ws.CLOSED) ws.terminate();

@@ -311,7 +311,7 @@ export class BridgeServer {
     // Registered first: an error event without a listener would crash the process.
     ws.on('error', () => ws.terminate());
     if (this.shuttingDown) {
-      ws.close(1001, 'server shutting down');
+      closeSoon(ws, 1001, 'server shutting down');
       return;
     }
     const o = this.options;

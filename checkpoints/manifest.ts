@@ -7,6 +7,9 @@ import { RuleSetError, parseRuleSet, ruleSetToJson } from '../env/rules/index.js
 import { ACTIVATIONS, MAX_HIDDEN_LAYERS, MAX_HIDDEN_WIDTH } from '../agents/policy-agent.js';
 
 export const CHECKPOINT_FORMAT_VERSION = 1;
+
+/** Hidden layer widths of a network (a policy's or a critic's), as configs and manifests give them. */
+export const hiddenSizesSchema = z.array(z.number().int().positive().max(MAX_HIDDEN_WIDTH)).min(1).max(MAX_HIDDEN_LAYERS);
 export const MANIFEST_FILE = 'manifest.json';
 export const MODEL_FILE = 'model.json';
 export const WEIGHTS_FILE = 'weights.bin';
@@ -35,7 +38,7 @@ export const manifestSchema = z
     numActions: z.number().int().positive(),
     observationSize: z.number().int().positive(),
     architecture: z.strictObject({
-      hiddenSizes: z.array(z.number().int().positive().max(MAX_HIDDEN_WIDTH)).min(1).max(MAX_HIDDEN_LAYERS),
+      hiddenSizes: hiddenSizesSchema,
       activation: z.enum(ACTIVATIONS),
     }),
     /** Training step the weights belong to (the learner decides the unit, e.g. env steps). */

@@ -11,6 +11,7 @@ import {
   readManifest,
   writeCheckpoint,
   type ExtraBlob,
+  type LoadCheckpointOptions,
   type LoadedCheckpoint,
   type RulesInput,
   type WrittenCheckpoint,
@@ -88,7 +89,7 @@ export class CheckpointStore {
   }
 
   /** Loads a checkpoint by name, or the one `latest` / `best` names (verifying its manifest hash). */
-  async load(nameOrPointer: string, options: { policyOnly?: boolean } = {}): Promise<LoadedCheckpoint> {
+  async load(nameOrPointer: string, options: Pick<LoadCheckpointOptions, 'policyOnly'> = {}): Promise<LoadedCheckpoint> {
     if (nameOrPointer === 'latest' || nameOrPointer === 'best') {
       const pointer = await this.readPointer(nameOrPointer);
       if (!pointer) throw new CheckpointError('missing-file', this.pointerFile(nameOrPointer), `the store has no ${nameOrPointer} checkpoint`);

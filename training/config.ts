@@ -5,15 +5,15 @@
 import { z } from 'zod';
 import { RuleSetError, ValidationError, parseRuleSet, rawJsonObject, ruleSetToJson } from '../env/rules/index.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
-import { MAX_HIDDEN_LAYERS, MAX_HIDDEN_WIDTH } from '../agents/policy-agent.js';
+import { hiddenSizesSchema } from '../checkpoints/manifest.js';
 
 /**
  * Bounds that keep a config from asking for more memory than any machine has (a clear error
- * instead of a crash inside TF.js): layer widths and depth, and the rollout's rows, which hold
- * an observation each (numEnvs x rolloutSteps x OBS_SIZE floats; 262,144 rows are 0.5 GB).
+ * instead of a crash inside TF.js): the rollout's rows, which hold an observation each
+ * (numEnvs x rolloutSteps x OBS_SIZE floats; 262,144 rows are 0.5 GB), and layer widths and
+ * depth (hiddenSizesSchema, shared with checkpoint manifests).
  */
 export const MAX_ROLLOUT_ROWS = 262_144;
-const layerSizes = z.array(z.number().int().positive().max(MAX_HIDDEN_WIDTH)).min(1).max(MAX_HIDDEN_LAYERS);
 
 const leagueSchema = z.strictObject({
   /** Weight of episodes where the learner plays every seat. @default 0.3 */
@@ -57,7 +57,7 @@ export const trainConfigSchema = z.strictObject({
   /** Vector-env steps per update (every table, every seat's turn). @default 64 */
   rolloutSteps: z.number().int().positive().max(MAX_ROLLOUT_ROWS).default(64),
   /** Hidden layer widths of the policy/value MLP. @default [128, 128] */
-  hiddenSizes: layerSizes.default([128, 128]),
+  hiddenSizes: hiddenSizesSchema.default([128, 128]),
   learningRate: z.number().positive().default(1e-3),
   epochs: z.number().int().positive().max(1000).default(4),
   minibatchSize: z.number().int().positive().max(MAX_ROLLOUT_ROWS).default(1024),
@@ -78,7 +78,7 @@ export const trainConfigSchema = z.strictObject({
    */
   critic: z.enum(['shared', 'oracle', 'oracle-head']).default('oracle'),
   /** Hidden layer widths of the oracle critic. @default [64, 64] (`oracle`), [64] (`oracle-head`) */
-  criticHiddenSizes: layerSizes.optional(),
+  criticHiddenSizes: hiddenSizesSchema.optional(),
   /**
    * The first this many PPO updates train only the oracle critic, the policy held still: for a
    * run that starts from `initialPolicy`, whose fresh critic would otherwise feed it noise. @default 0

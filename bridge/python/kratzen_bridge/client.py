@@ -137,9 +137,10 @@ class BridgeClient:
             message["params"] = params
         text = json.dumps(message, separators=(",", ":"))
         limit = self.max_message_bytes
-        if limit is not None and len(text) > limit and len(text.encode("utf-8")) > limit:
+        # json.dumps escapes to ASCII, so characters are bytes.
+        if limit is not None and len(text) > limit:
             # The server would close the connection (1009) and every session on it with it.
-            raise BridgeError("limit_exceeded", f"{method}: the request is {len(text.encode('utf-8'))} bytes, more than the server's message limit of {limit}", details={"limit": "maxMessageBytes"})
+            raise BridgeError("limit_exceeded", f"{method}: the request is {len(text)} bytes, more than the server's message limit of {limit}", details={"limit": "maxMessageBytes"})
         try:
             raw = self._wire.request(text)
         except WireClosed as e:

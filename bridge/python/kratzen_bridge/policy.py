@@ -26,7 +26,7 @@ class RemotePolicy:
         split further while a request would pass its message limit."""
         obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))
         mask = np.atleast_2d(np.asarray(masks)).astype(int)
-        max_rows = self.client.hello.get("limits", {}).get("maxPolicyRows") or len(obs)
+        max_rows = self.client.hello.get("limits", {}).get("maxPolicyRows") or max(1, len(obs))
         actions, probs = [], []
         for start in range(0, len(obs), max_rows):
             a, p = self._act_fitting(obs[start : start + max_rows], mask[start : start + max_rows])
