@@ -90,7 +90,7 @@ export const createRequest = request(
   z.strictObject({
     mode: z.enum(['multi', 'single']).default('multi').describe('multi: the client acts for every seat (the seat to act of each env); single: one learner seat, opponents played on the server.'),
     numEnvs: z.number().int().min(1).default(1),
-    config: envConfigSchema.optional().describe('Env config: rules, episode, illegalAction, illegalActionPenalty, rewardScale, maxSteps.'),
+    config: envConfigSchema.optional().describe('Env config: rules, episode, illegalAction, illegalActionPenalty, rewardScale, rewardNormalization, maxSteps.'),
     learnerSeat: z.number().int().min(0).optional().describe('single mode only: the learner seat. @default 0'),
     opponents: z.union([agentSpec, z.array(agentSpec.nullable()).max(6)], { error: 'must be an agent spec, or a list of at most 6 (one per seat, null for the learner)' }).optional().describe('single mode only: one agent spec for all other seats, or one per seat (the learner entry ignored). @default "random"'),
     encoding: z.enum(['json', 'binary']).default('json').describe('How env.reset / env.step replies carry arrays (see the binary frame layout).'),
@@ -258,7 +258,7 @@ export const errorReply = z
       details: z.record(z.string(), z.unknown()).optional(),
     }),
   })
-  .describe('An error reply; the connection stays usable unless the code is unauthorized.');
+  .describe('An error reply; the connection stays usable, except after a refused hello (unauthorized, or limit_exceeded when the server is full), which closes it.');
 
 const finalEntry = z.strictObject({
   env: z.number().int(),

@@ -75,8 +75,9 @@ export interface BridgeServerOptions {
   /** The same over all connections: past it the connection holding most is dropped. @default 256 MiB */
   maxTotalBufferedBytes?: number;
   /**
-   * A connection whose last accepted request is this old, and which does not answer the
-   * heartbeat either, is closed (code 4000); one that answers pings stays. @default 600_000
+   * A connection whose last accepted request is this old is closed (code 4000). Answering the
+   * heartbeat's pings does not count (every WebSocket library does that by itself): a client
+   * that wants to stay sends `ping` requests. @default 600_000
    */
   idleTimeoutMs?: number;
   /** Ping interval; a peer that missed the previous pong is terminated. @default 30_000 */

@@ -1,5 +1,5 @@
-// Help texts of the verbs that parse their flags in cli/main.ts and cli/train.ts. `serve` and
-// `play` keep theirs beside their flag tables (cli/serve.ts, cli/play.ts).
+// Help texts of the verbs whose flags are parsed in cli/main.ts, cli/train.ts, cli/worker.ts and
+// cli/exploit.ts. `serve` and `play` keep theirs beside their flag tables (cli/serve.ts, cli/play.ts).
 
 const SESSION_FLAGS = `  --profile didactic4|tavern5   rule profile (default didactic4; docs/rules.md §3, §4)
   --players N                   3 to 6 (default 4)
@@ -19,7 +19,7 @@ Exit codes: 0 ok, 1 the record contains an illegal action or an amount overflow,
 Prints the record (docs/rules.md §5) of one session of uniformly random play.
 
   --seed S                      required; an integer or any string
-  --hands H                     hands in the session (default: the profile's; at most 100000)
+  --hands H                     hands in the session (default: one per player; at most 100000)
 ${SESSION_FLAGS}
 `,
   demo: `kratzen demo [--seed S] [options]
@@ -27,7 +27,7 @@ ${SESSION_FLAGS}
 Plays one session of uniformly random play and prints a line per hand.
 
   --seed S                      an integer or any string (default 0)
-  --hands H                     hands in the session (default: the profile's; at most 100000)
+  --hands H                     hands in the session (default: one per player; at most 100000)
 ${SESSION_FLAGS}
 `,
   train: `kratzen train [options]
@@ -57,7 +57,8 @@ report.html. Ctrl-C saves after the current update; --resume continues from the 
   --redis URL                   collect the K rollout blocks on kratzen workers through this Redis
                                 instead (same metrics as --actors K here; docs/scale-out.md)
   --backend auto|tensorflow|wasm|cpu
-                                TF.js backend (auto: tfjs-node when installed, else wasm)
+                                TF.js backend (auto: tfjs-node when installed, else wasm,
+                                else the plain-JS cpu backend)
   --resume                      continue runs/<name>/ from its latest checkpoint
 ${SESSION_FLAGS}
 `,
@@ -88,7 +89,8 @@ running jobs and exits; a worker killed outright loses nothing: its job is retri
 once its lock expires. See docs/scale-out.md.
 
   --redis URL                   redis://[user:password@]HOST:PORT[/db], or rediss:// for TLS
-  --concurrency N               jobs at once, each in its own thread (default: the cores)
+  --concurrency N               jobs of each queue at once, each in its own thread (default:
+                                the cores); tournament and rollout jobs together: up to 2N
   --lock-seconds S              job lock without renewal: how soon a dead worker's job is
                                 retried (default 30)
 `,

@@ -33,25 +33,29 @@ const USAGE = `kratzen <verb> [options]
 
 The rules of the game, both profiles and every variant: docs/rules.md.
 
-Every verb prints its options with --help (kratzen eval --help).
+Every verb prints all its options with --help (kratzen eval --help); the lines below name the main ones.
 
 verbs:
   replay <record.json|->      replay a record, print the result JSON (docs/rules.md §6)
   random --seed S [--profile didactic4|tavern5] [--players N] [--hands H] [--variant JSON]
                               print the record (docs/rules.md §5) of a session of uniformly random play
-  demo [--seed S]             play a random session and print its hands
+  demo [--seed S] [--profile P] [--players N] [--hands H] [--variant JSON]
+                              play a random session and print its hands
   train [--name N] [--updates U] [--seed S] [--profile P] [--players N] [--variant JSON] [--config FILE]
         [--backend auto|tensorflow|wasm|cpu] [--resume]
                               self-play PPO training; writes runs/<name>/ (checkpoints, metrics.jsonl, report.html)
-  play [--opponents A,B,...] [--seat S] [--seed S] [--profile P] [--players N] [--hands H] [--deck-style german|french] [--record FILE]
+  play [--opponents A,B,...] [--seat S] [--seed S] [--profile P] [--players N] [--hands H] [--variant JSON]
+       [--deck-style german|french|french-joker] [--record FILE]
                               play a session in the terminal against bots; saves the record for kratzen replay
   serve [--host 127.0.0.1] [--port 8765] [--token T] [--web]
                               WebSocket bridge (bridge/protocol.ts)
-  eval --agents A,B[,...] [--hands N] [--profile P] [--players N] [--seed S] [--workers W] [--out DIR] [--json]
+  eval --agents A,B[,...] [--hands N] [--profile P] [--players N] [--variant JSON] [--seed S] [--workers W]
+       [--out DIR] [--json] [--redis URL] [--block-deals B]
                               duplicate tournament; agents: random, heuristic, pimc[:samples=K], or a checkpoint dir
-  worker --redis URL [--concurrency N]
+  worker --redis URL [--concurrency N] [--lock-seconds S]
                               take tournament and rollout jobs from Redis (docs/scale-out.md)
-  exploit --target A [--updates U] [--hands H] [--profile P] [--players N] [--seed S] [--json]
+  exploit --target A [--updates U] [--hands H] [--profile P] [--players N] [--variant JSON] [--seed S]
+          [--imitation-updates K] [--backend B] [--json]
                               train a best response against a frozen agent; its edge bounds the agent's exploitability
 `;
 

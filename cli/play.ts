@@ -39,7 +39,8 @@ import { writeFileAtomic } from '../training/files.js';
 import { fsErrorReason, unwritableFolderReason } from '../checkpoints/durable-fs.js';
 
 export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed S] [--profile didactic4|tavern5] [--players N]
-             [--hands H] [--variant JSON] [--deck-style german|french] [--record FILE]
+             [--hands H] [--variant JSON] [--deck-style german|french|french-joker]
+             [--record FILE]
   Play a session against bots: opponents random, heuristic, pimc[:samples=K], or a checkpoint dir
   (cycled over the other seats; default heuristic). Answer with a move's number or its text
   (\`play Kc\`, \`in\`, \`out\`); \`help\` shows the table again, \`quit\` (or end of input) saves and stops.

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `kratzen serve [--host 127.0.0.1] [--port 8765] [--token T]`: runs the WebSocket bridge until
 // SIGINT/SIGTERM, then shuts down gracefully. Also runnable alone: `node dist/cli/serve.js ...`.
-// Prints one JSON line when listening: {"event":"listening","url","host","port","protocolVersion"}.
+// Prints one JSON line when listening: {"event":"listening","url","host","port","protocolVersion"},
+// and "web" with --web.
 
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -41,7 +42,8 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
                            quarter of it no more of its requests run until it reads
   --max-pimc-samples N     largest pimc samples a client may ask for (64)
   --max-pimc-time-ms MS    largest pimc timeBudgetMs a client may ask for (100)
-  --heavy-workers N        worker threads for bots and search (cores - 1, 1..4)
+  --heavy-workers N        worker threads for bots and search, 1..64 (default: cores - 1,
+                           at least 1 and at most 4)
   --spin-us US             after each reply, poll for the next request this long instead of
                            sleeping, while the machine has idle cores (200; 0 = off)
   --idle-timeout-ms MS     close a connection with no accepted request for this long (600000;
@@ -51,7 +53,8 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
                            secret gives the same games for the same seeds (default: random per start);
                            also KRATZEN_SEED_SECRET
   --backend B              TF.js backend for checkpoints: auto|tensorflow|wasm|cpu (auto)
-Prints one JSON line when listening: {"event":"listening","url","host","port","protocolVersion"}.
+Prints one JSON line when listening: {"event":"listening","url","host","port","protocolVersion"}
+(and "web", the table's address, with --web).
 `;
 
 function fail(field: string, reason: string): never {

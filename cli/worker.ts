@@ -41,7 +41,7 @@ export async function runWorker(args: string[]): Promise<void> {
     worker.on('failed', (job, error) => process.stderr.write(`${worker.name} job ${job?.id} failed: ${error.message}\n`));
     worker.on('error', (error) => reportOnce(`${worker.name} worker error: ${error.message}`));
   }
-  process.stderr.write(`kratzen worker ${process.pid}: ${connection.host}:${connection.port}, ${concurrency} threads, ready\n`);
+  process.stderr.write(`kratzen worker ${process.pid}: ${connection.host}:${connection.port}, ${concurrency} threads per queue, ready\n`);
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.stderr.write(`stopping after ${jobs} jobs...\n`);

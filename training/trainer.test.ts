@@ -150,6 +150,9 @@ describe('trainer', () => {
     const resumed = await run('split', dir, { resume: true });
     expect(resumed.updates).toBe(4);
     expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
+    // The checkpoints of the resumed part record the run's seed, as the uninterrupted run's do.
+    const manifestSeed = (checkpoint: string) => JSON.parse(readFileSync(join(checkpoint, 'manifest.json'), 'utf8')).seed;
+    expect(manifestSeed(resumed.checkpoint)).toBe(manifestSeed(straight.checkpoint));
     const lines = readFileSync(join(dir, 'split', 'metrics.jsonl'), 'utf8').trim().split('\n');
     expect(lines.length).toBe(4);
     expect(existsSync(join(dir, 'split', 'report.html'))).toBe(true);

@@ -203,7 +203,8 @@ class TrainingRun {
     }
     if (latest !== null) {
       const loaded = await this.store.load('latest');
-      this.learner = loaded.toAgent({ name: 'learner', seed: 0 });
+      // The run's seed, as a fresh start has it: the checkpoints' manifests record it.
+      this.learner = loaded.toAgent({ name: 'learner', seed: hashSeed(config.seed) });
       this.state = JSON.parse(JSON.stringify(loaded.extras.get('trainer')?.meta ?? this.state)) as TrainerState;
       const blob = loaded.extras.get(OPTIMIZER_EXTRA);
       optimizerState = blob ? decodeOptimizerState(blob, loaded.dir) : null;

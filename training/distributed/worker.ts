@@ -7,7 +7,10 @@ import { BlobStore, CONNECTION_ENV, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE,
 
 export interface WorkerOptions {
   connection: RedisConnection;
-  /** Jobs at once, each in its own thread. @default 1 */
+  /**
+   * Jobs of each queue at once, each in its own thread: a machine that serves tournaments and
+   * rollouts at the same time runs up to twice this many. @default 1
+   */
   concurrency?: number;
   /** How long a job's lock lasts without renewal: how soon a dead worker's job is retried. @default 30 */
   lockSeconds?: number;
