@@ -71,7 +71,7 @@ export async function loadCheckpointAgent(
     () => true,
     () => false,
   );
-  const loaded = isCheckpoint ? await loadCheckpointDir(dir, { rules }) : await new CheckpointStore(dir, { rules: rules as RulesInput }).load('latest');
+  const loaded = isCheckpoint ? await loadCheckpointDir(dir, { rules, policyOnly: true }) : await new CheckpointStore(dir, { rules: rules as RulesInput }).load('latest', { policyOnly: true });
   const agent = loaded.toAgent({ mode: options.mode ?? 'greedy', name: `policy:${path.basename(path.resolve(dir))}` });
   if (options.seed !== undefined) agent.reseed(options.seed);
   rulesOfCheckpoint.set(agent, options.rules ?? loaded.manifest.rules);
