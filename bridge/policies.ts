@@ -1,7 +1,6 @@
 // Policy serving: agents loaded by spec (a checkpoint directory gives a TF.js PolicyAgent, which
 // also reports probabilities and values), acting on given observations or on a record's state.
 
-import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { NUM_ACTIONS, RuleSetError, ValidationError, actionToString, createGame, parseRuleSet, replayRecord } from '../env/rules/index.js';
 import { OBS_SIZE, RULE_SET_SLICES, encodeObservation, observationSpec, type SliceName } from '../env/observation.js';
@@ -9,9 +8,8 @@ import type { Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
 import { PolicyAgent } from '../agents/policy-agent.js';
 import { selectBackend, type BackendChoice } from '../agents/tfjs.js';
-import { loadCheckpoint as loadCheckpointDir, type RulesInput } from '../checkpoints/checkpoint.js';
-import { MANIFEST_FILE } from '../checkpoints/manifest.js';
-import { CheckpointStore } from '../checkpoints/store.js';
+import type { RulesInput } from '../checkpoints/checkpoint.js';
+import { loadPolicyCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { BridgeError, checkpointMessage } from './errors.js';
 import { resolveCheckpoint } from './checkpoint-roots.js';
@@ -58,7 +56,8 @@ function checkRowsRules(entries: Map<number, number>, observations: Float32Array
 
 /**
  * Loads a checkpoint (or a store's `latest`) for `rules`, or for its own manifest rules when
- * `rules` is absent. Unlike checkpoints/agent-loader.ts it keeps the backend the server chose.
+ * `rules` is absent (loadPolicyCheckpoint). Unlike checkpoints/agent-loader.ts' loader it keeps the
+ * backend the server chose.
  * `dir` must already be resolved inside the server's checkpoint roots (checkpoint-roots.ts).
  */
 export async function loadCheckpointAgent(
@@ -66,12 +65,7 @@ export async function loadCheckpointAgent(
   options: { rules?: unknown; mode?: 'greedy' | 'sample'; seed?: number | string; backend: BackendChoice },
 ): Promise<PolicyAgent> {
   await selectBackend(options.backend);
-  const rules = options.rules as RulesInput | undefined;
-  const isCheckpoint = await access(path.join(dir, MANIFEST_FILE)).then(
-    () => true,
-    () => false,
-  );
-  const loaded = isCheckpoint ? await loadCheckpointDir(dir, { rules, policyOnly: true }) : await new CheckpointStore(dir, { rules: rules as RulesInput }).load('latest', { policyOnly: true });
+  const loaded = await loadPolicyCheckpoint(dir, options.rules as RulesInput | undefined);
   const agent = loaded.toAgent({ mode: options.mode ?? 'greedy', name: `policy:${path.basename(path.resolve(dir))}` });
   if (options.seed !== undefined) agent.reseed(options.seed);
   rulesOfCheckpoint.set(agent, options.rules ?? loaded.manifest.rules);

@@ -7,9 +7,22 @@ import path from 'node:path';
 import type { Agent } from '../agents/agent.js';
 import { unknownAgent, type AgentContext } from '../agents/registry.js';
 import { selectBackend } from '../agents/tfjs.js';
-import { loadCheckpoint as loadCheckpointDir, type RulesInput } from './checkpoint.js';
+import { loadCheckpoint as loadCheckpointDir, type LoadedCheckpoint, type RulesInput } from './checkpoint.js';
 import { MANIFEST_FILE } from './manifest.js';
 import { CheckpointStore } from './store.js';
+
+/**
+ * The policy of `dir`, a checkpoint or a store (whose `latest` is taken), for `rules` (its own
+ * manifest's when absent). Only the policy's files: an agent needs no optimizer state, and a
+ * server loading client-named checkpoints reads no more than it plays.
+ */
+export async function loadPolicyCheckpoint(dir: string, rules: RulesInput | undefined): Promise<LoadedCheckpoint> {
+  const isCheckpoint = await access(path.join(dir, MANIFEST_FILE)).then(
+    () => true,
+    () => false,
+  );
+  return isCheckpoint ? loadCheckpointDir(dir, { rules, policyOnly: true }) : new CheckpointStore(dir, { rules: rules as RulesInput }).load('latest', { policyOnly: true });
+}
 
 /**
  * Loads `dir` (a checkpoint, or a store, whose `latest` is taken) as a greedy PolicyAgent for
@@ -19,13 +32,6 @@ import { CheckpointStore } from './store.js';
 export async function loadCheckpoint(dir: string, context: AgentContext): Promise<Agent> {
   if (!existsSync(dir)) throw unknownAgent(dir);
   await selectBackend('auto');
-  const rules = context.rules as RulesInput;
-  const isCheckpoint = await access(path.join(dir, MANIFEST_FILE)).then(
-    () => true,
-    () => false,
-  );
-  // Only the policy's files: an agent needs no optimizer state, and a server loading client-named
-  // checkpoints reads no more than it plays.
-  const loaded = isCheckpoint ? await loadCheckpointDir(dir, { rules, policyOnly: true }) : await new CheckpointStore(dir, { rules }).load('latest', { policyOnly: true });
+  const loaded = await loadPolicyCheckpoint(dir, context.rules as RulesInput);
   return loaded.toAgent({ mode: 'greedy', name: `policy:${path.basename(path.resolve(dir))}` });
 }
