@@ -557,6 +557,34 @@ describe('hidden cards [issue: a client computing every hidden card]', () => {
     await client.close();
   });
 
+  it('sessions of different learner seats deal differently for one seed, and unseeded sessions differ [F1]', async () => {
+    // Before: the deal came from the seed alone, so one session per seat, each reading its own
+    // hand, showed every bot's hand; and every unseeded first reset dealt seed 0's cards.
+    const fixed = await new BridgeServer({ port: 0, seedSecret: 'fixed-for-this-test' }).start();
+    const client = await BridgeClient.open(fixed.url);
+    const rules = { profile: 'tavern5', players: 4 };
+    const numEnvs = 4;
+    const handsOf = async (learnerSeat: number, seed?: number) => {
+      const session = (await client.call('env.create', { mode: 'single', numEnvs, learnerSeat, opponents: 'random', config: { rules } })).result.session;
+      const reset = (await client.call('env.reset', seed === undefined ? { session } : { session, seed })).result;
+      return (reset.observations as number[][]).map((o) => decodeObservation(Float32Array.from(o)).hand.map(parseCard));
+    };
+    const bySeat: number[][][] = [];
+    for (let seat = 0; seat < 4; seat++) bySeat.push(await handsOf(seat, 7));
+    let overlapping = 0;
+    for (let env = 0; env < numEnvs; env++) {
+      for (let a = 0; a < 4; a++) for (let b = a + 1; b < 4; b++) if (bySeat[a]![env]!.some((c) => bySeat[b]![env]!.includes(c))) overlapping++;
+    }
+    // One deal gives disjoint hands; independent deals overlap in most of these 24 pairs.
+    expect(overlapping).toBeGreaterThan(6);
+    // Equal seeds and seats still replay the same deal (Gymnasium's determinism).
+    expect(await handsOf(2, 7)).toEqual(bySeat[2]);
+    const unseeded = [await handsOf(0), await handsOf(0)];
+    expect(unseeded[0]).not.toEqual(unseeded[1]);
+    await client.close();
+    await fixed.close();
+  });
+
   it('a multi-agent record holds finished hands only (no seed, no deck of the hand in progress)', async () => {
     const client = await BridgeClient.open(server.url);
     const session = (await client.call('env.create', { numEnvs: 1, config: { rules: { profile: 'tavern5' } } })).result.session;

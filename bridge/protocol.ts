@@ -108,7 +108,7 @@ export const resetRequest = request(
   'env.reset',
   z.strictObject({
     session: sessionId,
-    seed: seed.optional().describe('Env i plays the sessions "<seed>:<i>", "<seed>:<i>/1", ... Without a seed: envs that just started an episode keep it, else the next seed of the sequence.'),
+    seed: seed.optional().describe('Env i plays the sessions "<seed>:<i>", "<seed>:<i>/1", ... Single sessions key it with the server\'s secret, the learner seat and the rules. Without a seed: a session\'s first reset plays a random seed; later, envs that just started an episode keep it, else the next seed of the sequence.'),
   }),
   'Starts an episode in every env of the session.',
 );

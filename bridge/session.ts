@@ -7,9 +7,11 @@
 // What a client may see: a multi-agent client plays every seat, so it gets every seat's view and
 // the full record of finished hands (never the deck of a hand in progress: it holds the talon). A
 // single-agent client plays one seat against bots: it gets that seat's view and record only, and
-// its seeds are mixed with the server's secret, so it cannot deal the bots' hands itself.
+// its seeds are mixed with the server's secret, its seat and the rules, so it can neither deal the
+// bots' hands itself nor read them as its own hand in a session of another seat. A first reset
+// without a seed plays a random one, so sessions that never chose a seed do not share deals.
 
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { MAX_SEATS, NUM_ACTIONS, ValidationError, actionToString } from '../env/rules/index.js';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from '../env/table.js';
 import { VecEnv } from '../env/vec-env.js';
@@ -94,9 +96,15 @@ export async function createSession(options: SessionOptions): Promise<EnvSession
   return session;
 }
 
-/** The seed a single-agent session really plays: the client's, keyed with the server's secret. */
-export function mixSeed(secret: string, seed: number | string): string {
-  return createHmac('sha256', secret).update(String(seed)).digest('hex').slice(0, 32);
+/**
+ * The seed a single-agent session really plays: the client's, keyed with the server's secret and
+ * bound to the learner seat and the rules, so equal seeds deal alike only for the same seat.
+ */
+export function mixSeed(secret: string, seed: number | string, learnerSeat: number, config: EnvConfig): string {
+  return createHmac('sha256', secret)
+    .update(JSON.stringify([String(seed), learnerSeat, config]))
+    .digest('hex')
+    .slice(0, 32);
 }
 
 /** Both kinds: a VecEnv, what the client was last sent, and which envs have finished an episode. */
@@ -139,7 +147,7 @@ abstract class BaseSession implements EnvSession {
 
   async reset(seed: number | string | undefined, control?: StepControl): Promise<BatchView> {
     if (seed !== undefined || !this.started) {
-      const played = this.playedSeed(seed ?? 0);
+      const played = this.playedSeed(seed ?? randomBytes(16).toString('hex'));
       await this.prepare(played);
       this.hasEnded.fill(0);
       await this.inSlices(control, (start, end) => this.vec.resetRange(start, end, played));
@@ -363,7 +371,7 @@ class SingleSession extends BaseSession {
   }
 
   protected playedSeed(seed: number | string): string {
-    return mixSeed(this.options.seedSecret, seed);
+    return mixSeed(this.options.seedSecret, seed, this.learnerSeat, this.config);
   }
 
   protected finalInfo(env: number): Record<string, unknown> {

@@ -50,7 +50,8 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
                            pongs do not count: a quiet client keeps its place with ping)
   --heartbeat-interval-ms MS  ping every client this often; one that missed the last pong is dropped (30000)
   --seed-secret S          mixed into single-agent seeds so clients cannot deal the bots' hands; the same
-                           secret gives the same games for the same seeds (default: random per start);
+                           secret gives the same games for the same seed, seat and rules (default:
+                           random per start);
                            also KRATZEN_SEED_SECRET
   --backend B              TF.js backend for checkpoints: auto|tensorflow|wasm|cpu (auto)
 Prints one JSON line when listening: {"event":"listening","url","host","port","protocolVersion"}
