@@ -85,6 +85,16 @@ const IDLE_GAP_MS = 1;
 /** The bytes of one JSON row of policy.act at its most compact (a digit and a comma per entry). */
 const MIN_POLICY_ROW_BYTES = 2 * (OBS_SIZE + NUM_ACTIONS) + 8;
 
+/**
+ * The largest frame a connection may send before its hello succeeds, unless a hello is already
+ * queued ahead of it. A hello is at most ~8 KiB (a 1024-character token and a 128-character id,
+ * every character escaped); unauthenticated sockets sending 1 MiB frames, each decoded and
+ * parsed, held another client's ping up for a second.
+ */
+export const MAX_PRE_HELLO_FRAME_BYTES = 16 << 10;
+/** The close code for a frame past MAX_PRE_HELLO_FRAME_BYTES (RFC 6455: message too big). */
+export const CLOSE_TOO_BIG = 1009;
+
 /** Stands in the queue for a binary frame, which is refused when its turn comes (replies keep request order). */
 const BINARY_FRAME: RawData = Buffer.alloc(0);
 
@@ -150,6 +160,11 @@ export class Connection {
   /** Queues a frame; frames are handled strictly one after another (binary ones are refused in turn). */
   receive(data: RawData, isBinary = false): void {
     if (this.closed) return;
+    // Only the first frame can be a pending hello; later ones wait for it behind it in the queue.
+    if (!this.greetedFlag && !this.busy && this.queue.length === 0 && rawBytes(data) > MAX_PRE_HELLO_FRAME_BYTES) {
+      this.refuseBigBeforeHello();
+      return;
+    }
     if (isBinary) data = BINARY_FRAME;
     if (this.queue.length >= this.context.maxQueuedRequests) {
       this.drop(1008, 'too many requests queued');
@@ -189,6 +204,12 @@ export class Connection {
     this.envsInUse = 0;
     this.handsInUse = 0;
     this.notifyIdle();
+  }
+
+  /** Closes without decoding the frame, and reads nothing more from the socket. */
+  private refuseBigBeforeHello(): void {
+    this.ws.pause();
+    this.drop(CLOSE_TOO_BIG, `at most ${MAX_PRE_HELLO_FRAME_BYTES} bytes a frame before hello`);
   }
 
   private drop(code: number, reason: string): void {
@@ -275,6 +296,10 @@ export class Connection {
   private handle(data: RawData): Reply | Promise<Reply> {
     let id: Id | null = null;
     try {
+      if (!this.greetedFlag && rawBytes(data) > MAX_PRE_HELLO_FRAME_BYTES) {
+        this.refuseBigBeforeHello();
+        return errorReply(null, { code: 'handshake_required', message: `send hello (protocolVersion ${PROTOCOL_VERSION}) first` });
+      }
       if (data === BINARY_FRAME) {
         return errorReply(null, { code: 'invalid_request', message: 'a request is a text frame (JSON); binary frames are only sent by the server' });
       }

@@ -19,6 +19,7 @@ import { CheckpointStore } from '../checkpoints/store.js';
 import { BridgeClient } from './client.js';
 import { PROTOCOL_VERSION } from './protocol.js';
 import { BridgeServer, CLOSE_HELLO_TIMEOUT } from './server.js';
+import { CLOSE_TOO_BIG, MAX_PRE_HELLO_FRAME_BYTES } from './connection.js';
 
 const HELLO = JSON.stringify({ id: 0, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION } });
 let tmp: string;
@@ -197,6 +198,38 @@ describe('before authentication [issue: silent sockets locking out the token hol
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(chatty.messages.length).toBeGreaterThan(0);
     expect(chatty.messages.every((m) => JSON.parse(m).error.code === 'handshake_required')).toBe(true);
+    await server.close();
+  });
+
+  it('closes a socket that sends a big frame before hello without decoding it, and still takes one pipelined after a hello [F2]', async () => {
+    // Before: 1 MiB frames of sockets that never said hello were decoded and parsed like any
+    // request (16 such sockets held another client's ping up for a second).
+    const server = await new BridgeServer({ port: 0 }).start();
+    const big = JSON.stringify({ id: 1, method: 'ping', params: { pad: 'x'.repeat(MAX_PRE_HELLO_FRAME_BYTES) } });
+    const first = rawSocket(server.url);
+    await first.opened;
+    first.ws.send(big);
+    expect(await first.closed).toBe(CLOSE_TOO_BIG);
+    expect(first.messages).toEqual([]);
+    const afterRefused = rawSocket(server.url);
+    await afterRefused.opened;
+    afterRefused.ws.send('{"id":1,"method":"ping"}');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    afterRefused.ws.send(big);
+    expect(await afterRefused.closed).toBe(CLOSE_TOO_BIG);
+    expect(afterRefused.messages.map((m) => JSON.parse(m).error.code)).toEqual(['handshake_required']);
+    // A client may pipeline its first requests behind hello: they wait for it in the queue.
+    const pipelined = rawSocket(server.url);
+    await pipelined.opened;
+    pipelined.ws.send(HELLO);
+    pipelined.ws.send(big);
+    pipelined.ws.send('{"id":2,"method":"ping"}');
+    for (let wait = 0; wait < 100 && pipelined.messages.length < 3; wait++) await new Promise((resolve) => setTimeout(resolve, 10));
+    const replies = pipelined.messages.map((m) => JSON.parse(m));
+    expect(replies.map((r) => r.id)).toEqual([0, 1, 2]);
+    expect(replies[1].error.field).toBe('params.pad');
+    expect(replies[2].result).toEqual({});
+    pipelined.ws.close();
     await server.close();
   });
 
