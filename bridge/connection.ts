@@ -342,13 +342,14 @@ export class Connection {
         }
         params = (parsed.data as { params: unknown }).params;
       }
-      if (method !== 'hello') this.lastActivity = Date.now();
       switch (method) {
         case 'hello':
           return this.hello(id, params as ParamsOf<'hello'>);
         case 'ping':
+          this.lastActivity = Date.now();
           return ok(id, {});
         case 'spec':
+          this.lastActivity = Date.now();
           return ok(id, spec());
         default:
           return this.dispatch(id, method, params);
@@ -468,6 +469,8 @@ export class Connection {
         }
       }
     }
+    // Accepted: within the limits, for a session or policy of this connection.
+    this.lastActivity = Date.now();
     const request = { connection: this.number, id, method, params, target };
     const outcome: HostedReply | Promise<HostedReply> =
       place === 'main' ? this.context.host.handle(request) : this.context.pool.run(place, request);

@@ -270,11 +270,22 @@ describe('limits', () => {
     const strict = await new BridgeServer({ port: 0, idleTimeoutMs: 300, heartbeatIntervalMs: 40 }).start();
     const quiet = await BridgeClient.open(strict.url);
     const active = await BridgeClient.open(strict.url);
+    // Refused requests are not activity either (they kept a connection alive for ever: F6).
+    const refused = await BridgeClient.open(strict.url);
     for (let i = 0; i < 12; i++) {
       await new Promise((r) => setTimeout(r, 50));
       expect((await active.call('ping')).result).toEqual({});
+      if (refused.closeCode === null) {
+        const replies = await Promise.all([
+          refused.request('env.step', { session: 's99', actions: [0] }),
+          refused.request('env.create', { numEnvs: 100_000 }),
+          refused.request('policy.act', { policy: 'p9', observations: [[0]], masks: [[1]] }),
+        ]).catch(() => null);
+        if (replies) expect(replies.map((r) => r.error?.code)).toEqual(['unknown_session', 'limit_exceeded', 'unknown_policy']);
+      }
     }
     expect(quiet.closeCode).toBe(CLOSE_IDLE);
+    expect(refused.closeCode).toBe(CLOSE_IDLE);
     expect(active.closeCode).toBeNull();
     const deaf = new WebSocket(strict.url, { autoPong: false });
     await new Promise((r) => deaf.once('open', r));
