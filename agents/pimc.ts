@@ -17,6 +17,12 @@ export interface PimcOptions {
   samples?: number;
   /** If set, sample until this many milliseconds have passed instead (at least one sample). */
   timeBudgetMs?: number;
+  /**
+   * A decision's longest time whatever the budget: counting samples, it stops once this has
+   * passed (after at least one sample), so the samples it did not take make it irreproducible.
+   * Servers set it, since a sample's cost grows with the players and the hand.
+   */
+  maxTimeMs?: number;
   /** How the rest of the hand is played in each simulation. @default 'heuristic' */
   rollout?: 'heuristic' | 'random';
   seed?: number | string;
@@ -26,6 +32,7 @@ export class PimcAgent implements Agent {
   readonly name = 'pimc';
   private readonly samples: number;
   private readonly timeBudgetMs: number | undefined;
+  private readonly maxTimeMs: number;
   private readonly rollout: 'heuristic' | 'random';
   private readonly random: () => number;
   private readonly heuristic = new HeuristicAgent();
@@ -37,6 +44,7 @@ export class PimcAgent implements Agent {
   constructor(options: PimcOptions = {}) {
     this.samples = options.samples ?? 12;
     this.timeBudgetMs = options.timeBudgetMs;
+    this.maxTimeMs = options.maxTimeMs ?? Infinity;
     this.rollout = options.rollout ?? 'heuristic';
     this.random = seedrandom(`pimc/${options.seed ?? 0}`);
   }
@@ -56,8 +64,10 @@ export class PimcAgent implements Agent {
     const totals = new Float64Array(legal.length);
     let simulations = 0;
     const started = Date.now();
+    const budgetMs = Math.min(this.timeBudgetMs ?? Infinity, this.maxTimeMs);
     for (let k = 0; ; k++) {
-      if (this.timeBudgetMs === undefined ? k >= this.samples : k > 0 && Date.now() - started >= this.timeBudgetMs) break;
+      if (this.timeBudgetMs === undefined && k >= this.samples) break;
+      if (k > 0 && budgetMs !== Infinity && Date.now() - started >= budgetMs) break;
       const state = sampleState(view, this.random);
       if (!state) {
         if (k >= 3 * this.samples) break;

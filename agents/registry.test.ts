@@ -3,6 +3,8 @@
 // silently ignored or read some other way (a probe found `__proto__=1` ignored, `caution=`
 // read as 0, `0x5` as 5 and a repeated option taking the last value).
 import { describe, expect, it } from 'vitest';
+import { NUM_ACTIONS, createGame } from '../env/rules/index.js';
+import { OBS_SIZE, encodeObservation } from '../env/observation.js';
 import { createAgent } from './registry.js';
 
 const context = { rules: { profile: 'didactic4', players: 4 }, seed: 1 };
@@ -12,6 +14,22 @@ describe('createAgent', () => {
     for (const spec of ['random', 'heuristic', 'heuristic:caution=0.5', 'heuristic:caution=-2', 'pimc:samples=4,rollout=random']) {
       await expect(createAgent(spec, context), spec).resolves.toBeDefined();
     }
+  });
+
+  it('caps a pimc decision counting samples at the time limit too (samples alone do not bound its time)', async () => {
+    const rules = { profile: 'tavern5', players: 6 };
+    const agent = await createAgent('pimc:samples=100000', { rules, seed: 1, limits: { maxPimcSamples: 100_000, maxPimcTimeBudgetMs: 20 } });
+    const state = createGame(rules).newState({ seed: 4 });
+    const obs = new Float32Array(OBS_SIZE);
+    const mask = new Uint8Array(NUM_ACTIONS);
+    encodeObservation(state, state.currentSeat, obs);
+    state.legalActionMask(mask);
+    expect(state.numLegalActions()).toBeGreaterThan(1);
+    const started = performance.now();
+    const [action] = agent.act(obs, mask, Int32Array.of(state.currentSeat));
+    // 100,000 samples of six-player hands take minutes; the cap stops it after ~20 ms.
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(mask[action!]).toBe(1);
   });
 
   it.each([

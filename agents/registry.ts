@@ -11,7 +11,7 @@ import { RandomAgent } from './random.js';
 export interface AgentLimits {
   /** Most sampled deals per pimc decision. */
   maxPimcSamples: number;
-  /** Longest pimc time budget per decision, in milliseconds. */
+  /** Longest pimc time budget per decision, in milliseconds; also caps decisions counting samples. */
   maxPimcTimeBudgetMs: number;
 }
 
@@ -92,6 +92,8 @@ export async function createAgent(spec: string, context: AgentContext): Promise<
         seed: context.seed,
         samples: boundedOption(options, 'samples', spec, limits.maxPimcSamples, 'maxPimcSamples'),
         timeBudgetMs: boundedOption(options, 'timeBudgetMs', spec, limits.maxPimcTimeBudgetMs, 'maxPimcTimeBudgetMs'),
+        // Samples alone do not bound a decision's time (six players, long hands).
+        maxTimeMs: limits.maxPimcTimeBudgetMs,
         rollout,
       });
     }

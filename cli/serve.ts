@@ -41,7 +41,8 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
   --max-buffered-bytes B   replies held for one client that does not read them (16777216); past a
                            quarter of it no more of its requests run until it reads
   --max-pimc-samples N     largest pimc samples a client may ask for (64)
-  --max-pimc-time-ms MS    largest pimc timeBudgetMs a client may ask for (100)
+  --max-pimc-time-ms MS    largest pimc timeBudgetMs a client may ask for, and the longest any pimc
+                           decision runs, also one counting samples (100)
   --heavy-workers N        worker threads for bots and search, 1..64 (default: cores - 1,
                            at least 1 and at most 4)
   --spin-us US             after each reply, poll for the next request this long instead of
