@@ -15,6 +15,7 @@ import { errorReply, ok, type Id, type Reply } from './replies.js';
 import type { HostedMethod, HostedReply, SessionHost } from './host.js';
 import type { HeavyPool } from './heavy-pool.js';
 import { checkPolicyRules } from './policies.js';
+import { packPolicyAct } from './policy-rows.js';
 import { checkSessionConfig } from './session.js';
 import { giveBackFrame, isLentFrame } from './frame-pool.js';
 
@@ -333,7 +334,8 @@ export class Connection {
       if (this.context.isShuttingDown() && method !== 'hello' && method !== 'ping') {
         return errorReply(id, { code: 'shutting_down', message: 'the server is shutting down' });
       }
-      let params: unknown = method === 'env.step' ? validStepParams(raw) : method === 'ping' ? validEmptyParams(raw) : null;
+      let params: unknown =
+        method === 'env.step' ? validStepParams(raw) : method === 'ping' ? validEmptyParams(raw) : method === 'policy.act' ? packPolicyAct(raw) : null;
       if (params === null) {
         const parsed = REQUEST_SCHEMAS[method].safeParse(raw);
         if (!parsed.success) {

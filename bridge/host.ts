@@ -12,6 +12,7 @@ import type { ParamsOf } from './protocol.js';
 import { BatchEncoder, errorReply, ok, type Id, type Reply } from './replies.js';
 import { createSession, type EnvSession, type StepControl } from './session.js';
 import { actWithPolicy, loadCheckpointAgent, loadPolicy, type ServedPolicy } from './policies.js';
+import type { PolicyActParams } from './policy-rows.js';
 import { resolveCheckpoint } from './checkpoint-roots.js';
 
 export interface HostOptions {
@@ -123,7 +124,7 @@ export class SessionHost {
       case 'policy.load':
         return this.loadPolicy(id, key, target, params as ParamsOf<'policy.load'>);
       case 'policy.act': {
-        const p = params as ParamsOf<'policy.act'>;
+        const p = params as PolicyActParams;
         return actWithPolicy(this.policy(key, p.policy), p, control).then((result) => ok(id, result));
       }
       case 'policy.close': {

@@ -15,6 +15,7 @@ import { BridgeError, checkpointMessage } from './errors.js';
 import { resolveCheckpoint } from './checkpoint-roots.js';
 import type { ParamsOf } from './protocol.js';
 import type { StepControl } from './session.js';
+import { SLICE_OF_ENTRY, packRows, type PolicyActParams } from './policy-rows.js';
 
 export interface ServedPolicy {
   id: string;
@@ -113,31 +114,6 @@ function seatOf(observations: Float32Array, row: number): number {
   return 0;
 }
 
-function flatten(rows: number[][], width: number, field: string, out: Float32Array | Uint8Array): void {
-  rows.forEach((row, i) => {
-    if (row.length !== width) throw new BridgeError('invalid_params', `${field}[${i}]: expected ${width} numbers, got ${row.length}`, `${field}[${i}]`);
-    out.set(row, i * width);
-  });
-}
-
-// The slice of each observation entry, for naming bounds an entry breaks.
-const SLICE_OF_ENTRY = observationSpec().slices.flatMap((slice) => Array.from({ length: slice.size }, () => slice));
-
-/**
- * Refuses entries outside their slice's documented bounds: an encoder never writes them, and a
- * network fed, say, 3e38 answers NaN probabilities (sent as null) and an arbitrary action.
- */
-function checkObservationBounds(rows: number[][], observations: Float32Array, field: string): void {
-  for (let k = 0; k < observations.length; k++) {
-    const value = observations[k]!;
-    const slice = SLICE_OF_ENTRY[k % OBS_SIZE]!;
-    if (value >= slice.low && value <= slice.high) continue;
-    const [row, column] = [Math.floor(k / OBS_SIZE), k % OBS_SIZE];
-    const at = `${field}[${row}][${column}]`;
-    throw new BridgeError('invalid_params', `${at}: ${rows[row]![column]} is outside [${slice.low}, ${slice.high}], the bounds of slice "${slice.name}" (observationSpec)`, at);
-  }
-}
-
 /**
  * Checked for every agent, also those that play any rule set (random, heuristic, pimc): a bad
  * rule set is an error naming its field, never ignored.
@@ -158,12 +134,12 @@ export function checkPolicyRules(rules: unknown): void {
  * above all: up to its time budget per row) act a row at a time, giving way through `control`
  * between rows, so other clients' requests take turns and a client that has gone stops its work.
  */
-export async function actWithPolicy(served: ServedPolicy, params: ParamsOf<'policy.act'>, control?: StepControl): Promise<Record<string, unknown>> {
+export async function actWithPolicy(served: ServedPolicy, params: PolicyActParams, control?: StepControl): Promise<Record<string, unknown>> {
   let observations: Float32Array;
   let masks: Uint8Array;
   let seats: Int32Array;
   let fromRecord: { seat: number } | null = null;
-  if (params.record !== undefined) {
+  if ('record' in params && params.record !== undefined) {
     let state;
     try {
       state = replayRecord(params.record).state;
@@ -183,27 +159,16 @@ export async function actWithPolicy(served: ServedPolicy, params: ParamsOf<'poli
     seats = Int32Array.of(seat);
     fromRecord = { seat };
   } else {
-    const rows = params.observations!;
-    const maskRows = params.masks!;
-    const n = rows.length;
-    if (maskRows.length !== n) throw new BridgeError('invalid_params', `params.masks: expected ${n} rows like observations, got ${maskRows.length}`, 'params.masks');
-    observations = new Float32Array(n * OBS_SIZE);
-    masks = new Uint8Array(n * NUM_ACTIONS);
-    flatten(rows, OBS_SIZE, 'params.observations', observations);
-    checkObservationBounds(rows, observations, 'params.observations');
-    flatten(
-      maskRows.map((row) => row.map((v) => (v ? 1 : 0))),
-      NUM_ACTIONS,
-      'params.masks',
-      masks,
-    );
+    const rows = 'rows' in params ? params.rows : packRows(params);
+    observations = rows.observations;
+    masks = rows.masks;
+    const n = observations.length / OBS_SIZE;
     for (let i = 0; i < n; i++) {
       if (!masks.subarray(i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS).includes(1)) {
         throw new BridgeError('invalid_params', `params.masks[${i}]: no legal action`, `params.masks[${i}]`);
       }
     }
-    if (params.seats && params.seats.length !== n) throw new BridgeError('invalid_params', `params.seats: expected ${n} seats, got ${params.seats.length}`, 'params.seats');
-    seats = params.seats ? Int32Array.from(params.seats) : Int32Array.from({ length: n }, (_, i) => seatOf(observations, i));
+    seats = rows.seats ?? Int32Array.from({ length: n }, (_, i) => seatOf(observations, i));
   }
   if (served.rulesEntries) checkRowsRules(served.rulesEntries, observations, seats.length, fromRecord ? 'params.record' : 'params.observations');
   let actions: Int32Array;
