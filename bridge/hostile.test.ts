@@ -17,7 +17,7 @@ import { selectBackend } from '../agents/tfjs.js';
 import { writeCheckpoint } from '../checkpoints/checkpoint.js';
 import { CheckpointStore } from '../checkpoints/store.js';
 import { BridgeClient } from './client.js';
-import { PROTOCOL_VERSION } from './protocol.js';
+import { MAX_HANDS_PER_REPLY, PROTOCOL_VERSION } from './protocol.js';
 import { BridgeServer, CLOSE_HELLO_TIMEOUT } from './server.js';
 import { CLOSE_TOO_BIG, MAX_PRE_HELLO_FRAME_BYTES } from './connection.js';
 
@@ -662,6 +662,38 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     // Inside a record's rules too (records ignore unknown top-level fields, as they always have).
     const act = await client.sendRaw(`{"id":3,"method":"policy.act","params":{"policy":"${policy}","record":{"rules":${proto},"seed":1}}}`);
     expect(act.error).toMatchObject({ code: 'invalid_record', field: 'params.record.rules.__proto__' });
+    await client.close();
+    await server.close();
+  });
+
+  it('reads a session\'s history in pages of at most MAX_HANDS_PER_REPLY hands, which concatenate into the whole [F5]', async () => {
+    // Before: env.view and env.record carried every hand (about 2.2 KiB each), so one reply of a
+    // long session could pass every buffer limit, and its replay held its worker for 0.6 s.
+    const server = await new BridgeServer({ port: 0 }).start();
+    const client = await BridgeClient.open(server.url);
+    const session = (await client.call('env.create', { numEnvs: 1, config: { rules: { profile: 'tavern5', hands: 100 } } })).result.session;
+    let r = (await client.call('env.reset', { session, seed: 5 })).result;
+    let numHands = 0;
+    for (let k = 0; k < 3000 && numHands < 12; k++) {
+      r = (await client.call('env.step', { session, actions: (r.masks as number[][]).map((m) => m.indexOf(1)) })).result;
+      if (k % 20 === 0) numHands = (await client.call('env.record', { session, maxHands: 1 })).result.numHands as number;
+    }
+    expect(numHands).toBeGreaterThanOrEqual(12);
+    for (const method of ['env.record', 'env.view']) {
+      const whole = (await client.call(method, { session })).result as any;
+      expect(whole.fromHand).toBe(0);
+      const parts = [];
+      for (let from = 0; from < numHands + 5; from += 5) parts.push((await client.call(method, { session, fromHand: from, maxHands: 5 })).result as any);
+      if (method === 'env.record') {
+        expect(parts.flatMap((p) => p.record.hands)).toEqual(whole.record.hands);
+        expect(parts.every((p) => p.numHands === whole.numHands)).toBe(true);
+      } else {
+        expect(parts.flatMap((p) => p.history)).toEqual(whole.history);
+        expect(parts.flatMap((p) => p.settlements)).toEqual(whole.settlements);
+      }
+      const tooMany = await client.request(method, { session, maxHands: MAX_HANDS_PER_REPLY + 1 });
+      expect(tooMany.error).toMatchObject({ code: 'invalid_params', field: 'params.maxHands' });
+    }
     await client.close();
     await server.close();
   });

@@ -125,6 +125,19 @@ export const stepRequest = request(
 export const closeRequest = request('env.close', z.strictObject({ session: sessionId }), 'Closes a session.');
 
 const envIndex = z.number().int().min(0).default(0).describe('Which env of the session (0-based).');
+/**
+ * The most hands of history one env.view or env.record reply carries (about 2.2 KiB a hand):
+ * a long session is read in pages, so no reply outgrows the server's buffers.
+ */
+export const MAX_HANDS_PER_REPLY = 256;
+const fromHand = z.number().int().min(0).max(2 ** 31).default(0).describe('The first hand (0-based) whose history the reply carries.');
+const maxHands = z
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_HANDS_PER_REPLY)
+  .default(MAX_HANDS_PER_REPLY)
+  .describe(`At most this many hands of history from fromHand (at most ${MAX_HANDS_PER_REPLY}); read a longer session in pages.`);
 const episodeChoice = z
   .enum(['current', 'ended'])
   .default('current')
@@ -137,13 +150,15 @@ export const viewRequest = request(
     env: envIndex,
     seat: z.number().int().min(0).max(5).optional().describe('multi sessions: the seat whose view is given. @default the seat to act (seat 0 once the session is over); single sessions: always the learner seat'),
     episode: episodeChoice,
+    fromHand,
+    maxHands,
   }),
   "The public table as one seat sees it, for frontends: the observation view (own hand, face-up cards, trump, trick, declarations, pot, balances), the seat's legal moves, every hand's actions (other seats' discards masked) and tricks, and each finished hand's settlement (docs/rules.md §6).",
 );
 
 export const recordRequest = request(
   'env.record',
-  z.strictObject({ session: sessionId, env: envIndex, episode: episodeChoice }),
+  z.strictObject({ session: sessionId, env: envIndex, episode: episodeChoice, fromHand, maxHands }),
   'The record of an env\'s session so far, finished hands only. Multi sessions (the client plays every seat): kind "full", a game record (docs/rules.md §5) with every deck and no seed. Single sessions: kind "seat", the learner seat\'s own record: its dealt cards, the face-up cards, every action with other seats\' discards masked, tricks and settlements, and no deck, so no hidden card ever reaches the client.',
 );
 

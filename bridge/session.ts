@@ -15,7 +15,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { MAX_SEATS, NUM_ACTIONS, ValidationError, actionToString } from '../env/rules/index.js';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from '../env/table.js';
 import { VecEnv } from '../env/vec-env.js';
-import type { SeatRecord, TableView } from '../env/table-view.js';
+import type { HandRange, SeatRecord, TableView } from '../env/table-view.js';
 import type { Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
 import { CheckpointError } from '../checkpoints/errors.js';
@@ -49,6 +49,9 @@ export interface StepControl {
 export type Episode = 'current' | 'ended';
 
 /** What env.record answers: a full record (multi) or the seat's own (single, see table-view.ts). */
+/** What env.record answers: a page of the record, the count of finished hands, and whether the session is over. */
+export type RecordPage = SessionRecord & { numHands: number; complete: boolean };
+
 export type SessionRecord = { kind: 'full'; record: ReturnType<VecEnv['fullRecord']>['record'] } | { kind: 'seat'; record: SeatRecord };
 
 export interface EnvSession {
@@ -62,11 +65,14 @@ export interface EnvSession {
   reset(seed: number | string | undefined, control?: StepControl): Promise<BatchView>;
   step(actions: number[], control?: StepControl): BatchView | Promise<BatchView>;
   /** The table `seat` (default: the seat to act) may see in env `env`'s episode in progress or the last one it finished. */
-  view(env: number, episode: Episode, seat: number | undefined): TableView;
+  view(env: number, episode: Episode, seat: number | undefined, range: HandRange): Generator<void, TableView>;
   /** `seat`'s current observation and legal actions in env `env` (all zero unless it is to act). */
   observe(env: number, seat: number | undefined): { seat: number; observation: Float32Array; mask: Uint8Array };
-  /** The record a client may have of env `env`'s session (see the file header). */
-  record(env: number, episode: Episode): SessionRecord & { numHands: number; complete: boolean };
+  /**
+   * The record a client may have of env `env`'s session (see the file header), the hands in
+   * `range`; `numHands` counts all its finished hands.
+   */
+  record(env: number, episode: Episode, range: HandRange): Generator<void, RecordPage>;
   close(): void;
 }
 
@@ -143,7 +149,7 @@ abstract class BaseSession implements EnvSession {
   protected abstract finalInfo(env: number): Record<string, unknown>;
   /** The seat the client may view in env `env` (checks a seat it names). */
   protected abstract viewer(env: number, episode: Episode, seat: number | undefined): number;
-  abstract record(env: number, episode: Episode): SessionRecord & { numHands: number; complete: boolean };
+  abstract record(env: number, episode: Episode, range: HandRange): Generator<void, RecordPage>;
 
   async reset(seed: number | string | undefined, control?: StepControl): Promise<BatchView> {
     if (seed !== undefined || !this.started) {
@@ -175,9 +181,9 @@ abstract class BaseSession implements EnvSession {
     return this.inSlices(control, (start, end) => this.vec.stepRange(actions, start, end)).then(() => this.afterStep());
   }
 
-  view(env: number, episode: Episode, seat: number | undefined): TableView {
+  *view(env: number, episode: Episode, seat: number | undefined, range: HandRange): Generator<void, TableView> {
     const viewer = this.viewer(env, episode, seat);
-    return this.vec.tableView(env, viewer, episode);
+    return yield* this.vec.tableViewSteps(env, viewer, episode, range);
   }
 
   observe(env: number, seat: number | undefined): { seat: number; observation: Float32Array; mask: Uint8Array } {
@@ -302,10 +308,11 @@ class MultiSession extends BaseSession {
   }
 
   /** Finished hands in full, decks included; no seed, and nothing of the hand in progress. */
-  record(env: number, episode: Episode): SessionRecord & { numHands: number; complete: boolean } {
+  // A generator like the seat record, though the full record needs no replay.
+  *record(env: number, episode: Episode, range: HandRange): Generator<void, RecordPage> {
     this.checkEpisode(env, episode);
-    const { record, complete } = this.vec.fullRecord(env, episode);
-    return { kind: 'full', record, numHands: record.hands?.length ?? 0, complete };
+    const { record, complete, numHands } = this.vec.fullRecord(env, episode, range);
+    return { kind: 'full', record, numHands, complete };
   }
 }
 
@@ -388,10 +395,10 @@ class SingleSession extends BaseSession {
   }
 
   /** The learner seat's own record: no seed, no deck, nothing it did not see (table-view.ts). */
-  record(env: number, episode: Episode): SessionRecord & { numHands: number; complete: boolean } {
+  *record(env: number, episode: Episode, range: HandRange): Generator<void, RecordPage> {
     this.checkEpisode(env, episode);
-    const { record, complete } = this.vec.seatRecord(env, this.learnerSeat, episode);
-    return { kind: 'seat', record, numHands: record.hands.length, complete };
+    const { record, complete, numHands } = yield* this.vec.seatRecordSteps(env, this.learnerSeat, episode, range);
+    return { kind: 'seat', record, numHands, complete };
   }
 
   override close(): void {

@@ -84,11 +84,31 @@ export class HistoryRecorder {
   }
 }
 
+/** Hands `from`, `from + 1`, ..., at most `count` of them: a page of a long session. */
+export interface HandRange {
+  from: number;
+  count: number;
+}
+
+export const ALL_HANDS: HandRange = { from: 0, count: Infinity };
+
+const inRange = (hand: number, range: HandRange) => hand >= range.from && hand - range.from < range.count;
+
+/** Runs a generator of sessionHistorySteps and the like to its end at once. */
+export function drain<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
 /**
- * The histories of every hand of `state`, rebuilt by replaying its logs on a copy of the session;
- * `viewer`'s cards as dealt and the face-up cards are noted for each hand.
+ * The histories of the hands of `state` in `range`, rebuilt by replaying its logs on a copy of
+ * the session (up to the range's last hand); `viewer`'s cards as dealt and the face-up cards
+ * are noted for each hand. Yields after each replayed hand, so a caller serving others can give
+ * way in a long session (a replay takes about 0.1 ms a hand).
  */
-export function sessionHistory(state: KratzenState, viewer: number): HandHistory[] {
+export function* sessionHistorySteps(state: KratzenState, viewer: number, range: HandRange = ALL_HANDS): Generator<void, HandHistory[]> {
   const logs = state.handLogs();
   const start = state.startInfo;
   const replay = state.game.newState({
@@ -97,14 +117,15 @@ export function sessionHistory(state: KratzenState, viewer: number): HandHistory
     start: { dealer: start.dealer, pot: start.pot, balances: start.balances, muss: start.muss },
   });
   const recorder = new HistoryRecorder();
+  const kept: HandHistory[] = [];
   const dealt: { cards: string[]; faceUp: string[] }[] = [];
-  hands: for (const log of logs) {
+  hands: for (let h = 0; h < logs.length && h - range.from < range.count; h++) {
     // The replay waits at the deal of each hand; what the viewer holds then is what it was dealt.
-    dealt.push({
+    dealt[h] = {
       cards: replay.handOf(viewer).map(cardToken),
       faceUp: Array.from({ length: replay.numFaceUp }, (_, i) => cardToken(replay.faceUp[i]!)),
-    });
-    for (const { seat, action } of log.actions) {
+    };
+    for (const { seat, action } of logs[h]!.actions) {
       recorder.observe(replay, seat, action);
       try {
         replay.applyAs(seat, action);
@@ -114,9 +135,18 @@ export function sessionHistory(state: KratzenState, viewer: number): HandHistory
         throw e;
       }
     }
+    // Hands before the range are dropped as they are replayed.
+    for (const hand of recorder.hands.splice(0)) if (inRange(hand.hand, range)) kept.push(hand);
+    yield;
   }
-  for (const hand of recorder.hands) Object.assign(hand, dealt[hand.hand]);
-  return recorder.hands;
+  for (const hand of recorder.hands) if (inRange(hand.hand, range)) kept.push(hand);
+  for (const hand of kept) Object.assign(hand, dealt[hand.hand]);
+  return kept;
+}
+
+/** sessionHistorySteps at once. */
+export function sessionHistory(state: KratzenState, viewer: number, range: HandRange = ALL_HANDS): HandHistory[] {
+  return drain(sessionHistorySteps(state, viewer, range));
 }
 
 /** Hides the discards of other seats (docs/rules.md §3: only the discarding seat sees them). */
@@ -127,19 +157,25 @@ export function maskHistory(hands: HandHistory[], viewer: number): HandHistory[]
   }));
 }
 
-export function tableView(state: KratzenState, viewer: number): TableView {
+/** The table `viewer` sees, with the history and settlements of the hands in `range`; yields as sessionHistorySteps does. */
+export function* tableViewSteps(state: KratzenState, viewer: number, range: HandRange = ALL_HANDS): Generator<void, TableView> {
   const result = replayResult(state);
   const legal = state.currentSeat === viewer && !state.isTerminal ? state.legalActions() : [];
+  const history = maskHistory(yield* sessionHistorySteps(state, viewer, range), viewer);
   return {
     view: observationView(state, viewer),
     legal: legal.map((action) => ({ action, text: actionToString(action) })),
     handIndex: state.handIndex,
     numHands: state.rules.hands,
     complete: state.complete,
-    history: maskHistory(sessionHistory(state, viewer), viewer),
-    settlements: result.hands,
+    history,
+    settlements: result.hands.filter((_, h) => inRange(h, range)),
     final: result.final,
   };
+}
+
+export function tableView(state: KratzenState, viewer: number, range: HandRange = ALL_HANDS): TableView {
+  return drain(tableViewSteps(state, viewer, range));
 }
 
 /**
@@ -157,18 +193,21 @@ export interface SeatRecord {
   final: TableView['final'];
 }
 
-export function seatRecord(state: KratzenState, viewer: number): SeatRecord {
+/** `viewer`'s record of the finished hands in `range`; yields as sessionHistorySteps does. */
+export function* seatRecordSteps(state: KratzenState, viewer: number, range: HandRange = ALL_HANDS): Generator<void, SeatRecord> {
   const result = replayResult(state);
   const record = stateToRecord(state);
-  const history = maskHistory(sessionHistory(state, viewer), viewer);
-  return {
-    kind: 'seat',
-    seat: viewer,
-    rules: record.rules,
-    start: record.start as SeatRecord['start'],
-    hands: result.hands.map((settlement, h) => ({ ...(history.find((x) => x.hand === h) ?? { hand: h, dealer: settlement.dealer, actions: [], tricks: [] }), settlement })),
-    final: result.final,
-  };
+  const history = maskHistory(yield* sessionHistorySteps(state, viewer, range), viewer);
+  const hands: SeatRecord['hands'] = [];
+  result.hands.forEach((settlement, h) => {
+    if (!inRange(h, range)) return;
+    hands.push({ ...(history.find((x) => x.hand === h) ?? { hand: h, dealer: settlement.dealer, actions: [], tricks: [] }), settlement });
+  });
+  return { kind: 'seat', seat: viewer, rules: record.rules, start: record.start as SeatRecord['start'], hands, final: result.final };
+}
+
+export function seatRecord(state: KratzenState, viewer: number, range: HandRange = ALL_HANDS): SeatRecord {
+  return drain(seatRecordSteps(state, viewer, range));
 }
 
 /** True for the declaration and other non-card actions a frontend shows as buttons. */

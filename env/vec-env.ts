@@ -19,7 +19,7 @@ import { OBS_SIZE, OBS_VERSION, ObservationRows, encodeObservation } from './obs
 import { encodeOtherHands } from './oracle.js';
 import { RUNNING, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { SingleAgentTable } from './single-agent-table.js';
-import { seatRecord, tableView, type SeatRecord, type TableView } from './table-view.js';
+import { ALL_HANDS, drain, seatRecordSteps, tableViewSteps, type HandRange, type SeatRecord, type TableView } from './table-view.js';
 import type { EnvMetadata } from './env.js';
 import type { Policy } from './policy.js';
 
@@ -261,15 +261,30 @@ export class VecEnv extends VecEnvBuffers {
     encodeOtherHands(this.stateOf(i), seat, out, offset);
   }
 
-  /** The public table `seat` sees in env i (table-view.ts). */
-  tableView(i: number, seat: number, episode: 'current' | 'ended' = 'current'): TableView {
-    return tableView(this.episodeState(i, episode), seat);
+  /** The public table `seat` sees in env i, with the history of the hands in `range` (table-view.ts). */
+  tableView(i: number, seat: number, episode: 'current' | 'ended' = 'current', range: HandRange = ALL_HANDS): TableView {
+    return drain(this.tableViewSteps(i, seat, episode, range));
   }
 
-  /** `seat`'s own record of env i's session (no deck, nothing hidden; table-view.ts). */
-  seatRecord(i: number, seat: number, episode: 'current' | 'ended' = 'current'): { record: SeatRecord; complete: boolean } {
+  /** tableView a replayed hand at a time (table-view.ts' tableViewSteps). */
+  tableViewSteps(i: number, seat: number, episode: 'current' | 'ended' = 'current', range: HandRange = ALL_HANDS): Generator<void, TableView> {
+    return tableViewSteps(this.episodeState(i, episode), seat, range);
+  }
+
+  /** `seat`'s own record of the hands in `range` of env i's session (no deck, nothing hidden; table-view.ts). */
+  seatRecord(i: number, seat: number, episode: 'current' | 'ended' = 'current', range: HandRange = ALL_HANDS): { record: SeatRecord; complete: boolean; numHands: number } {
+    return drain(this.seatRecordSteps(i, seat, episode, range));
+  }
+
+  /** seatRecord a replayed hand at a time. */
+  *seatRecordSteps(
+    i: number,
+    seat: number,
+    episode: 'current' | 'ended' = 'current',
+    range: HandRange = ALL_HANDS,
+  ): Generator<void, { record: SeatRecord; complete: boolean; numHands: number }> {
     const state = this.episodeState(i, episode);
-    return { record: seatRecord(state, seat), complete: state.complete };
+    return { record: yield* seatRecordSteps(state, seat, range), complete: state.complete, numHands: state.numResults };
   }
 
   /** The seat to act in env i's episode in progress or the last one it finished (-1 when none is). */
@@ -277,13 +292,21 @@ export class VecEnv extends VecEnvBuffers {
     return this.episodeState(i, episode).currentSeat;
   }
 
-  /** The full record (docs/rules.md §5) of env i's finished hands: decks included, no seed, nothing of the hand in progress. */
-  fullRecord(i: number, episode: 'current' | 'ended' = 'current'): { record: ReturnType<typeof stateToRecord>; complete: boolean } {
+  /**
+   * The full record (docs/rules.md §5) of env i's finished hands in `range`: decks included, no
+   * seed, nothing of the hand in progress. The pages of a session concatenate into its record.
+   */
+  fullRecord(
+    i: number,
+    episode: 'current' | 'ended' = 'current',
+    range: HandRange = ALL_HANDS,
+  ): { record: ReturnType<typeof stateToRecord>; complete: boolean; numHands: number } {
     const state = this.episodeState(i, episode);
     const record = stateToRecord(state);
     delete record.seed;
-    record.hands = record.hands?.slice(0, state.numResults);
-    return { record, complete: state.complete };
+    const end = Math.min(state.numResults, range.from + range.count);
+    record.hands = record.hands?.slice(Math.min(range.from, end), end);
+    return { record, complete: state.complete, numHands: state.numResults };
   }
 
   reset(seed: number | string = 0): this {
