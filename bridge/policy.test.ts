@@ -2,7 +2,7 @@
 // are a masked distribution, a record's current state is answered for its seat to act, and a
 // checkpoint can be an opponent of a single-agent session.
 
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -131,3 +131,18 @@ it('reports unloadable checkpoints, and seats a checkpoint as an opponent', asyn
   }
   await client.call('env.close', { session });
 }, 60_000);
+
+it('loads a checkpoint holding only the policy (manifest.json, model.json, weights.bin), as docs/bridge.md says [F7]', async () => {
+  // Before: policy.load read the training files too (optimizer.bin, ...) and refused such a copy.
+  const trained = path.join(tmp, 'trained');
+  await writeCheckpoint(trained, { agent, rules: RULES, step: 3, extras: { optimizer: { data: new Uint8Array(64).fill(7) } } });
+  expect(await readdir(trained)).toContain('optimizer.bin');
+  const policyOnly = path.join(tmp, 'policy-only');
+  await mkdir(policyOnly);
+  for (const file of ['manifest.json', 'model.json', 'weights.bin']) await copyFile(path.join(trained, file), path.join(policyOnly, file));
+  const loaded = (await client.call('policy.load', { agent: policyOnly })).result;
+  expect(loaded).toMatchObject({ probabilities: true });
+  const env = new VecEnv({ numEnvs: 1, config: { rules: RULES } }).reset(4);
+  const reply = (await client.call('policy.act', { policy: loaded.policy, observations: [Array.from(env.observations)], masks: [Array.from(env.masks)] })).result;
+  expect(reply.actions).toEqual(Array.from(agent.act(env.observations, env.masks, env.seats)));
+});
