@@ -48,10 +48,10 @@ export interface StepControl {
 
 export type Episode = 'current' | 'ended';
 
-/** What env.record answers: a full record (multi) or the seat's own (single, see table-view.ts). */
 /** What env.record answers: a page of the record, the count of finished hands, and whether the session is over. */
 export type RecordPage = SessionRecord & { numHands: number; complete: boolean };
 
+/** A full record (multi) or the seat's own (single, see table-view.ts). */
 export type SessionRecord = { kind: 'full'; record: ReturnType<VecEnv['fullRecord']>['record'] } | { kind: 'seat'; record: SeatRecord };
 
 export interface EnvSession {
