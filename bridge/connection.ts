@@ -1,6 +1,7 @@
 // One client connection: its handshake, limits and request queue, and the dispatch of each
 // request in the fixed order parse -> method -> handshake -> params -> handler (game legality).
-// Requests run one after another, so replies leave in request order; a handler's failure
+// Requests run one after another, so replies leave in request order, and connections take
+// turns by main-thread time used (fair-scheduler.ts); a handler's failure
 // becomes an error reply and never reaches `ws`. Sessions and policies live in a host: the main
 // thread's for light work, a heavy-pool worker's for bots and search (see host.ts).
 
@@ -18,6 +19,7 @@ import { checkPolicyRules } from './policies.js';
 import { packPolicyAct } from './policy-rows.js';
 import { checkSessionConfig } from './session.js';
 import { giveBackFrame, isLentFrame } from './frame-pool.js';
+import { FairScheduler, type Servable } from './fair-scheduler.js';
 
 /** What a connection needs from its server (resolved options and state). */
 export interface ConnectionContext {
@@ -78,11 +80,6 @@ function rawBytes(data: RawData): number {
   return data.byteLength;
 }
 
-/** How long a connection's queued requests run before other connections get a turn. */
-const PUMP_SLICE_MS = 10;
-/** A pause this long between two requests of a connection starts a new slice. */
-const IDLE_GAP_MS = 1;
-
 /** The bytes of one JSON row of policy.act at its most compact (a digit and a comma per entry). */
 const MIN_POLICY_ROW_BYTES = 2 * (OBS_SIZE + NUM_ACTIONS) + 8;
 
@@ -118,7 +115,12 @@ export function closeSoon(ws: WebSocket, code: number, reason: string): void {
 
 let nextConnectionNumber = 1;
 
-export class Connection {
+/** One for the main thread: its connections take turns in it. */
+const scheduler = new FairScheduler();
+
+export class Connection implements Servable {
+  /** Main-thread milliseconds used (fair-scheduler.ts). */
+  usedMs = 0;
   /** Set by the heartbeat, cleared by a pong. */
   alive = true;
   /** When the last accepted request arrived (refused frames do not count). */
@@ -136,9 +138,6 @@ export class Connection {
   /** Bytes of the frames in `queue`; past MAX_QUEUED_BYTES the socket is paused. */
   private queuedBytes = 0;
   private paused = false;
-  /** When the current run of back-to-back requests began, and when the last one ended; see pump. */
-  private sliceStart = 0;
-  private lastRequestEnd = -Infinity;
   private waitingForReader: NodeJS.Timeout | null = null;
   private closed = false;
   private idleWaiters: (() => void)[] = [];
@@ -179,7 +178,7 @@ export class Connection {
       this.paused = true;
       this.ws.pause();
     }
-    if (!this.busy) this.pump();
+    if (!this.busy) scheduler.wake(this);
   }
 
   pong(): void {
@@ -196,6 +195,7 @@ export class Connection {
   dispose(): void {
     if (this.closed) return;
     this.closed = true;
+    scheduler.forget(this);
     this.queue.length = 0;
     this.queuedBytes = 0;
     if (this.waitingForReader) clearTimeout(this.waitingForReader);
@@ -218,62 +218,57 @@ export class Connection {
     closeSoon(this.ws, code, reason);
   }
 
-  private pump(): void {
-    // Synchronous handlers (env.step of a multi session) are answered without a promise per message.
-    while (this.queue.length > 0 && !this.closed) {
-      // Pipelined requests give way every few ms, so other connections' frames are read meanwhile
-      // (200 pipelined 256-env resets used to hold every other client up for 0.6 s). The frames
-      // of one socket read arrive one by one, each its own pump, so a slice is a run of requests
-      // with no idle gap between them.
-      const now = performance.now();
-      if (now - this.lastRequestEnd > IDLE_GAP_MS) this.sliceStart = now;
-      else if (now - this.sliceStart > PUMP_SLICE_MS) {
-        this.busy = true;
-        setImmediate(() => {
-          this.busy = false;
-          this.sliceStart = performance.now();
-          this.pump();
-        });
-        return;
-      }
-      // A client that does not read its replies gets no more work done for it until it does.
-      const buffered = this.ws.bufferedAmount;
-      if (buffered > this.context.maxBufferedBytes) return this.drop(1008, 'client does not read its replies');
-      if (buffered > this.context.maxBufferedBytes / 4) {
-        this.busy = true;
-        this.waitingForReader = setTimeout(() => {
-          this.waitingForReader = null;
-          this.busy = false;
-          this.pump();
-        }, 20);
-        return;
-      }
-      const next = this.queue.shift()!;
-      this.queuedBytes -= rawBytes(next);
-      if (this.paused && this.queuedBytes <= MAX_QUEUED_BYTES / 2) {
-        this.paused = false;
-        this.ws.resume();
-      }
-      const outcome = this.handle(next);
-      if (outcome instanceof Promise) {
-        this.busy = true;
-        outcome.then(
-          (reply) => this.finishAsync(reply),
-          (e) => this.finishAsync(errorReply(null, toErrorBody(e))),
-        );
-        return;
-      }
-      this.send(outcome);
-      this.lastRequestEnd = performance.now();
+  /** Handles the next queued request (the scheduler calls it in turn); true if another can follow at once. */
+  serveOne(): boolean {
+    if (this.closed || this.busy || this.queue.length === 0) return false;
+    // A client that does not read its replies gets no more work done for it until it does.
+    const buffered = this.ws.bufferedAmount;
+    if (buffered > this.context.maxBufferedBytes) {
+      this.drop(1008, 'client does not read its replies');
+      return false;
     }
+    if (buffered > this.context.maxBufferedBytes / 4) {
+      this.busy = true;
+      this.waitingForReader = setTimeout(() => {
+        this.waitingForReader = null;
+        this.busy = false;
+        this.next();
+      }, 20);
+      return false;
+    }
+    const next = this.queue.shift()!;
+    this.queuedBytes -= rawBytes(next);
+    if (this.paused && this.queuedBytes <= MAX_QUEUED_BYTES / 2) {
+      this.paused = false;
+      this.ws.resume();
+    }
+    // Synchronous handlers (env.step of a multi session) are answered without a promise per message.
+    const outcome = this.handle(next);
+    if (outcome instanceof Promise) {
+      this.busy = true;
+      outcome.then(
+        (reply) => this.finishAsync(reply),
+        (e) => this.finishAsync(errorReply(null, toErrorBody(e))),
+      );
+      return false;
+    }
+    this.send(outcome);
+    if (this.queue.length > 0 && !this.closed) return true;
     this.notifyIdle();
+    return false;
   }
 
   private finishAsync(reply: Reply): void {
     this.send(reply);
-    this.lastRequestEnd = performance.now();
     this.busy = false;
-    this.pump();
+    this.next();
+  }
+
+  /** After a wait: back in turn if requests are queued, else idle. */
+  private next(): void {
+    if (this.closed) return;
+    if (this.queue.length > 0) scheduler.wake(this);
+    else this.notifyIdle();
   }
 
   private notifyIdle(): void {

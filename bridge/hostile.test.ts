@@ -399,6 +399,32 @@ describe('heavy work [issue: one request freezing every client]', () => {
     await light.close();
   }, 60_000);
 
+  it('keeps answering within 100 ms while three connections pipeline 512-row requests the schema refuses [probe 2]', async () => {
+    // Each such request costs ~19 ms of the main thread; connections took 10 ms slices each and
+    // frames of one poll phase ran back to back, so pings waited 0.2-0.6 s.
+    const bad = JSON.stringify({
+      id: 1,
+      method: 'policy.act',
+      params: { policy: 'p1', observations: Array.from({ length: 512 }, (_, i) => Array.from({ length: OBS_SIZE }, (_, k) => (i === 511 && k === OBS_SIZE - 1 ? 'x' : 0))), masks: Array.from({ length: 512 }, () => Array(NUM_ACTIONS).fill(0)) },
+    });
+    const heavy = await Promise.all([0, 1, 2].map(() => BridgeClient.open(server.url)));
+    const light = await BridgeClient.open(server.url);
+    let done = false;
+    let refused = 0;
+    const loads = heavy.map(async (client) => {
+      for (let round = 0; round < 6; round++) {
+        const replies = await Promise.all(Array.from({ length: 8 }, () => client.sendRaw(bad)));
+        refused += replies.filter((r) => r.error?.field === 'params.observations[511][489]').length;
+      }
+    });
+    void Promise.all(loads).then(() => (done = true));
+    const latencies = await pingLatenciesUntil(light, () => done);
+    expect(refused).toBe(3 * 6 * 8);
+    expect(latencies.length).toBeGreaterThan(3);
+    expect(Math.max(...latencies)).toBeLessThan(100);
+    for (const client of [...heavy, light]) await client.close();
+  }, 60_000);
+
   it('stops reading a connection whose queued frames pass 4 MiB, and answers them all once they drain', async () => {
     // Frames queued behind a long request were all held in memory: 256 of 1 MiB per connection.
     const sender = rawSocket(server.url);
