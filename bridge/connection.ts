@@ -27,6 +27,11 @@ export interface ConnectionContext {
   maxSessionsPerConnection: number;
   maxEnvsPerConnection: number;
   maxHandsPerConnection: number;
+  /** Envs and hands over all connections (the server's memory for sessions). */
+  maxTotalEnvs: number;
+  maxTotalHands: number;
+  /** What all connections' sessions hold now; each connection adds and takes back its own. */
+  totals: { envs: number; hands: number };
   maxPoliciesPerConnection: number;
   maxBufferedBytes: number;
   maxQueuedRequests: number;
@@ -202,6 +207,8 @@ export class Connection implements Servable {
     this.context.host.dispose(this.number);
     this.context.pool.dispose(this.number);
     this.owned.clear();
+    this.context.totals.envs -= this.envsInUse;
+    this.context.totals.hands -= this.handsInUse;
     this.envsInUse = 0;
     this.handsInUse = 0;
     this.notifyIdle();
@@ -413,16 +420,14 @@ export class Connection implements Servable {
         const heavy = p.mode === 'single' || p.numEnvs > MAIN_THREAD_MAX_ENVS[p.encoding] || perEnvHands > MAIN_THREAD_MAX_HANDS;
         place = heavy ? this.context.pool.pick() : 'main';
         this.numSessions++;
-        this.envsInUse += p.numEnvs;
-        this.handsInUse += hands;
+        this.holdEnvs(p.numEnvs, hands);
         const created: Owned = { place, numEnvs: p.numEnvs, hands };
         this.owned.set(target, created);
         onReply = (succeeded) => {
           if (succeeded || this.closed) return;
           this.owned.delete(target);
           this.numSessions--;
-          this.envsInUse -= p.numEnvs;
-          this.handsInUse -= hands;
+          this.holdEnvs(-p.numEnvs, -hands);
         };
         break;
       }
@@ -459,8 +464,7 @@ export class Connection implements Servable {
             if (!succeeded || !this.owned.delete(target)) return;
             if (method === 'env.close') {
               this.numSessions--;
-              this.envsInUse -= owned.numEnvs;
-              this.handsInUse -= owned.hands;
+              this.holdEnvs(-owned.numEnvs, -owned.hands);
             } else this.numPolicies--;
           };
         }
@@ -512,7 +516,32 @@ export class Connection implements Servable {
         { limit: 'maxHands' },
       );
     }
+    const { totals, maxTotalEnvs, maxTotalHands } = this.context;
+    if (totals.envs + numEnvs > maxTotalEnvs) {
+      throw new BridgeError(
+        'limit_exceeded',
+        `params.numEnvs: ${numEnvs} envs would pass the server's limit of ${maxTotalEnvs} over all clients (${totals.envs} in use); try fewer, or later`,
+        'params.numEnvs',
+        { limit: 'maxTotalEnvs' },
+      );
+    }
+    if (totals.hands + hands > maxTotalHands) {
+      throw new BridgeError(
+        'limit_exceeded',
+        `params.config.rules.hands: ${numEnvs} envs of ${perEnv} hands would pass the server's limit of ${maxTotalHands} hands over all clients (${totals.hands} in use); try fewer, or later`,
+        'params.config.rules.hands',
+        { limit: 'maxTotalHands' },
+      );
+    }
     return hands;
+  }
+
+  /** Counts envs and hands (negative: gives them back) for this connection and the server. */
+  private holdEnvs(envs: number, hands: number): void {
+    this.envsInUse += envs;
+    this.handsInUse += hands;
+    this.context.totals.envs += envs;
+    this.context.totals.hands += hands;
   }
 }
 

@@ -21,7 +21,7 @@ export const ERROR_CODES = {
   no_decision: 'nobody is to act in the record state (the session is over)',
   amount_overflow: 'an amount would pass 2^53 - 1 units (docs/rules.md §3): the session cannot start or go on',
   checkpoint_error: 'the checkpoint could not be loaded (details.reason is the CheckpointError code)',
-  limit_exceeded: 'a limit would be passed: per connection sessions, envs, hands or policies, or a request longer than the message limit (refused by the client itself); at hello, the server-wide connection limit (the socket is then closed, 1013)',
+  limit_exceeded: 'a limit would be passed: per connection sessions, envs, hands or policies, envs or hands over all connections, or a request longer than the message limit (refused by the client itself); at hello, the server-wide connection limit (the socket is then closed, 1013)',
   shutting_down: 'the server is closing and accepts no new work',
   internal_error: 'an unexpected failure; the connection and other sessions keep working',
 } as const;

@@ -724,6 +724,26 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     await server.close();
   });
 
+  it('bounds envs and hands over all connections, and gives them back when sessions close or clients go [probe 2]', async () => {
+    // Before: only per-connection limits, so 64 clients of 4096 envs each held about 3 GB.
+    const server = await new BridgeServer({ port: 0, maxTotalEnvs: 100, maxTotalHands: 400 }).start();
+    const a = await BridgeClient.open(server.url);
+    const b = await BridgeClient.open(server.url);
+    const first = (await a.call('env.create', { numEnvs: 60 })).result.session;
+    const refused = await b.request('env.create', { numEnvs: 50 });
+    expect(refused.error).toMatchObject({ code: 'limit_exceeded', field: 'params.numEnvs', details: { limit: 'maxTotalEnvs' } });
+    const many = await b.request('env.create', { numEnvs: 10, config: { rules: { hands: 40 } } });
+    expect(many.error).toMatchObject({ code: 'limit_exceeded', field: 'params.config.rules.hands', details: { limit: 'maxTotalHands' } });
+    expect((await b.call('env.create', { numEnvs: 40 })).result.session).toBeDefined();
+    await a.call('env.close', { session: first });
+    expect((await b.call('env.create', { numEnvs: 50 })).result.session).toBeDefined();
+    await b.close();
+    for (let wait = 0; wait < 50 && server.numConnections > 1; wait++) await new Promise((r) => setTimeout(r, 20));
+    expect((await a.call('env.create', { numEnvs: 100 })).result.session).toBeDefined();
+    await a.close();
+    await server.close();
+  });
+
   it('bounds the hands a connection\'s sessions keep (numEnvs x rules.hands), and says so in hello', async () => {
     const server = await new BridgeServer({ port: 0, maxHandsPerConnection: 40 }).start();
     const client = await BridgeClient.open(server.url);

@@ -65,6 +65,13 @@ export interface BridgeServerOptions {
    * envs (6 hands) fits. @default 32768
    */
   maxHandsPerConnection?: number;
+  /**
+   * Envs over all connections' sessions: an env holds about 3-12 KB (four to six players), so 64
+   * clients of 4096 envs each held about 3 GB. @default 16384
+   */
+  maxTotalEnvs?: number;
+  /** Hands over all connections, counted as maxHandsPerConnection is (about 2 KB each). @default 131072 */
+  maxTotalHands?: number;
   /** @default 4 */
   maxPoliciesPerConnection?: number;
   /**
@@ -138,6 +145,8 @@ const DEFAULTS = {
   maxSessionsPerConnection: 16,
   maxEnvsPerConnection: 4096,
   maxHandsPerConnection: 32768,
+  maxTotalEnvs: 16384,
+  maxTotalHands: 131072,
   maxPoliciesPerConnection: 4,
   maxBufferedBytes: 16 << 20,
   maxTotalBufferedBytes: 256 << 20,
@@ -169,6 +178,8 @@ export class BridgeServer {
   private shuttingDown = false;
   private closing: Promise<void> | null = null;
   private readonly busyPoll: BusyPoll;
+  /** Envs and hands held by all connections' sessions (connection.ts keeps it). */
+  private readonly sessionTotals = { envs: 0, hands: 0 };
 
   constructor(options: BridgeServerOptions = {}) {
     const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
@@ -329,6 +340,9 @@ export class BridgeServer {
       maxSessionsPerConnection: o.maxSessionsPerConnection,
       maxEnvsPerConnection: o.maxEnvsPerConnection,
       maxHandsPerConnection: o.maxHandsPerConnection,
+      maxTotalEnvs: o.maxTotalEnvs,
+      maxTotalHands: o.maxTotalHands,
+      totals: this.sessionTotals,
       maxPoliciesPerConnection: o.maxPoliciesPerConnection,
       maxBufferedBytes: o.maxBufferedBytes,
       maxQueuedRequests: o.maxQueuedRequests,

@@ -36,6 +36,8 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
   --max-envs N             envs over all sessions of a connection (4096)
   --max-hands N            hands over all sessions of a connection, numEnvs x rules.hands summed (32768):
                            an env keeps its session's finished hands until the session ends
+  --max-total-envs N       envs over all connections' sessions (16384; an env holds 3-12 KB)
+  --max-total-hands N      hands over all connections' sessions, counted as --max-hands is (131072)
   --max-message-bytes B    largest request frame (1048576)
   --max-queued N           pipelined requests one connection may have waiting (256)
   --max-buffered-bytes B   replies held for one client that does not read them (16777216); past a
@@ -84,6 +86,8 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
         token: { type: 'string' },
         'max-envs': { type: 'string' },
         'max-hands': { type: 'string' },
+        'max-total-envs': { type: 'string' },
+        'max-total-hands': { type: 'string' },
         'max-sessions': { type: 'string' },
         'max-message-bytes': { type: 'string' },
         'idle-timeout-ms': { type: 'string' },
@@ -153,6 +157,8 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     maxBufferedBytes: intFlag(values['max-buffered-bytes'], 'max-buffered-bytes', 65536, 1 << 30),
     maxEnvsPerConnection: intFlag(values['max-envs'], 'max-envs', 1, 1 << 20),
     maxHandsPerConnection: intFlag(values['max-hands'], 'max-hands', 1, 1 << 30),
+    maxTotalEnvs: intFlag(values['max-total-envs'], 'max-total-envs', 1, 1 << 24),
+    maxTotalHands: intFlag(values['max-total-hands'], 'max-total-hands', 1, 1 << 30),
     maxSessionsPerConnection: intFlag(values['max-sessions'], 'max-sessions', 1, 1 << 16),
     maxMessageBytes: intFlag(values['max-message-bytes'], 'max-message-bytes', 1024, 1 << 26),
     idleTimeoutMs: intFlag(values['idle-timeout-ms'], 'idle-timeout-ms', 1, MAX_TIMER_MS),
