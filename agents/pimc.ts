@@ -18,11 +18,12 @@ export interface PimcOptions {
   /** If set, sample until this many milliseconds have passed instead (at least one sample). */
   timeBudgetMs?: number;
   /**
-   * A decision's longest time whatever the budget: counting samples, it stops once this has
-   * passed (after at least one sample), so the samples it did not take make it irreproducible.
-   * Servers set it, since a sample's cost grows with the players and the hand.
+   * Counting samples, a decision stops once its playouts have simulated this many actions (after
+   * at least one sample): a sample's cost grows with the players, the legal actions and the rest
+   * of the hand, so servers bound the work this way. It counts work, not time, so a decision it
+   * cuts short is still reproducible. @default Infinity
    */
-  maxTimeMs?: number;
+  maxSimulatedActions?: number;
   /** How the rest of the hand is played in each simulation. @default 'heuristic' */
   rollout?: 'heuristic' | 'random';
   seed?: number | string;
@@ -32,7 +33,7 @@ export class PimcAgent implements Agent {
   readonly name = 'pimc';
   private readonly samples: number;
   private readonly timeBudgetMs: number | undefined;
-  private readonly maxTimeMs: number;
+  private readonly maxSimulatedActions: number;
   private readonly rollout: 'heuristic' | 'random';
   private readonly random: () => number;
   private readonly heuristic = new HeuristicAgent();
@@ -44,7 +45,7 @@ export class PimcAgent implements Agent {
   constructor(options: PimcOptions = {}) {
     this.samples = options.samples ?? 12;
     this.timeBudgetMs = options.timeBudgetMs;
-    this.maxTimeMs = options.maxTimeMs ?? Infinity;
+    this.maxSimulatedActions = options.maxSimulatedActions ?? Infinity;
     this.rollout = options.rollout ?? 'heuristic';
     this.random = seedrandom(`pimc/${options.seed ?? 0}`);
   }
@@ -64,10 +65,9 @@ export class PimcAgent implements Agent {
     const totals = new Float64Array(legal.length);
     let simulations = 0;
     const started = Date.now();
-    const budgetMs = Math.min(this.timeBudgetMs ?? Infinity, this.maxTimeMs);
+    let simulated = 0;
     for (let k = 0; ; k++) {
-      if (this.timeBudgetMs === undefined && k >= this.samples) break;
-      if (k > 0 && budgetMs !== Infinity && Date.now() - started >= budgetMs) break;
+      if (this.timeBudgetMs === undefined ? k >= this.samples || (k > 0 && simulated >= this.maxSimulatedActions) : k > 0 && Date.now() - started >= this.timeBudgetMs) break;
       const state = sampleState(view, this.random);
       if (!state) {
         if (k >= 3 * this.samples) break;
@@ -78,7 +78,7 @@ export class PimcAgent implements Agent {
         if (!state.isLegal(action)) return;
         const copy = state.clone();
         copy.apply(action);
-        this.playOut(copy);
+        simulated += 1 + this.playOut(copy);
         totals[j]! += copy.balance(view.seat) - start;
       });
       simulations++;
@@ -92,9 +92,11 @@ export class PimcAgent implements Agent {
     return legal[best]!;
   }
 
-  /** Plays the hand to its end (the state pauses between hands). */
-  private playOut(state: KratzenState): void {
+  /** Plays the hand to its end (the state pauses between hands); the number of actions played. */
+  private playOut(state: KratzenState): number {
+    let played = 0;
     while (state.phase !== 'deal' && state.phase !== 'over') {
+      played++;
       const seat = state.currentSeat;
       if (this.rollout === 'random') {
         state.apply(state.legalActionAt(Math.floor(this.random() * state.numLegalActions())));
@@ -107,6 +109,7 @@ export class PimcAgent implements Agent {
       const action = count === 1 ? state.legalActionAt(0) : this.heuristic.act(this.obs, this.mask, this.seat)[0]!;
       state.apply(action);
     }
+    return played;
   }
 }
 

@@ -11,15 +11,17 @@ import { RandomAgent } from './random.js';
 export interface AgentLimits {
   /** Most sampled deals per pimc decision. */
   maxPimcSamples: number;
-  /** Longest pimc time budget per decision, in milliseconds; also caps decisions counting samples. */
+  /** Longest pimc time budget per decision, in milliseconds. */
   maxPimcTimeBudgetMs: number;
+  /** Most actions a pimc decision counting samples simulates (PimcOptions.maxSimulatedActions). */
+  maxPimcSimulatedActions: number;
 }
 
 /** The bridge's defaults (a server's clients share its CPU): see `kratzen serve --help`. */
-export const DEFAULT_AGENT_LIMITS: AgentLimits = { maxPimcSamples: 64, maxPimcTimeBudgetMs: 100 };
+export const DEFAULT_AGENT_LIMITS: AgentLimits = { maxPimcSamples: 64, maxPimcTimeBudgetMs: 100, maxPimcSimulatedActions: 4_000 };
 
 /** For local use (tournaments, training): only what keeps a decision finite. */
-export const LOCAL_AGENT_LIMITS: AgentLimits = { maxPimcSamples: 100_000, maxPimcTimeBudgetMs: 600_000 };
+export const LOCAL_AGENT_LIMITS: AgentLimits = { maxPimcSamples: 100_000, maxPimcTimeBudgetMs: 600_000, maxPimcSimulatedActions: Infinity };
 
 export interface AgentContext {
   /** The table's rule set. */
@@ -92,8 +94,8 @@ export async function createAgent(spec: string, context: AgentContext): Promise<
         seed: context.seed,
         samples: boundedOption(options, 'samples', spec, limits.maxPimcSamples, 'maxPimcSamples'),
         timeBudgetMs: boundedOption(options, 'timeBudgetMs', spec, limits.maxPimcTimeBudgetMs, 'maxPimcTimeBudgetMs'),
-        // Samples alone do not bound a decision's time (six players, long hands).
-        maxTimeMs: limits.maxPimcTimeBudgetMs,
+        // Samples alone do not bound a decision's work (six players, long hands).
+        maxSimulatedActions: limits.maxPimcSimulatedActions,
         rollout,
       });
     }

@@ -43,8 +43,9 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
   --max-buffered-bytes B   replies held for one client that does not read them (16777216); past a
                            quarter of it no more of its requests run until it reads
   --max-pimc-samples N     largest pimc samples a client may ask for (64)
-  --max-pimc-time-ms MS    largest pimc timeBudgetMs a client may ask for, and the longest any pimc
-                           decision runs, also one counting samples (100)
+  --max-pimc-time-ms MS    largest pimc timeBudgetMs a client may ask for (100)
+  --max-pimc-actions N     most actions a pimc decision counting samples simulates, after its first
+                           sample (4000, about 0.05 s here; work, not time, so games stay reproducible)
   --heavy-workers N        worker threads for bots and search, 1..64 (default: cores - 1,
                            at least 1 and at most 4)
   --spin-us US             after each reply, poll for the next request this long instead of
@@ -104,6 +105,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
         'max-buffered-bytes': { type: 'string' },
         'max-pimc-samples': { type: 'string' },
         'max-pimc-time-ms': { type: 'string' },
+        'max-pimc-actions': { type: 'string' },
         'heavy-workers': { type: 'string' },
         'spin-us': { type: 'string' },
         'seed-secret': { type: 'string' },
@@ -168,6 +170,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     agentLimits: {
       maxPimcSamples: intFlag(values['max-pimc-samples'], 'max-pimc-samples', 1, 1 << 20),
       maxPimcTimeBudgetMs: intFlag(values['max-pimc-time-ms'], 'max-pimc-time-ms', 1, MAX_TIMER_MS),
+      maxPimcSimulatedActions: intFlag(values['max-pimc-actions'], 'max-pimc-actions', 1, 1 << 30),
     },
     seedSecret: seedSecret === '' ? undefined : seedSecret,
     backend: values.backend as BackendChoice | undefined,
