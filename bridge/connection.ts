@@ -128,7 +128,7 @@ export class Connection implements Servable {
   usedMs = 0;
   /** Set by the heartbeat, cleared by a pong. */
   alive = true;
-  /** When the last accepted request arrived (refused frames do not count). */
+  /** When the last request answered without an error arrived or ended (refused frames do not count). */
   lastActivity = Date.now();
   readonly number = nextConnectionNumber++;
   private greetedFlag = false;
@@ -155,6 +155,11 @@ export class Connection implements Servable {
   /** Bytes of request frames read and not yet handled. */
   get queuedRequestBytes(): number {
     return this.queuedBytes;
+  }
+
+  /** True while a request of this connection is in progress (the idle sweep leaves it alone). */
+  get working(): boolean {
+    return this.busy;
   }
 
   /** True once `hello` succeeded. */
@@ -470,9 +475,13 @@ export class Connection implements Servable {
         }
       }
     }
-    // Accepted: within the limits, for a session or policy of this connection.
-    this.lastActivity = Date.now();
     const request = { connection: this.number, id, method, params, target };
+    const counted = onReply;
+    // Only a request answered without an error counts against the idle timeout.
+    onReply = (succeeded) => {
+      if (succeeded) this.lastActivity = Date.now();
+      counted(succeeded);
+    };
     const outcome: HostedReply | Promise<HostedReply> =
       place === 'main' ? this.context.host.handle(request) : this.context.pool.run(place, request);
     if (outcome instanceof Promise) {

@@ -264,7 +264,7 @@ describe('limits', () => {
     expect((await client.call('ping')).result).toEqual({});
   });
 
-  it('closes a client with no accepted request for the idle timeout, pongs or not (4000); terminates one that stops answering pings', async () => {
+  it('closes a client with no request answered without an error for the idle timeout, pongs or refusals or not (4000); terminates one that stops answering pings', async () => {
     // Every WebSocket library answers pings by itself: when pongs counted, a client that said
     // hello and then nothing held its connection slot for ever.
     const strict = await new BridgeServer({ port: 0, idleTimeoutMs: 300, heartbeatIntervalMs: 40 }).start();
@@ -272,18 +272,27 @@ describe('limits', () => {
     const active = await BridgeClient.open(strict.url);
     // Refused requests are not activity either (they kept a connection alive for ever: F6).
     const refused = await BridgeClient.open(strict.url);
-    for (let i = 0; i < 12; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      expect((await active.call('ping')).result).toEqual({});
-      if (refused.closeCode === null) {
+    const codes = new Set<string>();
+    const refusing = (async () => {
+      while (refused.closeCode === null) {
         const replies = await Promise.all([
           refused.request('env.step', { session: 's99', actions: [0] }),
           refused.request('env.create', { numEnvs: 100_000 }),
           refused.request('policy.act', { policy: 'p9', observations: [[0]], masks: [[1]] }),
-        ]).catch(() => null);
-        if (replies) expect(replies.map((r) => r.error?.code)).toEqual(['unknown_session', 'limit_exceeded', 'unknown_policy']);
+          refused.request('policy.load', { agent: '/etc' }),
+          refused.request('policy.load', { agent: 'pimc:samples=100000' }),
+        ]).catch(() => []);
+        for (const reply of replies) codes.add(reply.error?.code ?? 'ok');
+        await new Promise((r) => setTimeout(r, 30));
       }
+    })();
+    for (let i = 0; i < 12; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      expect((await active.call('ping')).result).toEqual({});
     }
+    await refusing;
+    // Refused by the connection (unknown ids, limits) and by the host (no checkpoint, a capped option).
+    expect([...codes].sort()).toEqual(['invalid_params', 'limit_exceeded', 'unknown_policy', 'unknown_session']);
     expect(quiet.closeCode).toBe(CLOSE_IDLE);
     expect(refused.closeCode).toBe(CLOSE_IDLE);
     expect(active.closeCode).toBeNull();

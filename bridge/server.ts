@@ -82,7 +82,8 @@ export interface BridgeServerOptions {
   /** The same over all connections: past it the connection holding most is dropped. @default 256 MiB */
   maxTotalBufferedBytes?: number;
   /**
-   * A connection whose last accepted request is this old is closed (code 4000). Answering the
+   * A connection whose last request answered without an error is this old, with none in
+   * progress, is closed (code 4000). Answering the
    * heartbeat's pings does not count (every WebSocket library does that by itself): a client
    * that wants to stay sends `ping` requests. @default 600_000
    */
@@ -384,14 +385,14 @@ export class BridgeServer {
   }
 
   /**
-   * Idle means no accepted request for idleTimeoutMs. Pongs do not count (every WebSocket
+   * Idle means no request answered without an error for idleTimeoutMs, and none in progress. Pongs do not count (every WebSocket
    * library answers pings by itself, so a client that said hello and then nothing would hold its
    * slot for ever), nor do refused frames; a client that wants to stay while quiet sends `ping`.
    */
   private closeIdle(): void {
     const now = Date.now();
     for (const [ws, connection] of this.connections) {
-      if (now - connection.lastActivity > this.options.idleTimeoutMs) closeSoon(ws, CLOSE_IDLE, 'idle timeout');
+      if (now - connection.lastActivity > this.options.idleTimeoutMs && !connection.working) closeSoon(ws, CLOSE_IDLE, 'idle timeout');
     }
   }
 

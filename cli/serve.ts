@@ -50,8 +50,9 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
                            at least 1 and at most 4)
   --spin-us US             after each reply, poll for the next request this long instead of
                            sleeping, while the machine has idle cores (200; 0 = off)
-  --idle-timeout-ms MS     close a connection with no accepted request for this long (600000;
-                           pongs do not count: a quiet client keeps its place with ping)
+  --idle-timeout-ms MS     close a connection with no request answered without an error for this long
+                           (600000; pongs and refused requests do not count: a quiet client keeps its
+                           place with ping)
   --heartbeat-interval-ms MS  ping every client this often; one that missed the last pong is dropped (30000)
   --seed-secret S          mixed into single-agent seeds so clients cannot deal the bots' hands; the same
                            secret gives the same games for the same seed, seat and rules (default:
