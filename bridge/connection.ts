@@ -581,7 +581,16 @@ function validEmptyParams(raw: Record<string, unknown>): Record<string, never> |
 }
 
 function isId(value: unknown): value is Id {
-  return (typeof value === 'string' && value.length <= 128) || (typeof value === 'number' && Number.isSafeInteger(value));
+  return (typeof value === 'string' && codePointsAtMost(value, 128)) || (typeof value === 'number' && Number.isSafeInteger(value));
+}
+
+/** Whether `text` has at most `max` code points, as zod and JSON Schema count a string's length. */
+export function codePointsAtMost(text: string, max: number): boolean {
+  if (text.length <= max) return true;
+  if (text.length > 2 * max) return false;
+  let count = 0;
+  for (const _ of text) if (++count > max) return false;
+  return true;
 }
 
 let cachedSpec: Record<string, unknown> | null = null;

@@ -305,6 +305,15 @@ describe('limits', () => {
     await strict.close();
   });
 
+  it('counts an id\'s length in code points, as the schema does (128 emoji are 256 UTF-16 units)', async () => {
+    const peer = await BridgeClient.open(server.url);
+    const fits = '😀'.repeat(128);
+    expect(await peer.sendRaw(JSON.stringify({ id: fits, method: 'ping' }))).toMatchObject({ id: fits, result: {} });
+    const over = await peer.sendRaw(JSON.stringify({ id: '😀'.repeat(129), method: 'ping' }));
+    expect(over).toMatchObject({ id: null, error: { code: 'invalid_request', field: 'id' } });
+    await peer.close();
+  });
+
   it('refuses a binary frame as a request, in its turn, and goes on', async () => {
     const peer = await BridgeClient.open(server.url);
     const binary = peer.sendRaw(Buffer.from(JSON.stringify({ id: 7, method: 'ping' })));
