@@ -124,8 +124,9 @@ let nextConnectionNumber = 1;
 const scheduler = new FairScheduler();
 
 export class Connection implements Servable {
-  /** Main-thread milliseconds used (fair-scheduler.ts). */
-  usedMs = 0;
+  /** Main-thread milliseconds used lately, and when (fair-scheduler.ts). */
+  usage = 0;
+  usageAt = 0;
   /** Set by the heartbeat, cleared by a pong. */
   alive = true;
   /** When the last request answered without an error arrived or ended (refused frames do not count). */

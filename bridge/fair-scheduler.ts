@@ -1,26 +1,37 @@
 // The main thread's turn-taking between connections. Every request a connection queues is handled
-// here, one at a time, the connection that has used the least main-thread time first: a client
-// whose requests are expensive (a 512-row policy.act the schema refuses costs ~19 ms, a 1 MiB
-// frame's JSON ~5 ms) gets as much of the thread as one that pings, not as much per request.
-// Work runs in slices: past SLICE_MS the rest waits for a setImmediate, so the sockets are read
-// in between (a ping that arrives meanwhile then goes first). Each connection used to take its own
-// 10 ms slices, so N busy connections held a ping up for N slices and more.
+// here, one at a time, the connection that has used the least main-thread time lately first: a
+// client whose requests are expensive (a 512-row policy.act the schema refuses costs ~19 ms, a
+// 1 MiB frame's JSON ~5 ms, a 256-env JSON step ~8 ms) gets as much of the thread as one that
+// pings, not as much per request. "Lately": a connection's use fades by half every
+// USE_HALF_LIFE_MS, so one that was busy long ago is not held back and one that was idle banks no
+// credit beyond none at all. Work runs in slices: past SLICE_MS the rest waits for a setImmediate,
+// so the sockets are read in between (a ping that arrives meanwhile then goes first).
 
 /** What the scheduler serves: a connection with requests queued. */
 export interface Servable {
-  /** Main-thread milliseconds its requests have used, on the scheduler's clock. */
-  usedMs: number;
+  /** Main-thread milliseconds its requests have used, faded to `usageAt` (the scheduler keeps both). */
+  usage: number;
+  usageAt: number;
   /** Handles one queued request; true if another can be handled right away. */
   serveOne(): boolean;
 }
 
 /** How long requests run back to back before the sockets are read again. */
 export const SLICE_MS = 10;
+/**
+ * How fast past use fades. Joining at a shared clock instead (start-time fair queueing) tied a
+ * ping with every busy connection that had just drained its queue: 16 connections stepping
+ * 256-env JSON sessions held pings up 0.1-0.17 s.
+ */
+export const USE_HALF_LIFE_MS = 100;
+
+/** `c`'s use faded to `now`. */
+export function usageAt(c: Servable, now: number): number {
+  return c.usage * Math.pow(0.5, (now - c.usageAt) / USE_HALF_LIFE_MS);
+}
 
 export class FairScheduler {
   private readonly ready = new Set<Servable>();
-  /** The used time of the connection served last: a connection that waited joins at it, banking nothing. */
-  private clock = 0;
   private running = false;
   private deferred = false;
   private sliceStart = 0;
@@ -36,10 +47,7 @@ export class FairScheduler {
 
   /** `c` has a request to handle: serves it now if the thread's slice allows, else in turn. */
   wake(c: Servable): void {
-    if (!this.ready.has(c)) {
-      c.usedMs = Math.max(c.usedMs, this.clock);
-      this.ready.add(c);
-    }
+    this.ready.add(c);
     if (this.running || this.deferred) return;
     if (!this.sliceOpen) this.openSlice();
     else if (performance.now() - this.sliceStart > SLICE_MS) return this.defer();
@@ -56,14 +64,15 @@ export class FairScheduler {
     try {
       while (this.ready.size > 0) {
         if (performance.now() - this.sliceStart > SLICE_MS) return this.defer();
-        const c = this.leastUsed();
-        this.clock = c.usedMs;
         const started = performance.now();
+        const c = this.leastUsed(started);
         let more = false;
         try {
           more = c.serveOne();
         } finally {
-          c.usedMs += performance.now() - started;
+          const ended = performance.now();
+          c.usage = usageAt(c, ended) + (ended - started);
+          c.usageAt = ended;
           if (!more) this.ready.delete(c);
         }
       }
@@ -87,9 +96,13 @@ export class FairScheduler {
     });
   }
 
-  private leastUsed(): Servable {
+  private leastUsed(now: number): Servable {
     let best: Servable | undefined;
-    for (const c of this.ready) if (!best || c.usedMs < best.usedMs) best = c;
+    let bestUsage = Infinity;
+    for (const c of this.ready) {
+      const usage = usageAt(c, now);
+      if (usage < bestUsage) [best, bestUsage] = [c, usage];
+    }
     return best!;
   }
 }
