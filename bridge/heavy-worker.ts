@@ -11,8 +11,6 @@ import { giveBackFrame } from './frame-pool.js';
 const SLICE_MS = 10;
 
 const host = new SessionHost(workerData as HostOptions);
-const gone = new Set<number>();
-const MAX_GONE = 4096;
 
 class Cancelled extends Error {}
 
@@ -24,7 +22,7 @@ function controlFor(connection: number): StepControl {
       new Promise<void>((resolve, reject) =>
         setImmediate(() => {
           sliceStart = performance.now();
-          if (gone.has(connection)) reject(new Cancelled('the client is gone'));
+          if (host.isGone(connection)) reject(new Cancelled('the client is gone'));
           else resolve();
         }),
       ),
@@ -35,17 +33,13 @@ type Message = { type: 'request'; ticket: number; request: HostedRequest } | { t
 
 parentPort!.on('message', (message: Message) => {
   if (message.type === 'dispose') {
-    // Connection numbers are never reused, so a gone client stays gone. Only the newest are
-    // remembered: a request still running for one closed 4096 connections ago is not plausible.
-    gone.add(message.connection);
-    if (gone.size > MAX_GONE) gone.delete(gone.values().next().value!);
     host.dispose(message.connection);
     return;
   }
   const { ticket, request } = message;
-  if (gone.has(request.connection)) return;
+  if (host.isGone(request.connection)) return;
   void Promise.resolve(host.handle(request, controlFor(request.connection))).then(({ reply, ok }) => {
-    if (gone.has(request.connection)) return;
+    if (host.isGone(request.connection)) return;
     parentPort!.postMessage({ ticket, reply, ok });
     // The main thread got a copy: a pooled frame is free again.
     if (typeof reply !== 'string') giveBackFrame(reply);

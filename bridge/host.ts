@@ -47,9 +47,17 @@ interface SessionEntry {
   encoder: BatchEncoder;
 }
 
+const MAX_GONE = 4096;
+
 export class SessionHost {
   private readonly sessions = new Map<string, SessionEntry>();
   private readonly policies = new Map<string, ServedPolicy>();
+  /**
+   * Connections disposed of. Numbers are never reused, so a gone client stays gone; only the
+   * newest are remembered (a request still running for one closed 4096 connections ago is not
+   * plausible).
+   */
+  private readonly gone = new Set<number>();
 
   constructor(private readonly options: HostOptions) {}
 
@@ -69,8 +77,15 @@ export class SessionHost {
     }
   }
 
-  /** Releases everything of one connection. */
+  /** Whether the connection was disposed of: its work may stop. */
+  isGone(connection: number): boolean {
+    return this.gone.has(connection);
+  }
+
+  /** Releases everything of one connection, also what a request still running for it creates. */
   dispose(connection: number): void {
+    this.gone.add(connection);
+    if (this.gone.size > MAX_GONE) this.gone.delete(this.gone.values().next().value!);
     const prefix = `${connection}/`;
     for (const [key, entry] of this.sessions) {
       if (!key.startsWith(prefix)) continue;
@@ -88,7 +103,7 @@ export class SessionHost {
     const key = `${connection}/${target}`;
     switch (method) {
       case 'env.create':
-        return this.create(id, key, target, params as ParamsOf<'env.create'>);
+        return this.create(id, connection, key, target, params as ParamsOf<'env.create'>);
       case 'env.reset': {
         const p = params as ParamsOf<'env.reset'>;
         const entry = this.session(key, p.session);
@@ -129,7 +144,7 @@ export class SessionHost {
         return ok(id, { session: session.id, env: p.env, seat, observation: Array.from(observation), mask: Array.from(mask) });
       }
       case 'policy.load':
-        return this.loadPolicy(id, key, target, params as ParamsOf<'policy.load'>);
+        return this.loadPolicy(id, connection, key, target, params as ParamsOf<'policy.load'>);
       case 'policy.act': {
         const p = params as PolicyActParams;
         return actWithPolicy(this.policy(key, p.policy), p, control).then((result) => ok(id, result));
@@ -143,7 +158,7 @@ export class SessionHost {
     }
   }
 
-  private async create(id: Id, key: string, sessionId: string, params: ParamsOf<'env.create'>): Promise<Reply> {
+  private async create(id: Id, connection: number, key: string, sessionId: string, params: ParamsOf<'env.create'>): Promise<Reply> {
     const { backend, checkpointRoots, agentLimits, seedSecret } = this.options;
     const session = await createSession({
       id: sessionId,
@@ -157,6 +172,11 @@ export class SessionHost {
       loadCheckpoint: async (spec, context) =>
         loadCheckpointAgent(await resolveCheckpoint(spec, checkpointRoots, 'params.opponents'), { rules: context.rules, backend }),
     });
+    if (this.isGone(connection)) {
+      // The client went while its opponents loaded: nothing may outlive it uncounted.
+      session.close();
+      throw new BridgeError('invalid_request', 'the client is gone');
+    }
     this.sessions.set(key, { session, encoder: new BatchEncoder(params.encoding) });
     return ok(id, {
       session: sessionId,
@@ -173,8 +193,12 @@ export class SessionHost {
     });
   }
 
-  private async loadPolicy(id: Id, key: string, policyId: string, params: ParamsOf<'policy.load'>): Promise<Reply> {
+  private async loadPolicy(id: Id, connection: number, key: string, policyId: string, params: ParamsOf<'policy.load'>): Promise<Reply> {
     const served = await loadPolicy(policyId, params, this.options);
+    if (this.isGone(connection)) {
+      served.agent.dispose?.();
+      throw new BridgeError('invalid_request', 'the client is gone');
+    }
     this.policies.set(key, served);
     return ok(id, served.info);
   }
