@@ -49,7 +49,11 @@ export class HeavyPool {
         // Structured cloning refuses some values that JSON.parse builds, e.g. arrays nested
         // 200,000 deep: the request fails like any invalid one, and its caller releases what it held.
         this.pending.delete(ticket);
-        resolve({ reply: errorReply(request.id, { code: 'invalid_params', message: `params cannot be handed to a worker (nested too deep?): ${(e as Error).message}`, field: 'params' }), ok: false });
+        const field = deepestField(request.params);
+        const message = field
+          ? `${field}: nested more than ${CLONE_DEPTH} levels deep, too deep to hand to a worker`
+          : `params cannot be handed to a worker: ${(e as Error).message}`;
+        resolve({ reply: errorReply(request.id, { code: 'invalid_params', message, field: field ?? 'params' }), ok: false });
       }
     });
   }
@@ -92,4 +96,22 @@ export class HeavyPool {
     this.workers[index] = worker;
     return worker;
   }
+}
+
+/** Nesting past this names the field that holds it (structured cloning gives up somewhat deeper). */
+const CLONE_DEPTH = 1000;
+
+/** `params.<key>` of the first top-level param nested more than CLONE_DEPTH levels, if any (no recursion). */
+function deepestField(params: unknown): string | undefined {
+  if (params === null || typeof params !== 'object') return undefined;
+  for (const [key, value] of Object.entries(params)) {
+    const stack: [unknown, number][] = [[value, 1]];
+    while (stack.length > 0) {
+      const [node, depth] = stack.pop()!;
+      if (node === null || typeof node !== 'object') continue;
+      if (depth > CLONE_DEPTH) return `params.${key}`;
+      for (const child of Object.values(node)) stack.push([child, depth + 1]);
+    }
+  }
+  return undefined;
 }

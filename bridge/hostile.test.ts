@@ -316,9 +316,9 @@ describe('heavy work [issue: one request freezing every client]', () => {
     }
     const random = await client.request('policy.load', { agent: 'random' });
     expect(random.error).toBeUndefined();
-    // The same through a record to act on: the error names params (it named nothing).
+    // The same through a record to act on: the error names the param that is nested too deep.
     const act = await client.sendRaw(`{"id":"act","method":"policy.act","params":{"policy":"${random.result!.policy}","record":${deep}}}`);
-    expect(act).toMatchObject({ id: 'act', error: { code: 'invalid_params', field: 'params' } });
+    expect(act).toMatchObject({ id: 'act', error: { code: 'invalid_params', field: 'params.record' } });
     const create = await client.sendRaw(`{"id":"big","method":"env.create","params":{"mode":"single","numEnvs":4096,"config":{"rules":${deep}}}}`);
     expect(create).toMatchObject({ id: 'big', error: { code: 'invalid_params' } });
     expect((await client.request('env.create', { mode: 'single', numEnvs: 4096 })).error).toBeUndefined();
