@@ -172,10 +172,7 @@ export class Connection implements Servable {
   receive(data: RawData, isBinary = false): void {
     if (this.closed) return;
     // Only the first frame can be a pending hello; later ones wait for it behind it in the queue.
-    if (!this.greetedFlag && !this.busy && this.queue.length === 0 && rawBytes(data) > MAX_PRE_HELLO_FRAME_BYTES) {
-      this.refuseBigBeforeHello();
-      return;
-    }
+    if (!this.busy && this.queue.length === 0 && this.refusedBeforeHello(data)) return;
     if (isBinary) data = BINARY_FRAME;
     if (this.queue.length >= this.context.maxQueuedRequests) {
       this.drop(1008, 'too many requests queued');
@@ -213,17 +210,19 @@ export class Connection implements Servable {
     this.context.host.dispose(this.number);
     this.context.pool.dispose(this.number);
     this.owned.clear();
-    this.context.totals.envs -= this.envsInUse;
-    this.context.totals.hands -= this.handsInUse;
-    this.envsInUse = 0;
-    this.handsInUse = 0;
+    this.holdEnvs(-this.envsInUse, -this.handsInUse);
     this.notifyIdle();
   }
 
-  /** Closes without decoding the frame, and reads nothing more from the socket. */
-  private refuseBigBeforeHello(): void {
+  /**
+   * Whether `data` is too big for a connection without hello: then it is closed without decoding
+   * the frame, and nothing more is read from its socket.
+   */
+  private refusedBeforeHello(data: RawData): boolean {
+    if (this.greetedFlag || rawBytes(data) <= MAX_PRE_HELLO_FRAME_BYTES) return false;
     this.ws.pause();
     this.drop(CLOSE_TOO_BIG, `at most ${MAX_PRE_HELLO_FRAME_BYTES} bytes a frame before hello`);
+    return true;
   }
 
   private drop(code: number, reason: string): void {
@@ -305,8 +304,8 @@ export class Connection implements Servable {
   private handle(data: RawData): Reply | Promise<Reply> {
     let id: Id | null = null;
     try {
-      if (!this.greetedFlag && rawBytes(data) > MAX_PRE_HELLO_FRAME_BYTES) {
-        this.refuseBigBeforeHello();
+      // A frame queued behind a hello that was refused (an unsupported version) meets the bound here.
+      if (this.refusedBeforeHello(data)) {
         return errorReply(null, { code: 'handshake_required', message: `send hello (protocolVersion ${PROTOCOL_VERSION}) first` });
       }
       if (data === BINARY_FRAME) {

@@ -63,8 +63,8 @@ export class FairScheduler {
     this.running = true;
     try {
       while (this.ready.size > 0) {
-        if (performance.now() - this.sliceStart > SLICE_MS) return this.defer();
         const started = performance.now();
+        if (started - this.sliceStart > SLICE_MS) return this.defer();
         const c = this.leastUsed(started);
         let more = false;
         try {

@@ -172,11 +172,7 @@ export class SessionHost {
       loadCheckpoint: async (spec, context) =>
         loadCheckpointAgent(await resolveCheckpoint(spec, checkpointRoots, 'params.opponents'), { rules: context.rules, backend }),
     });
-    if (this.isGone(connection)) {
-      // The client went while its opponents loaded: nothing may outlive it uncounted.
-      session.close();
-      throw new BridgeError('invalid_request', 'the client is gone');
-    }
+    this.releaseIfGone(connection, () => session.close());
     this.sessions.set(key, { session, encoder: new BatchEncoder(params.encoding) });
     return ok(id, {
       session: sessionId,
@@ -195,12 +191,16 @@ export class SessionHost {
 
   private async loadPolicy(id: Id, connection: number, key: string, policyId: string, params: ParamsOf<'policy.load'>): Promise<Reply> {
     const served = await loadPolicy(policyId, params, this.options);
-    if (this.isGone(connection)) {
-      served.agent.dispose?.();
-      throw new BridgeError('invalid_request', 'the client is gone');
-    }
+    this.releaseIfGone(connection, () => served.agent.dispose?.());
     this.policies.set(key, served);
     return ok(id, served.info);
+  }
+
+  /** A client that went while its session or policy loaded keeps nothing: nothing may outlive it uncounted. */
+  private releaseIfGone(connection: number, release: () => void): void {
+    if (!this.isGone(connection)) return;
+    release();
+    throw new BridgeError('invalid_request', 'the client is gone');
   }
 
   private session(key: string, sessionId: string): SessionEntry {

@@ -3,7 +3,7 @@
 // (about 12 ms as arrays, a memcpy as typed arrays) holds the main thread, which reads every
 // client's socket; a request it cannot pack goes through the schema, which names what is wrong.
 
-import { NUM_ACTIONS } from '../env/rules/index.js';
+import { MAX_SEATS, NUM_ACTIONS } from '../env/rules/index.js';
 import { OBS_SIZE, observationSpec } from '../env/observation.js';
 import { BridgeError } from './errors.js';
 import { MAX_POLICY_ROWS, type ParamsOf } from './protocol.js';
@@ -29,7 +29,6 @@ export type PolicyActParams = ParamsOf<'policy.act'> | PackedPolicyAct;
 export const SLICE_OF_ENTRY = observationSpec().slices.flatMap((slice) => Array.from({ length: slice.size }, () => slice));
 const LOW = Float64Array.from(SLICE_OF_ENTRY, (slice) => slice.low);
 const HIGH = Float64Array.from(SLICE_OF_ENTRY, (slice) => slice.high);
-const MAX_SEAT = 5;
 
 /**
  * The rows of a well-formed policy.act request with observations, each entry within its bounds,
@@ -71,7 +70,7 @@ export function packPolicyAct(raw: Record<string, unknown>): PackedPolicyAct | n
     packed.seats = new Int32Array(n);
     for (let i = 0; i < n; i++) {
       const seat: unknown = seats[i];
-      if (!Number.isInteger(seat) || (seat as number) < 0 || (seat as number) > MAX_SEAT) return null;
+      if (!Number.isInteger(seat) || (seat as number) < 0 || (seat as number) >= MAX_SEATS) return null;
       packed.seats[i] = seat as number;
     }
   }

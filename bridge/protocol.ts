@@ -38,7 +38,7 @@
 
 import { z } from 'zod';
 import { envConfigSchema } from '../env/table.js';
-import { rawJsonObject } from '../env/rules/index.js';
+import { MAX_SEATS, rawJsonObject } from '../env/rules/index.js';
 
 /** The binary reply layout above, for protocol.schema.json. */
 export const BINARY_FRAME_LAYOUT = [
@@ -130,6 +130,8 @@ const envIndex = z.number().int().min(0).default(0).describe('Which env of the s
  * a long session is read in pages, so no reply outgrows the server's buffers.
  */
 export const MAX_HANDS_PER_REPLY = 256;
+/** A seat of any table (0..MAX_SEATS-1). */
+const seatIndex = z.number().int().min(0).max(MAX_SEATS - 1);
 const fromHand = z.number().int().min(0).max(2 ** 31).default(0).describe('The first hand (0-based) whose history the reply carries.');
 const maxHands = z
   .number()
@@ -148,7 +150,7 @@ export const viewRequest = request(
   z.strictObject({
     session: sessionId,
     env: envIndex,
-    seat: z.number().int().min(0).max(5).optional().describe('multi sessions: the seat whose view is given. @default the seat to act (seat 0 once the session is over); single sessions: always the learner seat'),
+    seat: seatIndex.optional().describe('multi sessions: the seat whose view is given. @default the seat to act (seat 0 once the session is over); single sessions: always the learner seat'),
     episode: episodeChoice,
     fromHand,
     maxHands,
@@ -167,7 +169,7 @@ export const observeRequest = request(
   z.strictObject({
     session: sessionId,
     env: envIndex,
-    seat: z.number().int().min(0).max(5).optional().describe('multi sessions: any seat. @default the seat to act; single sessions: the learner seat only'),
+    seat: seatIndex.optional().describe('multi sessions: any seat. @default the seat to act; single sessions: the learner seat only'),
   }),
   "One seat's current observation and legal-action mask (all zero unless it is to act) in env `env`: what a multi-agent (AEC) client needs for `observe(agent)`.",
 );
@@ -204,7 +206,7 @@ export const policyActRequest = request(
         .optional()
         .describe(`N observations of OBS_SIZE floats, each within its slice's bounds (observationSpec) (N at most ${MAX_POLICY_ROWS}); with masks, or a record instead.`),
       masks: matrix.min(1).max(MAX_POLICY_ROWS, `at most ${MAX_POLICY_ROWS} rows`).optional().describe('N masks of NUM_ACTIONS entries (nonzero = legal); with observations.'),
-      seats: z.array(z.number().int().min(0).max(5)).optional().describe('With observations: the absolute seat of each row. @default the seat encoded in each observation'),
+      seats: z.array(seatIndex).optional().describe('With observations: the absolute seat of each row. @default the seat encoded in each observation'),
       record: rawJsonObject('a game record').optional().describe('Instead of observations: a game record (docs/rules.md §5); the policy acts for the seat to act after replaying it.'),
     })
     .superRefine((p, ctx) => {
