@@ -3,7 +3,7 @@
 // state-reader.ts, its data in state-data.ts, and what differs between the profiles in
 // profiles.ts. Pure and deterministic: every random draw comes from the state's seeded generator.
 
-import { aleaNext, aleaSeed } from './alea.js';
+import { aleaNext, aleaSeed, aleaShuffle } from './alea.js';
 import { NUM_CARDS } from './cards.js';
 import { ACTION_DISCARD, ACTION_DONE, ACTION_IN, ACTION_OUT, ACTION_TRUMP } from './actions.js';
 import { AmountOverflowError, IllegalActionError, ValidationError } from './errors.js';
@@ -177,12 +177,7 @@ export class KratzenState extends StateReader {
     else {
       for (let i = 0; i < NUM_CARDS; i++) deck[i] = i;
       if (!d.seeded) this.random(`the deck of hand ${d.handIndex}`);
-      for (let i = NUM_CARDS - 1; i > 0; i--) {
-        const j = Math.floor(aleaNext(d.m.rng) * (i + 1));
-        const t = deck[i]!;
-        deck[i] = deck[j]!;
-        deck[j] = t;
-      }
+      aleaShuffle(d.m.rng, deck, NUM_CARDS);
     }
     this.log.beginHand(deck);
     const next = this.game.profile.deal(d, this.game, this.dealContext);

@@ -223,8 +223,10 @@ export class StateData {
 
   /** The next seat clockwise after `from` whose entry in `set` is non-zero. */
   nextSeatIn(set: Uint8Array, from: number): number {
+    const n = this.numPlayers;
     let s = from;
-    do s = (s + 1) % this.numPlayers;
+    // A compare rather than % n: an integer division costs more than the rest of the step.
+    do s = s + 1 === n ? 0 : s + 1;
     while (!set[s]);
     return s;
   }

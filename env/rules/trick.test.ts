@@ -1,6 +1,7 @@
 // Trick legality and winners (docs/rules.md §2), written with card tokens.
 import { describe, expect, it } from 'vitest';
-import { legalPlayBits, parseCard, suitIndex, trickWinnerIndex } from './index.js';
+import seedrandom from 'seedrandom';
+import { NUM_CARDS, TRUMP_SUIT, effectiveSuit, isTrump, legalPlayBits, parseCard, suitIndex, trickValue, trickWinnerIndex } from './index.js';
 
 const cards = (tokens: string) => tokens.split(' ').filter(Boolean).map(parseCard);
 
@@ -105,5 +106,61 @@ describe('tavern5 following [D-7]', () => {
   });
   it('the overtrump duty still binds a player void in the led suit', () => {
     expect(legal('Kc 7c', 'Ah Qc', 'c', { mustHead: false })).toBe('Kc');
+  });
+});
+
+// legalPlayBits and trickWinnerIndex read tables built from trickValue / effectiveSuit; this
+// holds them to the rules written out card by card, over random hands and tricks.
+describe('table-driven trick rules agree with trickValue and effectiveSuit [D-7]', () => {
+  function referenceBits(hand: number[], trick: number[], trump: number, weliHighest: boolean, mustHead: boolean): number {
+    const all = (1 << hand.length) - 1;
+    if (trick.length === 0) return all;
+    const led = effectiveSuit(trick[0]!, trump);
+    const best = Math.max(...trick.map((c) => trickValue(c, led, trump, weliHighest)));
+    let follow = 0;
+    let beatFollow = 0;
+    let trumps = 0;
+    let beatTrumps = 0;
+    hand.forEach((card, i) => {
+      const beats = trickValue(card, led, trump, weliHighest) > best;
+      if (effectiveSuit(card, trump) === led) {
+        follow |= 1 << i;
+        if (beats) beatFollow |= 1 << i;
+      }
+      if (isTrump(card, trump)) {
+        trumps |= 1 << i;
+        if (beats) beatTrumps |= 1 << i;
+      }
+    });
+    if (follow !== 0) return (mustHead || led === TRUMP_SUIT) && beatFollow !== 0 ? beatFollow : follow;
+    if (trumps !== 0) return beatTrumps !== 0 ? beatTrumps : trumps;
+    return all;
+  }
+
+  function referenceWinner(trick: number[], trump: number, weliHighest: boolean): number {
+    const led = effectiveSuit(trick[0]!, trump);
+    let best = 0;
+    trick.forEach((card, i) => {
+      if (trickValue(card, led, trump, weliHighest) > trickValue(trick[best]!, led, trump, weliHighest)) best = i;
+    });
+    return best;
+  }
+
+  it('on 20,000 random deals of a hand and a trick, every trump (or none) and rule', () => {
+    const random = seedrandom('trick-tables');
+    for (let round = 0; round < 20_000; round++) {
+      const deck = Array.from({ length: NUM_CARDS }, (_, i) => i);
+      for (let i = deck.length - 1; i > 0; i--) {
+        const j = Math.floor(random() * (i + 1));
+        [deck[i], deck[j]] = [deck[j]!, deck[i]!];
+      }
+      const hand = deck.slice(0, 1 + Math.floor(random() * 5));
+      const trick = deck.slice(5, 5 + Math.floor(random() * 6));
+      const trump = Math.floor(random() * 5) - 1;
+      const weliHighest = random() < 0.5;
+      const mustHead = random() < 0.5;
+      expect(legalPlayBits(hand, 0, hand.length, trick, trick.length, trump, weliHighest, mustHead)).toBe(referenceBits(hand, trick, trump, weliHighest, mustHead));
+      if (trick.length > 0) expect(trickWinnerIndex(trick, trick.length, trump, weliHighest)).toBe(referenceWinner(trick, trump, weliHighest));
+    }
   });
 });

@@ -1,7 +1,7 @@
 // Trick play (docs/rules.md §2): trumps, card strength, the trick winner and which cards may be
 // played. Pure functions over small typed arrays; they allocate nothing.
 
-import { WELI, cardRank, cardSuit } from './cards.js';
+import { NUM_CARDS, WELI, cardRank, cardSuit } from './cards.js';
 
 /** The pseudo-suit of every trump, the Weli included, when comparing led suits. */
 export const TRUMP_SUIT = 4;
@@ -27,13 +27,34 @@ export function trickValue(card: number, ledSuit: number, trump: number, weliHig
   return cardSuit(card) === ledSuit ? rankValue : 0;
 }
 
+// The trick rules above as tables, derived from them once: per trump (-1 for none yet, 0..3),
+// each card's effective suit, and per Weli rule and trump its strength against the led suit
+// when it follows that suit or is a trump (trickValue). Legal plays and trick winners are asked
+// for at every card played; two loads per card there cost less than the branches.
+const TRUMP_ROWS = 5;
+const EFFECTIVE = new Uint8Array(TRUMP_ROWS * NUM_CARDS);
+const STRENGTH = new Uint8Array(2 * TRUMP_ROWS * NUM_CARDS);
+for (let trump = -1; trump < 4; trump++) {
+  for (let card = 0; card < NUM_CARDS; card++) {
+    const suit = effectiveSuit(card, trump);
+    EFFECTIVE[(trump + 1) * NUM_CARDS + card] = suit;
+    for (const weliHighest of [false, true]) {
+      STRENGTH[((weliHighest ? TRUMP_ROWS : 0) + trump + 1) * NUM_CARDS + card] = trickValue(card, suit, trump, weliHighest);
+    }
+  }
+}
+
 /** Index (into `cards`) of the card that wins the trick so far. */
 export function trickWinnerIndex(cards: ArrayLike<number>, length: number, trump: number, weliHighest: boolean): number {
-  const led = effectiveSuit(cards[0]!, trump);
+  const suits = (trump + 1) * NUM_CARDS;
+  const strengths = ((weliHighest ? TRUMP_ROWS : 0) + trump + 1) * NUM_CARDS;
+  const led = EFFECTIVE[suits + cards[0]!]!;
   let best = 0;
   let bestValue = -1;
   for (let i = 0; i < length; i++) {
-    const v = trickValue(cards[i]!, led, trump, weliHighest);
+    const card = cards[i]!;
+    const suit = EFFECTIVE[suits + card]!;
+    const v = suit === led || suit === TRUMP_SUIT ? STRENGTH[strengths + card]! : 0;
     if (v > bestValue) {
       bestValue = v;
       best = i;
@@ -60,10 +81,14 @@ export function legalPlayBits(
 ): number {
   const all = (1 << handLength) - 1;
   if (trickLength === 0) return all;
-  const led = effectiveSuit(trick[0]!, trump);
+  const suits = (trump + 1) * NUM_CARDS;
+  const strengths = ((weliHighest ? TRUMP_ROWS : 0) + trump + 1) * NUM_CARDS;
+  const led = EFFECTIVE[suits + trick[0]!]!;
   let best = 0;
   for (let i = 0; i < trickLength; i++) {
-    const v = trickValue(trick[i]!, led, trump, weliHighest);
+    const card = trick[i]!;
+    const suit = EFFECTIVE[suits + card]!;
+    const v = suit === led || suit === TRUMP_SUIT ? STRENGTH[strengths + card]! : 0;
     if (v > best) best = v;
   }
   let follow = 0;
@@ -73,15 +98,16 @@ export function legalPlayBits(
   for (let i = 0; i < handLength; i++) {
     const card = hand[start + i]!;
     const bit = 1 << i;
-    const v = trickValue(card, led, trump, weliHighest);
-    const cardIsTrump = isTrump(card, trump);
-    if (effectiveSuit(card, trump) === led) {
+    const suit = EFFECTIVE[suits + card]!;
+    // A card of neither the led suit nor trumps has strength 0 and is neither kind.
+    const beats = STRENGTH[strengths + card]! > best;
+    if (suit === led) {
       follow |= bit;
-      if (v > best) beatFollow |= bit;
+      if (beats) beatFollow |= bit;
     }
-    if (cardIsTrump) {
+    if (suit === TRUMP_SUIT) {
       trumps |= bit;
-      if (v > best) beatTrumps |= bit;
+      if (beats) beatTrumps |= bit;
     }
   }
   // A trump winner on a plain lead cannot be beaten by the led suit, so beatFollow is empty
