@@ -1,4 +1,7 @@
 // `kratzen train` flags: each lands on its config field; a bad value names the flag.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { trainConfigFromArgs } from './train.js';
 import { parseTrainConfig } from '../training/config.js';
@@ -14,5 +17,28 @@ describe('kratzen train flags', () => {
     expect(() => trainConfigFromArgs(['--lr', 'fast'])).toThrow(/lr/);
     // A config that never ends is refused after 16 MiB instead of being read until memory runs out.
     expect(() => trainConfigFromArgs(['--config', '/dev/zero'])).toThrow(expect.objectContaining({ field: 'config', reason: expect.stringMatching(/larger than/) }));
+  });
+
+  it('refuse a config file that is not an object, and a rules field that is not one (probe findings)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-flags-'));
+    const file = (name: string, text: string) => {
+      writeFileSync(join(dir, name), text);
+      return join(dir, name);
+    };
+    for (const text of ['null', '"str"', '42']) {
+      expect(() => trainConfigFromArgs(['--config', file('c.json', text)])).toThrow(expect.objectContaining({ field: 'config', reason: expect.stringMatching(/JSON object/) }));
+    }
+    for (const text of ['{"rules": true}', '{"rules": 5}', '{"rules": "abc"}', '{"rules": [1]}']) {
+      expect(() => trainConfigFromArgs(['--config', file('r.json', text), '--players', '4'])).toThrow(expect.objectContaining({ field: 'rules' }));
+    }
+    expect(trainConfigFromArgs(['--config', file('ok.json', '{"rules": {"profile": "tavern5"}}'), '--players', '5']).config.rules).toEqual({ profile: 'tavern5', players: 5 });
+  });
+
+  it('read integers as every other verb does: no hex, no exponents (probe finding)', () => {
+    expect(() => trainConfigFromArgs(['--updates', '0x10'])).toThrow(expect.objectContaining({ field: 'updates' }));
+    expect(() => trainConfigFromArgs(['--updates', '1e0'])).toThrow(expect.objectContaining({ field: 'updates' }));
+    expect(() => trainConfigFromArgs(['--hidden', '64,0x20'])).toThrow(expect.objectContaining({ field: 'hidden' }));
+    expect(() => trainConfigFromArgs(['--lr', '0x1'])).toThrow(expect.objectContaining({ field: 'lr' }));
+    expect(trainConfigFromArgs(['--updates', '12', '--lr', '3e-4']).config).toMatchObject({ updates: 12, learningRate: 3e-4 });
   });
 });

@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
-import { outputFolderFlag, rulesFromFlags, seedFlag } from './flags.js';
+import { integerFlag, outputFolderFlag, rulesFromFlags, seedFlag } from './flags.js';
 import { MAX_CONFIG_BYTES, readInputText } from './read-input.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 
@@ -31,12 +31,16 @@ const FLAGS = {
   resume: { type: 'boolean' },
 } as const;
 
+/** A decimal number (`3e-4`, `0.001`); hex and other forms Number() reads are refused, as elsewhere. */
 function number(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n)) throw new ValidationError('invalid arguments', flag, `--${flag} must be a number, got "${value}"`);
-  return n;
+  if (!/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(value) || !Number.isFinite(Number(value))) {
+    throw new ValidationError('invalid arguments', flag, `--${flag} must be a number, got "${value}"`);
+  }
+  return Number(value);
 }
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Builds the config object from a file and flags (flags win). */
 export function trainConfigFromArgs(args: string[]): { config: Record<string, unknown>; resume: boolean; redis?: string } {
@@ -44,30 +48,37 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
   let config: Record<string, unknown> = {};
   if (values.config) {
     const text = readInputText(values.config, 'config', MAX_CONFIG_BYTES, 'invalid training config');
+    let parsed: unknown;
     try {
-      config = JSON.parse(text);
+      parsed = JSON.parse(text);
     } catch (e) {
       throw new ValidationError('invalid training config', 'config', `${values.config} is not JSON: ${(e as Error).message}`);
     }
+    if (!isObject(parsed)) throw new ValidationError('invalid training config', 'config', `${values.config} must hold a JSON object of config fields`);
+    config = parsed;
   }
-  const rules = {
-    ...((config.rules as Record<string, unknown>) ?? {}),
+  // The file's rules are checked before the rule flags are merged into them: merging would
+  // silently drop a `rules` that is not an object (true, 5) and name a string's characters.
+  if (config.rules !== undefined && !isObject(config.rules)) {
+    throw new ValidationError('invalid training config', 'rules', 'must be a rule set object ({"profile": "didactic4", ...})');
+  }
+  config.rules = {
+    ...(config.rules ?? {}),
     ...rulesFromFlags({ variant: values.variant, profile: values.profile, players: values.players }),
   };
-  config.rules = rules;
   const set = (key: string, value: unknown) => value !== undefined && (config[key] = value);
   set('name', values.name);
   set('runsDir', values['runs-dir']);
   set('seed', values.seed === undefined ? undefined : seedFlag(values.seed));
-  set('updates', number(values.updates, 'updates'));
+  set('updates', integerFlag(values.updates, 'updates'));
   set('backend', values.backend);
-  set('numEnvs', number(values['num-envs'], 'num-envs'));
-  set('rolloutSteps', number(values['rollout-steps'], 'rollout-steps'));
-  set('hiddenSizes', values.hidden?.split(',').map((h) => number(h, 'hidden')));
+  set('numEnvs', integerFlag(values['num-envs'], 'num-envs'));
+  set('rolloutSteps', integerFlag(values['rollout-steps'], 'rollout-steps'));
+  set('hiddenSizes', values.hidden?.split(',').map((h) => integerFlag(h, 'hidden')));
   set('learningRate', number(values.lr, 'lr'));
-  set('evalEvery', number(values['eval-every'], 'eval-every'));
-  set('finalEvalDeals', number(values['final-eval-deals'], 'final-eval-deals'));
-  set('actors', number(values.actors, 'actors'));
+  set('evalEvery', integerFlag(values['eval-every'], 'eval-every'));
+  set('finalEvalDeals', integerFlag(values['final-eval-deals'], 'final-eval-deals'));
+  set('actors', integerFlag(values.actors, 'actors'));
   set('critic', values.critic);
   set('initialPolicy', values['initial-policy']);
   return { config, resume: values.resume ?? false, redis: values.redis };

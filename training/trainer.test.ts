@@ -1,6 +1,6 @@
 // The PPO trainer: no tensor leaks and moving weights per update, config validation, resume that
 // reproduces an uninterrupted run, and a clean stop.
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -168,6 +168,17 @@ describe('trainer', () => {
     expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
   });
 
+  it('resumes a run that crashed after a league snapshot and before its first checkpoint: it starts again [probe finding]', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    const straight = await run('straight', dir);
+    await run('early', dir, { stopAfter: 1 });
+    // As if killed before any checkpoint, with update 2's league snapshot already written.
+    rmSync(join(dir, 'early', 'checkpoints'), { recursive: true });
+    cpSync(join(dir, 'straight', 'league', 'snapshot-u2'), join(dir, 'early', 'league', 'snapshot-u2'), { recursive: true });
+    const resumed = await run('early', dir, { resume: true });
+    expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
+  });
+
   it('resumes past a torn last metrics line (a crash while appending); refuses other damage naming the file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
     await expect(run('absent', dir, { resume: true })).rejects.toMatchObject({ field: 'name', message: expect.stringMatching(/nothing to resume/) });
@@ -181,8 +192,21 @@ describe('trainer', () => {
     expect(readFileSync(metrics, 'utf8').startsWith(intact)).toBe(true);
     writeFileSync(join(dir, 'damaged', 'metrics.jsonl'), `{"upd\n${intact}`);
     await expect(run('damaged', dir, { resume: true })).rejects.toMatchObject({ field: 'metrics.jsonl' });
-    writeFileSync(join(dir, 'damaged', 'config.json'), '{bad');
-    await expect(run('damaged', dir, { resume: true })).rejects.toMatchObject({ field: 'config.json' });
+    // JSON that is not a metrics line: a probe's `null` crashed the resume with a TypeError.
+    for (const line of ['null', '[1]', '"x"', '{"envSteps":1}']) {
+      writeFileSync(join(dir, 'damaged', 'metrics.jsonl'), `${line}\n${intact}`);
+      await expect(run('damaged', dir, { resume: true })).rejects.toMatchObject({ field: 'metrics.jsonl' });
+    }
+    writeFileSync(join(dir, 'damaged', 'metrics.jsonl'), intact);
+    const checkpoints = readdirSync(join(dir, 'damaged', 'checkpoints')).sort();
+    // A saved config that is not the run's: defaults stood in for it, and pruning then deleted
+    // the run's own checkpoints (probe finding).
+    for (const text of ['{bad', 'null', '[]', '{}']) {
+      writeFileSync(join(dir, 'damaged', 'config.json'), text);
+      await expect(run('damaged', dir, { resume: true })).rejects.toMatchObject({ field: 'config.json' });
+      expect(readFileSync(join(dir, 'damaged', 'config.json'), 'utf8')).toBe(text);
+    }
+    expect(readdirSync(join(dir, 'damaged', 'checkpoints')).sort()).toEqual(checkpoints);
   });
 
   it('leaves a run as it was when its resume fails: damaged weights, a lost latest.json, a bad initial policy', async () => {

@@ -168,11 +168,16 @@ class TrainingRun {
     const configPath = join(runDir, 'config.json');
     if (options.resume) {
       if (!existsSync(configPath)) throw new ValidationError('cannot resume', 'name', `nothing to resume: ${configPath} does not exist`);
-      let savedJson: Record<string, unknown>;
+      let savedJson: unknown;
       try {
-        savedJson = JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>;
+        savedJson = JSON.parse(readFileSync(configPath, 'utf8'));
       } catch (e) {
         throw new ValidationError('cannot resume', 'config.json', `${configPath} is not a readable JSON config: ${(e as Error).message}`);
+      }
+      // Defaults must not stand in for a damaged saved config: the run would go on with other
+      // settings than its checkpoints were trained with (and prune them as if they were its own).
+      if (typeof savedJson !== 'object' || savedJson === null || Array.isArray(savedJson) || !('name' in savedJson) || !('rules' in savedJson)) {
+        throw new ValidationError('cannot resume', 'config.json', `${configPath} is not the config this run saved (a JSON object with its name, rules and settings)`);
       }
       // Runs saved before the oracle critic existed learned with the policy's value head.
       const saved = parseTrainConfig({ critic: 'shared', ...savedJson });
@@ -216,16 +221,19 @@ class TrainingRun {
         this.critic.setWeights(weightArrays(saved.data));
       }
       this.metrics = readMetrics(this.metricsPath).filter((line) => line.update <= this.state.update);
-      // A crash between a league snapshot (or a checkpoint write) and the trainer state leaves
-      // entries from updates this run will redo.
-      for (const store of [this.leagueStore, this.store]) {
-        const stale = await store.removeAfter(this.state.update);
-        if (stale.length) this.log(`removed ${stale.join(', ')}: written after update ${this.state.update}, redone now`);
-      }
       this.log(`resuming after update ${this.state.update}`);
     } else {
       this.learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: hashSeed(config.seed), name: 'learner' });
       if (config.initialPolicy) await this.startFrom(config.initialPolicy);
+    }
+    if (this.options.resume) {
+      // A crash between a league snapshot (or a checkpoint write) and the trainer state leaves
+      // entries from updates this run will redo; so does one before the first checkpoint (a
+      // snapshot every 10 updates, a checkpoint every 40), where the run starts again from 0.
+      for (const store of [this.leagueStore, this.store]) {
+        const stale = await store.removeAfter(this.state.update);
+        if (stale.length) this.log(`removed ${stale.join(', ')}: written after update ${this.state.update}, redone now`);
+      }
     }
     this.ppo = new PpoLearner(this.learner, config, this.critic);
     if (optimizerState) await this.ppo.restoreOptimizer(optimizerState);
@@ -520,13 +528,18 @@ function readMetrics(path: string): MetricsLine[] {
   if (!existsSync(path)) return [];
   const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean);
   return lines.flatMap((line, i) => {
+    let parsed: unknown;
     try {
-      return [JSON.parse(line) as MetricsLine];
+      parsed = JSON.parse(line);
     } catch (e) {
       // A crash while appending leaves at most a torn last line, after the last checkpoint: dropped.
       if (i === lines.length - 1) return [];
       throw new ValidationError('cannot resume', 'metrics.jsonl', `line ${i + 1} of ${path} is not JSON: ${(e as Error).message}`);
     }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !Number.isInteger((parsed as MetricsLine).update)) {
+      throw new ValidationError('cannot resume', 'metrics.jsonl', `line ${i + 1} of ${path} is not a metrics line (an object with an integer "update")`);
+    }
+    return [parsed as MetricsLine];
   });
 }
 
