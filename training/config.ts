@@ -58,7 +58,8 @@ export const trainConfigSchema = z.strictObject({
   rolloutSteps: z.number().int().positive().max(MAX_ROLLOUT_ROWS).default(64),
   /** Hidden layer widths of the policy/value MLP. @default [128, 128] */
   hiddenSizes: hiddenSizesSchema.default([128, 128]),
-  learningRate: z.number().positive().default(1e-3),
+  /** Adam's step size; above 1 every step overshoots. @default 1e-3 */
+  learningRate: z.number().positive().max(1).default(1e-3),
   epochs: z.number().int().positive().max(1000).default(4),
   minibatchSize: z.number().int().positive().max(MAX_ROLLOUT_ROWS).default(1024),
   clip: z.number().positive().default(0.2),

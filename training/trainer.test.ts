@@ -12,7 +12,7 @@ import { PpoLearner } from './ppo.js';
 import { LEARNER, RolloutCollector, type LeagueDraw } from './rollout.js';
 import { train, withoutTimings, type TrainOptions } from './trainer.js';
 import { runTournament } from './tournament.js';
-import { loadCheckpoint } from '../checkpoints/index.js';
+import { CheckpointStore, loadCheckpoint } from '../checkpoints/index.js';
 
 beforeAll(async () => {
   await selectBackend('wasm');
@@ -177,6 +177,18 @@ describe('trainer', () => {
     cpSync(join(dir, 'straight', 'league', 'snapshot-u2'), join(dir, 'early', 'league', 'snapshot-u2'), { recursive: true });
     const resumed = await run('early', dir, { resume: true });
     expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
+  });
+
+  it('refuses a learning rate above 1, and stops a run whose losses stop being numbers naming learningRate (probe finding)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    expect(() => parseTrainConfig({ learningRate: 1e308 })).toThrow(expect.objectContaining({ field: 'learningRate' }));
+    // Weights that are no longer numbers (what a step too large leaves), from a starting policy.
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: TINY.hiddenSizes }, seed: 1 });
+    agent.model.setWeights(agent.model.getWeights().map((w) => tf.fill(w.shape, NaN)));
+    const { dir: nan } = await new CheckpointStore(join(dir, 'nan'), { rules: TINY.rules }).save(agent, { step: 1 });
+    agent.dispose();
+    const diverging = train({ ...TINY, initialPolicy: nan, name: 'diverged', runsDir: dir }, { verbose: false });
+    await expect(diverging).rejects.toMatchObject({ field: 'learningRate', message: expect.stringMatching(/training diverged: .*update 1: .* is NaN/) });
   });
 
   it('resumes past a torn last metrics line (a crash while appending); refuses other damage naming the file', async () => {

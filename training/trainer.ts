@@ -377,6 +377,13 @@ class TrainingRun {
     if (this.critic) revalue(batch, this.critic.batchValues(batch, this.learner), request.gamma, request.lambda);
     const warmingUp = update - config.imitationUpdates <= config.criticWarmupUpdates;
     const losses = imitating ? this.ppo.imitate(batch, seed) : this.ppo.update(batch, seed, warmingUp && this.critic !== null);
+    // A loss that is no longer a number means the weights are gone too: stop before they reach a
+    // checkpoint (whose metrics would be refused, far from the cause), naming the likely culprit.
+    for (const [name, value] of Object.entries(losses)) {
+      if (!Number.isFinite(value)) {
+        throw new ValidationError('training diverged', 'learningRate', `update ${update}: ${name} is ${value}; the weights no longer hold numbers (learningRate ${config.learningRate}, maxGradNorm ${config.maxGradNorm}); the last checkpoint is intact`);
+      }
+    }
     const seconds = (Date.now() - t0) / 1000;
     const previousSteps = this.metrics.length ? this.metrics[this.metrics.length - 1]!.envSteps : 0;
     return {
