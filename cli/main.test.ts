@@ -1,6 +1,6 @@
 // The `kratzen` command end to end: replay and random through the built bin, as a user runs them.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -132,6 +132,12 @@ describe('output to a reader that stops early', () => {
     const run = spawnSync('/bin/sh', ['-c', `"${process.execPath}" "${BIN}" random --seed 1 --hands 2000 | head -c 10 >/dev/null; echo "status $?"`], { encoding: 'utf8' });
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('status 0\n');
+  });
+
+  it.runIf(existsSync('/dev/full'))('says so in one line on stderr when the output cannot be written, exit 3 (a stack trace before)', () => {
+    const run = spawnSync('/bin/sh', ['-c', `"${process.execPath}" "${BIN}" random --seed 1 > /dev/full; echo "status $?"`], { encoding: 'utf8' });
+    expect(run.stdout).toBe('status 3\n');
+    expect(JSON.parse(run.stderr)).toMatchObject({ error: 'cannot write output', field: 'stdout', reason: expect.stringMatching(/ENOSPC/) });
   });
 });
 

@@ -59,7 +59,7 @@ verbs:
                               train a best response against a frozen agent; its edge bounds the agent's exploitability
 `;
 
-/** Exit codes: 0 ok, 1 illegal action or amount overflow, 2 bad input. */
+/** Exit codes: 0 ok, 1 illegal action or amount overflow, 2 bad input, 3 output that could not be written. */
 function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
@@ -202,9 +202,15 @@ async function runEval(args: string[]): Promise<void> {
 function endQuietlyOnClosedStdout(verb: string | undefined): void {
   let gone = false;
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EPIPE' && !gone) throw e;
+    if (gone) return;
     gone = true;
-    if (verb !== 'play') process.exit(0);
+    if (e.code === 'EPIPE') {
+      if (verb !== 'play') process.exit(0);
+      return;
+    }
+    // The output is lost (a full disk, a closed descriptor): say so on stderr, not with a stack trace.
+    process.stderr.write(`${JSON.stringify({ error: 'cannot write output', field: 'stdout', reason: e.message })}\n`);
+    process.exit(3);
   });
 }
 
