@@ -95,12 +95,42 @@ export function checkPolicyModel(model: tf.LayersModel): void {
   }
 }
 
-/** The hidden layers of a policy model as an architecture; throws if they do not form one. */
+/**
+ * Checks a model.json topology before TF.js builds it: exactly the layers createPolicyModel makes
+ * for `architecture` (the input, the hidden Dense layers of its widths, the two heads), nothing
+ * else. TF.js allocates every layer it reads, so a 3 KB edit of one `units` would otherwise cost
+ * gigabytes before the weights fail to fit.
+ */
+export function checkPolicyTopology(topology: unknown, architecture: PolicyArchitecture): void {
+  const fail = (reason: string): never => {
+    throw new Error(`model.json does not describe the manifest's policy network (hidden layers [${architecture.hiddenSizes.join(', ')}]): ${reason}`);
+  };
+  const layers = (topology as { config?: { layers?: unknown } } | null)?.config?.layers;
+  if (!Array.isArray(layers)) return fail('no layer list');
+  const expected: [className: string, name: string, units: number | null][] = [
+    ['InputLayer', 'observation', null],
+    ...architecture.hiddenSizes.map((units, i): [string, string, number] => ['Dense', `hidden_${i}`, units]),
+    ['Dense', POLICY_OUTPUT, NUM_ACTIONS],
+    ['Dense', VALUE_OUTPUT, 1],
+  ];
+  if (layers.length !== expected.length) return fail(`${layers.length} layers, expected ${expected.length}`);
+  layers.forEach((layer: unknown, i) => {
+    const [className, name, units] = expected[i]!;
+    const { class_name: actualClass, config } = (layer ?? {}) as { class_name?: unknown; config?: { name?: unknown; units?: unknown; batch_input_shape?: unknown } };
+    if (actualClass !== className || config?.name !== name) return fail(`layer ${i} is ${JSON.stringify(actualClass)} ${JSON.stringify(config?.name)}, expected ${className} "${name}"`);
+    if (units === null) {
+      const shape = config.batch_input_shape;
+      if (!Array.isArray(shape) || shape.length !== 2 || shape[0] !== null || shape[1] !== OBS_SIZE) return fail(`input shape ${JSON.stringify(shape)}, expected [null, ${OBS_SIZE}]`);
+    } else if (config.units !== units) return fail(`layer "${name}" has ${JSON.stringify(config.units)} units, expected ${units}`);
+  });
+}
+
 /** The hidden Dense layers of a policy model, input side first (everything but the two heads). */
 function hiddenLayers(model: tf.LayersModel) {
   return model.layers.filter((l) => l.getClassName() === 'Dense' && l.name !== POLICY_OUTPUT && l.name !== VALUE_OUTPUT);
 }
 
+/** The hidden layers of a policy model as an architecture; throws if they do not form one. */
 export function architectureOf(model: tf.LayersModel): PolicyArchitecture {
   const hidden = hiddenLayers(model).map((l) => l.getConfig() as { units: number; activation: string });
   const activation = hidden[0]?.activation as Activation | undefined;

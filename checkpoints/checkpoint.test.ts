@@ -201,6 +201,15 @@ describe('corruption is detected', () => {
     expect(error.message).toMatch(/model\.json has architecture/);
   });
 
+  it('a model.json whose layers are not the manifest\'s network, refused before TF.js builds them (probe finding)', async () => {
+    // One hidden layer 1.5 million units wide: TF.js allocated 3.7 GB before the weights failed to fit.
+    const wide = (b: Buffer) => b.toString().replace(/"units":\s*\d+/, '"units":1500000');
+    const before = process.memoryUsage().rss;
+    const error = await expectCode(loadCheckpoint(await copyWith('model.json', wide, true)), 'bad-model');
+    expect(error.message).toMatch(/layer "hidden_0" has 1500000 units/);
+    expect(process.memoryUsage().rss - before).toBeLessThan(200 * 2 ** 20);
+  });
+
   it('a manifest whose weights.bin size is not its architecture\'s, before reading any file', async () => {
     // Other hidden sizes: weights.bin no longer matches them, whatever model.json says.
     const arch = editManifest((m) => (m.architecture.hiddenSizes = [48, 25]));

@@ -185,7 +185,7 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
     }
     files.set(file, data);
   }
-  const model = await modelFromFiles({ modelJson: files.get(MODEL_FILE)!, weights: files.get(WEIGHTS_FILE)! }, dir);
+  const model = await modelFromFiles({ modelJson: files.get(MODEL_FILE)!, weights: files.get(WEIGHTS_FILE)! }, dir, manifest.architecture);
   try {
     checkPolicyModel(model);
     const actual = architectureOf(model);

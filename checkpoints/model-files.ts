@@ -3,6 +3,7 @@
 // in Node belongs to tfjs-node, which is optional, so the files go through node:fs instead.
 
 import { tf } from '../agents/tfjs.js';
+import { checkPolicyTopology, type PolicyArchitecture } from '../agents/policy-agent.js';
 import { CheckpointError } from './errors.js';
 import { WEIGHTS_FILE } from './manifest.js';
 
@@ -38,8 +39,11 @@ export async function modelToFiles(model: tf.LayersModel): Promise<ModelFiles> {
   };
 }
 
-/** Builds the model from the two files' bytes; `where` names the checkpoint in errors. */
-export async function modelFromFiles(files: ModelFiles, where: string): Promise<tf.LayersModel> {
+/**
+ * Builds the model from the two files' bytes; `where` names the checkpoint in errors. With
+ * `expected`, the topology must be that policy network's before anything is built.
+ */
+export async function modelFromFiles(files: ModelFiles, where: string, expected?: PolicyArchitecture): Promise<tf.LayersModel> {
   let json: tf.io.ModelJSON;
   try {
     json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(files.modelJson)) as tf.io.ModelJSON;
@@ -50,6 +54,13 @@ export async function modelFromFiles(files: ModelFiles, where: string): Promise<
   const paths = Array.isArray(manifest) ? manifest.flatMap((group) => group.paths) : null;
   if (typeof json?.modelTopology !== 'object' || json.modelTopology === null || paths?.length !== 1 || paths[0] !== WEIGHTS_FILE) {
     throw new CheckpointError('bad-model', where, `model.json must have a modelTopology and one weights file ${WEIGHTS_FILE}`);
+  }
+  if (expected) {
+    try {
+      checkPolicyTopology(json.modelTopology, expected);
+    } catch (e) {
+      throw new CheckpointError('bad-model', where, (e as Error).message);
+    }
   }
   const { weights } = files;
   // An exact ArrayBuffer of the weights: a Node Buffer may be a view into a larger pool.
