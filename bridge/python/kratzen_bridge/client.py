@@ -145,8 +145,18 @@ class BridgeClient:
             raw = self._wire.request(text)
         except WireClosed as e:
             raise BridgeError("connection_closed", f"{method}: {e}", details={"closeCode": e.code, "closeReason": e.reason}) from None
-        reply = decode_frame(raw) if isinstance(raw, (bytes, bytearray)) else json.loads(raw)
+        except UnicodeDecodeError as e:
+            raise BridgeError("internal_error", f"{method}: the server's reply is not UTF-8 text: {e}") from None
+        try:
+            reply = decode_frame(raw) if isinstance(raw, (bytes, bytearray)) else json.loads(raw)
+        except ValueError as e:  # json.JSONDecodeError is one
+            raise BridgeError("internal_error", f"{method}: the server's reply is not JSON: {e}") from None
+        # A reply that is not the protocol's shape is the server's fault, reported as every failure is.
+        if not isinstance(reply, dict):
+            raise BridgeError("internal_error", f"{method}: the server's reply is not a JSON object")
         error = reply.get("error")
+        if error is not None and not (isinstance(error, dict) and isinstance(error.get("code"), str) and isinstance(error.get("message"), str)):
+            raise BridgeError("internal_error", f"{method}: the server's error reply has no code and message: {error!r:.200}")
         # Errors found before the server read an id (parse_error) carry id null.
         if reply.get("id") != request_id and not (error is not None and reply.get("id") is None):
             raise BridgeError("internal_error", f"reply id {reply.get('id')!r} does not match request {request_id}")
@@ -154,6 +164,8 @@ class BridgeClient:
             raise BridgeError(error["code"], error["message"], error.get("field"), error.get("details"))
         if reply.get("id") != request_id:
             raise BridgeError("internal_error", f"reply id {reply.get('id')!r} does not match request {request_id}")
+        if not isinstance(reply.get("result"), dict):
+            raise BridgeError("internal_error", f"{method}: the server's reply has neither a result nor an error")
         return reply["result"]
 
     @property

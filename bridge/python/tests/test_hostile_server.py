@@ -120,3 +120,37 @@ class DeadlineTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class _ScriptedWire:
+    """Answers every request with one fixed reply (text or bytes)."""
+
+    def __init__(self, reply):
+        self.reply = reply
+
+    def request(self, text):
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return self.reply
+
+
+class MalformedRepliesTest(unittest.TestCase):
+    def test_replies_outside_the_protocol_are_bridge_errors(self):
+        # Each of these raised JSONDecodeError, UnicodeDecodeError, AttributeError, TypeError or
+        # KeyError (a probe's fake server), where the client promises BridgeError.
+        cases = {
+            "not JSON": "{{{",
+            "not UTF-8": UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"),
+            "a list": "[1,2,3]",
+            "error a string": '{"id":1,"error":"boom"}',
+            "error without code": '{"id":1,"error":{}}',
+            "no result": '{"id":1}',
+        }
+        for name, reply in cases.items():
+            with self.subTest(name):
+                client = BridgeClient.__new__(BridgeClient)
+                client._next_id = 1
+                client._wire = _ScriptedWire(reply)
+                with self.assertRaises(BridgeError) as caught:
+                    client.call("ping")
+                self.assertEqual(caught.exception.code, "internal_error")
