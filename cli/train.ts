@@ -2,7 +2,7 @@
 // checkpoint after the current update and exits cleanly; a second Ctrl-C exits at once.
 
 import { parseArgs } from 'node:util';
-import { ValidationError } from '../env/rules/index.js';
+import { ValidationError, isJsonObject } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
 import { integerFlag, outputFolderFlag, rulesFromFlags, seedFlag } from './flags.js';
 import { MAX_CONFIG_BYTES, readInputText } from './read-input.js';
@@ -40,8 +40,6 @@ function number(value: string | undefined, flag: string): number | undefined {
   return Number(value);
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** Builds the config object from a file and flags (flags win). */
 export function trainConfigFromArgs(args: string[]): { config: Record<string, unknown>; resume: boolean; redis?: string } {
   const { values } = parseArgs({ args, options: FLAGS });
@@ -54,12 +52,12 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
     } catch (e) {
       throw new ValidationError('invalid training config', 'config', `${values.config} is not JSON: ${(e as Error).message}`);
     }
-    if (!isObject(parsed)) throw new ValidationError('invalid training config', 'config', `${values.config} must hold a JSON object of config fields`);
+    if (!isJsonObject(parsed)) throw new ValidationError('invalid training config', 'config', `${values.config} must hold a JSON object of config fields`);
     config = parsed;
   }
   // The file's rules are checked before the rule flags are merged into them: merging would
   // silently drop a `rules` that is not an object (true, 5) and name a string's characters.
-  if (config.rules !== undefined && !isObject(config.rules)) {
+  if (config.rules !== undefined && !isJsonObject(config.rules)) {
     throw new ValidationError('invalid training config', 'rules', 'must be a rule set object ({"profile": "didactic4", ...})');
   }
   config.rules = {

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { loadCheckpoint as loadCheckpointAgent } from '../checkpoints/agent-loader.js';
 import seedrandom from 'seedrandom';
-import { createGame, ValidationError } from '../env/rules/index.js';
+import { createGame, isJsonObject, ValidationError } from '../env/rules/index.js';
 import { PolicyAgent, sameArchitecture, selectBackend, type Agent } from '../agents/index.js';
 import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, loadCheckpoint, type NamedArray } from '../checkpoints/index.js';
 import { parseTrainConfig, type TrainConfig } from './config.js';
@@ -176,7 +176,7 @@ class TrainingRun {
       }
       // Defaults must not stand in for a damaged saved config: the run would go on with other
       // settings than its checkpoints were trained with (and prune them as if they were its own).
-      if (typeof savedJson !== 'object' || savedJson === null || Array.isArray(savedJson) || !('name' in savedJson) || !('rules' in savedJson)) {
+      if (!isJsonObject(savedJson) || !('name' in savedJson) || !('rules' in savedJson)) {
         throw new ValidationError('cannot resume', 'config.json', `${configPath} is not the config this run saved (a JSON object with its name, rules and settings)`);
       }
       // Runs saved before the oracle critic existed learned with the policy's value head.
@@ -543,7 +543,7 @@ function readMetrics(path: string): MetricsLine[] {
       if (i === lines.length - 1) return [];
       throw new ValidationError('cannot resume', 'metrics.jsonl', `line ${i + 1} of ${path} is not JSON: ${(e as Error).message}`);
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !Number.isInteger((parsed as MetricsLine).update)) {
+    if (!isJsonObject(parsed) || !Number.isInteger(parsed.update)) {
       throw new ValidationError('cannot resume', 'metrics.jsonl', `line ${i + 1} of ${path} is not a metrics line (an object with an integer "update")`);
     }
     return [parsed as MetricsLine];

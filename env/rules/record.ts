@@ -8,7 +8,7 @@ import { AmountOverflowError, IllegalActionError, RuleSetError, ValidationError 
 import type { KratzenState } from './game.js';
 import { KratzenGame } from './kratzen-game.js';
 import type { HandResult } from './results.js';
-import { isWholeUnits, ruleSetToJson } from './ruleset.js';
+import { isJsonObject, isWholeUnits, ruleSetToJson } from './ruleset.js';
 import { MAX_UNITS } from './ledger.js';
 
 export interface RecordAction {
@@ -84,7 +84,6 @@ export class ReplayOverflowError extends Error {
 
 const malformed = (field: string, reason: string) => new ValidationError('malformed record', field, reason);
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isIntegral = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 
 function amountToUnits(game: KratzenGame, value: unknown, field: string, wholeChips: boolean): number {
@@ -98,7 +97,7 @@ function amountToUnits(game: KratzenGame, value: unknown, field: string, wholeCh
 
 /** Validates a whole record before anything is replayed; throws ValidationError naming the field. */
 export function parseRecord(input: unknown): ParsedRecord {
-  if (!isObject(input)) throw malformed('', 'a record must be a JSON object');
+  if (!isJsonObject(input)) throw malformed('', 'a record must be a JSON object');
   if (input.rules === undefined || input.rules === null) throw malformed('rules', 'a record must carry rules');
   let game: KratzenGame;
   try {
@@ -118,7 +117,7 @@ export function parseRecord(input: unknown): ParsedRecord {
   const start: ParsedRecord['start'] = { pot: 0 };
   const rawStart = input.start ?? undefined;
   if (rawStart !== undefined) {
-    if (!isObject(rawStart)) throw malformed('start', 'start must be an object');
+    if (!isJsonObject(rawStart)) throw malformed('start', 'start must be an object');
     const { dealer, pot, balances, muss } = rawStart;
     if (dealer !== undefined && dealer !== null) {
       if (!isIntegral(dealer) || dealer < 0 || dealer >= n) throw malformed('start.dealer', `must be a seat 0..${n - 1}`);
@@ -145,14 +144,14 @@ export function parseRecord(input: unknown): ParsedRecord {
   if (!Array.isArray(rawHands)) throw malformed('hands', 'hands must be an array');
   const hands = rawHands.map((hand: unknown, h) => {
     const where = `hands[${h}]`;
-    if (!isObject(hand)) throw malformed(where, 'a hand must be an object');
+    if (!isJsonObject(hand)) throw malformed(where, 'a hand must be an object');
     let deck: number[] | undefined;
     if (hand.deck !== undefined && hand.deck !== null) deck = parseDeck(hand.deck, `${where}.deck`);
     const rawActions = hand.actions ?? [];
     if (!Array.isArray(rawActions)) throw malformed(`${where}.actions`, 'actions must be an array');
     const actions = rawActions.map((entry: unknown, i) => {
       const at = `${where}.actions[${i}]`;
-      if (!isObject(entry)) throw malformed(at, 'an action entry must be {seat, action}');
+      if (!isJsonObject(entry)) throw malformed(at, 'an action entry must be {seat, action}');
       if (!isIntegral(entry.seat) || entry.seat < 0 || entry.seat >= n) {
         throw malformed(`${at}.seat`, `seat must be an integer 0..${n - 1}`);
       }

@@ -128,6 +128,11 @@ function dropNulls(value: unknown, field = '', depth = 0): unknown {
  * Validates a rule set and fills in its defaults. Throws `RuleSetError` naming the first bad
  * field (`players`, `exchange.maxCards`, ...). `null` means absent, as in records.
  */
+/** A JSON object: not null, not an array (rule sets, records, configs, metrics lines). */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /**
  * A JSON object as it arrives (a rule set, a record), passed on as the very object for its own
  * parser to check: zod's record and object schemas drop a `__proto__` key unseen, where
@@ -135,7 +140,7 @@ function dropNulls(value: unknown, field = '', depth = 0): unknown {
  */
 export function rawJsonObject(what: string) {
   return z
-    .custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), `must be a JSON object (${what})`)
+    .custom<Record<string, unknown>>(isJsonObject, `must be a JSON object (${what})`)
     .meta({ type: 'object', additionalProperties: {} });
 }
 

