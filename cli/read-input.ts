@@ -14,7 +14,7 @@ export const MAX_CONFIG_BYTES = 16 << 20;
 const CHUNK_BYTES = 1 << 20;
 
 /**
- * The UTF-8 text of `path` ('-' is stdin). Throws a ValidationError (`error`, naming `field`)
+ * The UTF-8 text of `path` ('-' is stdin), without a leading byte-order mark. Throws a ValidationError (`error`, naming `field`)
  * when it cannot be read or holds more than `maxBytes`.
  */
 export function readInputText(path: string, field: string, maxBytes: number, error = 'invalid arguments'): string {
@@ -39,7 +39,8 @@ export function readInputText(path: string, field: string, maxBytes: number, err
       if (total > maxBytes) throw tooLarge();
       chunks.push(chunk.subarray(0, bytesRead));
     }
-    return Buffer.concat(chunks, total).toString('utf8');
+    // Editors on Windows save UTF-8 with a byte-order mark, which JSON.parse refuses.
+    return Buffer.concat(chunks, total).toString('utf8').replace(/^\uFEFF/, '');
   } catch (e) {
     if (e instanceof ValidationError) throw e;
     throw new ValidationError(error, field, `cannot read ${path}: ${(e as Error).message}`);
