@@ -32,13 +32,18 @@ export const CONNECTION_ENV = 'KRATZEN_WORKER_REDIS';
 /** The BullMQ queue of rollout blocks (a share of one PPO update's envs, with its weights). */
 export const ROLLOUT_QUEUE = 'rollout';
 
+/** `text` with whatever precedes an `@` (user and password) masked, fit for an error message or a log. */
+export function redactedUrl(text: string): string {
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^@]*@/i, (_all, scheme: string | undefined) => `${scheme ?? ''}***@`);
+}
+
 /** Parses `redis://[user:password@]host:port[/db]` (or `rediss://` for TLS); the error names `redis`. */
 export function parseRedisUrl(text: string): RedisConnection {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new ValidationError('invalid arguments', 'redis', `--redis must be a URL like redis://127.0.0.1:6379, got "${text}"`);
+    throw new ValidationError('invalid arguments', 'redis', `--redis must be a URL like redis://127.0.0.1:6379, got "${redactedUrl(text)}"`);
   }
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
     throw new ValidationError('invalid arguments', 'redis', `--redis must use redis:// or rediss://, got "${url.protocol}"`);

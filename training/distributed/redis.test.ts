@@ -1,0 +1,46 @@
+// The Redis URL a user passes: parsed into connection options, and never echoed with its
+// password (error messages end up in terminals, CI logs and issue reports).
+
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseRedisUrl, redactedUrl } from './redis.js';
+
+const BIN = join(import.meta.dirname, '../../dist/cli/main.js');
+
+describe('parseRedisUrl', () => {
+  it('reads user, password, port, database and TLS', () => {
+    expect(parseRedisUrl('rediss://ann:p%40ss@[::1]:7000/3')).toEqual({ host: '::1', port: 7000, db: 3, username: 'ann', password: 'p@ss', tls: {}, maxRetriesPerRequest: null });
+    expect(parseRedisUrl('redis://127.0.0.1')).toMatchObject({ host: '127.0.0.1', port: 6379, db: 0 });
+  });
+
+  it('masks the credentials of a URL it refuses', () => {
+    expect(() => parseRedisUrl('redis://ann:s3cret@[bad')).toThrow(/redis:\/\/\*\*\*@\[bad/);
+    for (const bad of ['redis://ann:s3cret@[bad', 'redis:ann:s3cret@host:x', 'ann:s3cret@', 'redis://ann:s3cret@host/x']) {
+      let message = '';
+      try {
+        parseRedisUrl(bad);
+      } catch (e) {
+        message = (e as Error).message;
+      }
+      expect(message, bad).not.toBe('');
+      expect(message, bad).not.toContain('s3cret');
+    }
+  });
+
+  it('redactedUrl keeps the scheme and what follows the last @', () => {
+    expect(redactedUrl('redis://u:p@h:1/0')).toBe('redis://***@h:1/0');
+    expect(redactedUrl('redis://h:1')).toBe('redis://h:1');
+  });
+
+  it.skipIf(!existsSync(BIN))('kratzen worker and train do not print the password of an unreachable server', () => {
+    for (const args of [['worker'], ['train', '--updates', '1', '--actors', '1']]) {
+      const run = spawnSync(process.execPath, [BIN, ...args, '--redis', 'redis://ann:s3cret@127.0.0.1:1'], { encoding: 'utf8', timeout: 60_000 });
+      expect(run.status, args[0]).not.toBe(0);
+      expect(run.stdout + run.stderr, args[0]).toMatch(/redis/);
+      expect(run.stdout + run.stderr, args[0]).not.toContain('s3cret');
+    }
+  }, 120_000);
+});
+
