@@ -142,6 +142,46 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
     await by.client.close();
   });
 
+  it('checks the authority of an absolute-form request target as it checks Host, for pages and upgrades', async () => {
+    const raw = (request: string) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(server.port, '127.0.0.1', () => socket.write(request));
+        let text = '';
+        socket.on('data', (data) => (text += data.toString()));
+        socket.on('error', () => undefined);
+        socket.on('close', () => resolve(text));
+        setTimeout(() => socket.end(), 300);
+      });
+    const ours = `127.0.0.1:${server.port}`;
+    expect(await raw(`GET http://attacker.example/ HTTP/1.1\r\nHost: ${ours}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 403/);
+    expect(await raw(`GET file:///etc/passwd HTTP/1.1\r\nHost: ${ours}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 403/);
+    expect(await raw(`GET http://${ours}/ HTTP/1.1\r\nHost: ${ours}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200/);
+    const upgrade = `Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
+    expect(await raw(`GET ws://attacker.example/ HTTP/1.1\r\nHost: ${ours}\r\n${upgrade}`)).toMatch(/^HTTP\/1\.1 403/);
+    expect(await raw(`GET ws://${ours}/ HTTP/1.1\r\nHost: ${ours}\r\n${upgrade}`)).toMatch(/^HTTP\/1\.1 101/);
+  });
+
+  it('answers refusals and errors as plain text a browser will not sniff, without echoing what was sent', async () => {
+    const get = (headers: Record<string, string>, path = '/') =>
+      new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port: server.port, path, headers }, (res) => {
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const payload = '<script>alert(1)</script>.example';
+    const cases = [await get({ host: payload }), await get({ host: `127.0.0.1:${server.port}` }, '/nothing-here')];
+    expect(cases.map((c) => c.status)).toEqual([403, 404]);
+    for (const reply of cases) {
+      expect(reply.headers['x-content-type-options']).toBe('nosniff');
+      expect(reply.headers['content-type']).toMatch(/^text\/plain/);
+      expect(reply.body).not.toContain('script');
+    }
+  });
+
   it('will not bind beyond loopback without a token', async () => {
     await expect(new BridgeServer({ host: '0.0.0.0', port: 0 }).start()).rejects.toThrow(/token/);
     const withToken = await new BridgeServer({ host: '0.0.0.0', port: 0, token: 't' }).start();

@@ -3,6 +3,7 @@
 // the `Origin` of a WebSocket upgrade, when a browser sends one, must be the server's own page
 // (or listed with --allow-origin), so no other web page can drive a local server.
 
+import type { ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 
@@ -56,10 +57,28 @@ export class HttpGuard {
   /** Null when the Host header names this server, else why not. */
   checkHost(header: string | undefined): string | null {
     if (header === undefined) return 'a Host header is required';
+    // The refused name is not echoed: the page would reflect whatever an attacker sent.
     const parsed = parseHostHeader(header);
-    if (!parsed || !this.names.has(parsed.name)) return `Host ${JSON.stringify(header.slice(0, 100))} is not this server`;
-    if (parsed.port !== null && parsed.port !== this.options.port) return `Host ${JSON.stringify(header.slice(0, 100))} names another port`;
+    if (!parsed || !this.names.has(parsed.name)) return 'the Host header does not name this server (allow a name with --allow-host)';
+    if (parsed.port !== null && parsed.port !== this.options.port) return 'the Host header names another port';
     return null;
+  }
+
+  /**
+   * Null unless the request target is in absolute form (`GET http://name/ HTTP/1.1`, as sent to
+   * proxies) and names another server: HTTP/1.1 then takes the target's authority over `Host`,
+   * so it must pass the same check. A target that is no URL at all is left to the page server.
+   */
+  checkTarget(target: string | undefined): string | null {
+    if (target === undefined || target.startsWith('/') || target === '*') return null;
+    let url: URL;
+    try {
+      url = new URL(target);
+    } catch {
+      return null;
+    }
+    if (!['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol)) return 'the request target names another scheme';
+    return url.host === '' ? 'the request target names no server' : this.checkHost(url.host);
   }
 
   /** Null when a WebSocket upgrade from `origin` may proceed (no Origin: not a browser page). */
@@ -71,13 +90,27 @@ export class HttpGuard {
     try {
       url = new URL(normalized);
     } catch {
-      return `Origin ${JSON.stringify(origin.slice(0, 100))} is not allowed`;
+      return 'the Origin header is not a URL';
     }
     const name = url.hostname.replace(/^\[|\]$/g, '');
     const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
     // An origin is scheme, host and port: a browser never sends a path or credentials in one.
     const bare = url.username === '' && url.password === '' && (url.pathname === '/' || url.pathname === '') && url.search === '' && url.hash === '';
     const ownPage = bare && (url.protocol === 'http:' || url.protocol === 'https:') && this.names.has(name) && port === this.options.port;
-    return ownPage ? null : `Origin ${JSON.stringify(origin.slice(0, 100))} is not this server's page (allow it with --allow-origin)`;
+    return ownPage ? null : "the Origin is not this server's page (allow another with --allow-origin)";
   }
+}
+
+/**
+ * A short plain-text answer (errors, refusals). `nosniff` keeps a browser from reading it as
+ * HTML or script whatever it contains.
+ */
+export function sendPlainText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', ...headers }).end(`${text}\n`);
+}
+
+/** The same answer on a raw socket (an upgrade refused before any WebSocket exists). */
+export function plainTextResponse(status: string, text: string): string {
+  const body = `${text}\n`;
+  return `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }

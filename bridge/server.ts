@@ -14,7 +14,7 @@ import { Connection, closeSoon } from './connection.js';
 import { HeavyPool } from './heavy-pool.js';
 import { SessionHost, type HostOptions } from './host.js';
 import { defaultCheckpointRoots } from './checkpoint-roots.js';
-import { HttpGuard, isLoopbackHost } from './http-guard.js';
+import { HttpGuard, isLoopbackHost, plainTextResponse, sendPlainText } from './http-guard.js';
 import { serveWebAsset } from './web/assets.js';
 import { BusyPoll } from './busy-poll.js';
 
@@ -234,21 +234,21 @@ export class BridgeServer {
     const http = createServer({ headersTimeout: o.handshakeTimeoutMs, requestTimeout: 2 * o.handshakeTimeoutMs, connectionsCheckingInterval: checkEvery }, (req, res) => {
       // An exception thrown here would end the process, and every client's connection with it.
       try {
-        const refused = this.guard!.checkHost(req.headers.host);
+        const refused = this.guard!.checkHost(req.headers.host) ?? this.guard!.checkTarget(req.url);
         if (refused) {
-          res.writeHead(403, { 'content-type': 'text/plain' }).end(`${refused}\n`);
+          sendPlainText(res, 403, refused);
           return;
         }
         if (o.web && serveWebAsset(req, res)) return;
         if (o.web && req.method !== 'GET' && req.method !== 'HEAD') {
-          res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' }).end('kratzen bridge: the web table takes GET and HEAD only\n');
+          sendPlainText(res, 405, 'kratzen bridge: the web table takes GET and HEAD only', { allow: 'GET, HEAD' });
           return;
         }
         if (o.web) {
-          res.writeHead(404, { 'content-type': 'text/plain' }).end('kratzen bridge: no such page (the table is at /)\n');
+          sendPlainText(res, 404, 'kratzen bridge: no such page (the table is at /)');
           return;
         }
-        res.writeHead(426, { 'content-type': 'text/plain' }).end('kratzen bridge: connect with a WebSocket\n');
+        sendPlainText(res, 426, 'kratzen bridge: connect with a WebSocket');
       } catch {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
         res.end();
@@ -312,9 +312,9 @@ export class BridgeServer {
   private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
     this.handshaking.delete(socket);
     socket.on('error', () => socket.destroy());
-    const refused = this.guard!.checkHost(req.headers.host) ?? this.guard!.checkOrigin(req.headers.origin);
+    const refused = this.guard!.checkHost(req.headers.host) ?? this.guard!.checkTarget(req.url) ?? this.guard!.checkOrigin(req.headers.origin);
     if (refused) {
-      socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${refused}\n`);
+      socket.end(plainTextResponse('403 Forbidden', refused));
       return;
     }
     this.wss!.handleUpgrade(req, socket, head, (ws) => this.accept(ws));

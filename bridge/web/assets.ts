@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { CARD_NAMES } from '../../env/rules/card-names.js';
+import { sendPlainText } from '../http-guard.js';
 import { PROTOCOL_VERSION } from '../protocol.js';
 
 const SHARED = '(shared module)';
@@ -45,7 +46,7 @@ export function serveWebAsset(req: IncomingMessage, res: ServerResponse): boolea
     path = new URL(req.url ?? '/', 'http://localhost').pathname;
   } catch {
     // A request target such as `http://[` is no URL at all (it used to crash the server).
-    res.writeHead(400, { 'content-type': 'text/plain' }).end('bad request target\n');
+    sendPlainText(res, 400, 'bad request target');
     return true;
   }
   const asset = Object.hasOwn(ASSETS, path) ? ASSETS[path] : undefined;
@@ -54,7 +55,7 @@ export function serveWebAsset(req: IncomingMessage, res: ServerResponse): boolea
   try {
     body = asset[0] === SHARED ? SHARED_MODULE : readFileSync(publicDir() + asset[0]);
   } catch (e) {
-    res.writeHead(500, { 'content-type': 'text/plain' }).end(`${(e as Error).message}\n`);
+    sendPlainText(res, 500, (e as Error).message);
     return true;
   }
   res.writeHead(200, {
