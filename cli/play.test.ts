@@ -2,7 +2,7 @@
 // input, card names), and as a child process with piped stdin whose saved record must replay
 // complete and consistent through `kratzen replay`.
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -187,6 +187,33 @@ const PLAY_BIN = join(ROOT, 'dist/cli/play.js');
 const MAIN_BIN = join(ROOT, 'dist/cli/main.js');
 
 describe.skipIf(!existsSync(PLAY_BIN))('kratzen play as a process (built dist)', () => {
+  it('saves the record so far when stopped by Ctrl-C (SIGINT) or SIGTERM while waiting for a move', async () => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      const path = join(tmp, `signal-${signal}.json`);
+      const child = spawn(process.execPath, [PLAY_BIN, '--seed', '5', '--players', '3', '--record', path], { stdio: ['pipe', 'pipe', 'pipe'] });
+      let text = '';
+      let answered = 0;
+      child.stdout.on('data', (data: Buffer) => {
+        text += data.toString();
+        const prompts = text.split('Your move [').length - 1;
+        // Two moves, then the signal while the third is awaited.
+        if (prompts > answered && answered < 2) {
+          answered++;
+          child.stdin.write('1\n');
+        } else if (prompts === 3 && answered === 2) {
+          answered++;
+          child.kill(signal);
+        }
+      });
+      const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+      expect(code, `${signal}: ${text.slice(-300)}`).toBe(0);
+      expect(text).toContain('Session stopped. Record saved:');
+      const record = JSON.parse(readFileSync(path, 'utf8')) as GameRecord;
+      expect(record.hands![0]!.actions!.filter((a) => a.seat === 0)).toHaveLength(2);
+      expect(replayRecord(record).result.final.complete).toBe(false);
+    }
+  }, 60_000);
+
   it('plays a session from piped input and kratzen replay accepts its record', () => {
     const path = join(tmp, 'piped.json');
     const run = spawnSync(process.execPath, [PLAY_BIN, '--seed', '12', '--players', '4', '--record', path], { input: '1\n'.repeat(400), encoding: 'utf8', timeout: 30_000 });

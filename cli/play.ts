@@ -43,7 +43,7 @@ export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed
              [--record FILE]
   Play a session against bots: opponents random, heuristic, pimc[:samples=K], or a checkpoint dir
   (cycled over the other seats; default heuristic). Answer with a move's number or its text
-  (\`play Kc\`, \`in\`, \`out\`); \`help\` shows the table again, \`quit\` (or end of input) saves and stops.
+  (\`play Kc\`, \`in\`, \`out\`); \`help\` shows the table again, \`quit\` (or end of input, or Ctrl-C) saves and stops.
   The record goes to --record (default runs/play-<time>.json) for \`kratzen replay\`.
 `;
 
@@ -272,13 +272,21 @@ class TerminalGame {
 /** Longest answer line read; past it the input counts as ended (`< /dev/zero` grew one line until memory ran out). */
 const MAX_LINE_CHARS = 4096;
 
-function lineReader(input: Readable): { next: () => Promise<string | null>; close: () => void } {
+/**
+ * Lines of `input`, one per `next()`; null once it ends. `interrupt()` ends it early: a pending
+ * `next()` resolves to null at once (Ctrl-C while the person is thinking).
+ */
+function lineReader(input: Readable): { next: () => Promise<string | null>; interrupt: () => void; close: () => void } {
   const chunks = input.setEncoding('utf8')[Symbol.asyncIterator]() as AsyncIterator<string>;
   let pending = '';
   let ended = false;
+  let interrupted = false;
+  let wake: (value: null) => void = () => undefined;
+  const interruption = new Promise<null>((resolve) => (wake = resolve));
   return {
     next: async () => {
       for (;;) {
+        if (interrupted) return null;
         const newline = pending.indexOf('\n');
         if (newline >= 0) {
           const line = pending.slice(0, newline).replace(/\r$/, '');
@@ -291,12 +299,21 @@ function lineReader(input: Readable): { next: () => Promise<string | null>; clos
           pending = '';
           return last;
         }
-        const r = await chunks.next();
+        const r = await Promise.race([chunks.next(), interruption]);
+        if (r === null) return null;
         if (r.done) ended = true;
         else pending += r.value;
       }
     },
-    close: () => void chunks.return?.(),
+    interrupt: () => {
+      interrupted = true;
+      wake(null);
+    },
+    close: () => {
+      void chunks.return?.();
+      // An interrupted read is still pending on the stream, which would keep the process alive.
+      if (interrupted) input.destroy();
+    },
   };
 }
 
@@ -392,10 +409,19 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   out(`Kratzen: ${game.rules.profile}, ${n} players, ${game.rules.hands} hands, seed ${JSON.stringify(seed)}. You are seat ${seat}.\n`);
   const input = io.input ?? process.stdin;
   const reader = lineReader(input);
+  // Ctrl-C, a closed terminal or a kill end the session as `quit` does, so its record is saved;
+  // the handlers go after the first signal, and a second Ctrl-C ends the process at once.
+  const stopSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const onStopSignal = () => {
+    for (const signal of stopSignals) process.off(signal, onStopSignal);
+    reader.interrupt();
+  };
+  for (const signal of stopSignals) process.on(signal, onStopSignal);
   let finished = false;
   try {
     finished = await new TerminalGame(state, agents, seat, output, input === process.stdin && process.stdin.isTTY === true).play(reader.next);
   } finally {
+    for (const signal of stopSignals) process.off(signal, onStopSignal);
     reader.close();
     for (const agent of agents) agent?.dispose?.();
     // A file that appeared at that path during the game is not replaced either.
