@@ -208,6 +208,18 @@ describe('corruption is detected', () => {
     const error = await expectCode(loadCheckpoint(await copyWith('model.json', wide, true)), 'bad-model');
     expect(error.message).toMatch(/layer "hidden_0" has 1500000 units/);
     expect(process.memoryUsage().rss - before).toBeLessThan(200 * 2 ** 20);
+    const layersEdit = (change: (layers: unknown[]) => void) => (b: Buffer) => {
+      const model = JSON.parse(b.toString('utf8'));
+      change(model.modelTopology.config.layers);
+      return JSON.stringify(model);
+    };
+    const extra = await expectCode(loadCheckpoint(await copyWith('model.json', layersEdit((l) => l.splice(2, 0, structuredClone(l[1]))), true)), 'bad-model');
+    expect(extra.message).toMatch(/layers, expected/);
+    const renamed = await expectCode(loadCheckpoint(await copyWith('model.json', (b) => b.toString().replaceAll('"hidden_0"', '"hidden_x"'), true)), 'bad-model');
+    expect(renamed.message).toMatch(/"hidden_x", expected Dense "hidden_0"/);
+    const input = layersEdit((l) => ((l[0] as { config: { batch_input_shape: unknown } }).config.batch_input_shape = [null, 7]));
+    const narrow = await expectCode(loadCheckpoint(await copyWith('model.json', input, true)), 'bad-model');
+    expect(narrow.message).toMatch(/input shape \[null,7\]/);
   });
 
   it('a manifest whose weights.bin size is not its architecture\'s, before reading any file', async () => {
