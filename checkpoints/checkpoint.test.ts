@@ -222,6 +222,18 @@ describe('corruption is detected', () => {
     expect(narrow.message).toMatch(/input shape \[null,7\]/);
   });
 
+  it('a weights.bin that hashes right but holds a NaN or an infinity', async () => {
+    for (const value of [NaN, Infinity]) {
+      const poison = (b: Buffer) => {
+        const copy = Buffer.from(b);
+        copy.writeFloatLE(value, 40);
+        return copy;
+      };
+      const error = await expectCode(loadCheckpoint(await copyWith('weights.bin', poison, true)), 'bad-model');
+      expect(error.message).toMatch(new RegExp(`non-finite number \\(${value}\\) at weight 10`));
+    }
+  });
+
   it('a manifest whose weights.bin size is not its architecture\'s, before reading any file', async () => {
     // Other hidden sizes: weights.bin no longer matches them, whatever model.json says.
     const arch = editManifest((m) => (m.architecture.hiddenSizes = [48, 25]));

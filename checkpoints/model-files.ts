@@ -63,6 +63,7 @@ export async function modelFromFiles(files: ModelFiles, where: string, expected?
     }
   }
   const { weights } = files;
+  if (expected) checkWeightValues(json, weights, where);
   // An exact ArrayBuffer of the weights: a Node Buffer may be a view into a larger pool.
   const weightData = weights.buffer.slice(weights.byteOffset, weights.byteOffset + weights.byteLength) as ArrayBuffer;
   try {
@@ -70,5 +71,21 @@ export async function modelFromFiles(files: ModelFiles, where: string, expected?
     return await tf.loadLayersModel(tf.io.fromMemory(artifacts));
   } catch (e) {
     throw new CheckpointError('bad-model', where, `TF.js could not load the model: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * A policy's weights are plain float32 numbers, all finite: a NaN or an infinity (an edited file,
+ * or a run that diverged) would make every probability NaN, and the agent's choices meaningless.
+ */
+function checkWeightValues(json: tf.io.ModelJSON, weights: Uint8Array, where: string): void {
+  const specs = json.weightsManifest.flatMap((group) => (Array.isArray(group.weights) ? group.weights : []));
+  const unusual = specs.find((spec) => spec?.dtype !== 'float32' || spec.quantization !== undefined);
+  if (unusual) throw new CheckpointError('bad-model', where, `model.json: weight ${JSON.stringify(unusual?.name)} is not plain float32`);
+  const count = weights.byteLength >> 2;
+  // A Float32Array view needs an aligned offset; a Node Buffer from the pool may not have one.
+  const floats = weights.byteOffset % 4 === 0 ? new Float32Array(weights.buffer, weights.byteOffset, count) : new Float32Array(weights.slice(0, count * 4).buffer);
+  for (let i = 0; i < count; i++) {
+    if (!Number.isFinite(floats[i]!)) throw new CheckpointError('bad-model', where, `weights.bin holds a non-finite number (${floats[i]}) at weight ${i}`);
   }
 }
