@@ -189,6 +189,9 @@ async function runEval(args: string[]): Promise<void> {
     process.stderr.write(`report: ${path}\n`);
     return;
   }
+  // --hands rounds up to whole duplicate deals (each seen from every seat): say what was played.
+  const played = deals * game.numPlayers * game.rules.hands;
+  process.stdout.write(`${deals} deals x ${game.numPlayers} seatings x ${game.rules.hands} hands = ${played} hands${played === hands ? '' : ` (--hands ${hands}, rounded up to whole deals)`}\n`);
   for (const a of result.agents) {
     process.stdout.write(`${a.name.padEnd(28)} ${a.meanChipsPerHand.toFixed(3).padStart(9)} ±${a.ci95.toFixed(3)} chips/hand, rating ${a.rating.toFixed(0)}\n`);
   }
