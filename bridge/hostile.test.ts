@@ -18,7 +18,7 @@ import { writeCheckpoint } from '../checkpoints/checkpoint.js';
 import { CheckpointStore } from '../checkpoints/store.js';
 import { BridgeClient } from './client.js';
 import { MAX_HANDS_PER_REPLY, PROTOCOL_VERSION } from './protocol.js';
-import { BridgeServer, CLOSE_HELLO_TIMEOUT } from './server.js';
+import { BridgeServer, CLOSE_HELLO_TIMEOUT, MIN_NETWORK_TOKEN_CHARS } from './server.js';
 import { CLOSE_TOO_BIG, MAX_PRE_HELLO_FRAME_BYTES } from './connection.js';
 
 const HELLO = JSON.stringify({ id: 0, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION } });
@@ -182,9 +182,10 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
     }
   });
 
-  it('will not bind beyond loopback without a token', async () => {
+  it('will not bind beyond loopback without a token, or with one short enough to guess', async () => {
     await expect(new BridgeServer({ host: '0.0.0.0', port: 0 }).start()).rejects.toThrow(/token/);
-    const withToken = await new BridgeServer({ host: '0.0.0.0', port: 0, token: 't' }).start();
+    await expect(new BridgeServer({ host: '0.0.0.0', port: 0, token: 't' }).start()).rejects.toThrow(/at least 16 characters/);
+    const withToken = await new BridgeServer({ host: '0.0.0.0', port: 0, token: 'x'.repeat(MIN_NETWORK_TOKEN_CHARS) }).start();
     await withToken.close();
   });
 });

@@ -18,6 +18,12 @@ import { HttpGuard, isLoopbackHost, plainTextResponse, sendPlainText } from './h
 import { serveWebAsset } from './web/assets.js';
 import { BusyPoll } from './busy-poll.js';
 
+/**
+ * Shortest token a server reachable from the network accepts: each connection gets one guess, but
+ * an attacker can reconnect thousands of times a second. (Loopback servers take any token.)
+ */
+export const MIN_NETWORK_TOKEN_CHARS = 16;
+
 export interface BridgeServerOptions {
   /**
    * Interface to bind; anything but loopback exposes the server to the network, and then a
@@ -228,6 +234,9 @@ export class BridgeServer {
     const o = this.options;
     if (!isLoopbackHost(o.host) && !o.token) {
       throw new Error(`binding ${o.host} exposes the server beyond this machine: give it a token (--token or KRATZEN_BRIDGE_TOKEN)`);
+    }
+    if (!isLoopbackHost(o.host) && o.token!.length < MIN_NETWORK_TOKEN_CHARS) {
+      throw new Error(`binding ${o.host} needs a token of at least ${MIN_NETWORK_TOKEN_CHARS} characters: a short one is guessed by reconnecting`);
     }
     // Node checks these timeouts only every connectionsCheckingInterval (30 s by default).
     const checkEvery = Math.max(100, Math.min(1_000, o.handshakeTimeoutMs / 4));

@@ -18,7 +18,8 @@ describe('kratzen serve flags', () => {
     [['--idle-timeout-ms', '3000000000'], 'idle-timeout-ms'],
     [['--heartbeat-interval-ms', '3000000000'], 'heartbeat-interval-ms'],
     [['--max-envs', '1e15'], 'max-envs'],
-    [['--host', '999.1.1.1', '--token', 'a'], 'host'],
+    [['--host', '999.1.1.1', '--token', 'a-token-long-enough'], 'host'],
+    [['--host', '0.0.0.0', '--token', 'short'], 'token'],
   ])('%j is refused naming %s', (flags, field) => {
     const run = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', ...flags], { encoding: 'utf8', timeout: 20_000, cwd: join(import.meta.dirname, '..') });
     expect(run.status).toBe(2);

@@ -10,13 +10,13 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BACKEND_CHOICES, type BackendChoice } from '../agents/tfjs.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
-import { BridgeServer } from '../bridge/server.js';
+import { BridgeServer, MIN_NETWORK_TOKEN_CHARS } from '../bridge/server.js';
 import { defaultCheckpointRoots } from '../bridge/checkpoint-roots.js';
 import { isLoopbackHost } from '../bridge/http-guard.js';
 
 export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (protocol: bridge/protocol.ts, docs/bridge.md)
 
-  --host H                 interface to bind (default 127.0.0.1); any other than loopback needs --token
+  --host H                 interface to bind (default 127.0.0.1); any other than loopback needs --token (16+ characters)
   --port P                 TCP port, 0 for any free one (default 8765)
   --token T                clients must send it in hello; also KRATZEN_BRIDGE_TOKEN (not visible in ps)
   --web                    also serve the web table at http://<host>:<port>/
@@ -128,6 +128,9 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
   const token = values.token ?? process.env.KRATZEN_BRIDGE_TOKEN ?? undefined;
   const host = values.host ?? '127.0.0.1';
   if (!isLoopbackHost(host) && !token) fail('token', `--host ${host} exposes the server beyond this machine: give a --token (or KRATZEN_BRIDGE_TOKEN)`);
+  if (!isLoopbackHost(host) && token && token.length < MIN_NETWORK_TOKEN_CHARS) {
+    fail('token', `--host ${host} exposes the server beyond this machine: the token needs at least ${MIN_NETWORK_TOKEN_CHARS} characters (for example: openssl rand -hex 16)`);
+  }
   const seedSecret = values['seed-secret'] ?? process.env.KRATZEN_SEED_SECRET ?? undefined;
   for (const origin of values['allow-origin'] ?? []) {
     if (!/^https?:\/\/[^/\s]+$/.test(origin)) fail('allow-origin', `--allow-origin takes an origin like https://example.org, got "${origin}"`);
