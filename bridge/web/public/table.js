@@ -357,9 +357,20 @@ async function start(form) {
 
 async function main() {
   const form = $('setup');
+  // Settings come from the query or the fragment (`#token=...`: a fragment never reaches a server
+  // or a Referer). A token is then taken out of the address bar, so it stays out of the history.
   const params = new URLSearchParams(location.search);
+  const fragment = new URLSearchParams(location.hash.slice(1));
   for (const key of ['opponents', 'profile', 'players', 'seed', 'deckStyle', 'token']) {
-    if (params.has(key) && form.elements[key]) form.elements[key].value = params.get(key);
+    const value = fragment.get(key) ?? params.get(key);
+    if (value !== null && form.elements[key]) form.elements[key].value = value;
+  }
+  if (params.has('token') || fragment.has('token')) {
+    params.delete('token');
+    fragment.delete('token');
+    const query = params.toString();
+    const hash = fragment.toString();
+    history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}${hash ? `#${hash}` : ''}`);
   }
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
