@@ -58,6 +58,19 @@ class BridgeError(Exception):
         self.details = details or {}
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _loads(text) -> Any:
+    """Strict JSON: NaN and Infinity are not JSON (the server never sends them); a reply nested
+    past Python's recursion limit is malformed like any other (RecursionError is no ValueError)."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
 def _bad_frame(reason: str) -> "BridgeError":
     return BridgeError("bad_frame", f"the server sent a malformed binary frame: {reason}")
 
@@ -74,7 +87,7 @@ def decode_frame(data: bytes) -> Dict[str, Any]:
     if 4 + header_length > len(data):
         raise _bad_frame(f"a header of {header_length} bytes in a frame of {len(data)}")
     try:
-        header = json.loads(bytes(data[4 : 4 + header_length]).decode("utf-8"))
+        header = _loads(bytes(data[4 : 4 + header_length]).decode("utf-8"))
         result = header["result"]
         lengths = result.pop("lengths")
         n = result["numEnvs"]
@@ -93,6 +106,8 @@ def decode_frame(data: bytes) -> Dict[str, Any]:
         offset += (count * dtype.itemsize + 7) & ~7
     if len(arrays["observations.indptr"]) != n + 1 or len(arrays["masks"]) != n * NUM_ACTIONS or len(arrays["seats"]) != n:
         raise _bad_frame(f"array sizes do not match numEnvs {n}")
+    for prefix, rows in (("observations", n), ("finalObservations", None)):
+        _check_csr(arrays[f"{prefix}.indptr"], arrays[f"{prefix}.indices"], arrays[f"{prefix}.values"], rows, prefix)
     arrays["masks"] = arrays["masks"].reshape(n, NUM_ACTIONS)
     width = result.get("rewardWidth", 1)
     if not isinstance(width, int) or width < 1 or len(arrays["rewards"]) != n * width:
@@ -103,8 +118,22 @@ def decode_frame(data: bytes) -> Dict[str, Any]:
     return header
 
 
+def _check_csr(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, rows: Optional[int], name: str) -> None:
+    """CSR rows are well formed: indptr starts at 0, never decreases and ends at the entry count."""
+    if len(indptr) == 0 or (rows is not None and len(indptr) != rows + 1):
+        raise _bad_frame(f"{name}.indptr has {len(indptr)} entries")
+    if len(indices) != len(values) or indptr[0] != 0 or indptr[-1] != len(indices) or np.any(np.diff(indptr.astype(np.int64)) < 0):
+        raise _bad_frame(f"{name}: indptr does not index its {len(indices)} entries in order")
+
+
 def csr_to_dense(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, width: int) -> np.ndarray:
-    """Expands CSR rows (the wire format of observations) to a dense float32 matrix."""
+    """Expands CSR rows (the wire format of observations) to a dense float32 matrix.
+
+    Raises BridgeError("bad_frame") for rows that are not well formed or an index past `width`.
+    """
+    _check_csr(indptr, indices, values, None, "observations")
+    if len(indices) and int(indices.max()) >= width:
+        raise _bad_frame(f"an observation index {int(indices.max())} past the observation size {width}")
     rows = len(indptr) - 1
     out = np.zeros((rows, width), dtype=np.float32)
     row_of = np.repeat(np.arange(rows), np.diff(indptr.astype(np.int64)))
@@ -148,7 +177,7 @@ class BridgeClient:
         except UnicodeDecodeError as e:
             raise BridgeError("internal_error", f"{method}: the server's reply is not UTF-8 text: {e}") from None
         try:
-            reply = decode_frame(raw) if isinstance(raw, (bytes, bytearray)) else json.loads(raw)
+            reply = decode_frame(raw) if isinstance(raw, (bytes, bytearray)) else _loads(raw)
         except ValueError as e:  # json.JSONDecodeError is one
             raise BridgeError("internal_error", f"{method}: the server's reply is not JSON: {e}") from None
         # A reply that is not the protocol's shape is the server's fault, reported as every failure is.
@@ -159,14 +188,20 @@ class BridgeClient:
             raise BridgeError("internal_error", f"{method}: the server's error reply has no code and message: {error!r:.200}")
         # Errors found before the server read an id (parse_error) carry id null.
         if reply.get("id") != request_id and not (error is not None and reply.get("id") is None):
-            raise BridgeError("internal_error", f"reply id {reply.get('id')!r} does not match request {request_id}")
+            raise self._out_of_step(reply.get("id"), request_id)
         if error is not None:
             raise BridgeError(error["code"], error["message"], error.get("field"), error.get("details"))
         if reply.get("id") != request_id:
-            raise BridgeError("internal_error", f"reply id {reply.get('id')!r} does not match request {request_id}")
+            raise self._out_of_step(reply.get("id"), request_id)
         if not isinstance(reply.get("result"), dict):
             raise BridgeError("internal_error", f"{method}: the server's reply has neither a result nor an error")
         return reply["result"]
+
+    def _out_of_step(self, reply_id: Any, request_id: int) -> BridgeError:
+        # Replies come in request order: one that answers another request means every later
+        # reply would be read as the wrong one, so the connection is closed.
+        self.close()
+        return BridgeError("internal_error", f"reply id {reply_id!r:.40} does not match request {request_id}; the connection is closed")
 
     @property
     def max_message_bytes(self) -> Optional[int]:

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Union
 import numpy as np
 
 from ._compat import Box
-from .client import NUM_ACTIONS, BridgeClient, csr_to_dense
+from .client import NUM_ACTIONS, BridgeClient, BridgeError, csr_to_dense
 
 Seed = Optional[Union[int, str]]
 
@@ -17,8 +17,10 @@ class Batch:
 
     __slots__ = ("observations", "masks", "seats", "rewards", "terminated", "truncated", "final")
 
-    def __init__(self, result: Dict[str, Any], obs_size: int):
-        a = result["arrays"]
+    def __init__(self, result: Dict[str, Any], obs_size: int, num_envs: int):
+        a = result.get("arrays")
+        if not isinstance(a, dict) or result.get("numEnvs") != num_envs or not isinstance(result.get("final"), list):
+            raise BridgeError("internal_error", f"the server's reply is not a binary batch of this session's {num_envs} envs")
         self.observations = csr_to_dense(a["observations.indptr"], a["observations.indices"], a["observations.values"], obs_size)
         self.masks = a["masks"].astype(np.int8)
         self.seats = a["seats"].astype(np.int64)
@@ -29,7 +31,11 @@ class Batch:
             a["finalObservations.indptr"], a["finalObservations.indices"], a["finalObservations.values"], obs_size
         )
         # env index -> (final observation, info) of the episode that ended in this step
-        self.final = {f["env"]: (final_obs[k], f["info"]) for k, f in enumerate(result["final"])}
+        finals = result["final"]
+        envs = [f.get("env") if isinstance(f, dict) else None for f in finals]
+        if len(finals) != len(final_obs) or not all(isinstance(e, int) and 0 <= e < num_envs for e in envs):
+            raise BridgeError("internal_error", "the server's final observations do not match its list of ended envs")
+        self.final = {e: (final_obs[k], finals[k].get("info")) for k, e in enumerate(envs)}
 
 
 class Session:
@@ -74,10 +80,10 @@ class Session:
         if seed is not None:
             # As a string: Python ints may pass 2**53, and "7" seeds exactly like 7.
             params["seed"] = str(int(seed)) if not isinstance(seed, str) else seed
-        return Batch(self.client.call("env.reset", params), self.obs_size)
+        return Batch(self.client.call("env.reset", params), self.obs_size, self.num_envs)
 
     def step(self, actions: List[int]) -> Batch:
-        return Batch(self.client.call("env.step", {"session": self.id, "actions": actions}), self.obs_size)
+        return Batch(self.client.call("env.step", {"session": self.id, "actions": actions}), self.obs_size, self.num_envs)
 
     def close(self) -> None:
         if self.closed:

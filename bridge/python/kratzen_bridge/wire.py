@@ -78,10 +78,14 @@ class WireConnection:
             f"Sec-WebSocket-Key: {key.decode()}\r\nSec-WebSocket-Version: 13\r\n\r\n"
         ).encode()
         self._send_all(request)
+        # The timeout bounds the whole handshake: a server dripping its reply a byte at a time
+        # would otherwise hold the caller for 64 KiB of reads.
+        self._deadline = time.monotonic() + self.timeout
         while b"\r\n\r\n" not in self._buffer:
             self._fill()
             if len(self._buffer) > 65536:
                 raise WireClosed("the server's handshake reply is too long")
+        self._deadline = None
         head, _, rest = bytes(self._buffer).partition(b"\r\n\r\n")
         self._buffer = bytearray(rest)
         lines = head.decode("latin-1").split("\r\n")

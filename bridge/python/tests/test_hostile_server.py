@@ -15,10 +15,13 @@ import threading
 import time
 import unittest
 
+import numpy as np
+
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from kratzen_bridge import NUM_ACTIONS, BridgeClient, BridgeError  # noqa: E402
-from kratzen_bridge.client import BINARY_ARRAYS, decode_frame  # noqa: E402
+from kratzen_bridge.client import BINARY_ARRAYS, csr_to_dense, decode_frame  # noqa: E402
+from kratzen_bridge.session import Batch  # noqa: E402
 
 GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
@@ -34,6 +37,17 @@ def good_lengths(n: int):
 
 
 HEADER = {"id": 1, "result": {"session": "s1", "numEnvs": 1, "rewardWidth": 1, "final": []}}
+
+
+def with_indptr(indptr, entries=0) -> bytes:
+    """A one-env frame whose observation rows are `indptr` over `entries` zeros."""
+    lengths = good_lengths(1)
+    lengths[1] = lengths[2] = entries
+    text = json.dumps({**HEADER, "result": {**HEADER["result"], "lengths": lengths}}).encode()
+    start = (4 + len(text) + 7) & ~7
+    pad = lambda b: b + bytes(-len(b) % 8)  # noqa: E731
+    payload = pad(struct.pack(f"<{len(indptr)}I", *indptr)) + pad(bytes(2 * entries)) + pad(bytes(4 * entries))
+    return struct.pack("<I", len(text)) + text + bytes(start - 4 - len(text)) + payload + bytes(4096)
 
 
 class DecodeFrameTest(unittest.TestCase):
@@ -56,6 +70,10 @@ class DecodeFrameTest(unittest.TestCase):
             "header past the end": struct.pack("<I", 10**6) + b"{}",
             "three bytes": b"abc",
             "header not JSON": struct.pack("<I", 3) + b"{{{" + bytes(8),
+            "header nested 100,000 deep": struct.pack("<I", 200_000) + b"[" * 100_000 + b"]" * 100_000,
+            "indptr past its entries": with_indptr([0, 3]),
+            "indptr going down": with_indptr([2, 1], entries=2),
+            "indptr not from 0": with_indptr([1, 1], entries=1),
         }
         self.assertEqual(len(BINARY_ARRAYS), len(good_lengths(1)))
         for name, data in cases.items():
@@ -63,6 +81,29 @@ class DecodeFrameTest(unittest.TestCase):
                 with self.assertRaises(BridgeError) as caught:
                     decode_frame(data)
                 self.assertEqual(caught.exception.code, "bad_frame")
+
+
+class DenseRowsTest(unittest.TestCase):
+    def test_an_index_past_the_observation_size_is_a_bad_frame(self):
+        indptr = np.array([0, 1], dtype=np.uint32)
+        with self.assertRaises(BridgeError) as caught:
+            csr_to_dense(indptr, np.array([60000], dtype=np.uint16), np.ones(1, dtype=np.float32), 490)
+        self.assertEqual(caught.exception.code, "bad_frame")
+        dense = csr_to_dense(indptr, np.array([489], dtype=np.uint16), np.ones(1, dtype=np.float32), 490)
+        self.assertEqual(dense[0, 489], 1.0)
+
+    def test_a_reply_that_is_not_this_sessions_binary_batch_is_an_internal_error(self):
+        arrays = decode_frame(frame(HEADER, good_lengths(1), 4096))["result"]
+        cases = {
+            "a text reply": {"numEnvs": 1, "final": [], "observations": [[0.0]]},
+            "another env count": {**arrays, "numEnvs": 2},
+            "final rows without envs": {**arrays, "final": [{"env": 0, "info": {}}]},
+        }
+        for name, result in cases.items():
+            with self.subTest(name):
+                with self.assertRaises(BridgeError) as caught:
+                    Batch(result, 490, 1)
+                self.assertEqual(caught.exception.code, "internal_error")
 
 
 class HostileServer:
@@ -79,12 +120,24 @@ class HostileServer:
 
     def serve(self):
         conn, _ = self.listener.accept()
+        self.listener.close()
         request = b""
         while b"\r\n\r\n" not in request:
             request += conn.recv(4096)
         key = [line.split(b":", 1)[1].strip() for line in request.split(b"\r\n") if line.lower().startswith(b"sec-websocket-key")][0]
         accept = base64.b64encode(hashlib.sha1(key + GUID.encode()).digest()).decode()
-        conn.sendall(f"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n".encode())
+        response = f"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n".encode()
+        if self.mode == "drip":
+            try:
+                for byte in response:
+                    if self.stop.wait(0.1):
+                        break
+                    conn.sendall(bytes([byte]))
+            except OSError:
+                pass
+            conn.close()
+            return
+        conn.sendall(response)
         conn.recv(65536)  # hello
         hello = json.dumps({"id": 1, "result": {"protocolVersion": 2}}).encode()
         conn.sendall(struct.pack("!BB", 0x81, len(hello)) + hello)
@@ -118,8 +171,17 @@ class DeadlineTest(unittest.TestCase):
                 client.close()
 
 
-if __name__ == "__main__":
-    unittest.main()
+
+class HandshakeDeadlineTest(unittest.TestCase):
+    def test_a_handshake_dripped_a_byte_at_a_time_fails_within_the_timeout(self):
+        # Each read came within the timeout, so the client waited for all of the reply (20 s and more).
+        server = HostileServer("drip")
+        started = time.monotonic()
+        with self.assertRaises(BridgeError) as caught:
+            BridgeClient(f"ws://127.0.0.1:{server.port}", timeout=0.5)
+        self.assertLess(time.monotonic() - started, 3.0)
+        self.assertEqual(caught.exception.code, "connection_failed")
+        server.stop.set()
 
 
 class _ScriptedWire:
@@ -127,6 +189,10 @@ class _ScriptedWire:
 
     def __init__(self, reply):
         self.reply = reply
+        self.closed = False
+
+    def close(self):
+        self.closed = True
 
     def request(self, text):
         if isinstance(self.reply, Exception):
@@ -145,6 +211,8 @@ class MalformedRepliesTest(unittest.TestCase):
             "error a string": '{"id":1,"error":"boom"}',
             "error without code": '{"id":1,"error":{}}',
             "no result": '{"id":1}',
+            "nested 100,000 deep": "[" * 100_000 + "]" * 100_000,
+            "NaN": '{"id":1,"result":{"x":NaN}}',
         }
         for name, reply in cases.items():
             with self.subTest(name):
@@ -154,3 +222,17 @@ class MalformedRepliesTest(unittest.TestCase):
                 with self.assertRaises(BridgeError) as caught:
                     client.call("ping")
                 self.assertEqual(caught.exception.code, "internal_error")
+
+    def test_a_reply_to_another_request_closes_the_connection(self):
+        # An extra frame put every later reply one request behind: each call failed, forever.
+        client = BridgeClient.__new__(BridgeClient)
+        client._next_id = 1
+        client._wire = _ScriptedWire('{"id":7,"result":{}}')
+        with self.assertRaises(BridgeError) as caught:
+            client.call("ping")
+        self.assertEqual(caught.exception.code, "internal_error")
+        self.assertTrue(client._wire.closed)
+
+
+if __name__ == "__main__":
+    unittest.main()
