@@ -304,7 +304,7 @@ export class Connection implements Servable {
   private handle(data: RawData): Reply | Promise<Reply> {
     let id: Id | null = null;
     try {
-      // A frame queued behind a hello that was refused (an unsupported version) meets the bound here.
+      // A frame queued behind a request refused for want of hello meets the bound here.
       if (this.refusedBeforeHello(data)) {
         return errorReply(null, { code: 'handshake_required', message: `send hello (protocolVersion ${PROTOCOL_VERSION}) first` });
       }
@@ -347,7 +347,8 @@ export class Connection implements Servable {
         const parsed = REQUEST_SCHEMAS[method].safeParse(raw);
         if (!parsed.success) {
           const { field, message: text } = firstIssue(parsed.error);
-          return errorReply(id, { code: field.startsWith('params') ? 'invalid_params' : 'invalid_request', message: text, field });
+          const reply = errorReply(id, { code: field.startsWith('params') ? 'invalid_params' : 'invalid_request', message: text, field });
+          return method === 'hello' ? this.refuseHello(reply) : reply;
         }
         params = (parsed.data as { params: unknown }).params;
       }
@@ -368,18 +369,31 @@ export class Connection implements Servable {
     }
   }
 
+  /**
+   * A refused first hello (malformed, another protocol version, a wrong token) ends the
+   * connection: nothing more is handled, also not frames already sent, so each connection gets
+   * at most one guess. A greeted client's second hello is only answered.
+   */
+  private refuseHello(reply: Reply): Reply {
+    if (this.greetedFlag) return reply;
+    this.send(reply);
+    this.drop(1008, 'hello refused');
+    return reply;
+  }
+
   private hello(id: Id, params: ParamsOf<'hello'>): Reply {
     if (params.protocolVersion !== PROTOCOL_VERSION) {
-      throw new BridgeError('unsupported_version', `protocol version ${params.protocolVersion} is not supported; this server speaks ${PROTOCOL_VERSION}`, 'params.protocolVersion', {
-        supported: [PROTOCOL_VERSION],
-      });
+      return this.refuseHello(
+        errorReply(id, {
+          code: 'unsupported_version',
+          message: `protocol version ${params.protocolVersion} is not supported; this server speaks ${PROTOCOL_VERSION}`,
+          field: 'params.protocolVersion',
+          details: { supported: [PROTOCOL_VERSION] },
+        }),
+      );
     }
     if (this.context.token !== undefined && !tokenMatches(this.context.token, params.token)) {
-      // Nothing more is handled for a refused peer, also not frames it already sent: one guess per connection.
-      const reply = errorReply(id, { code: 'unauthorized', message: params.token === undefined ? 'this server requires a token' : 'wrong token', field: 'params.token' });
-      this.send(reply);
-      this.drop(1008, 'unauthorized');
-      return reply;
+      return this.refuseHello(errorReply(id, { code: 'unauthorized', message: params.token === undefined ? 'this server requires a token' : 'wrong token', field: 'params.token' }));
     }
     if (!this.greetedFlag && !this.context.admit()) {
       const reply = errorReply(id, { code: 'limit_exceeded', message: 'the server has as many clients as it takes; try again later', details: { limit: 'maxConnections' } });

@@ -100,12 +100,25 @@ describe('check order: parse, method, params', () => {
 });
 
 describe('handshake and token', () => {
-  it('requires hello first and refuses other protocol versions', async () => {
+  it('requires hello first; a refused first hello (another version, malformed) ends the connection', async () => {
+    for (const [params, code] of [
+      [{ protocolVersion: 99 }, 'unsupported_version'],
+      [{ protocolVersion: PROTOCOL_VERSION, token: 'x'.repeat(2000) }, 'invalid_params'],
+      [{ protocolVersion: PROTOCOL_VERSION, token: 7 }, 'invalid_params'],
+    ] as const) {
+      const raw = await BridgeClient.connect(server.url);
+      expect((await raw.request('ping')).error).toMatchObject({ code: 'handshake_required' });
+      const closed = new Promise((r) => raw.ws.once('close', r));
+      expect((await raw.request('hello', params)).error).toMatchObject({ code, field: expect.stringMatching(/^params/) });
+      await closed;
+      expect(raw.closeCode).toBe(1008);
+    }
     const raw = await BridgeClient.connect(server.url);
-    expect((await raw.request('ping')).error).toMatchObject({ code: 'handshake_required' });
-    expect((await raw.request('hello', { protocolVersion: 99 })).error).toMatchObject({ code: 'unsupported_version', field: 'params.protocolVersion' });
     const hello = await raw.call('hello', { protocolVersion: PROTOCOL_VERSION });
     expect(hello.result).toMatchObject({ protocolVersion: PROTOCOL_VERSION, numActions: NUM_ACTIONS, observationSize: OBS_SIZE });
+    // A greeted client's second hello is only answered.
+    expect((await raw.request('hello', { protocolVersion: 99 })).error).toMatchObject({ code: 'unsupported_version' });
+    expect((await raw.call('ping')).result).toEqual({});
     await raw.close();
   });
 
