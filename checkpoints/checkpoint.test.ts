@@ -179,6 +179,11 @@ describe('corruption is detected', () => {
 
   it('an edited or broken manifest', async () => {
     await expectCode(loadCheckpoint(await copyWith('manifest.json', (b) => b.subarray(0, 50))), 'bad-manifest');
+    // The parser's message would quote the file: a client naming any file learns nothing of it.
+    const secret = await expectCode(loadCheckpoint(await copyWith('manifest.json', () => 'SECRET-CONTENT of some file')), 'bad-manifest');
+    expect(secret.message).not.toMatch(/SECRET/);
+    const model = await expectCode(loadCheckpoint(await copyWith('model.json', () => 'SECRET-CONTENT', true)), 'bad-model');
+    expect(model.message).not.toMatch(/SECRET/);
     await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => (m.surprise = 1)))), 'bad-manifest');
     await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => (m.formatVersion = 2)))), 'bad-manifest');
     await expectCode(loadCheckpoint(await copyWith('manifest.json', editManifest((m) => delete m.files['weights.bin']))), 'bad-manifest');

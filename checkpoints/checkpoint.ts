@@ -150,8 +150,9 @@ export async function readManifest(dir: string): Promise<{ manifest: CheckpointM
   let json: unknown;
   try {
     json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch (e) {
-    throw new CheckpointError('bad-manifest', dir, `${MANIFEST_FILE} is not JSON: ${(e as Error).message}`);
+  } catch {
+    // Not the parser's message: it quotes the file, which may be any file a client names.
+    throw new CheckpointError('bad-manifest', dir, `${MANIFEST_FILE} is not UTF-8 JSON`);
   }
   const parsed = manifestSchema.safeParse(json);
   if (!parsed.success) throw new CheckpointError('bad-manifest', dir, firstIssue(parsed.error).message);

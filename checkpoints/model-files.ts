@@ -47,8 +47,9 @@ export async function modelFromFiles(files: ModelFiles, where: string, expected?
   let json: tf.io.ModelJSON;
   try {
     json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(files.modelJson)) as tf.io.ModelJSON;
-  } catch (e) {
-    throw new CheckpointError('bad-model', where, `model.json is not JSON: ${(e as Error).message}`);
+  } catch {
+    // Not the parser's message: it quotes the file.
+    throw new CheckpointError('bad-model', where, 'model.json is not UTF-8 JSON');
   }
   const manifest = json?.weightsManifest;
   const paths = Array.isArray(manifest) ? manifest.flatMap((group) => group.paths) : null;
