@@ -110,6 +110,8 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
     // Credentials or a path make it no origin a browser sends, even when the host part is ours.
     expect(await rawSocket(server.url, { origin: `http://evil.example@127.0.0.1:${server.port}` }).opened).toBe(false);
     expect(await rawSocket(server.url, { origin: `http://127.0.0.1:${server.port}/evil` }).opened).toBe(false);
+    // Protocol version 8 sent the origin as Sec-WebSocket-Origin.
+    expect(await rawSocket(server.url, { protocolVersion: 8, origin: 'http://evil.example' }).opened).toBe(false);
     for (const origin of [`http://127.0.0.1:${server.port}`, `http://localhost:${server.port}`, 'https://trusted.example', undefined]) {
       const socket = rawSocket(server.url, origin ? { origin } : {});
       expect(await socket.opened).toBe(true);

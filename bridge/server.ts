@@ -321,7 +321,9 @@ export class BridgeServer {
   private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
     this.handshaking.delete(socket);
     socket.on('error', () => socket.destroy());
-    const refused = this.guard!.checkHost(req.headers.host) ?? this.guard!.checkTarget(req.url) ?? this.guard!.checkOrigin(req.headers.origin);
+    // Protocol version 8 (browsers of 2011, still accepted by ws) named the origin Sec-WebSocket-Origin.
+    const origin = req.headers.origin ?? (req.headers['sec-websocket-origin'] as string | undefined);
+    const refused = this.guard!.checkHost(req.headers.host) ?? this.guard!.checkTarget(req.url) ?? this.guard!.checkOrigin(origin);
     if (refused) {
       socket.end(plainTextResponse('403 Forbidden', refused));
       return;
