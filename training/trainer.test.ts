@@ -182,13 +182,17 @@ describe('trainer', () => {
   it('refuses a learning rate above 1, and stops a run whose losses stop being numbers naming learningRate (probe finding)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
     expect(() => parseTrainConfig({ learningRate: 1e308 })).toThrow(expect.objectContaining({ field: 'learningRate' }));
-    // Weights that are no longer numbers (what a step too large leaves), from a starting policy.
+    // Weights near float32's largest (what steps too large lead to): every activation overflows.
     const agent = new PolicyAgent({ architecture: { hiddenSizes: TINY.hiddenSizes }, seed: 1 });
+    agent.model.setWeights(agent.model.getWeights().map((w) => tf.fill(w.shape, 3e38)));
+    const { dir: huge } = await new CheckpointStore(join(dir, 'huge'), { rules: TINY.rules }).save(agent, { step: 1 });
+    const diverging = train({ ...TINY, initialPolicy: huge, name: 'diverged', runsDir: dir }, { verbose: false });
+    await expect(diverging).rejects.toMatchObject({ field: 'learningRate', message: expect.stringMatching(/training diverged: .*update 1: .* is NaN/) });
+    // Weights that are no longer numbers are refused as a starting point (checkpoints/model-files.ts).
     agent.model.setWeights(agent.model.getWeights().map((w) => tf.fill(w.shape, NaN)));
     const { dir: nan } = await new CheckpointStore(join(dir, 'nan'), { rules: TINY.rules }).save(agent, { step: 1 });
     agent.dispose();
-    const diverging = train({ ...TINY, initialPolicy: nan, name: 'diverged', runsDir: dir }, { verbose: false });
-    await expect(diverging).rejects.toMatchObject({ field: 'learningRate', message: expect.stringMatching(/training diverged: .*update 1: .* is NaN/) });
+    await expect(train({ ...TINY, initialPolicy: nan, name: 'nan', runsDir: dir }, { verbose: false })).rejects.toMatchObject({ field: 'initialPolicy' });
   });
 
   it('resumes past a torn last metrics line (a crash while appending); refuses other damage naming the file', async () => {
