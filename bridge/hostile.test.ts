@@ -112,6 +112,9 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
     expect(await rawSocket(server.url, { origin: `http://127.0.0.1:${server.port}/evil` }).opened).toBe(false);
     // Protocol version 8 sent the origin as Sec-WebSocket-Origin.
     expect(await rawSocket(server.url, { protocolVersion: 8, origin: 'http://evil.example' }).opened).toBe(false);
+    const ownV8 = rawSocket(server.url, { protocolVersion: 8, origin: `http://127.0.0.1:${server.port}` });
+    expect(await ownV8.opened).toBe(true);
+    ownV8.ws.close();
     for (const origin of [`http://127.0.0.1:${server.port}`, `http://localhost:${server.port}`, 'https://trusted.example', undefined]) {
       const socket = rawSocket(server.url, origin ? { origin } : {});
       expect(await socket.opened).toBe(true);
@@ -156,10 +159,17 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
       });
     const ours = `127.0.0.1:${server.port}`;
     expect(await raw(`GET http://attacker.example/ HTTP/1.1\r\nHost: ${ours}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 403/);
-    expect(await raw(`GET file:///etc/passwd HTTP/1.1\r\nHost: ${ours}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 403/);
+    expect(await raw(`GET file:///etc/passwd HTTP/1.1\r\nHost: ${ours}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
+    // A default port written out is a port like any other (URL would drop it).
+    expect(await raw(`GET http://127.0.0.1:80/ HTTP/1.1\r\nHost: ${ours}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 403/);
+    expect(await raw(`GET http://user@${ours}/?q#f HTTP/1.1\r\nHost: ${ours}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200/);
     expect(await raw(`GET http://${ours}/ HTTP/1.1\r\nHost: ${ours}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200/);
     const upgrade = `Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
     expect(await raw(`GET ws://attacker.example/ HTTP/1.1\r\nHost: ${ours}\r\n${upgrade}`)).toMatch(/^HTTP\/1\.1 403/);
+    // Targets URL cannot parse were let through to the WebSocket (which has no path to check).
+    for (const target of ['ws://attacker.example:99999/', 'http://[x', 'ws:/x', 'attacker.example:80']) {
+      expect(await raw(`GET ${target} HTTP/1.1\r\nHost: ${ours}\r\n${upgrade}`), target).toMatch(/^HTTP\/1\.1 40[03]/);
+    }
     expect(await raw(`GET ws://${ours}/ HTTP/1.1\r\nHost: ${ours}\r\n${upgrade}`)).toMatch(/^HTTP\/1\.1 101/);
   });
 

@@ -3,7 +3,6 @@
 // the `Origin` of a WebSocket upgrade, when a browser sends one, must be the server's own page
 // (or listed with --allow-origin), so no other web page can drive a local server.
 
-import type { ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 
@@ -18,6 +17,9 @@ export function isLoopbackHost(host: string): boolean {
 function isWildcard(host: string): boolean {
   return host === '0.0.0.0' || host === '::' || host === '';
 }
+
+/** Why a request target of no known form (not `/path`, `*` or `http(s)/ws(s)://authority/...`) is refused. */
+export const BAD_REQUEST_TARGET = 'bad request target';
 
 export interface HttpGuardOptions {
   /** The interface the server is bound to. */
@@ -55,30 +57,27 @@ export class HttpGuard {
   }
 
   /** Null when the Host header names this server, else why not. */
-  checkHost(header: string | undefined): string | null {
+  checkHost(header: string | undefined, what = 'the Host header'): string | null {
     if (header === undefined) return 'a Host header is required';
     // The refused name is not echoed: the page would reflect whatever an attacker sent.
     const parsed = parseHostHeader(header);
-    if (!parsed || !this.names.has(parsed.name)) return 'the Host header does not name this server (allow a name with --allow-host)';
-    if (parsed.port !== null && parsed.port !== this.options.port) return 'the Host header names another port';
+    if (!parsed || !this.names.has(parsed.name)) return `${what} does not name this server (allow a name with --allow-host)`;
+    if (parsed.port !== null && parsed.port !== this.options.port) return `${what} names another port`;
     return null;
   }
 
   /**
    * Null unless the request target is in absolute form (`GET http://name/ HTTP/1.1`, as sent to
-   * proxies) and names another server: HTTP/1.1 then takes the target's authority over `Host`,
-   * so it must pass the same check. A target that is no URL at all is left to the page server.
+   * proxies) and does not name this server: HTTP/1.1 then takes the target's authority over
+   * `Host`, so it must pass the same check. A target of no known form is BAD_REQUEST_TARGET.
    */
   checkTarget(target: string | undefined): string | null {
     if (target === undefined || target.startsWith('/') || target === '*') return null;
-    let url: URL;
-    try {
-      url = new URL(target);
-    } catch {
-      return null;
-    }
-    if (!['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol)) return 'the request target names another scheme';
-    return url.host === '' ? 'the request target names no server' : this.checkHost(url.host);
+    // The authority as written: URL would drop a default port (`:80`) and so let it pass.
+    const match = /^(?:https?|wss?):\/\/([^/?#]*)/i.exec(target);
+    const authority = match ? match[1]!.slice(match[1]!.lastIndexOf('@') + 1) : '';
+    if (!parseHostHeader(authority)) return BAD_REQUEST_TARGET;
+    return this.checkHost(authority, 'the request target');
   }
 
   /** Null when a WebSocket upgrade from `origin` may proceed (no Origin: not a browser page). */
@@ -99,18 +98,4 @@ export class HttpGuard {
     const ownPage = bare && (url.protocol === 'http:' || url.protocol === 'https:') && this.names.has(name) && port === this.options.port;
     return ownPage ? null : "the Origin is not this server's page (allow another with --allow-origin)";
   }
-}
-
-/**
- * A short plain-text answer (errors, refusals). `nosniff` keeps a browser from reading it as
- * HTML or script whatever it contains.
- */
-export function sendPlainText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', ...headers }).end(`${text}\n`);
-}
-
-/** The same answer on a raw socket (an upgrade refused before any WebSocket exists). */
-export function plainTextResponse(status: string, text: string): string {
-  const body = `${text}\n`;
-  return `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }

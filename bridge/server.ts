@@ -14,7 +14,8 @@ import { Connection, closeSoon } from './connection.js';
 import { HeavyPool } from './heavy-pool.js';
 import { SessionHost, type HostOptions } from './host.js';
 import { defaultCheckpointRoots } from './checkpoint-roots.js';
-import { HttpGuard, isLoopbackHost, plainTextResponse, sendPlainText } from './http-guard.js';
+import { BAD_REQUEST_TARGET, HttpGuard, isLoopbackHost } from './http-guard.js';
+import { plainTextResponse, sendPlainText } from './http-replies.js';
 import { serveWebAsset } from './web/assets.js';
 import { BusyPoll } from './busy-poll.js';
 
@@ -245,7 +246,7 @@ export class BridgeServer {
       try {
         const refused = this.guard!.checkHost(req.headers.host) ?? this.guard!.checkTarget(req.url);
         if (refused) {
-          sendPlainText(res, 403, refused);
+          sendPlainText(res, refused === BAD_REQUEST_TARGET ? 400 : 403, refused);
           return;
         }
         if (o.web && serveWebAsset(req, res)) return;
@@ -259,8 +260,8 @@ export class BridgeServer {
         }
         sendPlainText(res, 426, 'kratzen bridge: connect with a WebSocket');
       } catch {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-        res.end();
+        if (res.headersSent) res.end();
+        else sendPlainText(res, 500, 'kratzen bridge: internal error');
       }
     });
     this.http = http;
@@ -325,7 +326,9 @@ export class BridgeServer {
     const origin = req.headers.origin ?? (req.headers['sec-websocket-origin'] as string | undefined);
     const refused = this.guard!.checkHost(req.headers.host) ?? this.guard!.checkTarget(req.url) ?? this.guard!.checkOrigin(origin);
     if (refused) {
-      socket.end(plainTextResponse('403 Forbidden', refused));
+      const status = refused === BAD_REQUEST_TARGET ? '400 Bad Request' : '403 Forbidden';
+      // Destroyed once written: the socket is no longer counted among handshaking ones.
+      socket.end(plainTextResponse(status, refused), () => socket.destroy());
       return;
     }
     this.wss!.handleUpgrade(req, socket, head, (ws) => this.accept(ws));

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { CARD_NAMES } from '../../env/rules/card-names.js';
-import { sendPlainText } from '../http-guard.js';
+import { sendPlainText } from '../http-replies.js';
 import { PROTOCOL_VERSION } from '../protocol.js';
 
 const SHARED = '(shared module)';
