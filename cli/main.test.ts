@@ -116,7 +116,7 @@ describe('kratzen eval', () => {
   it('says how many hands it played when --hands rounds up to whole duplicate deals', () => {
     const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', 'heuristic,random', '--hands', '7', '--workers', '1', '--out', join(tmp, 'eval7')], { encoding: 'utf8' });
     expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/^2 deals x 4 seatings x 4 hands = 32 hands \(--hands 7, rounded up to whole deals\)$/m);
+    expect(run.stdout).toMatch(/^2 deals x 4 seatings: 32 hands \(--hands 7: whole deals, at least 2, plus any tie-break hands\)$/m);
   });
   it('names a bad agent', () => {
     expect(kratzen('eval', '--agents', 'heuristic,nobody', '--hands', '32', '--workers', '1')).toMatchObject({ code: 2, json: { field: 'agents' } });

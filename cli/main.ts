@@ -189,9 +189,10 @@ async function runEval(args: string[]): Promise<void> {
     process.stderr.write(`report: ${path}\n`);
     return;
   }
-  // --hands rounds up to whole duplicate deals (each seen from every seat): say what was played.
-  const played = deals * game.numPlayers * game.rules.hands;
-  process.stdout.write(`${deals} deals x ${game.numPlayers} seatings x ${game.rules.hands} hands = ${played} hands${played === hands ? '' : ` (--hands ${hands}, rounded up to whole deals)`}\n`);
+  // --hands rounds up to whole duplicate deals (each played from every seat), and tie-break hands
+  // may add to them: say what was played.
+  const note = result.hands === hands ? '' : ` (--hands ${hands}: whole deals, at least 2, plus any tie-break hands)`;
+  process.stdout.write(`${deals} deals x ${game.numPlayers} seatings: ${result.hands} hands${note}\n`);
   for (const a of result.agents) {
     process.stdout.write(`${a.name.padEnd(28)} ${a.meanChipsPerHand.toFixed(3).padStart(9)} ±${a.ci95.toFixed(3)} chips/hand, rating ${a.rating.toFixed(0)}\n`);
   }
