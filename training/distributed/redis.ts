@@ -32,9 +32,12 @@ export const CONNECTION_ENV = 'KRATZEN_WORKER_REDIS';
 /** The BullMQ queue of rollout blocks (a share of one PPO update's envs, with its weights). */
 export const ROLLOUT_QUEUE = 'rollout';
 
-/** `text` with whatever precedes an `@` (user and password) masked, fit for an error message or a log. */
+/**
+ * `text` with whatever precedes its last `@` (user and password, which may hold an `@` of its
+ * own, as URL parsers split at the last one) masked, fit for an error message or a log.
+ */
 export function redactedUrl(text: string): string {
-  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^@]*@/i, (_all, scheme: string | undefined) => `${scheme ?? ''}***@`);
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, (_all, scheme: string | undefined) => `${scheme ?? ''}***@`);
 }
 
 /** Parses `redis://[user:password@]host:port[/db]` (or `rediss://` for TLS); the error names `redis`. */
