@@ -41,7 +41,8 @@ export async function modelToFiles(model: tf.LayersModel): Promise<ModelFiles> {
 
 /**
  * Builds the model from the two files' bytes; `where` names the checkpoint in errors. With
- * `expected`, the topology must be that policy network's before anything is built.
+ * `expected`, the topology must be that policy network's before anything is built, and the
+ * weights plain, finite float32 numbers.
  */
 export async function modelFromFiles(files: ModelFiles, where: string, expected?: PolicyArchitecture): Promise<tf.LayersModel> {
   let json: tf.io.ModelJSON;
@@ -64,9 +65,9 @@ export async function modelFromFiles(files: ModelFiles, where: string, expected?
     }
   }
   const { weights } = files;
-  if (expected) checkWeightValues(json, weights, where);
   // An exact ArrayBuffer of the weights: a Node Buffer may be a view into a larger pool.
   const weightData = weights.buffer.slice(weights.byteOffset, weights.byteOffset + weights.byteLength) as ArrayBuffer;
+  if (expected) checkWeightValues(json, weightData, where);
   try {
     const artifacts = await tf.io.getModelArtifactsForJSON(json, async (m) => [tf.io.getWeightSpecs(m), weightData]);
     return await tf.loadLayersModel(tf.io.fromMemory(artifacts));
@@ -79,14 +80,12 @@ export async function modelFromFiles(files: ModelFiles, where: string, expected?
  * A policy's weights are plain float32 numbers, all finite: a NaN or an infinity (an edited file,
  * or a run that diverged) would make every probability NaN, and the agent's choices meaningless.
  */
-function checkWeightValues(json: tf.io.ModelJSON, weights: Uint8Array, where: string): void {
+function checkWeightValues(json: tf.io.ModelJSON, weightData: ArrayBuffer, where: string): void {
   const specs = json.weightsManifest.flatMap((group) => (Array.isArray(group.weights) ? group.weights : []));
   const unusual = specs.find((spec) => spec?.dtype !== 'float32' || spec.quantization !== undefined);
-  if (unusual) throw new CheckpointError('bad-model', where, `model.json: weight ${JSON.stringify(unusual?.name)} is not plain float32`);
-  const count = weights.byteLength >> 2;
-  // A Float32Array view needs an aligned offset; a Node Buffer from the pool may not have one.
-  const floats = weights.byteOffset % 4 === 0 ? new Float32Array(weights.buffer, weights.byteOffset, count) : new Float32Array(weights.slice(0, count * 4).buffer);
-  for (let i = 0; i < count; i++) {
+  if (unusual) throw new CheckpointError('bad-model', where, `model.json: weight ${JSON.stringify(unusual?.name ?? null)} is not plain float32`);
+  const floats = new Float32Array(weightData, 0, weightData.byteLength >> 2);
+  for (let i = 0; i < floats.length; i++) {
     if (!Number.isFinite(floats[i]!)) throw new CheckpointError('bad-model', where, `weights.bin holds a non-finite number (${floats[i]}) at weight ${i}`);
   }
 }
