@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
+import { PassThrough, Readable, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ACTION_IN, ACTION_OUT, actionToString, createGame, parseAction, replayRecord, type GameRecord } from '../env/rules/index.js';
 import { CardNames, parseMove, runPlay } from './play.js';
@@ -105,6 +105,58 @@ describe('kratzen play', () => {
     expect(eof.code).toBe(0);
     expect(eof.text).toContain('(end of input)');
     expect(replayRecord(eof.record).result.final.complete).toBe(false);
+  });
+
+  it('saves the record so far when a signal stops it, and leaves no signal handler behind', async () => {
+    const before = ['SIGINT', 'SIGTERM', 'SIGHUP'].map((signal) => process.listenerCount(signal));
+    const path = join(tmp, 'signalled.json');
+    const input = new PassThrough();
+    let text = '';
+    let step = 0;
+    const output = new Writable({
+      write(chunk, _encoding, done) {
+        text += chunk.toString();
+        // One answer, then the signal while the next move is awaited; the input never ends.
+        const prompts = text.split('Your move [').length - 1;
+        if (prompts === 1 && step === 0) {
+          step = 1;
+          input.write('1\n');
+        } else if (prompts === 2 && step === 1) {
+          step = 2;
+          setImmediate(() => process.emit('SIGTERM'));
+        }
+        done();
+      },
+    });
+    const code = await runPlay(['--seed', '4', '--players', '3', '--record', path], { input, output });
+    expect(code).toBe(0);
+    expect(text).toContain('(stopped)');
+    expect(text).toContain('Session stopped. Record saved:');
+    const record = JSON.parse(readFileSync(path, 'utf8')) as GameRecord;
+    expect(record.hands![0]!.actions!.filter((a) => a.seat === 0)).toHaveLength(1);
+    expect(replayRecord(record).result.final.complete).toBe(false);
+    expect(input.destroyed).toBe(true);
+    expect(['SIGINT', 'SIGTERM', 'SIGHUP'].map((signal) => process.listenerCount(signal))).toEqual(before);
+
+    // A signal while bots move stops the session before the next bot move, not at the next prompt.
+    const botPath = join(tmp, 'signalled-bots.json');
+    let botText = '';
+    let signalled = false;
+    const botOutput = new Writable({
+      write(chunk, _encoding, done) {
+        botText += chunk.toString();
+        if (!signalled && /Seat \d \(heuristic\): /.test(botText)) {
+          signalled = true;
+          process.emit('SIGINT');
+        }
+        done();
+      },
+    });
+    expect(await runPlay(['--seed', '4', '--players', '3', '--seat', '2', '--record', botPath], { input: new PassThrough(), output: botOutput })).toBe(0);
+    expect(botText.match(/Seat \d \(heuristic\): /g)).toHaveLength(1);
+    expect(botText).not.toContain('Your move [');
+    expect(botText).toContain('(stopped)');
+    expect(['SIGINT', 'SIGTERM', 'SIGHUP'].map((signal) => process.listenerCount(signal))).toEqual(before);
   });
 
   it('seats the person at --seat and cycles the opponents over the other seats', async () => {

@@ -107,6 +107,7 @@ export function parseMove(input: string, legal: readonly number[]): number | nul
 }
 
 interface PlayIo {
+  /** The person's answers (default stdin); destroyed when a signal stops the session. */
   input?: Readable;
   output?: Writable;
 }
@@ -148,8 +149,8 @@ class TerminalGame {
     return s === this.seat ? 'You' : `Seat ${s} (${this.agents[s]!.name})`;
   }
 
-  /** Plays until the session ends or `nextLine` runs dry; returns whether it was finished. */
-  async play(nextLine: () => Promise<string | null>): Promise<boolean> {
+  /** Plays until the session ends, the input runs dry or it is stopped; returns whether it was finished. */
+  async play(reader: LineReader): Promise<boolean> {
     const state = this.state;
     const obs = new Float32Array(OBS_SIZE);
     const mask = new Uint8Array(NUM_ACTIONS);
@@ -160,10 +161,16 @@ class TerminalGame {
       const seat = state.currentSeat;
       let action: number;
       if (seat === this.seat) {
-        const chosen = await this.ask(nextLine);
+        const chosen = await this.ask(reader);
         if (chosen === null) return false;
         action = chosen;
       } else {
+        // Bots move synchronously: a turn of the event loop lets a Ctrl-C in between bot moves.
+        await new Promise(setImmediate);
+        if (reader.stopped) {
+          this.write('\n(stopped)\n');
+          return false;
+        }
         encodeObservation(state, seat, obs);
         state.legalActionMask(mask);
         seats[0] = seat;
@@ -215,14 +222,14 @@ class TerminalGame {
   }
 
   /** Asks until the answer is a legal move; null at end of input or on quit. */
-  private async ask(nextLine: () => Promise<string | null>): Promise<number | null> {
+  private async ask(reader: LineReader): Promise<number | null> {
     const legal = this.state.legalActions();
     this.showTable(legal);
     for (;;) {
       this.write(`Your move [1-${legal.length}, text like "${actionToString(legal[0]!)}", help, quit]: `);
-      const line = await nextLine();
+      const line = await reader.next();
       if (line === null) {
-        this.write('\n(end of input)\n');
+        this.write(reader.stopped ? '\n(stopped)\n' : '\n(end of input)\n');
         return null;
       }
       // Piped answers are not echoed by a terminal: show them, so a transcript reads right.
@@ -272,17 +279,25 @@ class TerminalGame {
 /** Longest answer line read; past it the input counts as ended (`< /dev/zero` grew one line until memory ran out). */
 const MAX_LINE_CHARS = 4096;
 
+/** Lines of the person's input; `stopped` once interrupted (Ctrl-C), when `next()` gives null. */
+interface LineReader {
+  next: () => Promise<string | null>;
+  readonly stopped: boolean;
+  interrupt: () => void;
+  close: () => void;
+}
+
 /**
  * Lines of `input`, one per `next()`; null once it ends. `interrupt()` ends it early: a pending
- * `next()` resolves to null at once (Ctrl-C while the person is thinking).
+ * `next()` resolves to null at once, and `close()` then destroys `input`, whose read is still
+ * pending (it would keep the process alive).
  */
-function lineReader(input: Readable): { next: () => Promise<string | null>; interrupt: () => void; close: () => void } {
+function lineReader(input: Readable): LineReader {
   const chunks = input.setEncoding('utf8')[Symbol.asyncIterator]() as AsyncIterator<string>;
   let pending = '';
   let ended = false;
   let interrupted = false;
-  let wake: (value: null) => void = () => undefined;
-  const interruption = new Promise<null>((resolve) => (wake = resolve));
+  let wake: ((value: null) => void) | null = null;
   return {
     next: async () => {
       for (;;) {
@@ -299,19 +314,25 @@ function lineReader(input: Readable): { next: () => Promise<string | null>; inte
           pending = '';
           return last;
         }
-        const r = await Promise.race([chunks.next(), interruption]);
+        const r = await new Promise<IteratorResult<string> | null>((resolve, reject) => {
+          wake = resolve;
+          chunks.next().then(resolve, reject);
+        });
+        wake = null;
         if (r === null) return null;
         if (r.done) ended = true;
         else pending += r.value;
       }
     },
+    get stopped() {
+      return interrupted;
+    },
     interrupt: () => {
       interrupted = true;
-      wake(null);
+      wake?.(null);
     },
     close: () => {
       void chunks.return?.();
-      // An interrupted read is still pending on the stream, which would keep the process alive.
       if (interrupted) input.destroy();
     },
   };
@@ -419,7 +440,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   for (const signal of stopSignals) process.on(signal, onStopSignal);
   let finished = false;
   try {
-    finished = await new TerminalGame(state, agents, seat, output, input === process.stdin && process.stdin.isTTY === true).play(reader.next);
+    finished = await new TerminalGame(state, agents, seat, output, input === process.stdin && process.stdin.isTTY === true).play(reader);
   } finally {
     for (const signal of stopSignals) process.off(signal, onStopSignal);
     reader.close();
