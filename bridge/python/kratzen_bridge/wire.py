@@ -78,23 +78,24 @@ class WireConnection:
             f"Sec-WebSocket-Key: {key.decode()}\r\nSec-WebSocket-Version: 13\r\n\r\n"
         ).encode()
         self._send_all(request)
-        # The timeout bounds the whole handshake: a server dripping its reply a byte at a time
-        # would otherwise hold the caller for 64 KiB of reads.
+        # A deadline for the whole handshake (checked before each read, so it holds within one
+        # more timeout): a server dripping its reply a byte at a time would otherwise hold the
+        # caller for 64 KiB of reads.
         self._deadline = time.monotonic() + self.timeout
         while b"\r\n\r\n" not in self._buffer:
             self._fill()
             if len(self._buffer) > 65536:
-                raise WireClosed("the server's handshake reply is too long")
+                raise self._fail("the server's handshake reply is too long")
         self._deadline = None
         head, _, rest = bytes(self._buffer).partition(b"\r\n\r\n")
         self._buffer = bytearray(rest)
         lines = head.decode("latin-1").split("\r\n")
         if not lines[0].startswith("HTTP/1.1 101"):
-            raise WireClosed(f"the server refused the WebSocket upgrade: {lines[0]}")
+            raise self._fail(f"the server refused the WebSocket upgrade: {lines[0][:200]}")
         headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
         expected = base64.b64encode(hashlib.sha1(key + _GUID).digest()).decode()
         if headers.get("sec-websocket-accept") != expected:
-            raise WireClosed("the server's handshake does not match the request")
+            raise self._fail("the server's handshake does not match the request")
 
     def _send_all(self, data: bytes) -> None:
         try:

@@ -171,7 +171,6 @@ class DeadlineTest(unittest.TestCase):
                 client.close()
 
 
-
 class HandshakeDeadlineTest(unittest.TestCase):
     def test_a_handshake_dripped_a_byte_at_a_time_fails_within_the_timeout(self):
         # Each read came within the timeout, so the client waited for all of the reply (20 s and more).
