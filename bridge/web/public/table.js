@@ -355,22 +355,45 @@ async function start(form) {
   setStatus(t.legal.length ? 'Your turn.' : 'Waiting.');
 }
 
+/**
+ * `key=value` pairs of a fragment, percent-decoded but with `+` kept (a base64 token holds `+`,
+ * which form decoding would turn into a space), and the fragment's other parts, as written.
+ */
+function fragmentParams(hash) {
+  const values = new Map();
+  const kept = [];
+  for (const part of hash.replace(/^#/, '').split('&')) {
+    if (part === '') continue;
+    const at = part.indexOf('=');
+    const key = at < 0 ? part : part.slice(0, at);
+    if (at >= 0) values.set(key, decodeLoosely(part.slice(at + 1)));
+    if (key !== 'token') kept.push(part);
+  }
+  return { values, withoutToken: kept.join('&') };
+}
+
+function decodeLoosely(text) {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 async function main() {
   const form = $('setup');
   // Settings come from the query or the fragment (`#token=...`: a fragment never reaches a server
   // or a Referer). A token is then taken out of the address bar, so it stays out of the history.
-  const params = new URLSearchParams(location.search);
-  const fragment = new URLSearchParams(location.hash.slice(1));
+  const query = new URLSearchParams(location.search);
+  const fragment = fragmentParams(location.hash);
   for (const key of ['opponents', 'profile', 'players', 'seed', 'deckStyle', 'token']) {
-    const value = fragment.get(key) ?? params.get(key);
-    if (value !== null && form.elements[key]) form.elements[key].value = value;
+    const value = fragment.values.get(key) ?? query.get(key);
+    if (value !== undefined && value !== null && form.elements[key]) form.elements[key].value = value;
   }
-  if (params.has('token') || fragment.has('token')) {
-    params.delete('token');
-    fragment.delete('token');
-    const query = params.toString();
-    const hash = fragment.toString();
-    history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}${hash ? `#${hash}` : ''}`);
+  if (query.has('token') || fragment.values.has('token')) {
+    query.delete('token');
+    const search = query.toString();
+    history.replaceState(null, '', `${location.pathname}${search ? `?${search}` : ''}${fragment.withoutToken ? `#${fragment.withoutToken}` : ''}`);
   }
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
