@@ -375,9 +375,13 @@ export class Connection implements Servable {
    * at most one guess. A greeted client's second hello is only answered.
    */
   private refuseHello(reply: Reply): Reply {
-    if (this.greetedFlag) return reply;
+    return this.greetedFlag ? reply : this.replyAndDrop(reply, 1008, 'hello refused');
+  }
+
+  /** Sends `reply`, then closes the connection; nothing queued behind it is handled. */
+  private replyAndDrop(reply: Reply, code: number, reason: string): Reply {
     this.send(reply);
-    this.drop(1008, 'hello refused');
+    this.drop(code, reason);
     return reply;
   }
 
@@ -397,9 +401,7 @@ export class Connection implements Servable {
     }
     if (!this.greetedFlag && !this.context.admit()) {
       const reply = errorReply(id, { code: 'limit_exceeded', message: 'the server has as many clients as it takes; try again later', details: { limit: 'maxConnections' } });
-      this.send(reply);
-      this.drop(1013, 'too many connections');
-      return reply;
+      return this.replyAndDrop(reply, 1013, 'too many connections');
     }
     this.greetedFlag = true;
     this.lastActivity = Date.now();

@@ -51,16 +51,15 @@ describe('kratzen replay', () => {
     expect(kratzen('replay', '/dev/zero')).toMatchObject({ code: 2, json: { error: 'malformed record', field: 'record', reason: expect.stringMatching(/larger than/) } });
     expect(kratzen('replay', tmp)).toMatchObject({ code: 2, json: { field: 'record', reason: expect.stringMatching(/directory/) } });
   });
-});
-
-describe('kratzen random', () => {
   it('reads a record saved with a UTF-8 byte-order mark (as Windows editors save it)', () => {
     const text = readFileSync(join(FIXTURES, 'd4_normal_seed_example.record.json'), 'utf8');
     const path = join(tmp, 'bom.json');
     writeFileSync(path, `\uFEFF${text}`);
     expect(kratzen('replay', path)).toEqual(kratzen('replay', join(FIXTURES, 'd4_normal_seed_example.record.json')));
   });
+});
 
+describe('kratzen random', () => {
   it('prints a record with explicit 33-card decks that replays to a complete session', () => {
     const first = kratzen('random', '--profile', 'tavern5', '--players', '5', '--seed', '11', '--variant', '{"exchange":{},"bettler":{}}');
     expect(first.code).toBe(0);
