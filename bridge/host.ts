@@ -10,11 +10,10 @@ import type { AgentLimits } from '../agents/registry.js';
 import { BridgeError, toErrorBody } from './errors.js';
 import type { ParamsOf } from './protocol.js';
 import { BatchEncoder, errorReply, ok, type Id, type Reply } from './replies.js';
-import { createSession, type EnvSession, type StepControl } from './session.js';
+import { createSession, drive, type EnvSession, type StepControl } from './session.js';
 import { actWithPolicy, loadCheckpointAgent, loadPolicy, type ServedPolicy } from './policies.js';
 import type { PolicyActParams } from './policy-rows.js';
 import { resolveCheckpoint } from './checkpoint-roots.js';
-import { drain } from '../env/table-view.js';
 
 export interface HostOptions {
   backend: BackendChoice;
@@ -214,21 +213,6 @@ export class SessionHost {
     if (!served) throw new BridgeError('unknown_policy', `no policy "${policyId}" on this connection`, 'params.policy');
     return served;
   }
-}
-
-/**
- * Runs a replay's steps: at once without a control (the main thread's sessions are short), else
- * giving way between hands whenever the control says so (a 4000-hand replay took 0.6 s).
- */
-function drive<T>(steps: Generator<void, T>, control: StepControl | undefined): T | Promise<T> {
-  if (!control) return drain(steps);
-  return (async () => {
-    for (;;) {
-      const next = steps.next();
-      if (next.done) return next.value;
-      if (control.due()) await control.pause();
-    }
-  })();
 }
 
 function then<T, R>(value: T | Promise<T>, f: (value: T) => R): R | Promise<R> {

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { NUM_ACTIONS, OBS_SIZE, createGame, decodeObservation, parseCard, replayRecord } from '../index.js';
+import { NUM_ACTIONS, OBS_SIZE, createGame, decodeObservation, parseCard, replayRecord, stateToRecord } from '../index.js';
 import { PolicyAgent } from '../agents/policy-agent.js';
 import { selectBackend } from '../agents/tfjs.js';
 import { writeCheckpoint } from '../checkpoints/checkpoint.js';
@@ -394,6 +394,45 @@ describe('heavy work [issue: one request freezing every client]', () => {
     await heavy.close();
     await light.close();
   }, 120_000);
+
+  it('policy.act on a long record gives way to the other sessions of its worker while it replays [probe G6]', async () => {
+    // A 4000-hand record replayed in one go (~0.1 s here, 8 MiB messages allowed) held up every
+    // single-agent session in the same worker; now the replay gives way between hands.
+    const one = await new BridgeServer({ port: 0, heavyWorkers: 1, maxMessageBytes: 8 << 20 }).start();
+    const game = createGame({ profile: 'didactic4', players: 4, hands: 5000 });
+    const state = game.newState({ seed: 5 });
+    let pick = 0;
+    while (state.handIndex < 4000 || state.phase === 'deal') {
+      if (state.phase === 'deal') state.dealNextHand();
+      const legal = state.legalActions();
+      state.apply(legal[pick++ % legal.length]!);
+    }
+    const record = stateToRecord(state);
+    const actor = await BridgeClient.open(one.url);
+    const other = await BridgeClient.open(one.url);
+    const policy = (await actor.call('policy.load', { agent: 'random' })).result.policy;
+    const mine = (await other.call('env.create', { mode: 'single', numEnvs: 1, opponents: 'random' })).result.session;
+    await other.call('env.reset', { session: mine, seed: 1 });
+    let replayed = false;
+    const started = performance.now();
+    const act = actor.call('policy.act', { policy, record }).then((reply) => ((replayed = true), reply));
+    await new Promise((resolve) => setTimeout(resolve, 30)); // the record is on its way to the worker
+    const latencies: number[] = [];
+    while (!replayed) {
+      const t = performance.now();
+      expect((await other.request('env.view', { session: mine, env: 0 })).error).toBeUndefined();
+      latencies.push(performance.now() - t);
+    }
+    expect((await act).result).toMatchObject({ seat: state.currentSeat });
+    expect(performance.now() - started).toBeGreaterThan(200); // it was heavy work
+    // Answered between the replay's hands, not after it. (The first waits for the parts that
+    // cannot give way: parsing the 2.5 MB message and handing the record to the worker.)
+    expect(latencies.length).toBeGreaterThanOrEqual(4);
+    expect(latencies.sort((a, b) => a - b)[latencies.length >> 1]!).toBeLessThan(50);
+    await actor.close();
+    await other.close();
+    await one.close();
+  }, 60_000);
 
   it('search policy.act takes turns with other clients\' bots and stops when its client goes', async () => {
     // 64 pimc rows in one policy.act ran ~6 s in one go, holding up every single-agent session

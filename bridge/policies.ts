@@ -2,7 +2,7 @@
 // also reports probabilities and values), acting on given observations or on a record's state.
 
 import path from 'node:path';
-import { NUM_ACTIONS, RuleSetError, ValidationError, actionToString, createGame, parseRuleSet, replayRecord } from '../env/rules/index.js';
+import { NUM_ACTIONS, RuleSetError, ValidationError, actionToString, createGame, parseRuleSet, replayRecordSteps } from '../env/rules/index.js';
 import { OBS_SIZE, RULE_SET_SLICES, encodeObservation, observationSpec, type SliceName } from '../env/observation.js';
 import type { Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
@@ -14,7 +14,7 @@ import { CheckpointError } from '../checkpoints/errors.js';
 import { BridgeError, checkpointMessage } from './errors.js';
 import { resolveCheckpoint } from './checkpoint-roots.js';
 import type { ParamsOf } from './protocol.js';
-import type { StepControl } from './session.js';
+import { drive, type StepControl } from './session.js';
 import { SLICE_OF_ENTRY, packRows, type PolicyActParams } from './policy-rows.js';
 
 export interface ServedPolicy {
@@ -142,7 +142,8 @@ export async function actWithPolicy(served: ServedPolicy, params: PolicyActParam
   if ('record' in params && params.record !== undefined) {
     let state;
     try {
-      state = replayRecord(params.record).state;
+      // A long record (thousands of hands) gives way between hands, as env.record does.
+      state = await drive(replayRecordSteps(params.record), control);
     } catch (e) {
       if (e instanceof ValidationError) {
         const field = e.field ? `params.record.${e.field}` : 'params.record';

@@ -12,7 +12,7 @@
 // without a seed plays a random one, so sessions that never chose a seed do not share deals.
 
 import { createHmac, randomBytes } from 'node:crypto';
-import { MAX_SEATS, NUM_ACTIONS, ValidationError, actionToString } from '../env/rules/index.js';
+import { MAX_SEATS, NUM_ACTIONS, ValidationError, actionToString, drain } from '../env/rules/index.js';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from '../env/table.js';
 import { VecEnv } from '../env/vec-env.js';
 import type { HandRange, SeatRecord, TableView } from '../env/table-view.js';
@@ -44,6 +44,22 @@ export interface SessionOptions {
 export interface StepControl {
   due(): boolean;
   pause(): Promise<void>;
+}
+
+/**
+ * Runs `steps` (work that yields between hands: a replay, a view) at once without a control (the
+ * main thread's work is short), else giving way whenever the control says so (a 4000-hand
+ * replay took 0.6 s).
+ */
+export function drive<T>(steps: Generator<void, T>, control: StepControl | undefined): T | Promise<T> {
+  if (!control) return drain(steps);
+  return (async () => {
+    for (;;) {
+      const next = steps.next();
+      if (next.done) return next.value;
+      if (control.due()) await control.pause();
+    }
+  })();
 }
 
 export type Episode = 'current' | 'ended';

@@ -9,6 +9,7 @@ import {
   ACTION_IN,
   actionToString,
   cardToken,
+  drain,
   replayResult,
   stateToRecord,
   trickWinnerIndex,
@@ -93,14 +94,6 @@ export interface HandRange {
 export const ALL_HANDS: HandRange = { from: 0, count: Infinity };
 
 const inRange = (hand: number, range: HandRange) => hand >= range.from && hand - range.from < range.count;
-
-/** Runs a generator of sessionHistorySteps and the like to its end at once. */
-export function drain<T>(steps: Generator<void, T>): T {
-  for (;;) {
-    const next = steps.next();
-    if (next.done) return next.value;
-  }
-}
 
 /**
  * The histories of the hands of `state` in `range`, rebuilt by replaying its logs on a copy of

@@ -14,12 +14,12 @@
 // The buffers are the env's own: read them, copy them, but do not write into them (observation
 // rows are updated sparsely, clearing only what the previous step set).
 
-import { MAX_SEATS, NUM_ACTIONS, stateToRecord, type KratzenState } from './rules/index.js';
+import { MAX_SEATS, NUM_ACTIONS, drain, stateToRecord, type KratzenState } from './rules/index.js';
 import { OBS_SIZE, OBS_VERSION, ObservationRows, encodeObservation } from './observation.js';
 import { encodeOtherHands } from './oracle.js';
 import { RUNNING, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { SingleAgentTable } from './single-agent-table.js';
-import { ALL_HANDS, drain, seatRecordSteps, tableViewSteps, type HandRange, type SeatRecord, type TableView } from './table-view.js';
+import { ALL_HANDS, seatRecordSteps, tableViewSteps, type HandRange, type SeatRecord, type TableView } from './table-view.js';
 import type { EnvMetadata } from './env.js';
 import type { Policy } from './policy.js';
 

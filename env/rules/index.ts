@@ -15,5 +15,6 @@ export { KratzenState } from './game.js';
 export * from './seat-view.js';
 export * from './sample.js';
 export * from './record.js';
+export * from './steps.js';
 export * from './random-play.js';
 export * from './zod-issue.js';

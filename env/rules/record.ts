@@ -10,6 +10,7 @@ import { KratzenGame } from './kratzen-game.js';
 import type { HandResult } from './results.js';
 import { isJsonObject, isWholeUnits, ruleSetToJson } from './ruleset.js';
 import { MAX_UNITS } from './ledger.js';
+import { drain } from './steps.js';
 
 export interface RecordAction {
   seat: number;
@@ -182,13 +183,23 @@ function parseDeck(value: unknown, field: string): number[] {
 
 /** Replays a record. Throws ValidationError (malformed), ReplayIllegalActionError or ReplayOverflowError. */
 export function replayRecord(input: unknown): { result: ReplayResult; state: KratzenState } {
+  const state = drain(replayRecordSteps(input));
+  return { result: replayResult(state), state };
+}
+
+/**
+ * `replayRecord`'s state, a hand at a time: yields after each hand, so a caller serving others
+ * can give way during a long record; returns the state after the last action.
+ */
+export function* replayRecordSteps(input: unknown): Generator<void, KratzenState> {
   const record = parseRecord(input);
   const state = record.game.newState({
     seed: record.seed,
     decks: record.hands.map((h) => h.deck),
     start: record.start,
   });
-  record.hands.forEach((hand, h) => {
+  for (let h = 0; h < record.hands.length; h++) {
+    const hand = record.hands[h]!;
     if (state.complete) throw malformed(`hands[${h}]`, `the session is complete after hand ${h - 1}`);
     hand.actions.forEach(({ seat, action }, i) => {
       if (state.handIndex !== h) {
@@ -205,8 +216,9 @@ export function replayRecord(input: unknown): { result: ReplayResult; state: Kra
     if (h + 1 < record.hands.length && state.handIndex === h) {
       throw malformed(`hands[${h + 1}]`, `hand ${h} is not finished, so the record cannot continue`);
     }
-  });
-  return { result: replayResult(state), state };
+    yield;
+  }
+  return state;
 }
 
 /** Units to chips, exact for quarters and printed to at most 6 decimals for fifths. */
