@@ -143,7 +143,7 @@ const maxHands = z
 const episodeChoice = z
   .enum(['current', 'ended'])
   .default('current')
-  .describe('current: the episode in progress; ended: the last episode this env finished (envs auto-reset, so a frontend reads the finished one here).');
+  .describe('current: the episode in progress; ended: the last episode this env finished (envs auto-reset, so a frontend reads the finished one here). With episode "hand" the session goes on after a hand: ended shows it as it is now, the finished hand in its history and settlements.');
 
 export const viewRequest = request(
   'env.view',
