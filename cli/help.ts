@@ -12,7 +12,8 @@ Replays a record (docs/rules.md ยง5) and prints its result JSON (docs/rules.md ย
 Reads standard input when the file is "-"; a record over 256 MiB is refused.
 
 Exit codes: 0 ok, 1 the record contains an illegal action or an amount overflow,
-2 the record is malformed (the error names the bad field).
+2 the record is malformed (the error names the bad field), 3 the output cannot be written
+(a full disk; a JSON line on stderr says so).
 `,
   random: `kratzen random --seed S [options]
 

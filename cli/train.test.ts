@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { trainConfigFromArgs } from './train.js';
+import { interruptedMessage, trainConfigFromArgs } from './train.js';
 import { parseTrainConfig } from '../training/config.js';
 
 describe('kratzen train flags', () => {
@@ -40,5 +40,10 @@ describe('kratzen train flags', () => {
     expect(() => trainConfigFromArgs(['--hidden', '64,0x20'])).toThrow(expect.objectContaining({ field: 'hidden' }));
     expect(() => trainConfigFromArgs(['--lr', '0x1'])).toThrow(expect.objectContaining({ field: 'lr' }));
     expect(trainConfigFromArgs(['--updates', '12', '--lr', '3e-4']).config).toMatchObject({ updates: 12, learningRate: 3e-4 });
+  });
+
+  it('tell a stopped run how to resume, with --runs-dir when it is not the default', () => {
+    expect(interruptedMessage({}, 'runs/a', 3)).toBe('interrupted after update 3; resume with --resume --name "a"');
+    expect(interruptedMessage({ runsDir: '/tmp/my runs' }, '/tmp/my runs/b', 7)).toBe('interrupted after update 7; resume with --resume --name "b" --runs-dir "/tmp/my runs"');
   });
 });

@@ -1,6 +1,7 @@
 // `kratzen train`: flags and an optional JSON config file into the trainer. Ctrl-C saves a
 // checkpoint after the current update and exits cleanly; a second Ctrl-C exits at once.
 
+import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ValidationError, isJsonObject } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
@@ -82,6 +83,12 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
   return { config, resume: values.resume ?? false, redis: values.redis };
 }
 
+/** What a stopped run tells its user: the flags that resume it, --runs-dir too when not the default. */
+export function interruptedMessage(config: Record<string, unknown>, runDir: string, updates: number): string {
+  const runsDir = typeof config.runsDir === 'string' && config.runsDir !== 'runs' ? ` --runs-dir ${JSON.stringify(config.runsDir)}` : '';
+  return `interrupted after update ${updates}; resume with --resume --name ${JSON.stringify(basename(runDir))}${runsDir}`;
+}
+
 export async function runTrain(args: string[]): Promise<void> {
   const { config, resume, redis: url } = trainConfigFromArgs(args);
   // Before any work: a run whose folder cannot be written would fail at its first checkpoint.
@@ -96,7 +103,7 @@ export async function runTrain(args: string[]): Promise<void> {
   process.on('SIGINT', onSigint);
   try {
     const result = await train(config, { resume, redis, shouldStop: () => stopRequested });
-    if (result.interrupted) process.stderr.write(`interrupted after update ${result.updates}; resume with --resume --name ${result.runDir.split('/').pop()}\n`);
+    if (result.interrupted) process.stderr.write(`${interruptedMessage(config, result.runDir, result.updates)}\n`);
   } finally {
     process.off('SIGINT', onSigint);
   }

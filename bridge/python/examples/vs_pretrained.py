@@ -4,7 +4,8 @@ the same checkpoint also advises us (its probabilities over our legal actions).
     /usr/bin/python3 bridge/python/examples/vs_pretrained.py CHECKPOINT_DIR [ws://127.0.0.1:8765]
 
 CHECKPOINT_DIR is a checkpoint (or a store, whose `latest` is used) as written by training,
-e.g. checkpoints/pretrained or runs/<run>/checkpoints; the path is read by the server.
+e.g. checkpoints/pretrained/didactic4-p4/checkpoint or runs/<run>/checkpoints; the path is read by
+the server.
 """
 
 import os
