@@ -49,6 +49,10 @@ describe('reports', () => {
     expect(html).toContain('(100 deals each)');
     expect(html.match(/<polygon/g)!.length).toBeGreaterThanOrEqual(4);
     offline(html);
+    // The final evaluation's lines wrap on a phone instead of running off the screen.
+    const withFinal = trainingHtml('run', { evalDeals: 100 }, lines, 'learner beats heuristic: +0.850 ± 0.280 chips per hand (better in 890.5 of 1600 deals)');
+    expect(withFinal).toMatch(/<pre class="summary">learner beats heuristic/);
+    expect(withFinal).toContain('pre.summary{white-space:pre-wrap}');
   });
   it('the tournament report shows the head-to-head matrix as a heat map', () => {
     const config = { agents: ['x', 'y', 'z'], rules: {}, deals: 2, seed: 0 };

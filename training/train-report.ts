@@ -63,10 +63,10 @@ export function trainingHtml(title: string, config: unknown, lines: MetricsLine[
   ];
   const last = lines[lines.length - 1];
   return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>
-<style>body{font-family:sans-serif;max-width:760px;margin:2em auto;padding:0 12px}svg{display:block;margin:1em 0}pre{background:#f4f4f4;padding:8px;overflow:auto}</style></head><body>
+<style>body{font-family:sans-serif;max-width:760px;margin:2em auto;padding:0 12px}svg{display:block;margin:1em 0}pre{background:#f4f4f4;padding:8px;overflow:auto}pre.summary{white-space:pre-wrap}</style></head><body>
 <h1>${escapeHtml(title)}</h1>
 <p>${last ? `Update ${last.update}, ${last.envSteps.toLocaleString('en-US')} environment steps.` : 'No update yet.'}</p>
-${final ? `<h2>Final evaluation</h2><pre>${escapeHtml(final)}</pre>` : ''}
+${final ? `<h2>Final evaluation</h2><pre class="summary">${escapeHtml(final)}</pre>` : ''}
 ${charts.join('\n')}
 <h2>Configuration</h2><pre>${escapeHtml(JSON.stringify(config, null, 2))}</pre>
 </body></html>
