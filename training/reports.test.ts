@@ -1,7 +1,7 @@
 // The HTML reports (training/train-report.ts, training/eval-report.ts) and their SVG charts:
 // readable axes, the evaluations' intervals, a head-to-head heat map, pages that need no network.
 import { describe, expect, it } from 'vitest';
-import { heatMapSvg, lineChartSvg, niceTicks } from './svg.js';
+import { barChartSvg, heatMapSvg, lineChartSvg, niceTicks } from './svg.js';
 import { smooth, trainingHtml, type MetricsLine } from './train-report.js';
 import { tournamentHtml } from './eval-report.js';
 import { summarize } from './tournament.js';
@@ -28,6 +28,16 @@ describe('charts', () => {
     expect(svg).toContain('>-1.50<');
     expect(svg).toContain('fill="rgb(47,125,79)"');
     expect(svg).toContain('fill="rgb(179,69,58)"');
+    // A long title widens the picture rather than running past its edges.
+    const title = 'Head to head: row minus column, chips per hand (± 95% CI)';
+    const width = Number(/viewBox="0 0 (\d+)/.exec(heatMapSvg(title, ['a', 'b'], [[null, 1], [-1, null]]))![1]);
+    expect(width).toBeGreaterThan(title.length * 7);
+    // A checkpoint path keeps its end on the chart, and the whole of it in the tooltip.
+    const path = '/tmp/fresh/runs/train-20261203-065638/checkpoints/step-000000000280';
+    for (const svg of [heatMapSvg('h', [path, 'b'], [[null, 1], [-1, null]]), barChartSvg('b', [{ label: path, value: 1 }])]) {
+      expect(svg).toContain(`<title>${path}</title>…${path.slice(-23)}</text>`);
+      expect(svg).not.toContain(`>${path}</text>`);
+    }
   });
   it('smoothing averages neighbours and keeps the x values', () => {
     expect(smooth([[0, 0], [1, 3], [2, 0]])).toEqual([[0, 1.5], [1, 1], [2, 1.5]]);

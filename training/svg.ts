@@ -32,6 +32,18 @@ function tickLabel(x: number): string {
 }
 
 /** Horizontal bars (one per label) with a ±error whisker, around a zero line. */
+/** Longest label a chart writes beside its plot (a 170 px margin); longer ones keep their end. */
+const MAX_LABEL_CHARS = 24;
+
+/**
+ * A chart's label: names such as checkpoint paths keep their last characters (`…/step-000280`),
+ * the whole name in a tooltip; tables beside the chart carry it in full.
+ */
+function chartLabel(label: string, attributes: string): string {
+  const shown = label.length > MAX_LABEL_CHARS ? `…${label.slice(-(MAX_LABEL_CHARS - 1))}` : label;
+  return `<text ${attributes}><title>${escape(label)}</title>${escape(shown)}</text>`;
+}
+
 export function barChartSvg(title: string, bars: { label: string; value: number; error?: number }[]): string {
   const width = 640;
   const rowHeight = 34;
@@ -49,7 +61,7 @@ export function barChartSvg(title: string, bars: { label: string; value: number;
       ? `<line x1="${x(b.value - b.error!)}" x2="${x(b.value + b.error!)}" y1="${y + 11}" y2="${y + 11}" stroke="#222" stroke-width="1.5"/>`
       : '';
     return (
-      `<text x="${left - 8}" y="${y + 15}" text-anchor="end" font-size="13">${escape(b.label)}</text>` +
+      chartLabel(b.label, `x="${left - 8}" y="${y + 15}" text-anchor="end" font-size="13"`) +
       `<rect x="${x0}" y="${y + 2}" width="${Math.max(1, w)}" height="18" fill="${color}" opacity="0.8"/>${whisker}` +
       `<text x="${width - right + 4}" y="${y + 15}" font-size="11">${fmt(b.value)}</text>`
     );
@@ -138,8 +150,11 @@ export function heatMapSvg(title: string, labels: string[], values: (number | nu
   const n = labels.length;
   const cell = Math.max(56, Math.min(96, Math.floor(440 / Math.max(1, n))));
   const left = 170;
-  const top = 110;
-  const width = left + n * cell + 20;
+  // Room above the grid for column labels of MAX_LABEL_CHARS at -35 degrees, below the title.
+  const top = 130;
+  // Wide enough for the title too (about 7.6 px a character at 15 px): with two agents the grid
+  // alone was narrower, and the title's ends were cut off.
+  const width = Math.max(left + n * cell + 20, Math.ceil(title.length * 7.6) + 20);
   const height = top + n * cell + 20;
   const extent = Math.max(1e-9, ...values.flat().filter((v): v is number => v !== null && Number.isFinite(v)).map(Math.abs));
   const colour = (v: number) => {
@@ -150,9 +165,9 @@ export function heatMapSvg(title: string, labels: string[], values: (number | nu
   };
   const parts: string[] = [];
   labels.forEach((label, i) => {
-    parts.push(`<text x="${left - 8}" y="${top + i * cell + cell / 2 + 4}" text-anchor="end" font-size="12">${escape(label)}</text>`);
+    parts.push(chartLabel(label, `x="${left - 8}" y="${top + i * cell + cell / 2 + 4}" text-anchor="end" font-size="12"`));
     const cx = left + i * cell + cell / 2;
-    parts.push(`<text transform="translate(${cx} ${top - 8}) rotate(-35)" font-size="12">${escape(label)}</text>`);
+    parts.push(chartLabel(label, `transform="translate(${cx} ${top - 8}) rotate(-35)" font-size="12"`));
   });
   for (let r = 0; r < n; r++) {
     for (let c = 0; c < n; c++) {
