@@ -18,7 +18,8 @@ import { writeCheckpoint } from '../checkpoints/checkpoint.js';
 import { CheckpointStore } from '../checkpoints/store.js';
 import { BridgeClient } from './client.js';
 import { MAX_HANDS_PER_REPLY, PROTOCOL_VERSION } from './protocol.js';
-import { BridgeServer, CLOSE_HELLO_TIMEOUT, MIN_NETWORK_TOKEN_CHARS } from './server.js';
+import { BridgeServer, CLOSE_HELLO_TIMEOUT } from './server.js';
+import { MIN_NETWORK_TOKEN_CHARS } from './http-guard.js';
 import { CLOSE_TOO_BIG, MAX_PRE_HELLO_FRAME_BYTES } from './connection.js';
 
 const HELLO = JSON.stringify({ id: 0, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION } });

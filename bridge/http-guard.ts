@@ -1,7 +1,8 @@
 // Who may talk to the bridge over HTTP: the `Host` of every request must name this server (the
 // bound address, loopback, or a name allowed with --allow-host), which defeats DNS rebinding;
 // the `Origin` of a WebSocket upgrade, when a browser sends one, must be the server's own page
-// (or listed with --allow-origin), so no other web page can drive a local server.
+// (or listed with --allow-origin), so no other web page can drive a local server. A server
+// reachable beyond loopback needs a token long enough not to be guessed.
 
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
@@ -12,6 +13,22 @@ const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
 export function isLoopbackHost(host: string): boolean {
   const h = host.toLowerCase().replace(/^\[|\]$/g, '');
   return h === 'localhost' || h === '::1' || (isIP(h) === 4 && h.startsWith('127.'));
+}
+
+/**
+ * Shortest token a server reachable from the network accepts: each connection gets one guess, but
+ * an attacker can reconnect thousands of times a second. (Loopback servers take any token.)
+ */
+export const MIN_NETWORK_TOKEN_CHARS = 16;
+
+/** Null when a server bound to `host` with `token` may start, else why not (the error names the token). */
+export function networkTokenProblem(host: string, token: string | undefined): string | null {
+  if (isLoopbackHost(host)) return null;
+  if (!token) return `${host} is reachable beyond this machine: give a token (--token or KRATZEN_BRIDGE_TOKEN)`;
+  if (token.length < MIN_NETWORK_TOKEN_CHARS) {
+    return `${host} is reachable beyond this machine: the token needs at least ${MIN_NETWORK_TOKEN_CHARS} characters, a short one is guessed by reconnecting (for example: openssl rand -hex 16)`;
+  }
+  return null;
 }
 
 function isWildcard(host: string): boolean {

@@ -14,16 +14,10 @@ import { Connection, closeSoon } from './connection.js';
 import { HeavyPool } from './heavy-pool.js';
 import { SessionHost, type HostOptions } from './host.js';
 import { defaultCheckpointRoots } from './checkpoint-roots.js';
-import { BAD_REQUEST_TARGET, HttpGuard, isLoopbackHost } from './http-guard.js';
+import { BAD_REQUEST_TARGET, HttpGuard, networkTokenProblem } from './http-guard.js';
 import { plainTextResponse, sendPlainText } from './http-replies.js';
 import { serveWebAsset } from './web/assets.js';
 import { BusyPoll } from './busy-poll.js';
-
-/**
- * Shortest token a server reachable from the network accepts: each connection gets one guess, but
- * an attacker can reconnect thousands of times a second. (Loopback servers take any token.)
- */
-export const MIN_NETWORK_TOKEN_CHARS = 16;
 
 export interface BridgeServerOptions {
   /**
@@ -233,12 +227,8 @@ export class BridgeServer {
 
   async start(): Promise<this> {
     const o = this.options;
-    if (!isLoopbackHost(o.host) && !o.token) {
-      throw new Error(`binding ${o.host} exposes the server beyond this machine: give it a token (--token or KRATZEN_BRIDGE_TOKEN)`);
-    }
-    if (!isLoopbackHost(o.host) && o.token!.length < MIN_NETWORK_TOKEN_CHARS) {
-      throw new Error(`binding ${o.host} needs a token of at least ${MIN_NETWORK_TOKEN_CHARS} characters: a short one is guessed by reconnecting`);
-    }
+    const exposed = networkTokenProblem(o.host, o.token);
+    if (exposed) throw new Error(exposed);
     // Node checks these timeouts only every connectionsCheckingInterval (30 s by default).
     const checkEvery = Math.max(100, Math.min(1_000, o.handshakeTimeoutMs / 4));
     const http = createServer({ headersTimeout: o.handshakeTimeoutMs, requestTimeout: 2 * o.handshakeTimeoutMs, connectionsCheckingInterval: checkEvery }, (req, res) => {

@@ -40,11 +40,11 @@ export async function modelToFiles(model: tf.LayersModel): Promise<ModelFiles> {
 }
 
 /**
- * Builds the model from the two files' bytes; `where` names the checkpoint in errors. With
- * `expected`, the topology must be that policy network's before anything is built, and the
- * weights plain, finite float32 numbers.
+ * Builds the model from the two files' bytes; `where` names the checkpoint in errors. The
+ * topology must be `expected`'s policy network before anything is built, and the weights plain,
+ * finite float32 numbers.
  */
-export async function modelFromFiles(files: ModelFiles, where: string, expected?: PolicyArchitecture): Promise<tf.LayersModel> {
+export async function modelFromFiles(files: ModelFiles, where: string, expected: PolicyArchitecture): Promise<tf.LayersModel> {
   let json: tf.io.ModelJSON;
   try {
     json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(files.modelJson)) as tf.io.ModelJSON;
@@ -57,17 +57,15 @@ export async function modelFromFiles(files: ModelFiles, where: string, expected?
   if (typeof json?.modelTopology !== 'object' || json.modelTopology === null || paths?.length !== 1 || paths[0] !== WEIGHTS_FILE) {
     throw new CheckpointError('bad-model', where, `model.json must have a modelTopology and one weights file ${WEIGHTS_FILE}`);
   }
-  if (expected) {
-    try {
-      checkPolicyTopology(json.modelTopology, expected);
-    } catch (e) {
-      throw new CheckpointError('bad-model', where, (e as Error).message);
-    }
+  try {
+    checkPolicyTopology(json.modelTopology, expected);
+  } catch (e) {
+    throw new CheckpointError('bad-model', where, (e as Error).message);
   }
   const { weights } = files;
   // An exact ArrayBuffer of the weights: a Node Buffer may be a view into a larger pool.
   const weightData = weights.buffer.slice(weights.byteOffset, weights.byteOffset + weights.byteLength) as ArrayBuffer;
-  if (expected) checkWeightValues(json, weightData, where);
+  checkWeightValues(json, weightData, where);
   try {
     const artifacts = await tf.io.getModelArtifactsForJSON(json, async (m) => [tf.io.getWeightSpecs(m), weightData]);
     return await tf.loadLayersModel(tf.io.fromMemory(artifacts));

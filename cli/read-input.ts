@@ -14,8 +14,8 @@ export const MAX_CONFIG_BYTES = 16 << 20;
 const CHUNK_BYTES = 1 << 20;
 
 /**
- * The UTF-8 text of `path` ('-' is stdin), without a leading byte-order mark. Throws a ValidationError (`error`, naming `field`)
- * when it cannot be read or holds more than `maxBytes`.
+ * The UTF-8 text of `path` ('-' is stdin), without a leading byte-order mark. Throws a
+ * ValidationError (`error`, naming `field`) when it cannot be read or holds more than `maxBytes`.
  */
 export function readInputText(path: string, field: string, maxBytes: number, error = 'invalid arguments'): string {
   let fd: number;

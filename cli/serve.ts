@@ -10,9 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BACKEND_CHOICES, type BackendChoice } from '../agents/tfjs.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
-import { BridgeServer, MIN_NETWORK_TOKEN_CHARS } from '../bridge/server.js';
+import { BridgeServer } from '../bridge/server.js';
 import { defaultCheckpointRoots } from '../bridge/checkpoint-roots.js';
-import { isLoopbackHost } from '../bridge/http-guard.js';
+import { networkTokenProblem } from '../bridge/http-guard.js';
 
 export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (protocol: bridge/protocol.ts, docs/bridge.md)
 
@@ -127,10 +127,8 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
   }
   const token = values.token ?? process.env.KRATZEN_BRIDGE_TOKEN ?? undefined;
   const host = values.host ?? '127.0.0.1';
-  if (!isLoopbackHost(host) && !token) fail('token', `--host ${host} exposes the server beyond this machine: give a --token (or KRATZEN_BRIDGE_TOKEN)`);
-  if (!isLoopbackHost(host) && token && token.length < MIN_NETWORK_TOKEN_CHARS) {
-    fail('token', `--host ${host} exposes the server beyond this machine: the token needs at least ${MIN_NETWORK_TOKEN_CHARS} characters (for example: openssl rand -hex 16)`);
-  }
+  const exposed = networkTokenProblem(host, token);
+  if (exposed) fail('token', exposed);
   const seedSecret = values['seed-secret'] ?? process.env.KRATZEN_SEED_SECRET ?? undefined;
   for (const origin of values['allow-origin'] ?? []) {
     if (!/^https?:\/\/[^/\s]+$/.test(origin)) fail('allow-origin', `--allow-origin takes an origin like https://example.org, got "${origin}"`);

@@ -31,7 +31,6 @@ function tickLabel(x: number): string {
   return String(Number(x.toPrecision(4)));
 }
 
-/** Horizontal bars (one per label) with a ±error whisker, around a zero line. */
 /** Longest label a chart writes beside its plot (a 170 px margin); longer ones keep their end. */
 const MAX_LABEL_CHARS = 24;
 
@@ -44,6 +43,7 @@ function chartLabel(label: string, attributes: string): string {
   return `<text ${attributes}><title>${escape(label)}</title>${escape(shown)}</text>`;
 }
 
+/** Horizontal bars (one per label) with a ±error whisker, around a zero line. */
 export function barChartSvg(title: string, bars: { label: string; value: number; error?: number }[]): string {
   const width = 640;
   const rowHeight = 34;

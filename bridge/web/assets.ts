@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { CARD_NAMES } from '../../env/rules/card-names.js';
+import { BAD_REQUEST_TARGET } from '../http-guard.js';
 import { sendPlainText } from '../http-replies.js';
 import { PROTOCOL_VERSION } from '../protocol.js';
 
@@ -46,7 +47,7 @@ export function serveWebAsset(req: IncomingMessage, res: ServerResponse): boolea
     path = new URL(req.url ?? '/', 'http://localhost').pathname;
   } catch {
     // A request target such as `http://[` is no URL at all (it used to crash the server).
-    sendPlainText(res, 400, 'bad request target');
+    sendPlainText(res, 400, BAD_REQUEST_TARGET);
     return true;
   }
   const asset = Object.hasOwn(ASSETS, path) ? ASSETS[path] : undefined;
