@@ -79,9 +79,23 @@ export class KratzenState extends StateReader {
     if (!Number.isInteger(dealer) || dealer < 0 || dealer >= n) {
       throw new ValidationError('malformed record', 'start.dealer', `dealer must be a seat 0..${n - 1}`);
     }
-    d.pot = start.pot ?? 0;
+    // Amounts are whole units within the bound (docs/rules.md §3, Ledger); records are checked
+    // in chips before they get here, API callers here.
+    const pot = start.pot ?? 0;
+    if (!Number.isSafeInteger(pot) || pot < 0) {
+      throw new ValidationError('malformed record', 'start.pot', 'the pot must be a whole, non-negative number of units, at most 2^53 - 1');
+    }
+    if (this.rules.profile === 'didactic4' && pot % this.game.unitsPerChip !== 0) {
+      throw new ValidationError('malformed record', 'start.pot', `the pot must be whole chips in didactic4 (a multiple of ${this.game.unitsPerChip} units)`);
+    }
+    d.pot = pot;
     if (start.balances) {
       if (start.balances.length !== n) throw new ValidationError('malformed record', 'start.balances', `expected ${n} balances`);
+      for (let s = 0; s < n; s++) {
+        if (!Number.isSafeInteger(start.balances[s])) {
+          throw new ValidationError('malformed record', `start.balances[${s}]`, 'a balance must be a whole number of units, at most 2^53 - 1 in size');
+        }
+      }
       d.m.balances.set(Array.from(start.balances));
     }
     if (start.muss && this.rules.profile !== 'tavern5') {
@@ -348,8 +362,14 @@ export class KratzenState extends StateReader {
     const d = this.d;
     const n = this.numPlayers;
     const balances = d.m.balances;
+    // Every amount of the settlement, then each balance (ledger.ts, EXACT_ORDER): payout minus
+    // penalty is exact for two amounts that fit, so a new balance is exact when it fits.
     this.guardAmount(settlement.potAfter);
-    for (let s = 0; s < n; s++) this.guardAmount(balances[s]! + settlement.payouts[s]! - settlement.penalties[s]!);
+    for (let s = 0; s < n; s++) {
+      this.guardAmount(settlement.payouts[s]!);
+      this.guardAmount(settlement.penalties[s]!);
+      this.guardAmount(balances[s]! + (settlement.payouts[s]! - settlement.penalties[s]!));
+    }
     for (let s = 0; s < n; s++) balances[s]! += settlement.payouts[s]! - settlement.penalties[s]!;
     d.pot = settlement.potAfter;
     this.resultStore.push({

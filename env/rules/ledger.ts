@@ -6,6 +6,14 @@
 /** Largest amount in units an engine keeps exactly; passing it is an `amount overflow`. */
 export const MAX_UNITS = Number.MAX_SAFE_INTEGER;
 
+// EXACT_ORDER. A sum of whole numbers is exact while every partial sum stays within MAX_UNITS,
+// and a partial sum past it shows as one (rounding never brings a double back under 2^53).
+// So the pot takes every payout before any penalty: its partial sums then run from P down to
+// P - payouts and up to potAfter, never past both ends, and a settlement whose amounts all fit
+// is computed exactly, however large (game.ts checks each amount it commits). In seat order a
+// dealer's 2P could lift the pot past 2^53 before the next seat's payout brought it back, and
+// the rounding there went unseen.
+
 export interface SettlementInput {
   numPlayers: number;
   dealer: number;
@@ -41,18 +49,20 @@ export function settleDidactic4(input: SettlementInput, isMuss: boolean, out?: S
   let pot = P;
   let anyMissedQuota = false;
   const perTrick = P / 4; // exact: P is whole chips, so a multiple of 4 quarter units
-  for (let s = 0; s < numPlayers; s++) {
-    if (!playing[s]) continue;
-    if (!isMuss) {
+  // Payouts first, then penalties (see EXACT_ORDER).
+  if (!isMuss) {
+    for (let s = 0; s < numPlayers; s++) {
+      if (!playing[s]) continue;
       payouts[s] = tricks[s]! * perTrick;
       pot -= payouts[s]!;
     }
-    if (tricks[s]! < quotas[s]!) {
-      // Every penalty comes from the same P, never from the pot as it changes.
-      penalties[s] = s === dealer ? 2 * P : P;
-      pot += penalties[s]!;
-      anyMissedQuota = true;
-    }
+  }
+  for (let s = 0; s < numPlayers; s++) {
+    if (!playing[s] || tricks[s]! >= quotas[s]!) continue;
+    // Every penalty comes from the same P, never from the pot as it changes.
+    penalties[s] = s === dealer ? 2 * P : P;
+    pot += penalties[s]!;
+    anyMissedQuota = true;
   }
   settlement.potAfter = pot;
   settlement.anyMissedQuota = anyMissedQuota;
@@ -81,18 +91,19 @@ export function settleTavern5(input: Tavern5SettlementInput, out?: Settlement): 
   const failure = input.failPenalty === 'pot' ? P : 2 * input.anteUnits;
   let pot = P;
   let anyMissedQuota = false;
+  // Payouts first, then penalties (see EXACT_ORDER).
   for (let s = 0; s < numPlayers; s++) {
     if (!playing[s] || bettler[s]) continue;
-    const missed = tricks[s]! < quotas[s]!;
-    if (!missed || input.isMuss) {
+    if (tricks[s]! >= quotas[s]! || input.isMuss) {
       payouts[s] = tricks[s]! * share;
       pot -= payouts[s]!;
     }
-    if (missed) {
-      penalties[s] = failure;
-      pot += failure;
-      anyMissedQuota = true;
-    }
+  }
+  for (let s = 0; s < numPlayers; s++) {
+    if (!playing[s] || bettler[s] || tricks[s]! >= quotas[s]!) continue;
+    penalties[s] = failure;
+    pot += failure;
+    anyMissedQuota = true;
   }
   for (let s = 0; s < numPlayers; s++) {
     if (!playing[s] || !bettler[s]) continue;

@@ -192,6 +192,65 @@ describe('didactic4 hands', () => {
     expect(state.isTerminal).toBe(true);
   });
 
+  it('settlements near 2^53 units are exact: the pot takes every payout before any penalty (docs/rules.md §3, Ledger)', () => {
+    // P = 4 x 900000000000001 units; in seat order the dealer's 2P would lift the pot past 2^53
+    // (2.75 P, odd, so rounded) before the other seats' payouts brought it back to 2P.
+    const P = 4 * 900000000000001;
+    const s = settleDidactic4({ numPlayers: 4, dealer: 0, potBeforePlay: P, playing: [1, 1, 1, 1], tricks: [1, 1, 1, 1], quotas: [2, 1, 1, 1] }, false);
+    expect(s.payouts).toEqual([P / 4, P / 4, P / 4, P / 4]);
+    expect(s.penalties).toEqual([2 * P, 0, 0, 0]);
+    expect(s.potAfter).toBe(2 * P);
+    // tavern5, a Muss deal with failPenalty "pot": everybody collects [D-9]; 2P - share (odd) is past 2^53.
+    const share = 1080863910568919;
+    const t = settleTavern5({
+      numPlayers: 4, dealer: 3, potBeforePlay: 5 * share, playing: [1, 1, 1, 1], tricks: [0, 1, 2, 2], quotas: [1, 1, 1, 2],
+      isMuss: true, anteUnits: 5, failPenalty: 'pot', bettler: [0, 0, 0, 0], bettlerBonusUnits: 0,
+    });
+    expect(t.payouts).toEqual([0, share, 2 * share, 2 * share]);
+    expect(t.penalties).toEqual([5 * share, 0, 0, 0]);
+    expect(t.potAfter).toBe(5 * share);
+  });
+
+  it('a replayed hand with amounts near 2^53 units settles exactly and conserves chips (docs/rules.md §3, Ledger)', () => {
+    const deck = ['9c', 'W', 'Jd', 'Td', '9s', 'Qd', '7s', '9d', 'Jh', 'Js', 'Jc', '7c', '9h', 'Ah', '8d', 'Qc', 'Th', 'Qs', '8h', 'Ac', '7d', 'As', 'Qh', 'Kh', '7h', '8s', 'Ad', 'Kd', 'Tc', 'Kc', 'Ts', 'Ks', '8c'];
+    const script: Script = [
+      [0, 'discard Qc'], [1, 'in'], [2, 'in'], [3, 'in'],
+      [0, 'play Jh'], [1, 'play W'], [2, 'play 9h'], [3, 'play Ah'],
+      [3, 'play 9s'], [0, 'play 7s'], [1, 'play Js'], [2, 'play Td'],
+      [1, 'play 9c'], [2, 'play 7c'], [3, 'play Qd'], [0, 'play Th'],
+      [0, 'play 9d'], [1, 'play Jc'], [2, 'play Jd'], [3, 'play 8d'],
+    ];
+    const record = { rules: { hands: 1 }, start: { dealer: 0, pot: 900000000000000 }, hands: [{ deck, actions: actions(script) }] };
+    const hand = replayRecord(record).result.hands[0]!;
+    // P = the pot and the dealer's chip; one trick each, so the dealer missed the quota of 2: 2P.
+    const P = 900000000000001;
+    expect(hand.tricks).toEqual([1, 1, 1, 1]);
+    expect(hand.potBeforePlay).toBe(P);
+    expect(hand.payouts).toEqual([P / 4, P / 4, P / 4, P / 4]);
+    expect(hand.penalties).toEqual([2 * P, 0, 0, 0]);
+    expect(hand.potAfter).toBe(2 * P);
+    expect(hand.balances).toEqual([-1 + P / 4 - 2 * P, P / 4, P / 4, P / 4]);
+  });
+
+  it('newState takes start amounts only as whole units, a didactic4 pot only as whole chips (docs/rules.md §3, Ledger)', () => {
+    const game = createGame({});
+    const field = (start: Record<string, unknown>) => {
+      try {
+        game.newState({ seed: 3, start: { dealer: 0, ...start } });
+        return null;
+      } catch (e) {
+        return (e as { field?: string }).field;
+      }
+    };
+    expect(field({ pot: 1 })).toBe('start.pot');
+    expect(field({ pot: 0.5 })).toBe('start.pot');
+    expect(field({ pot: -4 })).toBe('start.pot');
+    expect(field({ pot: 2 ** 53 })).toBe('start.pot');
+    expect(field({ balances: [0, 0.5, 0, 0] })).toBe('start.balances[1]');
+    expect(field({ pot: 8, balances: [1, -3, 0, 2] })).toBeNull();
+    expect(createGame(T5).newState({ seed: 3, start: { dealer: 0, pot: 1 } }).pot).toBeGreaterThan(1);
+  });
+
   it('a session is one rotation of dealers by default, then complete with the leaders as winners', () => {
     const state = playRandomly(createGame({ players: 5 }).newState({ seed: 9 }), seedrandom('x'));
     expect(state.results.map((r) => r.dealer)).toEqual([0, 1, 2, 3, 4].map((k) => (state.startInfo.dealer + k) % 5));
