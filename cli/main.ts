@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import {
   errorReport,
   randomSession,
+  replayJsonText,
   replayToJson,
   replayResult,
   stateToRecord,
@@ -231,8 +232,8 @@ async function main(argv: string[]): Promise<void> {
       const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
       if (positionals.length !== 1) badInput('record', 'usage: kratzen replay <record.json|->');
       const record = readJson(positionals[0]!);
-      const { exitCode, output } = replayToJson(record);
-      printJson(output);
+      const { exitCode, output, unitsPerChip } = replayToJson(record);
+      process.stdout.write(`${replayJsonText(output, unitsPerChip)}\n`);
       process.exitCode = exitCode;
       return;
     }

@@ -306,13 +306,59 @@ export function errorReport(e: unknown): { exitCode: number; output: Record<stri
   return null;
 }
 
-/** `kratzen replay` as a function: the result JSON and exit code 0, or the error JSON and its code. */
-export function replayToJson(input: unknown): { exitCode: number; output: object } {
+/**
+ * `kratzen replay` as a function: the result JSON and exit code 0, or the error JSON and its code;
+ * `unitsPerChip` of the record's rules (1 when they are invalid), for `replayJsonText`.
+ */
+export function replayToJson(input: unknown): { exitCode: number; output: object; unitsPerChip: number } {
+  let unitsPerChip = 1;
   try {
-    return { exitCode: 0, output: replayRecord(input).result };
+    const { result, state } = replayRecord(input);
+    return { exitCode: 0, output: result, unitsPerChip: state.game.unitsPerChip };
   } catch (e) {
     const report = errorReport(e);
-    if (report) return report;
-    throw e;
+    if (!report) throw e;
+    if (isJsonObject(input)) {
+      try {
+        unitsPerChip = new KratzenGame(input.rules).unitsPerChip;
+      } catch {
+        // An invalid rule set: its error report holds no amounts.
+      }
+    }
+    return { ...report, unitsPerChip };
   }
+}
+
+/** Exact decimal text of `units` in chips: quarters to 2 decimals, fifths to 1. */
+function chipsText(units: number, unitsPerChip: number): string {
+  const magnitude = Math.abs(units);
+  const part = magnitude % unitsPerChip;
+  const whole = (magnitude - part) / unitsPerChip;
+  const sign = units < 0 ? '-' : '';
+  if (part === 0) return `${sign}${whole}`;
+  const decimals = String((part * 100) / unitsPerChip).padStart(2, '0').replace(/0$/, '');
+  return `${sign}${whole}.${decimals}`;
+}
+
+/**
+ * A replay output as JSON text with every amount printed exactly (docs/rules.md §6). Amounts are
+ * its only non-integers; JSON.stringify prints a number's shortest round-trip form, which past
+ * 2^50 chips drops a quarter's last digit (1800000000000002.25 as ...2.2), and a fifth's double
+ * is not the fifth itself: each is printed from its units instead. Laid out as
+ * JSON.stringify(output, null, indent) would.
+ */
+export function replayJsonText(output: object, unitsPerChip: number, indent = 2): string {
+  const write = (value: unknown, depth: number): string => {
+    if (typeof value === 'number' && Number.isFinite(value) && !Number.isInteger(value)) return chipsText(Math.round(value * unitsPerChip), unitsPerChip);
+    if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+    const entries = Array.isArray(value)
+      ? value.map((item) => write(item === undefined ? null : item, depth + 1))
+      : Object.entries(value).flatMap(([key, item]) => (item === undefined ? [] : [`${JSON.stringify(key)}:${indent ? ' ' : ''}${write(item, depth + 1)}`]));
+    const [open, close] = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
+    if (entries.length === 0) return open + close;
+    if (!indent) return open + entries.join(',') + close;
+    const inner = '\n' + ' '.repeat(indent * (depth + 1));
+    return open + inner + entries.join(',' + inner) + '\n' + ' '.repeat(indent * depth) + close;
+  };
+  return write(output, 0);
 }

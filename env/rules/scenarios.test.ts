@@ -17,7 +17,9 @@ import {
   parseCard,
   playRandomly,
   replayRecord,
+  replayJsonText,
   replayResult,
+  replayToJson,
   settleDidactic4,
   settleTavern5,
   stateToRecord,
@@ -230,6 +232,16 @@ describe('didactic4 hands', () => {
     expect(hand.penalties).toEqual([2 * P, 0, 0, 0]);
     expect(hand.potAfter).toBe(2 * P);
     expect(hand.balances).toEqual([-1 + P / 4 - 2 * P, P / 4, P / 4, P / 4]);
+    // Printed exactly (docs/rules.md §6): JSON.stringify alone writes -1575000000000002.8.
+    const { output, unitsPerChip } = replayToJson(record);
+    expect(replayJsonText(output, unitsPerChip)).toContain('"balances": [\n        -1575000000000002.75,\n        225000000000000.25,');
+  });
+
+  it('replay output prints quarters and fifths exactly, however large (docs/rules.md §6)', () => {
+    const text = (value: object, unitsPerChip: number) => replayJsonText(value, unitsPerChip, 0);
+    expect(text({ a: [1200000000000000.75, -0.25, 0.5, 3, 0] }, 4)).toBe('{"a":[1200000000000000.75,-0.25,0.5,3,0]}');
+    expect(text({ a: [1080863910568919.2, 0.2, 0.4, -1.6, 7] }, 5)).toBe('{"a":[1080863910568919.2,0.2,0.4,-1.6,7]}');
+    expect(JSON.parse(text({ pot: 1800000000000002.25, reason: 'a "quoted" \u0001 text' }, 4))).toEqual({ pot: 1800000000000002.25, reason: 'a "quoted" \u0001 text' });
   });
 
   it('newState takes start amounts only as whole units, a didactic4 pot only as whole chips (docs/rules.md §3, Ledger)', () => {
