@@ -201,7 +201,8 @@ export function* replayRecordSteps(input: unknown): Generator<void, KratzenState
   for (let h = 0; h < record.hands.length; h++) {
     const hand = record.hands[h]!;
     if (state.complete) throw malformed(`hands[${h}]`, `the session is complete after hand ${h - 1}`);
-    hand.actions.forEach(({ seat, action }, i) => {
+    for (let i = 0; i < hand.actions.length; i++) {
+      const { seat, action } = hand.actions[i]!;
       if (state.handIndex !== h) {
         throw new ReplayIllegalActionError(h, i, seat, state.complete ? 'the session is over' : `hand ${h} is already over`);
       }
@@ -209,10 +210,14 @@ export function* replayRecordSteps(input: unknown): Generator<void, KratzenState
         state.applyAs(seat, action);
       } catch (e) {
         if (e instanceof IllegalActionError) throw new ReplayIllegalActionError(h, i, seat, e.reason);
-        if (e instanceof AmountOverflowError) throw new ReplayOverflowError(h, i, seat);
+        if (!(e instanceof AmountOverflowError)) throw e;
+        if (e.hand === h) throw new ReplayOverflowError(h, i, seat);
+        // The action finished hand h, and the next deal's stakes passed the bound: that belongs
+        // to the next hand, no action of its own. A record that stops here never asked for it.
+        if (h + 1 === record.hands.length) return state;
         throw e;
       }
-    });
+    }
     if (h + 1 < record.hands.length && state.handIndex === h) {
       throw malformed(`hands[${h + 1}]`, `hand ${h} is not finished, so the record cannot continue`);
     }
@@ -300,7 +305,7 @@ export function errorReport(e: unknown): { exitCode: number; output: Record<stri
     };
   }
   if (e instanceof AmountOverflowError) {
-    // Outside any action: the antes of a session's first deal already pass the bound.
+    // Outside any action: the stakes of a deal (the session's first, or one a finished hand led to) pass the bound.
     return { exitCode: 1, output: { error: 'amount overflow', hand: e.hand, reason: 'an amount would pass 2^53 - 1 units; the session stops rather than round' } };
   }
   return null;

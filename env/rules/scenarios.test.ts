@@ -648,6 +648,29 @@ describe('replay errors', () => {
     expect(() => replayRecord({ rules: {}, seed: 1e30, hands: [] })).toThrow(expect.objectContaining({ field: 'seed' }));
     expect(replayRecord({ rules: {}, seed: '1000000000000000000000000000000', hands: [] }).result.hands).toEqual([]);
   });
+  it('stakes of a deal past 2^53 - 1 units belong to that deal: a record that stops before it replays (§3, §5, §6)', () => {
+    // Seat 2 has room for one more ante: the deal of hand 2 would pass the bound.
+    const game = createGame({ ...T5, hands: 3 });
+    const roomForOneAnte = -(Math.floor(Number.MAX_SAFE_INTEGER / 5) - 2);
+    const state = game.newState({ seed: 1, start: { dealer: 0, balances: [0, 0, game.toUnits(roomForOneAnte), 0], muss: false } });
+    let r = 8;
+    const random = () => (r = (r * 1103515245 + 12345) % 2147483648) / 2147483648;
+    expect(() => {
+      for (;;) {
+        const legal = state.legalActions();
+        state.apply(state.currentSeat === 2 && legal.includes(ACTION_OUT) ? ACTION_OUT : legal[Math.floor(random() * legal.length)]!);
+      }
+    }).toThrow(AmountOverflowError);
+    const record = stateToRecord(state);
+    expect(record.hands!.length).toBe(3);
+    const twoHands = replayToJson({ ...record, hands: record.hands!.slice(0, 2) });
+    expect(twoHands.exitCode).toBe(0);
+    expect(twoHands.output).toMatchObject({ hands: [{}, {}], final: { complete: false } });
+    // With hand 2 in the record, the overflow is that hand's deal, not the last action of hand 1.
+    expect(replayToJson(record)).toMatchObject({ exitCode: 1, output: { error: 'amount overflow', hand: 2 } });
+    expect(replayToJson(record).output).not.toHaveProperty('action');
+  });
+
   it('the first illegal action stops the replay with hand, action index, seat and reason', () => {
     const deck = buildDeck({ profile: 'didactic4', players: 4, ...SETTLEMENT_PLAN });
     const script = SETTLEMENT_SCRIPT.slice();
