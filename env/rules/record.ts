@@ -112,8 +112,6 @@ export function parseRecord(input: unknown): ParsedRecord {
   if (seed !== undefined && !isIntegral(seed) && typeof seed !== 'string') {
     throw malformed('seed', 'seed must be an integer or a string');
   }
-  // 10^30 and 10^30 + 1 are one double: such seeds would name one session by many values.
-  if (typeof seed === 'number' && !Number.isSafeInteger(seed)) throw malformed('seed', 'an integer seed must be within ±(2^53 - 1); larger ones can be strings');
 
   const start: ParsedRecord['start'] = { pot: 0 };
   const rawStart = input.start ?? undefined;
@@ -163,8 +161,15 @@ export function parseRecord(input: unknown): ParsedRecord {
     });
     return { deck, actions };
   });
-  if ((start.dealer === undefined || hands.some((h) => !h.deck)) && seed === undefined) {
+  const dealsFromSeed = start.dealer === undefined || hands.some((h) => !h.deck);
+  if (dealsFromSeed && seed === undefined) {
     throw malformed('seed', 'a seed is needed when start.dealer or a hand deck is absent');
+  }
+  // 10^30 and 10^30 + 1 are one double, so such a seed would name one session by many values.
+  // That matters only when the record deals from it: one with every deck and a dealer (another
+  // engine's, say) replays whatever integer it carries.
+  if (dealsFromSeed && typeof seed === 'number' && !Number.isSafeInteger(seed)) {
+    throw malformed('seed', 'an integer seed past ±(2^53 - 1) cannot be read exactly, and this record deals from its seed (a hand without a deck, or no start.dealer): give it as a string');
   }
   return { game, seed, start, hands };
 }

@@ -648,6 +648,13 @@ describe('replay errors', () => {
     expect(() => replayRecord({ rules: {}, seed: 1e30, hands: [] })).toThrow(expect.objectContaining({ field: 'seed' }));
     expect(replayRecord({ rules: {}, seed: '1000000000000000000000000000000', hands: [] }).result.hands).toEqual([]);
   });
+  it('takes any integer seed when the record does not deal from it: every deck and the dealer given (§5)', () => {
+    const deck = buildDeck({ profile: 'didactic4', players: 4, ...SETTLEMENT_PLAN });
+    const record = { rules: {}, seed: 18446744073709551615, start: { dealer: 0, pot: 11 }, hands: [{ deck, actions: actions(SETTLEMENT_SCRIPT) }] };
+    expect(replayRecord(record).result).toEqual(replayRecord({ ...record, seed: 5 }).result);
+    expect(() => replayRecord({ ...record, start: { pot: 11 } })).toThrow(expect.objectContaining({ field: 'seed' }));
+    expect(() => replayRecord({ ...record, hands: [...record.hands, { actions: [] }] })).toThrow(expect.objectContaining({ field: 'seed' }));
+  });
   it('stakes of a deal past 2^53 - 1 units belong to that deal: a record that stops before it replays (§3, §5, §6)', () => {
     // Seat 2 has room for one more ante: the deal of hand 2 would pass the bound.
     const game = createGame({ ...T5, hands: 3 });
