@@ -7,8 +7,7 @@ import { parseArgs } from 'node:util';
 import {
   errorReport,
   randomSession,
-  replayJsonText,
-  replayToJson,
+  replayToText,
   replayResult,
   stateToRecord,
   createGame,
@@ -232,8 +231,8 @@ async function main(argv: string[]): Promise<void> {
       const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
       if (positionals.length !== 1) badInput('record', 'usage: kratzen replay <record.json|->');
       const record = readJson(positionals[0]!);
-      const { exitCode, output, unitsPerChip } = replayToJson(record);
-      process.stdout.write(`${replayJsonText(output, unitsPerChip)}\n`);
+      const { exitCode, text } = replayToText(record);
+      process.stdout.write(`${text}\n`);
       process.exitCode = exitCode;
       return;
     }

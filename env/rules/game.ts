@@ -362,7 +362,7 @@ export class KratzenState extends StateReader {
     const d = this.d;
     const n = this.numPlayers;
     const balances = d.m.balances;
-    // Every amount of the settlement, then each balance (ledger.ts, EXACT_ORDER): payout minus
+    // Every amount of the settlement, then each balance (ledger.ts, exact order): payout minus
     // penalty is exact for two amounts that fit, so a new balance is exact when it fits.
     this.guardAmount(settlement.potAfter);
     for (let s = 0; s < n; s++) {

@@ -6,7 +6,7 @@
 /** Largest amount in units an engine keeps exactly; passing it is an `amount overflow`. */
 export const MAX_UNITS = Number.MAX_SAFE_INTEGER;
 
-// EXACT_ORDER. A sum of whole numbers is exact while every partial sum stays within MAX_UNITS,
+// Exact order. A sum of whole numbers is exact while every partial sum stays within MAX_UNITS,
 // and a partial sum past it shows as one (rounding never brings a double back under 2^53).
 // So the pot takes every payout before any penalty: its partial sums then run from P down to
 // P - payouts and up to potAfter, never past both ends, and a settlement whose amounts all fit
@@ -49,7 +49,7 @@ export function settleDidactic4(input: SettlementInput, isMuss: boolean, out?: S
   let pot = P;
   let anyMissedQuota = false;
   const perTrick = P / 4; // exact: P is whole chips, so a multiple of 4 quarter units
-  // Payouts first, then penalties (see EXACT_ORDER).
+  // Payouts first, then penalties (exact order, above).
   if (!isMuss) {
     for (let s = 0; s < numPlayers; s++) {
       if (!playing[s]) continue;
@@ -91,7 +91,7 @@ export function settleTavern5(input: Tavern5SettlementInput, out?: Settlement): 
   const failure = input.failPenalty === 'pot' ? P : 2 * input.anteUnits;
   let pot = P;
   let anyMissedQuota = false;
-  // Payouts first, then penalties (see EXACT_ORDER).
+  // Payouts first, then penalties (exact order, above).
   for (let s = 0; s < numPlayers; s++) {
     if (!playing[s] || bettler[s]) continue;
     if (tricks[s]! >= quotas[s]! || input.isMuss) {

@@ -8,7 +8,7 @@ import { AmountOverflowError, IllegalActionError, RuleSetError, ValidationError 
 import type { KratzenState } from './game.js';
 import { KratzenGame } from './kratzen-game.js';
 import type { HandResult } from './results.js';
-import { isJsonObject, isWholeUnits, ruleSetToJson } from './ruleset.js';
+import { isJsonObject, isWholeUnits, readsAsExactFifth, ruleSetToJson } from './ruleset.js';
 import { MAX_UNITS } from './ledger.js';
 import { drain } from './steps.js';
 
@@ -38,25 +38,26 @@ export interface ParsedRecord {
   hands: { deck: number[] | undefined; actions: { seat: number; action: number }[] }[];
 }
 
-export interface HandReport {
+/** A hand's settlement in chips (`Amount` is a number but for the exact printer, replayToText). */
+export interface HandReport<Amount = number> {
   dealer: number;
   trump: string;
   indicator: string | null;
   kind: string;
   walkover: boolean;
-  potBeforePlay: number;
+  potBeforePlay: Amount;
   in: boolean[];
   tricks: number[];
-  payouts: number[];
-  penalties: number[];
-  fees?: number[];
-  potAfter: number;
-  balances: number[];
+  payouts: Amount[];
+  penalties: Amount[];
+  fees?: Amount[];
+  potAfter: Amount;
+  balances: Amount[];
 }
 
-export interface ReplayResult {
-  hands: HandReport[];
-  final: { balances: number[]; pot: number; complete: boolean; winners?: number[] };
+export interface ReplayResult<Amount = number> {
+  hands: HandReport<Amount>[];
+  final: { balances: Amount[]; pot: Amount; complete: boolean; winners?: number[] };
 }
 
 /** The first illegal action of a replay: 0-based hand and action index. */
@@ -92,6 +93,7 @@ function amountToUnits(game: KratzenGame, value: unknown, field: string, wholeCh
   // Past 2^53 - 1 units amounts are no longer exact (docs/rules.md §3): say so, not "not a multiple".
   if (Math.abs(value * game.unitsPerChip) > MAX_UNITS) throw malformed(field, `must be at most ${Math.floor(MAX_UNITS / game.unitsPerChip)} chips in size (2^53 - 1 units)`);
   if (!isWholeUnits(value, game.unitsPerChip)) throw malformed(field, `must be a multiple of 1/${game.unitsPerChip} chip`);
+  if (game.unitsPerChip === 5 && !readsAsExactFifth(value)) throw malformed(field, 'past 2^50 chips must be whole chips: a JSON number there cannot tell fifths apart');
   if (wholeChips && !Number.isInteger(value)) throw malformed(field, 'must be a whole number of chips in didactic4');
   return Math.round(value * game.unitsPerChip);
 }
@@ -194,18 +196,25 @@ export function replayRecord(input: unknown): { result: ReplayResult; state: Kra
 
 /**
  * `replayRecord`'s state, a hand at a time: yields after each hand, so a caller serving others
- * can give way during a long record; returns the state after the last action.
+ * can give way during a long record; returns the state after the last action, with the next
+ * hand dealt as live play would have it (unless there is no deck for it, or its stakes pass the
+ * bound: then the state between the hands).
  */
 export function* replayRecordSteps(input: unknown): Generator<void, KratzenState> {
   const record = parseRecord(input);
+  // Paused between hands, so only the hands the record holds are dealt here: a deal whose stakes
+  // pass the bound is that hand's overflow, with no action of its own, and a record that stops
+  // before such a deal replays as far as it goes.
   const state = record.game.newState({
     seed: record.seed,
     decks: record.hands.map((h) => h.deck),
     start: record.start,
+    pauseBetweenHands: true,
   });
   for (let h = 0; h < record.hands.length; h++) {
     const hand = record.hands[h]!;
     if (state.complete) throw malformed(`hands[${h}]`, `the session is complete after hand ${h - 1}`);
+    if (h > 0) state.dealNextHand();
     for (let i = 0; i < hand.actions.length; i++) {
       const { seat, action } = hand.actions[i]!;
       if (state.handIndex !== h) {
@@ -215,11 +224,7 @@ export function* replayRecordSteps(input: unknown): Generator<void, KratzenState
         state.applyAs(seat, action);
       } catch (e) {
         if (e instanceof IllegalActionError) throw new ReplayIllegalActionError(h, i, seat, e.reason);
-        if (!(e instanceof AmountOverflowError)) throw e;
-        if (e.hand === h) throw new ReplayOverflowError(h, i, seat);
-        // The action finished hand h, and the next deal's stakes passed the bound: that belongs
-        // to the next hand, no action of its own. A record that stops here never asked for it.
-        if (h + 1 === record.hands.length) return state;
+        if (e instanceof AmountOverflowError) throw new ReplayOverflowError(h, i, seat);
         throw e;
       }
     }
@@ -228,7 +233,16 @@ export function* replayRecordSteps(input: unknown): Generator<void, KratzenState
     }
     yield;
   }
-  return state;
+  if (state.phase !== 'deal') return state;
+  const next = state.clone();
+  try {
+    next.dealNextHand();
+  } catch (e) {
+    // No deck and no seed for it (the hand waits, as in live play), or stakes past the bound.
+    if (e instanceof ValidationError || e instanceof AmountOverflowError) return state;
+    throw e;
+  }
+  return next;
 }
 
 /** Units to chips, exact for quarters and printed to at most 6 decimals for fifths. */
@@ -237,39 +251,48 @@ function chips(state: KratzenState, units: number): number {
 }
 
 export function handReport(state: KratzenState, r: HandResult): HandReport {
-  const toChips = (values: number[]) => values.map((u) => chips(state, u));
-  const report: HandReport = {
+  return handReportIn(r, (units) => chips(state, units));
+}
+
+/** A hand's report with each amount (in units) as `amount` gives it. */
+function handReportIn<Amount>(r: HandResult, amount: (units: number) => Amount): HandReport<Amount> {
+  const amounts = (values: number[]) => values.map(amount);
+  const report: HandReport<Amount> = {
     dealer: r.dealer,
     trump: SUIT_LETTERS[r.trump]!,
     indicator: r.indicator < 0 ? null : cardToken(r.indicator),
     kind: r.kind,
     walkover: r.walkover,
-    potBeforePlay: chips(state, r.potBeforePlay),
+    potBeforePlay: amount(r.potBeforePlay),
     in: r.in,
     tricks: r.tricks,
-    payouts: toChips(r.payouts),
-    penalties: toChips(r.penalties),
-    potAfter: chips(state, r.potAfter),
-    balances: toChips(r.balances),
+    payouts: amounts(r.payouts),
+    penalties: amounts(r.penalties),
+    potAfter: amount(r.potAfter),
+    balances: amounts(r.balances),
   };
   if (r.fees) {
     const { potAfter, balances, ...head } = report;
-    return { ...head, fees: toChips(r.fees), potAfter, balances };
+    return { ...head, fees: amounts(r.fees), potAfter, balances };
   }
   return report;
 }
 
 /** The section-6 result of a state: completed hands and the final ledger. */
 export function replayResult(state: KratzenState): ReplayResult {
+  return replayResultIn(state, (units) => chips(state, units));
+}
+
+function replayResultIn<Amount>(state: KratzenState, amount: (units: number) => Amount): ReplayResult<Amount> {
   const last = state.results[state.results.length - 1];
   const balances = last ? last.balances : state.startInfo.balances;
-  const final: ReplayResult['final'] = {
-    balances: balances.map((u) => chips(state, u)),
-    pot: chips(state, last ? last.potAfter : state.startInfo.pot),
+  const final: ReplayResult<Amount>['final'] = {
+    balances: balances.map(amount),
+    pot: amount(last ? last.potAfter : state.startInfo.pot),
     complete: state.complete,
   };
   if (state.complete) final.winners = state.winners();
-  return { hands: state.results.map((r) => handReport(state, r)), final };
+  return { hands: state.results.map((r) => handReportIn(r, amount)), final };
 }
 
 /** Writes a state's session so far as a record, every hand with its full deck. */
@@ -316,53 +339,56 @@ export function errorReport(e: unknown): { exitCode: number; output: Record<stri
   return null;
 }
 
-/**
- * `kratzen replay` as a function: the result JSON and exit code 0, or the error JSON and its code;
- * `unitsPerChip` of the record's rules (1 when they are invalid), for `replayJsonText`.
- */
-export function replayToJson(input: unknown): { exitCode: number; output: object; unitsPerChip: number } {
-  let unitsPerChip = 1;
+/** `kratzen replay` as a function: the result JSON and exit code 0, or the error JSON and its code. */
+export function replayToJson(input: unknown): { exitCode: number; output: object } {
   try {
-    const { result, state } = replayRecord(input);
-    return { exitCode: 0, output: result, unitsPerChip: state.game.unitsPerChip };
+    return { exitCode: 0, output: replayRecord(input).result };
   } catch (e) {
     const report = errorReport(e);
-    if (!report) throw e;
-    if (isJsonObject(input)) {
-      try {
-        unitsPerChip = new KratzenGame(input.rules).unitsPerChip;
-      } catch {
-        // An invalid rule set: its error report holds no amounts.
-      }
-    }
-    return { ...report, unitsPerChip };
+    if (report) return report;
+    throw e;
   }
 }
 
-/** Exact decimal text of `units` in chips: quarters to 2 decimals, fifths to 1. */
-function chipsText(units: number, unitsPerChip: number): string {
-  const magnitude = Math.abs(units);
-  const part = magnitude % unitsPerChip;
-  const whole = (magnitude - part) / unitsPerChip;
-  const sign = units < 0 ? '-' : '';
-  if (part === 0) return `${sign}${whole}`;
-  const decimals = String((part * 100) / unitsPerChip).padStart(2, '0').replace(/0$/, '');
-  return `${sign}${whole}.${decimals}`;
+/** An amount the exact printer writes from its units. */
+class ExactChips {
+  constructor(
+    readonly units: number,
+    readonly unitsPerChip: number,
+  ) {}
+
+  /** The exact decimal: quarters to 2 decimals, fifths to 1. */
+  toString(): string {
+    const magnitude = Math.abs(this.units);
+    const part = magnitude % this.unitsPerChip;
+    const whole = (magnitude - part) / this.unitsPerChip;
+    const sign = this.units < 0 ? '-' : '';
+    if (part === 0) return `${sign}${whole}`;
+    return `${sign}${whole}.${String((part * 100) / this.unitsPerChip).replace(/0$/, '')}`;
+  }
 }
 
 /**
- * A replay output as JSON text with every amount printed exactly (docs/rules.md §6). Amounts are
- * its only non-integers; JSON.stringify prints a number's shortest round-trip form, which past
- * 2^50 chips drops a quarter's last digit (1800000000000002.25 as ...2.2), and a fifth's double
- * is not the fifth itself: each is printed from its units instead. Laid out as
- * JSON.stringify(output, null, indent) would.
+ * `kratzen replay`'s text: replayToJson's JSON, laid out as JSON.stringify(output, null, indent)
+ * would, but with every amount printed exactly from its units (docs/rules.md §6). JSON.stringify
+ * writes a number's shortest round-trip form, which past 2^50 chips drops a quarter's last digit
+ * (1800000000000002.25 as ...2.2), and there a fifth's double is not even the fifth.
  */
-export function replayJsonText(output: object, unitsPerChip: number, indent = 2): string {
+export function replayToText(input: unknown, indent = 2): { exitCode: number; text: string } {
+  let result: ReplayResult<ExactChips>;
+  try {
+    const { state } = replayRecord(input);
+    result = replayResultIn(state, (units) => new ExactChips(units, state.game.unitsPerChip));
+  } catch (e) {
+    const report = errorReport(e);
+    if (report) return { exitCode: report.exitCode, text: JSON.stringify(report.output, null, indent) };
+    throw e;
+  }
   const write = (value: unknown, depth: number): string => {
-    if (typeof value === 'number' && Number.isFinite(value) && !Number.isInteger(value)) return chipsText(Math.round(value * unitsPerChip), unitsPerChip);
+    if (value instanceof ExactChips) return value.toString();
     if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
     const entries = Array.isArray(value)
-      ? value.map((item) => write(item === undefined ? null : item, depth + 1))
+      ? value.map((item) => write(item ?? null, depth + 1))
       : Object.entries(value).flatMap(([key, item]) => (item === undefined ? [] : [`${JSON.stringify(key)}:${indent ? ' ' : ''}${write(item, depth + 1)}`]));
     const [open, close] = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
     if (entries.length === 0) return open + close;
@@ -370,5 +396,5 @@ export function replayJsonText(output: object, unitsPerChip: number, indent = 2)
     const inner = '\n' + ' '.repeat(indent * (depth + 1));
     return open + inner + entries.join(',' + inner) + '\n' + ' '.repeat(indent * depth) + close;
   };
-  return write(output, 0);
+  return { exitCode: 0, text: write(result, 0) };
 }

@@ -72,6 +72,14 @@ export function isWholeUnits(chips: number, unitsPerChip: number): boolean {
   return Math.round(chips * unitsPerChip) / unitsPerChip === chips;
 }
 const isFifth = (x: number) => isWholeUnits(x, 5);
+/**
+ * From 2^50 chips up a double holds only quarters, so k.4 and k.6 chips are one JSON number:
+ * there only whole chips are read exactly, and a fraction of a chip is refused. Below it, the
+ * double nearest a fifth is that fifth's alone. (Quarters are exact up to 2^51 chips, past every
+ * didactic4 amount.)
+ */
+export const EXACT_FIFTHS_BELOW_CHIPS = 2 ** 50;
+export const readsAsExactFifth = (x: number) => Number.isInteger(x) || Math.abs(x) < EXACT_FIFTHS_BELOW_CHIPS;
 /** The largest rule-set amount: its units must stay exact integers (docs/rules.md §3, Ledger). */
 export const MAX_RULE_CHIPS = Math.floor(Number.MAX_SAFE_INTEGER / 5);
 const fifths = (what: string) =>
@@ -79,7 +87,8 @@ const fifths = (what: string) =>
     .number()
     .refine(Number.isFinite, `${what} must be a finite number`)
     .refine((x) => Math.abs(x) <= MAX_RULE_CHIPS, `${what} must be at most ${MAX_RULE_CHIPS} chips`)
-    .refine(isFifth, `${what} must be a multiple of 1/5 chip`);
+    .refine(isFifth, `${what} must be a multiple of 1/5 chip`)
+    .refine(readsAsExactFifth, `${what} past 2^50 chips must be whole chips: a JSON number there cannot tell fifths apart`);
 
 const ruleSetSchema = z.strictObject({
   profile: z.enum(['didactic4', 'tavern5']).default('didactic4'),

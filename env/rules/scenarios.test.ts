@@ -17,9 +17,9 @@ import {
   parseCard,
   playRandomly,
   replayRecord,
-  replayJsonText,
   replayResult,
   replayToJson,
+  replayToText,
   settleDidactic4,
   settleTavern5,
   stateToRecord,
@@ -194,7 +194,7 @@ describe('didactic4 hands', () => {
     expect(state.isTerminal).toBe(true);
   });
 
-  it('settlements near 2^53 units are exact: the pot takes every payout before any penalty (docs/rules.md §3, Ledger)', () => {
+  it('settlements near 2^53 units are exact in both profiles: the pot takes every payout before any penalty (docs/rules.md §3, Ledger)', () => {
     // P = 4 x 900000000000001 units; in seat order the dealer's 2P would lift the pot past 2^53
     // (2.75 P, odd, so rounded) before the other seats' payouts brought it back to 2P.
     const P = 4 * 900000000000001;
@@ -233,15 +233,29 @@ describe('didactic4 hands', () => {
     expect(hand.potAfter).toBe(2 * P);
     expect(hand.balances).toEqual([-1 + P / 4 - 2 * P, P / 4, P / 4, P / 4]);
     // Printed exactly (docs/rules.md §6): JSON.stringify alone writes -1575000000000002.8.
-    const { output, unitsPerChip } = replayToJson(record);
-    expect(replayJsonText(output, unitsPerChip)).toContain('"balances": [\n        -1575000000000002.75,\n        225000000000000.25,');
+    const { exitCode, text } = replayToText(record, 0);
+    expect(exitCode).toBe(0);
+    expect(text).toContain('"balances":[-1575000000000002.75,225000000000000.25,225000000000000.25,225000000000000.25]');
+    expect(JSON.parse(text)).toEqual(replayToJson(record).output);
   });
 
-  it('replay output prints quarters and fifths exactly, however large (docs/rules.md §6)', () => {
-    const text = (value: object, unitsPerChip: number) => replayJsonText(value, unitsPerChip, 0);
-    expect(text({ a: [1200000000000000.75, -0.25, 0.5, 3, 0] }, 4)).toBe('{"a":[1200000000000000.75,-0.25,0.5,3,0]}');
-    expect(text({ a: [1080863910568919.2, 0.2, 0.4, -1.6, 7] }, 5)).toBe('{"a":[1080863910568919.2,0.2,0.4,-1.6,7]}');
-    expect(JSON.parse(text({ pot: 1800000000000002.25, reason: 'a "quoted" \u0001 text' }, 4))).toEqual({ pot: 1800000000000002.25, reason: 'a "quoted" \u0001 text' });
+  it('replay text prints fifths exactly past 2^50 chips, where a double holds only quarters (docs/rules.md §6)', () => {
+    // k.4 and k.6 chips are one double there: each balance is printed from its units. Whole
+    // start balances (read exactly) and one hand's shares of 4/5 chip make such amounts.
+    const k = 2 ** 50 + 7;
+    const state = createGame({ ...T5, hands: 1 }).newState({ seed: 4, start: { dealer: 0, balances: [k, k, k, k].map((c) => c * 5), muss: false } });
+    playRandomly(state, seedrandom('fifths'));
+    const units = state.results[0]!.balances;
+    expect(units.some((u) => u % 5 !== 0)).toBe(true);
+    const { exitCode, text } = replayToText(stateToRecord(state), 0);
+    expect(exitCode).toBe(0);
+    const printed = /"final":\{"balances":\[([^\]]*)\]/.exec(text)![1]!.split(',');
+    // Read back as exact fifths: whole chips x 5 + tenths / 2.
+    const fifths = printed.map((t) => {
+      const [whole, tenths = '0'] = t.replace('-', '').split('.');
+      return (t.startsWith('-') ? -1n : 1n) * (BigInt(whole!) * 5n + BigInt(tenths) / 2n);
+    });
+    expect(fifths).toEqual(units.map((u) => BigInt(u)));
   });
 
   it('newState takes start amounts only as whole units, a didactic4 pot only as whole chips (docs/rules.md §3, Ledger)', () => {
@@ -648,6 +662,16 @@ describe('replay errors', () => {
     expect(() => replayRecord({ rules: {}, seed: 1e30, hands: [] })).toThrow(expect.objectContaining({ field: 'seed' }));
     expect(replayRecord({ rules: {}, seed: '1000000000000000000000000000000', hands: [] }).result.hands).toEqual([]);
   });
+  it('refuses a fraction of a chip past 2^50 chips in tavern5, where JSON numbers cannot tell fifths apart (§3, §5)', () => {
+    const k = 2 ** 50 + 7;
+    // k.4 and k.6 are one double: reading either as a fifth would round.
+    expect(k + 0.4).toBe(k + 0.6);
+    expect(() => replayRecord({ rules: T5, start: { dealer: 0, balances: [k + 0.4, 0, 0, 0] }, hands: [] })).toThrow(
+      expect.objectContaining({ field: 'start.balances[0]', reason: expect.stringMatching(/whole chips/) }),
+    );
+    expect(replayRecord({ rules: T5, start: { dealer: 0, balances: [k, 2 ** 49 + 0.4, 0, 0] }, hands: [] }).result.final.balances).toEqual([k, 2 ** 49 + 0.4, 0, 0]);
+    expect(() => createGame({ ...T5, startingChips: k + 0.4 })).toThrow(expect.objectContaining({ field: 'startingChips' }));
+  });
   it('takes any integer seed when the record does not deal from it: every deck and the dealer given (§5)', () => {
     const deck = buildDeck({ profile: 'didactic4', players: 4, ...SETTLEMENT_PLAN });
     const record = { rules: {}, seed: 18446744073709551615, start: { dealer: 0, pot: 11 }, hands: [{ deck, actions: actions(SETTLEMENT_SCRIPT) }] };
@@ -673,6 +697,15 @@ describe('replay errors', () => {
     const twoHands = replayToJson({ ...record, hands: record.hands!.slice(0, 2) });
     expect(twoHands.exitCode).toBe(0);
     expect(twoHands.output).toMatchObject({ hands: [{}, {}], final: { complete: false } });
+    // The state it returns waits between the hands, its amounts those of the result.
+    const replayed = replayRecord({ ...record, hands: record.hands!.slice(0, 2) });
+    expect(replayed.state.phase).toBe('deal');
+    expect(Array.from(replayed.state.balances, (u) => u / 5)).toEqual(replayed.result.final.balances);
+    expect(replayToJson(stateToRecord(replayed.state)).exitCode).toBe(0);
+    // An action after the one that finished the record's last hand is still refused.
+    const lastActions = record.hands![1]!.actions!;
+    const stray = { ...record, hands: [record.hands![0]!, { ...record.hands![1]!, actions: [...lastActions, lastActions[0]!] }] };
+    expect(replayToJson(stray)).toMatchObject({ exitCode: 1, output: { error: 'illegal action', hand: 1, action: lastActions.length } });
     // With hand 2 in the record, the overflow is that hand's deal, not the last action of hand 1.
     expect(replayToJson(record)).toMatchObject({ exitCode: 1, output: { error: 'amount overflow', hand: 2 } });
     expect(replayToJson(record).output).not.toHaveProperty('action');
