@@ -2,7 +2,7 @@
 // Every failure a request can cause becomes one of these codes; nothing escapes to `ws`.
 
 import { AmountOverflowError, IllegalActionError, ValidationError } from '../env/rules/index.js';
-import { ReplayIllegalActionError } from '../env/rules/record.js';
+import { ReplayIllegalActionError, ReplayOverflowError } from '../env/rules/record.js';
 import { CHECKPOINT_ERROR_CODES, CheckpointError } from '../checkpoints/errors.js';
 
 export const ERROR_CODES = {
@@ -65,6 +65,9 @@ export function toErrorBody(e: unknown, fieldPrefix = 'params'): ErrorBody {
     return { code: 'illegal_action', message: e.message, details: { action: e.action, seat: e.seat, reason: e.reason } };
   }
   if (e instanceof AmountOverflowError) return { code: 'amount_overflow', message: e.message, details: { hand: e.hand } };
+  if (e instanceof ReplayOverflowError) {
+    return { code: 'amount_overflow', message: e.message, field: 'params.record', details: { hand: e.hand, action: e.actionIndex, seat: e.seat } };
+  }
   if (e instanceof CheckpointError) return { code: 'checkpoint_error', message: checkpointMessage(e, 'the checkpoint'), details: { reason: e.code } };
   const message = e instanceof Error ? e.message : String(e);
   return { code: 'internal_error', message };

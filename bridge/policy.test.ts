@@ -106,6 +106,15 @@ it("answers for a record's seat to act, and refuses a finished or malformed reco
   const record = stateToRecord(state);
   record.hands![0]!.actions!.push({ seat: (state.currentSeat + 1) % 4, action: 'in' });
   expect((await client.request('policy.act', { policy, record })).error).toMatchObject({ code: 'invalid_record' });
+  // A settlement past 2^53 - 1 units (the dealer's 2P) in the record's last action.
+  const deck = ["9c", "W", "Jd", "Td", "9s", "Qd", "7s", "9d", "Jh", "Js", "Jc", "7c", "9h", "Ah", "8d", "Qc", "Th", "Qs", "8h", "Ac", "7d", "As", "Qh", "Kh", "7h", "8s", "Ad", "Kd", "Tc", "Kc", "Ts", "Ks", "8c"];
+  const actions = ([[0, "discard Qc"], [1, "in"], [2, "in"], [3, "in"], [0, "play Jh"], [1, "play W"], [2, "play 9h"], [3, "play Ah"], [3, "play 9s"], [0, "play 7s"], [1, "play Js"], [2, "play Td"], [1, "play 9c"], [2, "play 7c"], [3, "play Qd"], [0, "play Th"], [0, "play 9d"], [1, "play Jc"], [2, "play Jd"], [3, "play 8d"]] as [number, string][]).map(([seat, action]) => ({ seat, action }));
+  const overflowing = { rules: { hands: 1 }, start: { dealer: 0, pot: 1200000000000000 }, hands: [{ deck, actions }] };
+  expect((await client.request('policy.act', { policy, record: overflowing })).error).toMatchObject({
+    code: 'amount_overflow',
+    field: 'params.record',
+    details: { hand: 0, action: actions.length - 1 },
+  });
   await client.call('policy.close', { policy });
 });
 
