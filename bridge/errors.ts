@@ -18,7 +18,7 @@ export const ERROR_CODES = {
   not_reset: 'env.step, env.view, env.record or env.observe before the first env.reset of the session',
   illegal_action: 'an action the rules do not allow; nothing was stepped',
   invalid_record: 'the record is malformed or replays an illegal action',
-  no_decision: 'nobody is to act in the record state (the session is over)',
+  no_decision: 'nobody is to act in the record state (the session is over, or the next hand cannot be dealt)',
   amount_overflow: 'an amount would pass 2^53 - 1 units (docs/rules.md §3): the session cannot start or go on',
   checkpoint_error: 'the checkpoint could not be loaded (details.reason is the CheckpointError code)',
   limit_exceeded: 'a limit would be passed: per connection sessions, envs, hands or policies, envs or hands over all connections, or a request longer than the message limit (refused by the client itself); at hello, the server-wide connection limit (the socket is then closed, 1013)',

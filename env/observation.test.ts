@@ -98,6 +98,16 @@ describe('observation v2 carries the rule set (docs/rules.md §0)', () => {
     expect(phases.has('play')).toBe(true);
   });
 
+  it('decodes rule amounts past 2^50 chips to whole chips, which the rule-set schema takes there', () => {
+    const state = createGame({ ...T5, targetChips: 2 ** 50, startingChips: 2 ** 50 + 3 }).newState({ seed: 2 });
+    const vector = new Float32Array(OBS_SIZE);
+    encodeObservation(state, 0, vector);
+    const { targetChips, startingChips } = decodeObservation(vector).rules as { targetChips: number; startingChips: number };
+    expect(Number.isInteger(targetChips) && Number.isInteger(startingChips)).toBe(true);
+    // float32 keeps about 7 digits of the symlog: the decoded amounts are near, not equal.
+    expect(Math.abs(targetChips / 2 ** 50 - 1)).toBeLessThan(1e-4);
+  });
+
   it('didactic4 decodes to its profile, players and hands', () => {
     const state = createGame({ players: 5, hands: 2 }).newState({ seed: 1 });
     const obs = new Float32Array(OBS_SIZE);

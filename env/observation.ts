@@ -80,6 +80,7 @@ import {
   seatView,
   createGame,
   WELI,
+  EXACT_FIFTHS_BELOW_CHIPS,
   DECL_BETTLER,
   DECL_IN,
   type HandKind,
@@ -619,9 +620,13 @@ function observedRules(rules: KratzenGame['rules']): Record<string, unknown> {
   return observed;
 }
 
-/** Chips from a symlog entry, back on the 1/5-chip grid every rule-set amount lies on. */
+/**
+ * Chips from a symlog entry, back on the grid every rule-set amount lies on: fifths of a chip,
+ * whole chips from EXACT_FIFTHS_BELOW_CHIPS up (ruleset.ts).
+ */
 function fifthsFrom(y: number): number {
-  return Math.round(symexp(y) * 5) / 5;
+  const chips = symexp(y);
+  return Math.abs(chips) < EXACT_FIFTHS_BELOW_CHIPS ? Math.round(chips * 5) / 5 : Math.round(chips);
 }
 
 // Decoded rule sets by the values of their slices: decoding validates through the rule-set

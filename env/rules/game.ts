@@ -34,9 +34,13 @@ export class KratzenState extends StateReader {
     this.beginSession(options.start ?? {});
   }
 
-  /** An independent copy: the same session, hand and generator state. */
-  clone(): KratzenState {
-    const copy = new KratzenState(this.game, { decks: this.deckSupply, pauseBetweenHands: this.pauseBetweenHands }, this);
+  /**
+   * An independent copy: the same session, hand and generator state; `pauseBetweenHands` sets
+   * whether the copy waits between hands (default: as this state does).
+   */
+  clone(options: { pauseBetweenHands?: boolean } = {}): KratzenState {
+    const pauseBetweenHands = options.pauseBetweenHands ?? this.pauseBetweenHands;
+    const copy = new KratzenState(this.game, { decks: this.deckSupply, pauseBetweenHands }, this);
     copy.d.copyFrom(this.d);
     copy.resultStore.copyFrom(this.resultStore);
     copy.log.copyFrom(this.log);

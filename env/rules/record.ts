@@ -205,8 +205,11 @@ export function* replayRecordSteps(input: unknown): Generator<void, KratzenState
   // Paused between hands, so only the hands the record holds are dealt here: a deal whose stakes
   // pass the bound is that hand's overflow, with no action of its own, and a record that stops
   // before such a deal replays as far as it goes.
+  // An integer seed past 2^53 is taken only where the record does not deal from it (parseRecord);
+  // nothing is dealt from it after the record either, as it names no one session.
+  const seed = typeof record.seed === 'number' && !Number.isSafeInteger(record.seed) ? undefined : record.seed;
   const state = record.game.newState({
-    seed: record.seed,
+    seed,
     decks: record.hands.map((h) => h.deck),
     start: record.start,
     pauseBetweenHands: true,
@@ -233,16 +236,17 @@ export function* replayRecordSteps(input: unknown): Generator<void, KratzenState
     }
     yield;
   }
-  if (state.phase !== 'deal') return state;
-  const next = state.clone();
+  // What live play would hold: the next hand dealt, no pause between the hands to come.
+  const live = state.clone({ pauseBetweenHands: false });
+  if (state.phase !== 'deal') return live;
   try {
-    next.dealNextHand();
+    live.dealNextHand();
   } catch (e) {
     // No deck and no seed for it (the hand waits, as in live play), or stakes past the bound.
-    if (e instanceof ValidationError || e instanceof AmountOverflowError) return state;
+    if (e instanceof ValidationError || e instanceof AmountOverflowError) return state.clone({ pauseBetweenHands: false });
     throw e;
   }
-  return next;
+  return live;
 }
 
 /** Units to chips, exact for quarters and printed to at most 6 decimals for fifths. */

@@ -678,6 +678,26 @@ describe('replay errors', () => {
     expect(replayRecord(record).result).toEqual(replayRecord({ ...record, seed: 5 }).result);
     expect(() => replayRecord({ ...record, start: { pot: 11 } })).toThrow(expect.objectContaining({ field: 'seed' }));
     expect(() => replayRecord({ ...record, hands: [...record.hands, { actions: [] }] })).toThrow(expect.objectContaining({ field: 'seed' }));
+    // Nor is anything dealt from it after the record: 2^64 - 1 and 2^64 - 615 are one double.
+    for (const seed of [18446744073709551615, 18446744073709551001]) {
+      const { state } = replayRecord({ rules: {}, seed, start: { dealer: 0 }, hands: [] });
+      expect(state.phase).toBe('deal');
+      expect(state.seed).toBeUndefined();
+    }
+  });
+
+  it('the state after a replayed record plays on as live play would, without waiting between hands (§5)', () => {
+    const live = createGame({ players: 5 }).newState({ seed: 21 });
+    const random = seedrandom('cut');
+    while (live.handIndex < 2) live.apply(live.legalActions()[Math.floor(random() * live.legalActions().length)]!);
+    // Cut after hand 1: the replay deals hand 2 itself (from the seed: the record's decks did not
+    // draw on the generator, so not live's hand 2), then every later hand as it comes.
+    const { state } = replayRecord({ ...stateToRecord(live), hands: stateToRecord(live).hands!.slice(0, 2) });
+    expect(state.handIndex).toBe(2);
+    expect(state.phase).not.toBe('deal');
+    const played = playRandomly(state, seedrandom('on'));
+    expect(played.complete).toBe(true);
+    expect(played.results.length).toBeGreaterThanOrEqual(5);
   });
   it('stakes of a deal past 2^53 - 1 units belong to that deal: a record that stops before it replays (§3, §5, §6)', () => {
     // Seat 2 has room for one more ante: the deal of hand 2 would pass the bound.
