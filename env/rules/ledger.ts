@@ -11,8 +11,8 @@ export const MAX_UNITS = Number.MAX_SAFE_INTEGER;
 // So the pot takes every payout before any penalty: its partial sums then run from P down to
 // P - payouts and up to potAfter, never past both ends, and a settlement whose amounts all fit
 // is computed exactly, however large (game.ts checks each amount it commits). In seat order a
-// dealer's 2P could lift the pot past 2^53 before the next seat's payout brought it back, and
-// the rounding there went unseen.
+// dealer's 2P could lift the pot past 2^53 before a later seat's payout brings it back, and
+// the rounding there would go unseen.
 
 export interface SettlementInput {
   numPlayers: number;
