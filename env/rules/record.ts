@@ -32,6 +32,7 @@ export interface GameRecord {
 /** A record after validation: ids instead of tokens, amounts in units. */
 export interface ParsedRecord {
   game: KratzenGame;
+  /** The seed to deal from: undefined also for an integer past 2^53, which names no one session. */
   seed: number | string | undefined;
   /** `muss` undefined: the profile's default (tavern5 opens with a Muss [D-10]). */
   start: { dealer?: number; pot: number; balances?: number[]; muss?: boolean };
@@ -170,10 +171,12 @@ export function parseRecord(input: unknown): ParsedRecord {
   // 10^30 and 10^30 + 1 are one double, so such a seed would name one session by many values.
   // That matters only when the record deals from it: one with every deck and a dealer (another
   // engine's, say) replays whatever integer it carries.
-  if (dealsFromSeed && typeof seed === 'number' && !Number.isSafeInteger(seed)) {
+  const inexact = typeof seed === 'number' && !Number.isSafeInteger(seed);
+  if (dealsFromSeed && inexact) {
     throw malformed('seed', 'an integer seed past ±(2^53 - 1) cannot be read exactly, and this record deals from its seed (a hand without a deck, or no start.dealer): give it as a string');
   }
-  return { game, seed, start, hands };
+  // Nothing is dealt from an inexact seed after the record either.
+  return { game, seed: inexact ? undefined : seed, start, hands };
 }
 
 function parseDeck(value: unknown, field: string): number[] {
@@ -205,11 +208,8 @@ export function* replayRecordSteps(input: unknown): Generator<void, KratzenState
   // Paused between hands, so only the hands the record holds are dealt here: a deal whose stakes
   // pass the bound is that hand's overflow, with no action of its own, and a record that stops
   // before such a deal replays as far as it goes.
-  // An integer seed past 2^53 is taken only where the record does not deal from it (parseRecord);
-  // nothing is dealt from it after the record either, as it names no one session.
-  const seed = typeof record.seed === 'number' && !Number.isSafeInteger(record.seed) ? undefined : record.seed;
   const state = record.game.newState({
-    seed,
+    seed: record.seed,
     decks: record.hands.map((h) => h.deck),
     start: record.start,
     pauseBetweenHands: true,
