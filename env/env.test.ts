@@ -17,6 +17,7 @@ import {
   randomLegalAction,
   type Policy,
 } from '../index.js';
+import type { HandResult } from './rules/results.js';
 import { parseEnvConfig } from './table.js';
 
 const PROFILES = [
@@ -338,7 +339,7 @@ describe('an amount overflow (docs/rules.md §3, Ledger)', () => {
     }
     expect(parseEnvConfig({ rules: { profile: 'tavern5', ante: 4e14 } }).game.numPlayers).toBe(4);
   });
-  it('ends the episode truncated and unsettled, autoresets it, and keeps its history readable', () => {
+  it('ends the episode truncated, autoresets it, and keeps its history readable', () => {
     // Antes this large pass 2^53 units within a hand or two; the step used to throw after the
     // state had moved, leaving the env stopped for good.
     const numEnvs = 4;
@@ -353,8 +354,66 @@ describe('an amount overflow (docs/rules.md §3, Ledger)', () => {
     }
     expect(overflowed).toBeGreaterThanOrEqual(0);
     expect(vec.finalInfo(overflowed)).toMatchObject({ hands: expect.any(Number) });
-    for (let s = 0; s < 4; s++) expect(vec.buffers.rewards[overflowed * MAX_SEATS + s]).toBe(0);
     expect(vec.tableView(overflowed, 0, 'ended').history.length).toBeGreaterThan(0);
     expect(vec.seatToActIn(overflowed)).toBeGreaterThanOrEqual(0); // the next episode is under way
+  });
+
+  // Random play on a table whose antes pass 2^53 units within a hand or two: per env, the rewards
+  // summed over each session episode, in chips, and the states of the sessions that overflowed.
+  function playOverflowing(episode: 'hand' | 'session', steps: number) {
+    const numEnvs = 8;
+    const vec = new VecEnv({ numEnvs, keepEndedStates: true, config: { episode, rules: { profile: 'tavern5', players: 4, ante: 4e14, hands: 50 } } }).reset(2);
+    const random = seedrandom(`overflow-${episode}`);
+    const actions = new Int32Array(numEnvs);
+    const sums = Array.from({ length: numEnvs }, () => [0, 0, 0, 0]);
+    // Copied when the episode ends: the VecEnv reuses the state objects (two per env, alternating).
+    const ended: { inDeal: boolean; balances: number[]; last: HandResult | undefined; unitsPerChip: number; rewardSums: number[] }[] = [];
+    for (let step = 0; step < steps; step++) {
+      for (let i = 0; i < numEnvs; i++) actions[i] = randomLegalAction(vec.masks, i, NUM_ACTIONS, random);
+      vec.step(actions);
+      for (let i = 0; i < numEnvs; i++) {
+        for (let s = 0; s < 4; s++) sums[i]![s]! += vec.buffers.rewards[i * MAX_SEATS + s]!;
+        const state = vec.endedStateOf(i);
+        if (vec.buffers.truncated[i] && state?.overflowed) {
+          ended.push({
+            // A deal that overflowed leaves the pot as the last settlement did (rules/scenarios.test.ts).
+            inDeal: state.pot === state.results.at(-1)?.potAfter,
+            balances: Array.from(state.balances).slice(0, 4),
+            last: state.results.at(-1),
+            unitsPerChip: state.game.unitsPerChip,
+            rewardSums: sums[i]!,
+          });
+        }
+        if (vec.buffers.terminated[i] || vec.buffers.truncated[i]) sums[i] = [0, 0, 0, 0];
+      }
+    }
+    return { vec, ended };
+  }
+
+  it('pays the hand that settled before the next deal overflowed: a session episode sums to the ledger', () => {
+    // The last hand's settlement went through and only the next deal's antes passed the bound:
+    // its rewards used to be reported as 0, so the episode's rewards missed the hand. A
+    // settlement that overflowed moved nothing, and its step's rewards stay 0.
+    const { ended } = playOverflowing('session', 1500);
+    expect(ended.filter((e) => e.inDeal).length).toBeGreaterThan(0);
+    expect(ended.filter((e) => !e.inDeal).length).toBeGreaterThan(0);
+    for (const { inDeal, balances, last, unitsPerChip, rewardSums } of ended) {
+      if (inDeal) expect(balances).toEqual(last!.balances.slice(0, 4));
+      for (let s = 0; s < 4; s++) {
+        const chips = balances[s]! / unitsPerChip;
+        expect(Math.abs(rewardSums[s]! - chips)).toBeLessThanOrEqual(Math.abs(chips) * 1e-5 + 1);
+      }
+    }
+  });
+
+  it('hand episodes: a next deal that overflows starts a new session instead of throwing (docs/rules.md §3)', () => {
+    // Hand episodes deal at the reset: an overflowing deal starts a new session there (the reset
+    // used to throw), and the episodes that end truncated are those whose own hand overflowed.
+    const { vec, ended } = playOverflowing('hand', 1500);
+    expect(ended.length).toBeGreaterThan(0);
+    expect(ended.every((e) => !e.inDeal)).toBe(true);
+    // The sessions that stopped at a deal are kept as ended, their ledgers as their last hands left them.
+    const stoppedAtDeal = [...Array(8).keys()].map((i) => vec.endedStateOf(i)).filter((st) => st?.overflowed && st.pot === st.results.at(-1)?.potAfter);
+    expect(stoppedAtDeal.length).toBeGreaterThan(0);
   });
 });

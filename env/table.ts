@@ -38,7 +38,9 @@ export const envConfigSchema = z.strictObject({
   rewardNormalization: z.enum(['chips', 'pot']).default('chips'),
   /**
    * Truncate an episode after this many steps; 0 means never. @default 0. (An episode whose
-   * session stops at an amount overflow, docs/rules.md §3, also ends truncated, unsettled.)
+   * session stops at an amount overflow, docs/rules.md §3, also ends truncated: a settlement that
+   * would overflow pays nothing, one followed by a deal whose stakes overflow is paid. With hand
+   * episodes such a deal comes at the reset, and the next episode starts a new session.)
    */
   maxSteps: z.number().int().nonnegative().default(0),
 });
@@ -128,8 +130,9 @@ export class Table {
       this.sessions = 0;
     }
     // A hand cut short by an illegal action cannot continue: the next episode is a new session.
+    // Nor can a session whose next deal's stakes pass 2^53 - 1 units (docs/rules.md §3).
     const handUnfinished = this.state !== undefined && this.state.phase !== 'deal';
-    if (seed !== undefined || !this.state || !handEpisode || this.state.complete || handUnfinished) {
+    if (seed !== undefined || !this.state || !handEpisode || this.state.complete || handUnfinished || !this.dealNextHand()) {
       const sessionSeed = this.sessions === 0 ? this.sessionSeed : `${this.sessionSeed}/${this.sessions}`;
       this.sessions++;
       if (this.state && this.recycling === 'reuse') this.state.restart(sessionSeed);
@@ -140,14 +143,23 @@ export class Table {
         this.state = spare ?? this.game.newState({ seed: sessionSeed, pauseBetweenHands: handEpisode });
       } else this.state = this.game.newState({ seed: sessionSeed, pauseBetweenHands: handEpisode });
       this.baseline.fill(0);
-    } else {
-      this.baseline.set(this.state.balances);
-      this.state.dealNextHand();
     }
     this.steps = 0;
     this.illegalActionSeat = -1;
     this.lastActor = Math.max(0, this.state.currentSeat);
     if (this.byPot) this.potFactor.fill(this.currentPotFactor());
+  }
+
+  /** Deals the next hand of a hand-episode session; false if its stakes overflow (the session stops). */
+  private dealNextHand(): boolean {
+    this.baseline.set(this.state.balances);
+    try {
+      this.state.dealNextHand();
+      return true;
+    } catch (e) {
+      if (e instanceof AmountOverflowError) return false;
+      throw e;
+    }
   }
 
   private currentPotFactor(): number {
@@ -177,15 +189,21 @@ export class Table {
     }
     this.lastActor = seat;
     if (this.byPot) this.potFactor[seat] = this.currentPotFactor();
+    const settledBefore = state.numResults;
+    let outcome = RUNNING;
     try {
       state.apply(action);
     } catch (e) {
       if (!(e instanceof AmountOverflowError)) throw e;
-      // An amount would pass 2^53 units: the session stops there, unsettled (docs/rules.md §3,
-      // Ledger), so the episode ends cut short, like one that ran out of steps.
-      this.steps++;
-      rewards.fill(0, offset, offset + n);
-      return TRUNCATED;
+      // An amount would pass 2^53 units: the session stops there (docs/rules.md §3, Ledger), so
+      // the episode ends cut short, like one that ran out of steps. A settlement that overflowed
+      // moved nothing; one that went through before the next deal's stakes overflowed is paid.
+      outcome = TRUNCATED;
+      if (state.numResults === settledBefore) {
+        this.steps++;
+        rewards.fill(0, offset, offset + n);
+        return outcome;
+      }
     }
     this.steps++;
     const balances = state.balances;
@@ -201,6 +219,7 @@ export class Table {
         this.baseline[s] = balances[s]!;
       }
     }
+    if (outcome === TRUNCATED) return TRUNCATED;
     if (state.phase === 'over' || state.phase === 'deal') return TERMINATED;
     if (this.config.maxSteps > 0 && this.steps >= this.config.maxSteps) return TRUNCATED;
     return RUNNING;

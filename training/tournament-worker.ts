@@ -2,7 +2,8 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Agent } from '../agents/index.js';
-import { playDeal, type CheckpointLoader, type TournamentConfig } from './tournament.js';
+import { ValidationError } from '../env/rules/index.js';
+import { playDeal, type CheckpointLoader, type TournamentConfig, type WorkerFailure } from './tournament.js';
 
 const { config, deals, checkpointModule } = workerData as { config: TournamentConfig; deals: number[]; checkpointModule?: string };
 
@@ -13,5 +14,7 @@ try {
   const cache = new Map<string, Agent>();
   for (const deal of deals) parentPort!.postMessage(await playDeal(config, deal, loadCheckpoint, cache));
 } catch (e) {
-  parentPort!.postMessage({ error: (e as Error).message });
+  const failure: WorkerFailure = { error: (e as Error).message };
+  if (e instanceof ValidationError) failure.invalid = { error: e.error, field: e.field, reason: e.reason };
+  parentPort!.postMessage(failure);
 }

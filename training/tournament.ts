@@ -10,10 +10,16 @@
 
 import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { ValidationError, createGame } from '../env/rules/index.js';
+import { AmountOverflowError, RuleSetError, ValidationError, createGame, type KratzenState } from '../env/rules/index.js';
 import { createAgent, playSession, sessionChips, type Agent, type AgentContext } from '../agents/index.js';
 import { bradleyTerryElo, meanCi, type MeanCi } from './stats.js';
 import { builtModule } from '../env/built-module.js';
+
+/** What a tournament worker posts when it stops: bad input keeps its field across the thread. */
+export interface WorkerFailure {
+  error: string;
+  invalid?: { error: string; field: string; reason: string };
+}
 
 export interface TournamentConfig {
   /** Agent specs (see agents/registry.ts): `random`, `heuristic`, `pimc[:opts]`, a checkpoint dir. */
@@ -70,6 +76,16 @@ export function seating(numAgents: number, numSeats: number, rotation: number): 
 
 export type CheckpointLoader = NonNullable<AgentContext['loadCheckpoint']>;
 
+/** A session played to its end; one whose amounts pass 2^53 - 1 units has no result to count. */
+function playToTheEnd(agents: Agent[], rules: Record<string, unknown>, seed: string): KratzenState {
+  try {
+    return playSession(agents, { rules, seed });
+  } catch (e) {
+    if (!(e instanceof AmountOverflowError)) throw e;
+    throw new RuleSetError('rules', `session ${seed} passes 2^53 - 1 units in hand ${e.hand} (docs/rules.md §3): a tournament needs sessions that end; lower the ante or the stakes`);
+  }
+}
+
 /** Plays one deal under every rotation. `cache` keeps checkpoint agents (stateless, greedy). */
 export async function playDeal(
   config: TournamentConfig,
@@ -99,7 +115,7 @@ export async function playDeal(
       if (existsSync(spec)) cache.set(spec, agent);
       agents.push(agent);
     }
-    const state = playSession(agents, { rules: config.rules, seed: sessionSeed });
+    const state = playToTheEnd(agents, config.rules, sessionSeed);
     const won = sessionChips(state);
     hands += state.results.length;
     for (let s = 0; s < n; s++) {
@@ -169,8 +185,8 @@ export async function runTournament(config: TournamentConfig, options: RunOption
         const deals = Array.from({ length: config.deals }, (_, d) => d).filter((d) => d % workers === w);
         return new Promise<void>((resolve, reject) => {
           const worker = new Worker(workerScript(), { workerData: { config, deals, checkpointModule: options.checkpointModule } });
-          worker.on('message', (message: DealResult | { error: string }) => {
-            if ('error' in message) return reject(new Error(message.error));
+          worker.on('message', (message: DealResult | WorkerFailure) => {
+            if ('error' in message) return reject(message.invalid ? new ValidationError(message.invalid.error, message.invalid.field, message.invalid.reason) : new Error(message.error));
             results[message.deal] = message;
             options.onDeal?.(++done, config.deals);
           });

@@ -20,6 +20,8 @@ export class KratzenState extends StateReader {
   private readonly scratch: SettleScratch;
   private deckSupply: ReadonlyArray<ArrayLike<number> | null | undefined>;
   private readonly pauseBetweenHands: boolean;
+  /** The balances before a deal's stakes, put back if the stakes overflow (dealHand). */
+  private readonly balancesBeforeDeal = new Float64Array(MAX_SEATS);
 
   constructor(game: KratzenGame, options: NewStateOptions, copyOf?: KratzenState) {
     super(game);
@@ -198,7 +200,20 @@ export class KratzenState extends StateReader {
       aleaShuffle(d.m.rng, deck, NUM_CARDS);
     }
     this.log.beginHand(deck);
-    const next = this.game.profile.deal(d, this.game, this.dealContext);
+    // Stakes that pass the bound stop the session before this hand (docs/rules.md §3): the ledger
+    // stays as the last settlement left it, not with some of the stakes taken.
+    const potBeforeDeal = d.pot;
+    this.balancesBeforeDeal.set(d.m.balances);
+    let next: 'trump' | 'discard' | 'kind';
+    try {
+      next = this.game.profile.deal(d, this.game, this.dealContext);
+    } catch (e) {
+      if (e instanceof AmountOverflowError) {
+        d.m.balances.set(this.balancesBeforeDeal);
+        d.pot = potBeforeDeal;
+      }
+      throw e;
+    }
     if (next === 'kind') return this.continueByKind();
     d.phase = next;
   }

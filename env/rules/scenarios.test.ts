@@ -712,6 +712,11 @@ describe('replay errors', () => {
         state.apply(state.currentSeat === 2 && legal.includes(ACTION_OUT) ? ACTION_OUT : legal[Math.floor(random() * legal.length)]!);
       }
     }).toThrow(AmountOverflowError);
+    // The session stopped before hand 2: its ledger is as hand 1 left it, no ante of hand 2 taken.
+    expect(state.overflowed).toBe(true);
+    expect(state.results.length).toBe(2);
+    expect(Array.from(state.balances).slice(0, 4)).toEqual(state.results[1]!.balances.slice(0, 4));
+    expect(state.pot).toBe(state.results[1]!.potAfter);
     const record = stateToRecord(state);
     expect(record.hands!.length).toBe(3);
     const twoHands = replayToJson({ ...record, hands: record.hands!.slice(0, 2) });
