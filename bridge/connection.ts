@@ -87,6 +87,18 @@ function rawBytes(data: RawData): number {
 
 /** The bytes of one JSON row of policy.act at its most compact (a digit and a comma per entry). */
 const MIN_POLICY_ROW_BYTES = 2 * (OBS_SIZE + NUM_ACTIONS) + 8;
+/**
+ * Room for the rest of a policy.act request: its keys, a request id of 128 characters and a
+ * policy id of 64. The rows hello advertises fit the message limit beside it.
+ */
+const POLICY_ACT_ENVELOPE_BYTES = 512;
+/** The smallest message limit a server may have: one policy.act row must fit. */
+export const MIN_MESSAGE_BYTES = POLICY_ACT_ENVELOPE_BYTES + MIN_POLICY_ROW_BYTES;
+
+/** The most policy.act rows a request of `maxMessageBytes` can carry, written compactly. */
+export function maxPolicyRowsFor(maxMessageBytes: number): number {
+  return Math.max(0, Math.min(MAX_POLICY_ROWS, Math.floor((maxMessageBytes - POLICY_ACT_ENVELOPE_BYTES) / MIN_POLICY_ROW_BYTES)));
+}
 
 /**
  * The largest frame a connection may send before its hello succeeds, unless a hello is already
@@ -418,7 +430,7 @@ export class Connection implements Servable {
         maxPolicies: this.context.maxPoliciesPerConnection,
         maxMessageBytes: this.context.maxMessageBytes,
         maxQueuedRequests: this.context.maxQueuedRequests,
-        maxPolicyRows: Math.max(1, Math.min(MAX_POLICY_ROWS, Math.floor(this.context.maxMessageBytes / MIN_POLICY_ROW_BYTES))),
+        maxPolicyRows: maxPolicyRowsFor(this.context.maxMessageBytes),
       },
     });
   }

@@ -20,7 +20,7 @@ import { BridgeClient } from './client.js';
 import { MAX_HANDS_PER_REPLY, PROTOCOL_VERSION } from './protocol.js';
 import { BridgeServer, CLOSE_HELLO_TIMEOUT } from './server.js';
 import { MIN_NETWORK_TOKEN_CHARS } from './http-guard.js';
-import { CLOSE_TOO_BIG, MAX_PRE_HELLO_FRAME_BYTES } from './connection.js';
+import { CLOSE_TOO_BIG, MAX_PRE_HELLO_FRAME_BYTES, MIN_MESSAGE_BYTES, maxPolicyRowsFor } from './connection.js';
 
 const HELLO = JSON.stringify({ id: 0, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION } });
 let tmp: string;
@@ -880,6 +880,26 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     expect(tooMany.error).toMatchObject({ code: 'invalid_params' });
     await client.close();
     await server.close();
+  });
+
+  it('the rows hello advertises fit small message limits too, beside a 128-character request id', async () => {
+    // The count used to leave no room for the rest of the request: at 2272 bytes hello said 2
+    // rows, whose request closed the connection (1009).
+    expect(() => new BridgeServer({ maxMessageBytes: MIN_MESSAGE_BYTES - 1 })).toThrow(/maxMessageBytes/);
+    for (const maxMessageBytes of [MIN_MESSAGE_BYTES, 2272, 2345, 20_000]) {
+      const server = await new BridgeServer({ port: 0, maxMessageBytes }).start();
+      const client = await BridgeClient.open(server.url);
+      const rows = ((await client.call('hello', { protocolVersion: PROTOCOL_VERSION })).result as any).limits.maxPolicyRows as number;
+      expect(rows).toBe(maxPolicyRowsFor(maxMessageBytes));
+      expect(rows).toBeGreaterThanOrEqual(1);
+      const policy = (await client.call('policy.load', { agent: 'random' })).result.policy as string;
+      const mask = Array.from({ length: NUM_ACTIONS }, (_, a) => (a === 66 ? 1 : 0));
+      const params = { policy, observations: Array.from({ length: rows }, () => new Array(OBS_SIZE).fill(0)), masks: Array.from({ length: rows }, () => mask) };
+      const reply = await client.sendRaw(JSON.stringify({ id: 'x'.repeat(128), method: 'policy.act', params }));
+      expect(reply.result?.actions, `limit ${maxMessageBytes}`).toHaveLength(rows);
+      await client.close();
+      await server.close();
+    }
   });
 
   /** A client that asks for `count` large replies (~4 MB of JSON each) and reads nothing until `resume`. */

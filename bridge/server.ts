@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { BackendChoice } from '../agents/tfjs.js';
 import { DEFAULT_AGENT_LIMITS, type AgentLimits } from '../agents/registry.js';
-import { Connection, closeSoon } from './connection.js';
+import { Connection, MIN_MESSAGE_BYTES, closeSoon } from './connection.js';
 import { HeavyPool } from './heavy-pool.js';
 import { SessionHost, type HostOptions } from './host.js';
 import { defaultCheckpointRoots } from './checkpoint-roots.js';
@@ -193,6 +193,10 @@ export class BridgeServer {
       agentLimits: { ...DEFAULT_AGENT_LIMITS, ...Object.fromEntries(Object.entries(options.agentLimits ?? {}).filter(([, v]) => v !== undefined)) },
       seedSecret: options.seedSecret ?? randomBytes(32).toString('hex'),
     } as ResolvedOptions;
+    const maxMessageBytes = this.options.maxMessageBytes;
+    if (!Number.isInteger(maxMessageBytes) || maxMessageBytes < MIN_MESSAGE_BYTES) {
+      throw new RangeError(`maxMessageBytes must be an integer of at least ${MIN_MESSAGE_BYTES} (one policy.act row), got ${maxMessageBytes}`);
+    }
     this.busyPoll = new BusyPoll(this.options.spinMicroseconds);
   }
 

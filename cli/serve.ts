@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { BACKEND_CHOICES, type BackendChoice } from '../agents/tfjs.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
 import { BridgeServer } from '../bridge/server.js';
+import { MIN_MESSAGE_BYTES } from '../bridge/connection.js';
 import { defaultCheckpointRoots } from '../bridge/checkpoint-roots.js';
 import { networkTokenProblem } from '../bridge/http-guard.js';
 
@@ -38,7 +39,7 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
                            an env keeps its session's finished hands until the session ends
   --max-total-envs N       envs over all connections' sessions (16384; an env holds 3-12 KB)
   --max-total-hands N      hands over all connections' sessions, counted as --max-hands is (131072)
-  --max-message-bytes B    largest request frame (1048576)
+  --max-message-bytes B    largest request frame (1048576; at least 1648, one policy.act row)
   --max-queued N           pipelined requests one connection may have waiting (256)
   --max-buffered-bytes B   replies held for one client that does not read them (16777216); past a
                            quarter of it no more of its requests run until it reads
@@ -164,7 +165,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     maxTotalEnvs: intFlag(values['max-total-envs'], 'max-total-envs', 1, 1 << 24),
     maxTotalHands: intFlag(values['max-total-hands'], 'max-total-hands', 1, 1 << 30),
     maxSessionsPerConnection: intFlag(values['max-sessions'], 'max-sessions', 1, 1 << 16),
-    maxMessageBytes: intFlag(values['max-message-bytes'], 'max-message-bytes', 1024, 1 << 26),
+    maxMessageBytes: intFlag(values['max-message-bytes'], 'max-message-bytes', MIN_MESSAGE_BYTES, 1 << 26),
     idleTimeoutMs: intFlag(values['idle-timeout-ms'], 'idle-timeout-ms', 1, MAX_TIMER_MS),
     heartbeatIntervalMs: intFlag(values['heartbeat-interval-ms'], 'heartbeat-interval-ms', 10, MAX_TIMER_MS),
     heavyWorkers: intFlag(values['heavy-workers'], 'heavy-workers', 1, 64),
