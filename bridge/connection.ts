@@ -17,9 +17,9 @@ import type { HostedMethod, HostedReply, SessionHost } from './host.js';
 import type { HeavyPool } from './heavy-pool.js';
 import { checkPolicyRules } from './policies.js';
 import { packPolicyAct } from './policy-rows.js';
-import { checkSessionConfig } from './session.js';
+import { checkSessionConfig, slicedControl } from './session.js';
 import { giveBackFrame, isLentFrame } from './frame-pool.js';
-import { FairScheduler, type Servable } from './fair-scheduler.js';
+import { FairScheduler, SLICE_MS, type Servable } from './fair-scheduler.js';
 
 /** What a connection needs from its server (resolved options and state). */
 export interface ConnectionContext {
@@ -510,8 +510,12 @@ export class Connection implements Servable {
       if (succeeded) this.lastActivity = Date.now();
       counted(succeeded);
     };
+    // A reset on the main thread gives way like the scheduler's slices: the first one of a large
+    // session, before the JIT has compiled the deal, held every other client up for 0.15 s.
     const outcome: HostedReply | Promise<HostedReply> =
-      place === 'main' ? this.context.host.handle(request) : this.context.pool.run(place, request);
+      place !== 'main'
+        ? this.context.pool.run(place, request)
+        : this.context.host.handle(request, method === 'env.reset' ? slicedControl(SLICE_MS, () => this.closed) : undefined);
     if (outcome instanceof Promise) {
       return outcome.then(
         ({ reply, ok: succeeded }) => {

@@ -4,30 +4,13 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { SessionHost, type HostOptions, type HostedRequest } from './host.js';
-import type { StepControl } from './session.js';
+import { slicedControl } from './session.js';
 import { giveBackFrame } from './frame-pool.js';
 
 /** How long a request runs before it lets others in. */
 const SLICE_MS = 10;
 
 const host = new SessionHost(workerData as HostOptions);
-
-class Cancelled extends Error {}
-
-function controlFor(connection: number): StepControl {
-  let sliceStart = performance.now();
-  return {
-    due: () => performance.now() - sliceStart > SLICE_MS,
-    pause: () =>
-      new Promise<void>((resolve, reject) =>
-        setImmediate(() => {
-          sliceStart = performance.now();
-          if (host.isGone(connection)) reject(new Cancelled('the client is gone'));
-          else resolve();
-        }),
-      ),
-  };
-}
 
 type Message = { type: 'request'; ticket: number; request: HostedRequest } | { type: 'dispose'; connection: number };
 
@@ -38,7 +21,7 @@ parentPort!.on('message', (message: Message) => {
   }
   const { ticket, request } = message;
   if (host.isGone(request.connection)) return;
-  void Promise.resolve(host.handle(request, controlFor(request.connection))).then(({ reply, ok }) => {
+  void Promise.resolve(host.handle(request, slicedControl(SLICE_MS, () => host.isGone(request.connection)))).then(({ reply, ok }) => {
     if (host.isGone(request.connection)) return;
     parentPort!.postMessage({ ticket, reply, ok });
     // The main thread got a copy: a pooled frame is free again.

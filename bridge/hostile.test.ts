@@ -495,6 +495,24 @@ describe('heavy work [issue: one request freezing every client]', () => {
     await light.close();
   });
 
+  it('runs a main-thread reset in slices that give way, and the step of a multi session at once', async () => {
+    // The first reset of a 1024-env session, before the JIT had compiled the deal, held other
+    // connections' pings up 0.12-0.15 s: main-thread resets ran in one go (a cold start, so a
+    // timing test in this warm process would not see it; the slices are checked instead).
+    const fresh = await new BridgeServer({ port: 0 }).start();
+    const host = (fresh as unknown as { host: { handle: (request: { method: string }, control?: unknown) => unknown } }).host;
+    const controlled: Record<string, boolean> = {};
+    const handle = host.handle.bind(host);
+    host.handle = (request, control) => ((controlled[request.method] = control !== undefined), handle(request, control));
+    const client = await BridgeClient.open(fresh.url);
+    const session = (await client.call('env.create', { numEnvs: 1024, encoding: 'binary' })).result.session;
+    const reset = await client.call('env.reset', { session, seed: 1 });
+    await client.call('env.step', { session, actions: Array.from({ length: 1024 }, (_, i) => (reset.arrays!.masks as Uint8Array).indexOf(1, i * NUM_ACTIONS) - i * NUM_ACTIONS) });
+    expect(controlled).toMatchObject({ 'env.reset': true, 'env.step': false });
+    await client.close();
+    await fresh.close();
+  });
+
   it('keeps answering within 100 ms while three connections pipeline 512-row requests the schema refuses [probe 2]', { retry: 2, timeout: 60_000 }, async () => {
     // Each such request costs ~19 ms of the main thread; connections took 10 ms slices each and
     // frames of one poll phase ran back to back, so pings waited 0.2-0.6 s.

@@ -46,6 +46,24 @@ export interface StepControl {
   pause(): Promise<void>;
 }
 
+class ClientGone extends Error {}
+
+/** A control whose slices last `sliceMs`; a pause lets the event loop run once, and ends the work once `gone()`. */
+export function slicedControl(sliceMs: number, gone: () => boolean): StepControl {
+  let sliceStart = performance.now();
+  return {
+    due: () => performance.now() - sliceStart > sliceMs,
+    pause: () =>
+      new Promise<void>((resolve, reject) =>
+        setImmediate(() => {
+          sliceStart = performance.now();
+          if (gone()) reject(new ClientGone('the client is gone'));
+          else resolve();
+        }),
+      ),
+  };
+}
+
 /**
  * Runs `steps` (work that yields between hands: a replay, a view) at once without a control (the
  * main thread's work is short), else giving way whenever the control says so (a 4000-hand
