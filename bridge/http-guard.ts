@@ -20,6 +20,8 @@ export function isLoopbackHost(host: string): boolean {
  * an attacker can reconnect thousands of times a second. (Loopback servers take any token.)
  */
 export const MIN_NETWORK_TOKEN_CHARS = 16;
+/** ... of which this many different ones: sixteen spaces or one letter repeated is no secret. */
+export const MIN_NETWORK_TOKEN_DISTINCT_CHARS = 8;
 
 /** Null when a server bound to `host` with `token` may start, else why not (the error names the token). */
 export function networkTokenProblem(host: string, token: string | undefined): string | null {
@@ -27,6 +29,9 @@ export function networkTokenProblem(host: string, token: string | undefined): st
   if (!token) return `${host} is reachable beyond this machine: give a token (--token or KRATZEN_BRIDGE_TOKEN)`;
   if (token.length < MIN_NETWORK_TOKEN_CHARS) {
     return `${host} is reachable beyond this machine: the token needs at least ${MIN_NETWORK_TOKEN_CHARS} characters, a short one is guessed by reconnecting (for example: openssl rand -hex 16)`;
+  }
+  if (new Set(token).size < MIN_NETWORK_TOKEN_DISTINCT_CHARS) {
+    return `${host} is reachable beyond this machine: the token needs at least ${MIN_NETWORK_TOKEN_DISTINCT_CHARS} different characters, a repeated one is guessed first (for example: openssl rand -hex 16)`;
   }
   return null;
 }

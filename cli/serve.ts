@@ -17,7 +17,8 @@ import { networkTokenProblem } from '../bridge/http-guard.js';
 
 export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (protocol: bridge/protocol.ts, docs/bridge.md)
 
-  --host H                 interface to bind (default 127.0.0.1); any other than loopback needs --token (16+ characters)
+  --host H                 interface to bind (default 127.0.0.1); any other than loopback needs --token
+                           (16+ characters, 8+ different ones)
   --port P                 TCP port, 0 for any free one (default 8765)
   --token T                clients must send it in hello; also KRATZEN_BRIDGE_TOKEN (not visible in ps)
   --web                    also serve the web table at http://<host>:<port>/
