@@ -360,9 +360,9 @@ describe('an amount overflow (docs/rules.md §3, Ledger)', () => {
 
   // Random play on a table whose antes pass 2^53 units within a hand or two: per env, the rewards
   // summed over each session episode, in chips, and the states of the sessions that overflowed.
-  function playOverflowing(episode: 'hand' | 'session', steps: number) {
+  function playOverflowing(episode: 'hand' | 'session', steps: number, rules: Record<string, unknown> = { profile: 'tavern5', players: 4, ante: 4e14, hands: 50 }) {
     const numEnvs = 8;
-    const vec = new VecEnv({ numEnvs, keepEndedStates: true, config: { episode, rules: { profile: 'tavern5', players: 4, ante: 4e14, hands: 50 } } }).reset(2);
+    const vec = new VecEnv({ numEnvs, keepEndedStates: true, config: { episode, rules } }).reset(2);
     const random = seedrandom(`overflow-${episode}`);
     const actions = new Int32Array(numEnvs);
     const sums = Array.from({ length: numEnvs }, () => [0, 0, 0, 0]);
@@ -403,6 +403,15 @@ describe('an amount overflow (docs/rules.md §3, Ledger)', () => {
         const chips = balances[s]! / unitsPerChip;
         expect(Math.abs(rewardSums[s]! - chips)).toBeLessThanOrEqual(Math.abs(chips) * 1e-5 + 1);
       }
+    }
+  });
+
+  it('an exchange fee that would overflow moves nothing: the episode still sums to the ledger', () => {
+    // The fee was taken from the balance before the pot's bound was checked.
+    const { ended } = playOverflowing('session', 1500, { profile: 'tavern5', players: 4, ante: 1, hands: 50, exchange: { feePerCard: 1e15 } });
+    expect(ended.length).toBeGreaterThan(0);
+    for (const { balances, unitsPerChip, rewardSums } of ended) {
+      for (let s = 0; s < 4; s++) expect(Math.abs(rewardSums[s]! - balances[s]! / unitsPerChip)).toBeLessThanOrEqual(Math.abs(balances[s]! / unitsPerChip) * 1e-5 + 1);
     }
   });
 

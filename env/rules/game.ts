@@ -244,10 +244,11 @@ export class KratzenState extends StateReader {
 
   private pay(seat: number, units: number): void {
     const d = this.d;
+    // Both checked before either moves: an overflow leaves the ledger as it was.
+    this.guardAmount(d.m.balances[seat]! - units);
+    this.guardAmount(d.pot + units);
     d.m.balances[seat]! -= units;
     d.pot += units;
-    this.guardAmount(d.m.balances[seat]!);
-    this.guardAmount(d.pot);
   }
 
   /**
