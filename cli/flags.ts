@@ -1,13 +1,13 @@
 // Flags shared by the commands that set up a table: the rule set from --profile, --players,
 // --hands and --variant. Errors are ValidationErrors naming the flag, for each command to report.
 
-import { ValidationError } from '../env/rules/index.js';
+import { ValidationError, quoteInput } from '../env/rules/index.js';
 import { unwritableFolderReason } from '../checkpoints/durable-fs.js';
 
 export function integerFlag(value: string | boolean | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !/^-?\d+$/.test(value)) {
-    throw new ValidationError('invalid arguments', field, `--${field} must be an integer, got "${value}"`);
+    throw new ValidationError('invalid arguments', field, `--${field} must be an integer, got ${quoteInput(String(value))}`);
   }
   return Number(value);
 }
@@ -61,7 +61,7 @@ export function outputFolderFlag(value: string, field: string): string {
 export function agentListFlag(value: string, field = 'agents'): string[] {
   const agents: string[] = [];
   for (const item of value.split(',').map((a) => a.trim())) {
-    if (!item) throw new ValidationError('invalid arguments', field, `--${field} has an empty entry: "${value}"`);
+    if (!item) throw new ValidationError('invalid arguments', field, `--${field} has an empty entry: ${quoteInput(value)}`);
     if (/^[A-Za-z]\w*=/.test(item) && agents.length > 0 && agents[agents.length - 1]!.includes(':')) agents[agents.length - 1] += `,${item}`;
     else agents.push(item);
   }

@@ -51,6 +51,15 @@ describe('kratzen replay', () => {
     expect(kratzen('replay', '/dev/zero')).toMatchObject({ code: 2, json: { error: 'malformed record', field: 'record', reason: expect.stringMatching(/larger than/) } });
     expect(kratzen('replay', tmp)).toMatchObject({ code: 2, json: { field: 'record', reason: expect.stringMatching(/directory/) } });
   });
+  it('quotes at most 64 characters of a bad action (a 50 MB one was echoed whole)', () => {
+    const record = JSON.parse(readFileSync(join(FIXTURES, 'd4_normal_seed_example.record.json'), 'utf8'));
+    record.hands[0].actions[0].action = 'x'.repeat(100_000);
+    const { code, json } = kratzen('replay', writeTmp('long-action.json', record));
+    expect(code).toBe(2);
+    expect(json).toMatchObject({ field: 'hands[0].actions[0].action' });
+    expect(json.reason.length).toBeLessThan(200);
+    expect(json.reason).toMatch(/100000 characters/);
+  });
   it('reads a record saved with a UTF-8 byte-order mark (as Windows editors save it)', () => {
     const text = readFileSync(join(FIXTURES, 'd4_normal_seed_example.record.json'), 'utf8');
     const path = join(tmp, 'bom.json');
@@ -173,6 +182,9 @@ describe('kratzen <verb> --help', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(new RegExp(`^kratzen ${verb}\\b`));
     expect(run.stdout.split('\n').length).toBeGreaterThan(3);
+  });
+  it('an unknown verb is a JSON error naming the verb, as other bad arguments are (it was plain text)', () => {
+    expect(kratzen('bogusverb')).toMatchObject({ code: 2, json: { error: 'invalid arguments', field: 'verb', reason: expect.stringMatching(/bogusverb/) } });
   });
   it('an unknown flag is an error that names it', () => {
     const { code, json } = kratzen('eval', '--agents', 'random,heuristic', '--bogus', '1');

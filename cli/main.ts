@@ -14,6 +14,7 @@ import {
   parseRuleSet,
   ruleSetToJson,
   ValidationError,
+  quoteInput,
 } from '../env/rules/index.js';
 import { ProgressBar, dealsForHands, runTournament, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
@@ -279,8 +280,7 @@ async function main(argv: string[]): Promise<void> {
       process.stdout.write(USAGE);
       return;
     default:
-      process.stderr.write(`kratzen: unknown verb "${verb}"\n\n${USAGE}`);
-      process.exit(2);
+      badInput('verb', `unknown verb ${quoteInput(verb)}; kratzen --help lists them`);
   }
 }
 

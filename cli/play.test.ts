@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ACTION_IN, ACTION_OUT, actionToString, createGame, parseAction, replayRecord, type GameRecord } from '../env/rules/index.js';
+import { ACTION_IN, ACTION_OUT, actionToString, createGame, parseAction, replayRecord, replayToJson, type GameRecord } from '../env/rules/index.js';
 import { CardNames, parseMove, runPlay } from './play.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -184,6 +184,26 @@ describe('kratzen play', () => {
     }
     expect(readFileSync(taken, 'utf8')).toBe('precious\n');
     expect(existsSync(join(tmp, 'no-such-folder'))).toBe(false);
+  });
+
+  it('reports an amount overflow as kratzen random does, after saving the record (docs/rules.md §3)', async () => {
+    // It used to end in an uncaught AmountOverflowError and its stack trace.
+    const first = await play(['--seed', '1', '--profile', 'tavern5', '--opponents', 'random', '--variant', '{"ante":1801439850948198}'], []);
+    expect(first.code).toBe(1);
+    expect(JSON.parse(first.text)).toMatchObject({ error: 'amount overflow', hand: 0 });
+    const later = await play(['--seed', '1', '--profile', 'tavern5', '--opponents', 'random', '--hands', '200', '--variant', '{"ante":100000000000000,"failPenalty":"pot"}'], always('1', 3000));
+    expect(later.code).toBe(1);
+    const reported = JSON.parse(later.text.trim().split('\n').at(-1)!);
+    expect(reported).toMatchObject({ error: 'amount overflow', hand: expect.any(Number) });
+    // The saved record holds the action that overflowed: its replay stops there the same way.
+    expect(replayToJson(later.record)).toMatchObject({ exitCode: 1, output: { error: 'amount overflow', hand: reported.hand } });
+  });
+
+  it('saves the record at a path with .. in it (the checks read it normalized, the rename did not)', async () => {
+    const dir = mkdtempSync(join(tmp, 'dots-'));
+    const output = new Writable({ write: (_chunk, _e, done) => done() });
+    expect(await runPlay(['--seed', '1', '--record', `${dir}/nodir/../r.json`], { input: Readable.from(['quit\n']), output })).toBe(0);
+    expect(existsSync(join(dir, 'r.json'))).toBe(true);
   });
 
   it('ends the session at an answer line longer than it reads, saving the record (< /dev/zero ran out of memory)', async () => {

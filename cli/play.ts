@@ -5,7 +5,7 @@
 // Legality comes from the rules core (`legalActions`); this file only shows and asks.
 
 import { existsSync, realpathSync } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
+import { basename, dirname, normalize, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -408,8 +408,20 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     out(`${JSON.stringify({ error: 'invalid arguments', field: 'opponents', reason: (e as Error).message })}\n`);
     return 2;
   }
-  const state = game.newState({ seed });
-  let recordPath = typeof values.record === 'string' ? values.record : defaultRecordPath();
+  let state: KratzenState;
+  try {
+    state = game.newState({ seed });
+  } catch (e) {
+    // The first deal's stakes can pass 2^53 - 1 units: reported as `kratzen random` does.
+    const report = errorReport(e);
+    if (!report) throw e;
+    for (const agent of agents) agent?.dispose?.();
+    out(`${JSON.stringify(report.output)}\n`);
+    return report.exitCode;
+  }
+  // Normalized as the checks below read it: `nodir/../x.json` passed them as x.json, and the
+  // rename after the game then failed on the missing nodir.
+  let recordPath = typeof values.record === 'string' ? (values.record === '' ? '' : normalize(values.record)) : defaultRecordPath();
   // Checked before the game, so a typo costs no session. The record is written by rename, which
   // would replace any file at that path (README.md, or a system file when run as root): it never
   // goes to an existing path, and its folder must exist.
@@ -439,8 +451,14 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   };
   for (const signal of stopSignals) process.on(signal, onStopSignal);
   let finished = false;
+  // An amount past 2^53 - 1 units stops the session (docs/rules.md §3): its record is saved, then
+  // the error is reported as `kratzen random` reports it.
+  let stoppedBy: ReturnType<typeof errorReport> = null;
   try {
     finished = await new TerminalGame(state, agents, seat, output, input === process.stdin && process.stdin.isTTY === true).play(reader);
+  } catch (e) {
+    stoppedBy = errorReport(e);
+    if (!stoppedBy) throw e;
   } finally {
     for (const signal of stopSignals) process.off(signal, onStopSignal);
     reader.close();
@@ -455,6 +473,10 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
       out(`\n${JSON.stringify({ error: 'cannot save the record', field: 'record', reason: fsErrorReason(e) })}\n`);
       return 1;
     }
+  }
+  if (stoppedBy) {
+    out(`${JSON.stringify(stoppedBy.output)}\n`);
+    return stoppedBy.exitCode;
   }
   return 0;
 }

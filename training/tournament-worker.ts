@@ -2,7 +2,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Agent } from '../agents/index.js';
-import { ValidationError } from '../env/rules/index.js';
+import { AmountOverflowError, ValidationError } from '../env/rules/index.js';
 import { playDeal, type CheckpointLoader, type TournamentConfig, type WorkerFailure } from './tournament.js';
 
 const { config, deals, checkpointModule } = workerData as { config: TournamentConfig; deals: number[]; checkpointModule?: string };
@@ -16,5 +16,6 @@ try {
 } catch (e) {
   const failure: WorkerFailure = { error: (e as Error).message };
   if (e instanceof ValidationError) failure.invalid = { error: e.error, field: e.field, reason: e.reason };
+  if (e instanceof AmountOverflowError) failure.overflowHand = e.hand;
   parentPort!.postMessage(failure);
 }

@@ -10,15 +10,26 @@
 
 import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { AmountOverflowError, RuleSetError, ValidationError, createGame, type KratzenState } from '../env/rules/index.js';
+import { AmountOverflowError, ValidationError, createGame } from '../env/rules/index.js';
 import { createAgent, playSession, sessionChips, type Agent, type AgentContext } from '../agents/index.js';
 import { bradleyTerryElo, meanCi, type MeanCi } from './stats.js';
 import { builtModule } from '../env/built-module.js';
 
-/** What a tournament worker posts when it stops: bad input keeps its field across the thread. */
+/**
+ * What a tournament worker posts when it stops: bad input keeps its field across the thread, and
+ * a session whose amounts pass 2^53 - 1 units its hand (docs/rules.md §3), as on one thread.
+ */
 export interface WorkerFailure {
   error: string;
   invalid?: { error: string; field: string; reason: string };
+  overflowHand?: number;
+}
+
+/** The error a worker's failure stands for, as the same work on one thread would throw it. */
+function workerError(failure: WorkerFailure): Error {
+  if (failure.invalid) return new ValidationError(failure.invalid.error, failure.invalid.field, failure.invalid.reason);
+  if (failure.overflowHand !== undefined) return new AmountOverflowError(failure.overflowHand);
+  return new Error(failure.error);
 }
 
 export interface TournamentConfig {
@@ -76,16 +87,6 @@ export function seating(numAgents: number, numSeats: number, rotation: number): 
 
 export type CheckpointLoader = NonNullable<AgentContext['loadCheckpoint']>;
 
-/** A session played to its end; one whose amounts pass 2^53 - 1 units has no result to count. */
-function playToTheEnd(agents: Agent[], rules: Record<string, unknown>, seed: string): KratzenState {
-  try {
-    return playSession(agents, { rules, seed });
-  } catch (e) {
-    if (!(e instanceof AmountOverflowError)) throw e;
-    throw new RuleSetError('rules', `session ${seed} passes 2^53 - 1 units in hand ${e.hand} (docs/rules.md §3): a tournament needs sessions that end; lower the ante or the stakes`);
-  }
-}
-
 /** Plays one deal under every rotation. `cache` keeps checkpoint agents (stateless, greedy). */
 export async function playDeal(
   config: TournamentConfig,
@@ -115,7 +116,7 @@ export async function playDeal(
       if (existsSync(spec)) cache.set(spec, agent);
       agents.push(agent);
     }
-    const state = playToTheEnd(agents, config.rules, sessionSeed);
+    const state = playSession(agents, { rules: config.rules, seed: sessionSeed });
     const won = sessionChips(state);
     hands += state.results.length;
     for (let s = 0; s < n; s++) {
@@ -186,7 +187,7 @@ export async function runTournament(config: TournamentConfig, options: RunOption
         return new Promise<void>((resolve, reject) => {
           const worker = new Worker(workerScript(), { workerData: { config, deals, checkpointModule: options.checkpointModule } });
           worker.on('message', (message: DealResult | WorkerFailure) => {
-            if ('error' in message) return reject(message.invalid ? new ValidationError(message.invalid.error, message.invalid.field, message.invalid.reason) : new Error(message.error));
+            if ('error' in message) return reject(workerError(message));
             results[message.deal] = message;
             options.onDeal?.(++done, config.deals);
           });

@@ -38,3 +38,11 @@ export class AmountOverflowError extends Error {
     this.name = 'AmountOverflowError';
   }
 }
+
+/**
+ * Input text quoted in an error message, cut to `max` characters: a 50 MB action string was
+ * echoed whole.
+ */
+export function quoteInput(text: string, max = 64): string {
+  return text.length <= max ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, max))}... (${text.length} characters)`;
+}

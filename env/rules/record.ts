@@ -4,7 +4,7 @@
 
 import { NUM_CARDS, SUIT_LETTERS, cardToken, parseCard } from './cards.js';
 import { actionToString, parseAction } from './actions.js';
-import { AmountOverflowError, IllegalActionError, RuleSetError, ValidationError } from './errors.js';
+import { AmountOverflowError, IllegalActionError, RuleSetError, ValidationError, quoteInput } from './errors.js';
 import type { KratzenState } from './game.js';
 import { KratzenGame } from './kratzen-game.js';
 import type { HandResult } from './results.js';
@@ -159,7 +159,7 @@ export function parseRecord(input: unknown): ParsedRecord {
       }
       if (typeof entry.action !== 'string') throw malformed(`${at}.action`, 'action must be a string');
       const action = parseAction(entry.action);
-      if (action < 0) throw malformed(`${at}.action`, `unknown action "${entry.action}"`);
+      if (action < 0) throw malformed(`${at}.action`, `unknown action ${quoteInput(entry.action)}`);
       return { seat: entry.seat, action };
     });
     return { deck, actions };
