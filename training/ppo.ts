@@ -213,15 +213,34 @@ export class PpoLearner {
     return this.critic ? [...policy, ...this.critic.trainableVariables] : policy;
   }
 
-  /** Adam's state (step count and moments) as named arrays, for checkpoints (checkpoints/optimizer-state.ts). */
+  /**
+   * Adam's state (step count, moments, and the running powers of its betas) as named arrays, for
+   * checkpoints (checkpoints/optimizer-state.ts).
+   */
   async optimizerState(): Promise<NamedArray[]> {
     const weights = await this.optimizer.getWeights();
-    return weights.map((w) => ({ name: w.name, shape: w.tensor.shape, data: w.tensor.dataSync() as Float32Array }));
+    const powers = adamPowers(this.optimizer);
+    return [
+      ...weights.map((w) => ({ name: w.name, shape: w.tensor.shape, data: w.tensor.dataSync() as Float32Array })),
+      ...ADAM_POWERS.map((name) => ({ name, shape: [], data: powers[name].dataSync() as Float32Array })),
+    ];
   }
 
   async restoreOptimizer(state: readonly NamedArray[]): Promise<void> {
-    await this.optimizer.setWeights(state.map((w) => ({ name: w.name, tensor: tf.tensor(w.data, w.shape) })));
+    await this.optimizer.setWeights(state.filter((w) => !isAdamPower(w.name)).map((w) => ({ name: w.name, tensor: tf.tensor(w.data, w.shape) })));
+    // setWeights recomputes the powers as beta^(t+1), a few float32 ulps from the product the
+    // running optimizer keeps: a resumed run drifted from the uninterrupted one after some
+    // updates. Checkpoints from before they were saved keep the recomputed ones.
+    const powers = adamPowers(this.optimizer);
+    for (const w of state) if (isAdamPower(w.name) && w.data.length === 1) powers[w.name].assign(tf.scalar(w.data[0]!));
   }
+}
+
+/** Adam's running products of beta1 and beta2 (tfjs keeps them in fields of these names). */
+const ADAM_POWERS = ['accBeta1', 'accBeta2'] as const;
+const isAdamPower = (name: string): name is (typeof ADAM_POWERS)[number] => (ADAM_POWERS as readonly string[]).includes(name);
+function adamPowers(optimizer: tf.AdamOptimizer): Record<(typeof ADAM_POWERS)[number], tf.Variable> {
+  return optimizer as unknown as Record<(typeof ADAM_POWERS)[number], tf.Variable>;
 }
 
 /** Metric names, with `criticLoss` last when there is a critic (its loss is reported last). */

@@ -133,6 +133,18 @@ describe('trainer', () => {
   const run = (name: string, dir: string, options: TrainOptions = {}) =>
     train({ ...TINY, name, runsDir: dir }, { verbose: false, ...options });
 
+  it('resumes deep into PPO with the same weights as an uninterrupted run (Adam keeps its running beta powers)', async () => {
+    // tfjs's setWeights recomputed Adam's beta powers as beta^(t+1), a few float32 ulps from the
+    // running product: runs resumed after a few dozen steps drifted from the uninterrupted one.
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    const long = { ...TINY, updates: 10, evalEvery: 0 };
+    const straight = await train({ ...long, name: 'straight', runsDir: dir }, { verbose: false });
+    await train({ ...long, name: 'split', runsDir: dir }, { verbose: false, stopAfter: 9 });
+    const resumed = await train({ ...long, name: 'split', runsDir: dir }, { verbose: false, resume: true });
+    expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
+    expect(readFileSync(join(resumed.checkpoint, 'weights.bin'))).toEqual(readFileSync(join(straight.checkpoint, 'weights.bin')));
+  });
+
   it('resumes from the latest checkpoint with the same metrics as an uninterrupted run', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
     const straight = await run('straight', dir);
