@@ -145,6 +145,20 @@ describe('trainer', () => {
     expect(readFileSync(join(resumed.checkpoint, 'weights.bin'))).toEqual(readFileSync(join(straight.checkpoint, 'weights.bin')));
   });
 
+  it('keeps every metrics line across a crash: the line goes in before its checkpoint, and a torn one of the checkpoint is restored', async () => {
+    // The checkpoint used to be written first: a crash before the append (or a torn last line)
+    // lost the line of the checkpointed update for good, and every later envSteps was short.
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    const straight = await run('straight', dir);
+    await run('torn', dir, { stopAfter: 3 });
+    const path = join(dir, 'torn', 'metrics.jsonl');
+    const text = readFileSync(path, 'utf8');
+    writeFileSync(path, text.slice(0, text.length - 20));
+    const resumed = await run('torn', dir, { resume: true });
+    expect(resumed.metrics.map((m) => [m.update, m.envSteps])).toEqual(straight.metrics.map((m) => [m.update, m.envSteps]));
+    expect(readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l).update)).toEqual([1, 2, 3, 4]);
+  });
+
   it('resumes from the latest checkpoint with the same metrics as an uninterrupted run', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
     const straight = await run('straight', dir);

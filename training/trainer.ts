@@ -221,6 +221,11 @@ class TrainingRun {
         this.critic.setWeights(weightArrays(saved.data));
       }
       this.metrics = readMetrics(this.metricsPath).filter((line) => line.update <= this.state.update);
+      // A torn last line that was the checkpoint's own (left by runs before the line came first):
+      // the checkpoint's manifest holds its numbers.
+      if (this.metrics.at(-1)?.update === this.state.update - 1 && Object.keys(loaded.manifest.metrics).length > 0) {
+        this.metrics.push({ update: this.state.update, ...loaded.manifest.metrics } as MetricsLine);
+      }
       this.log(`resuming after update ${this.state.update}`);
     } else {
       this.learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: hashSeed(config.seed), name: 'learner' });
@@ -328,8 +333,10 @@ class TrainingRun {
       const evaluate = this.config.evalEvery > 0 && update % this.config.evalEvery === 0;
       if (evaluate) await this.evaluate(update, line);
       const last = update === this.totalUpdates || update === this.options.stopAfter;
-      if (evaluate || last || update % this.config.checkpointEvery === 0) await this.save(update, line);
+      // The line goes in before its checkpoint: a crash between the two leaves a line that the
+      // resume drops and redoes, never a checkpoint whose update has no line.
       this.record(line);
+      if (evaluate || last || update % this.config.checkpointEvery === 0) await this.save(update, line);
       if (update === this.options.stopAfter) break;
       if (this.options.shouldStop?.()) {
         this.interrupted = true;
@@ -539,7 +546,8 @@ function readMetrics(path: string): MetricsLine[] {
     try {
       parsed = JSON.parse(line);
     } catch (e) {
-      // A crash while appending leaves at most a torn last line, after the last checkpoint: dropped.
+      // A crash while appending leaves at most a torn last line, of an update after the last
+      // checkpoint (its line is appended before it is saved): dropped, and the update redone.
       if (i === lines.length - 1) return [];
       throw new ValidationError('cannot resume', 'metrics.jsonl', `line ${i + 1} of ${path} is not JSON: ${(e as Error).message}`);
     }
