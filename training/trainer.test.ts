@@ -1,5 +1,6 @@
 // The PPO trainer: no tensor leaks and moving weights per update, config validation, resume that
 // reproduces an uninterrupted run, and a clean stop.
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, cpSync, mkdtempSync, readFileSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { LEARNER, RolloutCollector, type LeagueDraw } from './rollout.js';
 import { train, withoutTimings, type TrainOptions } from './trainer.js';
 import { runTournament } from './tournament.js';
 import { CheckpointStore, loadCheckpoint } from '../checkpoints/index.js';
+import { RUN_LOCK_FILE, RunLock } from './run-lock.js';
 
 beforeAll(async () => {
   await selectBackend('wasm');
@@ -157,6 +159,22 @@ describe('trainer', () => {
     const resumed = await run('torn', dir, { resume: true });
     expect(resumed.metrics.map((m) => [m.update, m.envSteps])).toEqual(straight.metrics.map((m) => [m.update, m.envSteps]));
     expect(readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l).update)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('one trainer per run: a resume beside a live trainer is refused and changes nothing; a dead owner\'s lock is taken over', async () => {
+    // A --resume beside the live run rewrote its metrics.jsonl and pruned its stores.
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    await run('busy', dir, { stopAfter: 2 });
+    const metrics = readFileSync(join(dir, 'busy', 'metrics.jsonl'), 'utf8');
+    const live = RunLock.acquire(join(dir, 'busy'));
+    await expect(run('busy', dir, { resume: true })).rejects.toMatchObject({ error: 'run in use', field: 'name' });
+    expect(readFileSync(join(dir, 'busy', 'metrics.jsonl'), 'utf8')).toBe(metrics);
+    live.release();
+    // A lock left by a process that is gone (a kill -9) does not block the resume.
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+    writeFileSync(join(dir, 'busy', RUN_LOCK_FILE), `${gone}\n`);
+    expect((await run('busy', dir, { resume: true })).updates).toBe(4);
+    expect(existsSync(join(dir, 'busy', RUN_LOCK_FILE))).toBe(false);
   });
 
   it('resumes from the latest checkpoint with the same metrics as an uninterrupted run', async () => {

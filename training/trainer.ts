@@ -20,6 +20,7 @@ import { OracleCritic } from './critic.js';
 import { LEARNER, RolloutCollector, revalue, type SeatController } from './rollout.js';
 import { League } from './league.js';
 import { ActorPool, actorSetup, imitationTeacher, setWeights, weightsOf, type RolloutActors, type RolloutRequest, type RolloutResult } from './actors.js';
+import { RunLock } from './run-lock.js';
 import { decodeArrays, encodeArrays } from './distributed/arrays.js';
 import { RedisActors } from './distributed/rollout-jobs.js';
 import type { RedisConnection } from './distributed/redis.js';
@@ -146,6 +147,7 @@ class TrainingRun {
     private readonly options: TrainOptions,
     private readonly runDir: string,
     private readonly numPlayers: number,
+    private readonly lock: RunLock,
   ) {
     const verbose = options.verbose ?? true;
     this.log = (text) => verbose && process.stderr.write(`${text}\n`);
@@ -186,10 +188,16 @@ class TrainingRun {
     } else if (existsSync(join(runDir, 'checkpoints'))) {
       throw new ValidationError('run exists', 'name', `${runDir} already holds a run: pass --resume to continue it, or choose another --name`);
     }
-    const { backend } = await selectBackend(config.backend);
-    const run = new TrainingRun(config, options, runDir, createGame(config.rules).numPlayers);
-    run.log(`training ${config.name}: rules ${JSON.stringify(config.rules)}, TF.js backend ${backend}, ${config.updates} updates`);
-    return run;
+    const lock = RunLock.acquire(runDir);
+    try {
+      const { backend } = await selectBackend(config.backend);
+      const run = new TrainingRun(config, options, runDir, createGame(config.rules).numPlayers, lock);
+      run.log(`training ${config.name}: rules ${JSON.stringify(config.rules)}, TF.js backend ${backend}, ${config.updates} updates`);
+      return run;
+    } catch (e) {
+      lock.release();
+      throw e;
+    }
   }
 
   /** The learner, its optimizer, the league and the metrics: from the latest checkpoint when resuming, else fresh. */
@@ -483,6 +491,7 @@ class TrainingRun {
     this.critic?.dispose();
     this.league?.dispose();
     await this.actors?.close();
+    this.lock.release();
   }
 }
 
