@@ -51,6 +51,16 @@ describe('kratzen replay', () => {
     expect(kratzen('replay', '/dev/zero')).toMatchObject({ code: 2, json: { error: 'malformed record', field: 'record', reason: expect.stringMatching(/larger than/) } });
     expect(kratzen('replay', tmp)).toMatchObject({ code: 2, json: { field: 'record', reason: expect.stringMatching(/directory/) } });
   });
+  it('refuses JSON packed with more objects and arrays than a record holds, before parsing it (250 MB of [] took 6.6 GB)', () => {
+    const record = JSON.parse(readFileSync(join(FIXTURES, 'd4_normal_seed_example.record.json'), 'utf8'));
+    const dense = `${JSON.stringify(record).slice(0, -1)},"junk":[${'[],'.repeat(200_000)}[]]}`;
+    const { code, json } = kratzen('replay', writeTmp('dense.json', dense));
+    expect(code).toBe(2);
+    expect(json).toMatchObject({ error: 'malformed record', reason: expect.stringMatching(/objects and arrays/) });
+    // A real record, written compactly, is far from the bound: 500 tavern5 hands at 6 players.
+    const played = spawnSync(process.execPath, [BIN, 'random', '--seed', '3', '--profile', 'tavern5', '--players', '6', '--hands', '500'], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout;
+    expect(kratzen('replay', writeTmp('compact.json', JSON.stringify(JSON.parse(played)))).code).toBe(0);
+  });
   it('quotes at most 64 characters of a bad action (a 50 MB one was echoed whole)', () => {
     const record = JSON.parse(readFileSync(join(FIXTURES, 'd4_normal_seed_example.record.json'), 'utf8'));
     record.hands[0].actions[0].action = 'x'.repeat(100_000);

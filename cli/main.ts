@@ -20,7 +20,7 @@ import { ProgressBar, dealsForHands, runTournament, writeTournamentReport, type 
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { agentListFlag, integerFlag, outputFolderFlag, rulesFromFlags, seedFlag } from './flags.js';
-import { MAX_RECORD_BYTES, readInputText } from './read-input.js';
+import { MAX_RECORD_BYTES, denseJsonReason, readInputText } from './read-input.js';
 import { runTrain } from './train.js';
 import { runServe } from './serve.js';
 import { runPlay } from './play.js';
@@ -82,6 +82,8 @@ function readJson(path: string): unknown {
     if (e instanceof ValidationError) return badInput(e.field, e.reason, 'malformed record');
     throw e;
   }
+  const dense = denseJsonReason(text);
+  if (dense) return badInput('', dense, 'malformed record');
   try {
     return JSON.parse(text);
   } catch (e) {

@@ -60,3 +60,29 @@ function readChunk(fd: number, into: Buffer): number {
     }
   }
 }
+
+/**
+ * JSON text whose objects and arrays are packed closer than one per `MIN_BYTES_PER_CONTAINER`
+ * bytes is refused before parsing: parsed, each costs some 70 bytes of memory, so 250 MB of `[],`
+ * took 6.6 GB (and a small heap's process died). A record's densest part, its actions
+ * (`{"seat":1,"action":"play Kh"},`), has one per ~30 bytes.
+ */
+export const MIN_BYTES_PER_CONTAINER = 12;
+
+/** Why `text` holds too many objects and arrays for its size (outside strings), or null. */
+export function denseJsonReason(text: string): string | null {
+  const allowed = Math.floor(text.length / MIN_BYTES_PER_CONTAINER) + 1024;
+  let containers = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // a backslash: the next character is escaped
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if ((c === 91 || c === 123) && ++containers > allowed) {
+      return `more than ${allowed} objects and arrays in ${text.length} characters: at most one per ${MIN_BYTES_PER_CONTAINER} characters is read`;
+    }
+  }
+  return null;
+}
