@@ -1,5 +1,6 @@
 // `kratzen train` flags: each lands on its config field; a bad value names the flag.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -45,5 +46,23 @@ describe('kratzen train flags', () => {
   it('tell a stopped run how to resume, with --runs-dir when it is not the default', () => {
     expect(interruptedMessage({}, 'runs/a', 3)).toBe('interrupted after update 3; resume with --resume --name "a"');
     expect(interruptedMessage({ runsDir: '/tmp/my runs' }, '/tmp/my runs/b', 7)).toBe('interrupted after update 7; resume with --resume --name "b" --runs-dir "/tmp/my runs"');
+  });
+});
+
+describe('kratzen train signals', () => {
+  it('SIGTERM stops after the current update with a checkpoint, as Ctrl-C does (it ended the run at once)', { timeout: 120_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-signal-'));
+    const config = join(dir, 'tiny.json');
+    writeFileSync(config, JSON.stringify({ rules: { players: 3 }, numEnvs: 6, rolloutSteps: 40, hiddenSizes: [16], minibatchSize: 64, epochs: 1, imitationUpdates: 2, updates: 400, evalEvery: 0, finalEvalDeals: 0, checkpointEvery: 1000 }));
+    const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'dist/cli/main.js'), 'train', '--config', config, '--name', 'sig', '--runs-dir', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const metrics = join(dir, 'sig', 'metrics.jsonl');
+    while (!(existsSync(metrics) && readFileSync(metrics, 'utf8').split('\n').length > 3)) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/interrupted after update \d+; resume with --resume/);
+    expect(existsSync(join(dir, 'sig', 'checkpoints', 'latest.json'))).toBe(true);
   });
 });

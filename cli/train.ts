@@ -95,16 +95,19 @@ export async function runTrain(args: string[]): Promise<void> {
   outputFolderFlag(typeof config.runsDir === 'string' ? config.runsDir : 'runs', 'runs-dir');
   const redis = url === undefined ? undefined : parseRedisUrl(url);
   let stopRequested = false;
-  const onSigint = () => {
-    if (stopRequested) process.exit(130);
+  // Ctrl-C, a kill or a closed terminal save a checkpoint after the current update, as `kratzen
+  // play` saves its record; the same signal again ends the process at once.
+  const stopSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const onStopSignal = (signal: NodeJS.Signals) => {
+    if (stopRequested) process.exit(signal === 'SIGINT' ? 130 : 143);
     stopRequested = true;
     process.stderr.write('\nstopping after this update (Ctrl-C again to quit at once)...\n');
   };
-  process.on('SIGINT', onSigint);
+  for (const signal of stopSignals) process.on(signal, onStopSignal);
   try {
     const result = await train(config, { resume, redis, shouldStop: () => stopRequested });
     if (result.interrupted) process.stderr.write(`${interruptedMessage(config, result.runDir, result.updates)}\n`);
   } finally {
-    process.off('SIGINT', onSigint);
+    for (const signal of stopSignals) process.off(signal, onStopSignal);
   }
 }
