@@ -15,13 +15,17 @@ import { illegalReason } from './illegal.js';
 import { StateReader } from './state-reader.js';
 import type { KratzenGame, NewStateOptions, SessionStart } from './kratzen-game.js';
 
+/**
+ * The balances before a deal's stakes, put back if the stakes overflow (dealHand). One for all
+ * states: a deal runs to its end before another can start, and a state allocates nothing more.
+ */
+const balancesBeforeDeal = new Float64Array(MAX_SEATS);
+
 export class KratzenState extends StateReader {
   private readonly settlement: Settlement;
   private readonly scratch: SettleScratch;
   private deckSupply: ReadonlyArray<ArrayLike<number> | null | undefined>;
   private readonly pauseBetweenHands: boolean;
-  /** The balances before a deal's stakes, put back if the stakes overflow (dealHand). */
-  private readonly balancesBeforeDeal = new Float64Array(MAX_SEATS);
 
   constructor(game: KratzenGame, options: NewStateOptions, copyOf?: KratzenState) {
     super(game);
@@ -203,13 +207,13 @@ export class KratzenState extends StateReader {
     // Stakes that pass the bound stop the session before this hand (docs/rules.md §3): the ledger
     // stays as the last settlement left it, not with some of the stakes taken.
     const potBeforeDeal = d.pot;
-    this.balancesBeforeDeal.set(d.m.balances);
+    balancesBeforeDeal.set(d.m.balances);
     let next: 'trump' | 'discard' | 'kind';
     try {
       next = this.game.profile.deal(d, this.game, this.dealContext);
     } catch (e) {
       if (e instanceof AmountOverflowError) {
-        d.m.balances.set(this.balancesBeforeDeal);
+        d.m.balances.set(balancesBeforeDeal);
         d.pot = potBeforeDeal;
       }
       throw e;
