@@ -6,9 +6,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { SessionHost, type HostOptions, type HostedRequest } from './host.js';
 import { slicedControl } from './session.js';
 import { giveBackFrame } from './frame-pool.js';
-
-/** How long a request runs before it lets others in. */
-const SLICE_MS = 10;
+// The main thread's slice: a request runs this long before it lets others in, here as there.
+import { SLICE_MS } from './fair-scheduler.js';
 
 const host = new SessionHost(workerData as HostOptions);
 
