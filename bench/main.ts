@@ -1,5 +1,5 @@
 // `npm run bench [-- --json] [-- --only rules,env] [-- --seconds S]`: throughput figures of every layer.
-// `--json` prints one JSON object mapping metric names to numbers.
+// `--json` prints one JSON object mapping metric names to numbers; `--help` the usage.
 
 import { parseArgs } from 'node:util';
 import { benchAgents } from './agents.js';
@@ -18,17 +18,53 @@ const SUITES: Record<string, (seconds: number) => Record<string, number> | Promi
   distributed: (seconds: number) => benchDistributed(Math.max(seconds * 3, 3)),
 };
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: { json: { type: 'boolean' }, only: { type: 'string' }, seconds: { type: 'string', default: '1' } },
-  });
-  const chosen = values.only ? values.only.split(',') : Object.keys(SUITES);
+const USAGE = `npm run bench -- [--only SUITES] [--seconds S] [--json]
+
+Throughput figures of every layer, measured on this machine now. Its speed drifts between runs:
+compare ratios taken in one run (the bridge.ratio.* and train.utilisation figures), not figures
+of different runs.
+
+  --only SUITES   comma-separated, from: ${Object.keys(SUITES).join(', ')} (default: all)
+  --seconds S     measuring time per figure, a number of seconds above 0 and at most 600 (default 1)
+  --json          print one JSON object mapping metric names to numbers
+  --help          print this text`;
+
+/** Exits 2 with a usage error naming the bad flag. */
+function usageError(message: string): never {
+  console.error(`bench: ${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+function parseOptions(): { json: boolean; suites: string[]; seconds: number } {
+  let values;
+  try {
+    values = parseArgs({
+      options: { json: { type: 'boolean' }, only: { type: 'string' }, seconds: { type: 'string', default: '1' }, help: { type: 'boolean' } },
+    }).values;
+  } catch (e) {
+    usageError((e as Error).message);
+  }
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
   const seconds = Number(values.seconds);
+  if (!/^(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(values.seconds!) || !Number.isFinite(seconds) || seconds <= 0 || seconds > 600) {
+    usageError(`--seconds: expected a number of seconds above 0 and at most 600, got ${JSON.stringify(values.seconds!.slice(0, 64))}`);
+  }
+  const suites = values.only !== undefined ? values.only.split(',') : Object.keys(SUITES);
+  for (const name of suites) {
+    if (!Object.hasOwn(SUITES, name)) usageError(`--only: unknown suite ${JSON.stringify(name.slice(0, 64))}; known: ${Object.keys(SUITES).join(', ')}`);
+  }
+  return { json: values.json ?? false, suites, seconds };
+}
+
+async function main(): Promise<void> {
+  const values = parseOptions();
+  const { seconds } = values;
   const metrics: Record<string, number> = {};
-  for (const name of chosen) {
-    const suite = SUITES[name];
-    if (!suite) throw new Error(`unknown bench suite "${name}"; known: ${Object.keys(SUITES).join(', ')}`);
-    const result = await suite(seconds);
+  for (const name of values.suites) {
+    const result = await SUITES[name]!(seconds);
     Object.assign(metrics, result);
     if (!values.json) for (const [k, v] of Object.entries(result)) console.log(`${k.padEnd(44)} ${v.toLocaleString('en-US')}`);
   }

@@ -1,0 +1,40 @@
+// `npm run bench`'s command line: usage on --help, a usage error (exit 2) naming the bad flag,
+// nothing measured then; runs the built script as `npm run bench` does.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const MAIN = fileURLToPath(new URL('../dist/bench/main.js', import.meta.url));
+const bench = (...args: string[]) => spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', timeout: 60_000 });
+
+describe('bench command line', () => {
+  it('--help prints the usage, every suite named, and exits 0', () => {
+    const run = bench('--help');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/--only SUITES/);
+    for (const suite of ['rules', 'env', 'agents', 'bridge', 'train', 'distributed']) expect(run.stdout).toContain(suite);
+  });
+
+  it.each([
+    [['--seconds', 'abc'], /--seconds: .*"abc"/],
+    [['--seconds', '0'], /--seconds: /],
+    [['--seconds', '1e9'], /--seconds: /],
+    [['--seconds', '-1'], /--seconds/],
+    [['--only', 'rules,nope'], /--only: unknown suite "nope"/],
+    [['--bogus'], /Unknown option '--bogus'/],
+  ])('%j is a usage error (exit 2) naming the flag, with no stack trace', (args, message) => {
+    const run = bench(...args);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    expect(run.stdout).toBe('');
+  });
+
+  it('measures the chosen suite and prints one JSON object', () => {
+    const run = bench('--only', 'rules', '--seconds', '0.02', '--json');
+    expect(run.status).toBe(0);
+    const metrics = JSON.parse(run.stdout) as Record<string, number>;
+    expect(metrics['rules.didactic4.p4.actionsPerSec']).toBeGreaterThan(0);
+    expect(Object.keys(metrics).every((k) => k.startsWith('rules.'))).toBe(true);
+  });
+});
