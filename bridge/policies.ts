@@ -160,6 +160,7 @@ export async function actWithPolicy(served: ServedPolicy, params: PolicyActParam
     seats = Int32Array.of(seat);
     fromRecord = { seat };
   } else {
+    if ('refused' in params) throw new BridgeError(params.refused.code, params.refused.message, params.refused.field, params.refused.details);
     const rows = 'rows' in params ? params.rows : packRows(params);
     observations = rows.observations;
     masks = rows.masks;

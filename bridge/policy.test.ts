@@ -68,6 +68,16 @@ it('serves actions and probabilities of a checkpoint for given observations', as
     expect(reply.error, String(value)).toMatchObject({ code: 'invalid_params', field: 'params.observations[0][7]' });
     expect(reply.error!.message).toContain('"hand"');
   }
+  // A refused row deep in a full request is named by its row, once the policy is known: the
+  // main thread screens it a row at a time instead of running the schema over 512 rows.
+  const full = Array.from({ length: 512 }, () => rows(env.observations, OBS_SIZE)[0]!);
+  full[511] = full[511]!.slice();
+  full[511]![7] = 2;
+  const fullMasks = Array.from({ length: 512 }, () => rows(env.masks, NUM_ACTIONS)[0]!);
+  const deep = await client.request('policy.act', { policy: loaded.policy, observations: full, masks: fullMasks });
+  expect(deep.error).toMatchObject({ code: 'invalid_params', field: 'params.observations[511][7]' });
+  expect(deep.error!.message).toMatch(/^params\.observations\[511\]\[7\]: 2 is outside \[0, 1\].*"hand"/);
+  expect((await client.request('policy.act', { policy: 'p999', observations: full, masks: fullMasks })).error).toMatchObject({ code: 'unknown_policy' });
   // A checkpoint's network acts on its own rules' observations only: a 6-player tavern5 row got an action.
   const foreign = new VecEnv({ numEnvs: 1, config: { rules: { profile: 'tavern5', players: 6 } } }).reset(2);
   const other = await client.request('policy.act', { policy: loaded.policy, observations: [Array.from(foreign.observations)], masks: [Array.from(foreign.masks)] });
