@@ -19,7 +19,7 @@ import { checkPolicyRules } from './policies.js';
 import { packPolicyAct, screenPolicyAct } from './policy-rows.js';
 import { checkSessionConfig, slicedControl } from './session.js';
 import { giveBackFrame, isLentFrame } from './frame-pool.js';
-import { FairScheduler, SLICE_MS, type Servable } from './fair-scheduler.js';
+import { FairScheduler, SLICE_MS, usageAt, type Servable } from './fair-scheduler.js';
 
 /** What a connection needs from its server (resolved options and state). */
 export interface ConnectionContext {
@@ -136,9 +136,14 @@ let nextConnectionNumber = 1;
 const scheduler = new FairScheduler();
 
 export class Connection implements Servable {
-  /** Main-thread milliseconds used lately, and when (fair-scheduler.ts). */
-  usage = 0;
-  usageAt = 0;
+  /**
+   * Main-thread milliseconds used lately, and when (fair-scheduler.ts). A new connection starts
+   * as if it had just used a slice: starting at 0, sixteen new connections whose first requests
+   * were 256-env JSON steps (~20 ms each) all went before an established client's ping, which
+   * waited 0.4-0.5 s. Its presumed use fades like any other (to a tenth within a third of a second).
+   */
+  usage = SLICE_MS;
+  usageAt = performance.now();
   /** Set by the heartbeat, cleared by a pong. */
   alive = true;
   /** When the last request answered without an error arrived or ended (refused frames do not count). */
@@ -280,6 +285,13 @@ export class Connection implements Servable {
     if (this.queue.length > 0 && !this.closed) return true;
     this.notifyIdle();
     return false;
+  }
+
+  /** Adds main-thread time used outside the scheduler's turns (sliced work) to this connection's use. */
+  private charge(ms: number): void {
+    const now = performance.now();
+    this.usage = usageAt(this, now) + ms;
+    this.usageAt = now;
   }
 
   private finishAsync(reply: Reply): void {
@@ -519,17 +531,18 @@ export class Connection implements Servable {
     };
     // A reset on the main thread gives way like the scheduler's slices: the first one of a large
     // session, before the JIT has compiled the deal, held every other client up for 0.15 s.
-    const outcome: HostedReply | Promise<HostedReply> =
-      place !== 'main'
-        ? this.context.pool.run(place, request)
-        : this.context.host.handle(request, method === 'env.reset' ? slicedControl(SLICE_MS, () => this.closed) : undefined);
+    // Its slices after the first count against this connection's use, as requests do.
+    const control = place === 'main' && method === 'env.reset' ? slicedControl(SLICE_MS, () => this.closed, (ms) => this.charge(ms)) : undefined;
+    const outcome: HostedReply | Promise<HostedReply> = place !== 'main' ? this.context.pool.run(place, request) : this.context.host.handle(request, control);
     if (outcome instanceof Promise) {
       return outcome.then(
         ({ reply, ok: succeeded }) => {
+          control?.settle();
           onReply(succeeded);
           return reply;
         },
         (e: unknown) => {
+          control?.settle();
           onReply(false);
           throw e;
         },

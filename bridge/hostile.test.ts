@@ -109,6 +109,40 @@ function pipeliningClients(url: string, request: string, load: { clients: number
   });
 }
 
+/**
+ * `clients` connections in a worker thread, each creating a multi-agent JSON session of `numEnvs`,
+ * resetting it and stepping it `steps` times (the first legal action of every env); resolves
+ * with the number of error replies.
+ */
+function steppingClients(url: string, load: { clients: number; numEnvs: number; steps: number }): Promise<number> {
+  const worker = new Worker(
+    `const { parentPort, workerData: w } = require('node:worker_threads');
+     const WebSocket = require(w.wsModule);
+     async function client() {
+       const ws = new WebSocket(w.url, { perMessageDeflate: false, maxPayload: 1 << 30 });
+       await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+       let pending = null;
+       ws.on('message', (data) => { const next = pending; pending = null; next(JSON.parse(data.toString())); });
+       let id = 0;
+       const call = (method, params) => new Promise((resolve) => { pending = resolve; ws.send(JSON.stringify({ id: id++, method, params })); });
+       let errors = 0;
+       const count = (reply) => { if (reply.error) errors++; return reply.result; };
+       count(await call('hello', { protocolVersion: w.protocolVersion }));
+       const { session } = count(await call('env.create', { numEnvs: w.numEnvs, encoding: 'json' }));
+       let state = count(await call('env.reset', { session, seed: 1 }));
+       for (let k = 0; k < w.steps && state; k++) state = count(await call('env.step', { session, actions: state.masks.map((m) => m.indexOf(1)) }));
+       ws.close();
+       return errors;
+     }
+     Promise.all(Array.from({ length: w.clients }, client)).then((errors) => parentPort.postMessage(errors.reduce((a, b) => a + b, 0)));`,
+    { eval: true, workerData: { ...load, url, protocolVersion: PROTOCOL_VERSION, wsModule: createRequire(import.meta.url).resolve('ws') } },
+  );
+  return new Promise<number>((resolve, reject) => {
+    worker.once('message', (count: number) => void worker.terminate().then(() => resolve(count)));
+    worker.once('error', reject);
+  });
+}
+
 function httpGet(port: number, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, path: '/', headers }, (res) => {
@@ -572,6 +606,22 @@ describe('heavy work [issue: one request freezing every client]', () => {
     void heavy.then(() => (done = true));
     const latencies = await pingLatenciesUntil(light, () => done);
     expect(await heavy).toBe(3 * 6 * 8);
+    expect(latencies.length).toBeGreaterThan(3);
+    expect(Math.max(...latencies)).toBeLessThan(100);
+    await light.close();
+  });
+
+  it('keeps answering within 100 ms while sixteen new connections reset and step 256-env JSON sessions [probe 3]', { retry: 2, timeout: 120_000 }, async () => {
+    // Each paused reset resumed on its own turn with a 10 ms slice of its own (16 resets: 0.16 s
+    // a turn), resets' slices were not counted against their clients, and new connections
+    // started with no use, so each one's first 20 ms step went before an older client's ping:
+    // senders in another thread held pings up 0.3-0.5 s.
+    const light = await BridgeClient.open(server.url);
+    let done = false;
+    const heavy = steppingClients(server.url, { clients: 16, numEnvs: 256, steps: 6 });
+    void heavy.then(() => (done = true));
+    const latencies = await pingLatenciesUntil(light, () => done);
+    expect(await heavy).toBe(0);
     expect(latencies.length).toBeGreaterThan(3);
     expect(Math.max(...latencies)).toBeLessThan(100);
     await light.close();

@@ -1,0 +1,61 @@
+// slicedControl: the main thread's (and each worker's) long work gives way in slices that are
+// the thread's, resumed one piece per turn of the event loop, and timed for the client's use.
+import { describe, expect, it } from 'vitest';
+import { slicedControl } from './session.js';
+
+const busy = (ms: number) => {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+};
+
+/** Runs `pieces` slices of work under `control`, noting the turn of the event loop of each. */
+async function work(name: string, control: ReturnType<typeof slicedControl>, pieces: number, log: string[], turn: () => number) {
+  for (let i = 0; i < pieces; i++) {
+    busy(3);
+    log.push(`${name}@${turn()}`);
+    if (i < pieces - 1 && control.due()) await control.pause();
+  }
+  control.settle();
+}
+
+describe('slicedControl', () => {
+  it('resumes paused work one piece per turn of the event loop, in turn (N paused pieces used to run N slices back to back)', async () => {
+    let turns = 0;
+    let counting = true;
+    const tick = () => {
+      turns++;
+      if (counting) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const log: string[] = [];
+    const a = slicedControl(2, () => false);
+    const b = slicedControl(2, () => false);
+    const c = slicedControl(2, () => false);
+    await Promise.all([work('a', a, 4, log, () => turns), work('b', b, 4, log, () => turns), work('c', c, 4, log, () => turns)]);
+    counting = false;
+    // Each piece outlasts a slice, so every piece after the first of each pauses, and no two
+    // resumed pieces share a turn.
+    const resumed = log.slice(3);
+    const turnsOf = resumed.map((entry) => Number(entry.split('@')[1]));
+    expect(new Set(turnsOf).size).toBe(turnsOf.length);
+    // In turn: a, b, c, a, b, c, ...
+    expect(resumed.map((entry) => entry[0]).join('')).toBe('abcabcabc');
+  });
+
+  it('charges the time of each resumed piece, not the first (the scheduler counts that one)', async () => {
+    const charged: number[] = [];
+    const control = slicedControl(1, () => false, (ms) => charged.push(ms));
+    await work('a', control, 3, [], () => 0);
+    expect(charged).toHaveLength(2);
+    for (const ms of charged) expect(ms).toBeGreaterThanOrEqual(2.9);
+  });
+
+  it('rejects a paused piece whose client has gone', async () => {
+    let gone = false;
+    const control = slicedControl(0, () => gone);
+    busy(1);
+    const paused = control.pause();
+    gone = true;
+    await expect(paused).rejects.toThrow(/gone/);
+  });
+});
