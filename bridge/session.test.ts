@@ -50,6 +50,16 @@ describe('slicedControl', () => {
     for (const ms of charged) expect(ms).toBeGreaterThanOrEqual(2.9);
   });
 
+  it('opens a slice for work that starts in a turn without one, so short work never pauses', async () => {
+    await new Promise((r) => setTimeout(r, 30));
+    const control = slicedControl(10, () => false);
+    expect(control.due()).toBe(false);
+    busy(12);
+    expect(control.due()).toBe(true);
+    // A second piece of work starting in the same turn finds the slice used up.
+    expect(slicedControl(10, () => false).due()).toBe(true);
+  });
+
   it('rejects a paused piece whose client has gone', async () => {
     let gone = false;
     const control = slicedControl(0, () => gone);

@@ -54,11 +54,20 @@ class ClientGone extends Error {}
 // held the main thread 0.1-0.2 s at a time and other clients' pings waited as long.
 const paused: (() => void)[] = [];
 let sliceStart = 0;
+/** A slice stays open until the loop has gone round once (its check phase). */
+let sliceOpen = false;
 let resumeQueued = false;
+
+function openSlice(): void {
+  sliceStart = performance.now();
+  if (sliceOpen) return;
+  sliceOpen = true;
+  setImmediate(() => (sliceOpen = false));
+}
 
 function resumeNext(): void {
   resumeQueued = false;
-  sliceStart = performance.now();
+  openSlice();
   paused.shift()?.();
   if (paused.length > 0) queueResume();
 }
@@ -72,12 +81,13 @@ function queueResume(): void {
 /**
  * A control whose slices last `sliceMs`. A pause lets the event loop run and puts the work at
  * the back of this thread's paused work; it resumes with a slice of its own, or rejected once
- * `gone()`. A slice is the thread's, not the work's: work that starts while another piece's
- * slice is used up pauses after its first step. `charge` is told the time each resumed piece
+ * `gone()`. A slice is the thread's, not the work's: work that starts in a turn whose slice is
+ * used up pauses after its first step; work that starts in a turn without one opens it. `charge` is told the time each resumed piece
  * ran (at its pause, and at `settle()` once the work is done), so the scheduler can count it
  * against its client: the part before the first pause runs in the scheduler, which counts it.
  */
 export function slicedControl(sliceMs: number, gone: () => boolean, charge: (ms: number) => void = () => undefined): StepControl & { settle(): void } {
+  if (!sliceOpen) openSlice();
   let resumedAt = -1;
   const settle = () => {
     if (resumedAt < 0) return;
