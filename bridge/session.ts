@@ -81,10 +81,11 @@ function queueResume(): void {
 /**
  * A control whose slices last `sliceMs`. A pause lets the event loop run and puts the work at
  * the back of this thread's paused work; it resumes with a slice of its own, or rejected once
- * `gone()`. A slice is the thread's, not the work's: work that starts in a turn whose slice is
- * used up pauses after its first step; work that starts in a turn without one opens it. `charge` is told the time each resumed piece
- * ran (at its pause, and at `settle()` once the work is done), so the scheduler can count it
- * against its client: the part before the first pause runs in the scheduler, which counts it.
+ * `gone()`. A slice belongs to the thread's sliced work, not to one piece: work that starts in a
+ * turn whose slice is used up pauses after its first step; work that starts in a turn without
+ * one opens it. `charge` is told the time each resumed piece ran (at its pause, and at
+ * `settle()` once the work is done), so the scheduler can count it against its client: the part
+ * before the first pause runs in the scheduler's turn, which counts it.
  */
 export function slicedControl(sliceMs: number, gone: () => boolean, charge: (ms: number) => void = () => undefined): StepControl & { settle(): void } {
   if (!sliceOpen) openSlice();
