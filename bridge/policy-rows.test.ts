@@ -205,6 +205,23 @@ describe('screenPolicyAct (a refused request checked a row at a time)', () => {
     expect([params.observations.length, params.masks.length]).toEqual([1, 1]);
   });
 
+  it('checks a list longer than the limit as MAX_POLICY_ROWS + 1 empty rows, with the whole schema\'s error', () => {
+    const raw = request({ policy: 'p1', observations: Array.from({ length: 5000 }, () => []), masks: [[1]] });
+    const seen: unknown[] = [];
+    const schema = REQUEST_SCHEMAS['policy.act'];
+    const original = schema.safeParse.bind(schema);
+    schema.safeParse = ((input: unknown) => (seen.push(input), original(input))) as typeof schema.safeParse;
+    let screened: ErrorBody | null;
+    try {
+      screened = screenedError(raw);
+    } finally {
+      schema.safeParse = original;
+    }
+    expect(screened).toEqual(wholeError(raw));
+    expect(screened).toMatchObject({ field: 'params.observations', message: 'params.observations: at most 512 rows' });
+    expect((seen[0] as { params: { observations: unknown[] } }).params.observations).toHaveLength(513);
+  });
+
   it('leaves requests without row lists, and well-formed ones, to the other paths', () => {
     expect(screenPolicyAct(request({ policy: 'p1', record: { rules: {} } }))).toBeNull();
     expect(screenPolicyAct(request({ policy: 'p1', observations: o(), masks: m() }))).toBeNull();

@@ -155,10 +155,11 @@ function rowToCheck(list: unknown[], schemaAccepts: (row: unknown) => boolean, p
 
 /**
  * `list` cut to its entry `at` for the schema: one row is checked instead of up to 512. A list
- * longer than the schema allows keeps its length, in empty rows, so that the schema says so.
+ * longer than the schema allows becomes MAX_POLICY_ROWS + 1 empty rows, so that the schema says
+ * so (its message names the limit, not the length) without checking 300,000 of them.
  */
-function narrowed(list: unknown[], at: number, emptyRow: unknown): unknown[] {
-  if (list.length > MAX_POLICY_ROWS) return new Array<unknown>(list.length).fill(emptyRow);
+function narrowed(list: unknown[], at: number): unknown[] {
+  if (list.length > MAX_POLICY_ROWS) return Array.from({ length: MAX_POLICY_ROWS + 1 }, () => []);
   return list.length === 0 ? list : [list[at]];
 }
 
@@ -183,11 +184,11 @@ export function screenPolicyAct(raw: Record<string, unknown>): { invalid: ErrorB
   const copy: Record<string, unknown> = { ...(params as Record<string, unknown>) };
   if (Array.isArray(observations)) {
     rowOf.observations = rowToCheck(observations, rowOfNumbers, observationRowPacks);
-    copy.observations = narrowed(observations, rowOf.observations, []);
+    copy.observations = narrowed(observations, rowOf.observations);
   }
   if (Array.isArray(masks)) {
     rowOf.masks = rowToCheck(masks, rowOfNumbers, maskRowPacks);
-    copy.masks = narrowed(masks, rowOf.masks, []);
+    copy.masks = narrowed(masks, rowOf.masks);
   }
   if (Array.isArray(seats)) {
     rowOf.seats = rowToCheck(seats, seatAccepted, seatAccepted);

@@ -83,13 +83,16 @@ function queueResume(): void {
  * the back of this thread's paused work; it resumes with a slice of its own, or rejected once
  * `gone()`. A slice belongs to the thread's sliced work, not to one piece: work that starts in a
  * turn whose slice is used up pauses after its first step; work that starts in a turn without
- * one opens it. `charge` is told the time each resumed piece ran (at its pause, and at
- * `settle()` once the work is done), so the scheduler can count it against its client: the part
- * before the first pause runs in the scheduler's turn, which counts it.
+ * one opens it. `charge` is told the time each piece ran (at its pause, and at `settle()` once
+ * the work is done), so the scheduler can count it against its client (the first piece from the
+ * control's creation, which may overlap the scheduler's own count of the request by its
+ * synchronous start).
  */
 export function slicedControl(sliceMs: number, gone: () => boolean, charge: (ms: number) => void = () => undefined): StepControl & { settle(): void } {
   if (!sliceOpen) openSlice();
-  let resumedAt = -1;
+  // From the start: work that awaits before its first pause (a reset's prepare) runs after the
+  // scheduler's turn, which then does not count it.
+  let resumedAt = performance.now();
   const settle = () => {
     if (resumedAt < 0) return;
     charge(performance.now() - resumedAt);
