@@ -198,7 +198,7 @@ async function actRowByRow(agent: Agent, observations: Float32Array, masks: Uint
   for (let i = 0; i < seats.length; i++) {
     const row = agent.act(observations.subarray(i * OBS_SIZE, (i + 1) * OBS_SIZE), masks.subarray(i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS), seats.subarray(i, i + 1));
     actions[i] = row[0]!;
-    if (control.due()) await control.pause();
+    if (i + 1 < seats.length && control.due()) await control.pause();
   }
   return actions;
 }

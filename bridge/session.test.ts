@@ -42,6 +42,20 @@ describe('slicedControl', () => {
     expect(resumed.map((entry) => entry[0]).join('')).toBe('abcabcabc');
   });
 
+  it('resumes work that has not had a turn yet before work that has (a one-env step behind eight search sessions waited eight turns)', async () => {
+    const log: string[] = [];
+    const long = Array.from({ length: 4 }, (_, k) => work(`L${k}`, slicedControl(2, () => false), 6, log, () => 0));
+    // Once the long pieces have each had a resumed turn, a newcomer arrives.
+    while (log.length < 8) await new Promise((r) => setImmediate(r));
+    const at = log.length;
+    const newcomer = work('N', slicedControl(2, () => false), 2, log, () => 0);
+    await newcomer;
+    // Its first piece runs at once, its second after at most one other piece.
+    expect(log.indexOf('N@0')).toBe(at);
+    expect(log.indexOf('N@0', at + 1) - at).toBeLessThanOrEqual(2);
+    await Promise.all(long);
+  });
+
   it('charges the time of every piece, the first included (work that awaits before it runs outside the scheduler)', async () => {
     const charged: number[] = [];
     const control = slicedControl(1, () => false, (ms) => charged.push(ms));
