@@ -30,6 +30,12 @@ export function usageAt(c: Servable, now: number): number {
   return c.usage * Math.pow(0.5, (now - c.usageAt) / USE_HALF_LIFE_MS);
 }
 
+/** Adds `ms` of main-thread time, ending `now`, to `c`'s use. */
+export function addUsage(c: Servable, ms: number, now = performance.now()): void {
+  c.usage = usageAt(c, now) + ms;
+  c.usageAt = now;
+}
+
 export class FairScheduler {
   private readonly ready = new Set<Servable>();
   private running = false;
@@ -71,8 +77,7 @@ export class FairScheduler {
           more = c.serveOne();
         } finally {
           const ended = performance.now();
-          c.usage = usageAt(c, ended) + (ended - started);
-          c.usageAt = ended;
+          addUsage(c, ended - started, ended);
           if (!more) this.ready.delete(c);
         }
       }

@@ -73,15 +73,32 @@ async function pingLatenciesUntil(client: BridgeClient, done: () => boolean): Pr
 }
 
 /**
+ * Runs `w.clients` copies of `clientSource` (JavaScript defining `async function client()` that
+ * returns a count, with `WebSocket` and the data `w` in scope) in a worker thread, so the load
+ * they make does not share the server's thread; resolves with the sum of their counts.
+ */
+function clientsInWorker(clientSource: string, data: { clients: number } & Record<string, unknown>): Promise<number> {
+  const worker = new Worker(
+    `const { parentPort, workerData: w } = require('node:worker_threads');
+     const WebSocket = require(w.wsModule);
+     ${clientSource}
+     Promise.all(Array.from({ length: w.clients }, client)).then((counts) => parentPort.postMessage(counts.reduce((a, b) => a + b, 0)));`,
+    { eval: true, workerData: { ...data, wsModule: createRequire(import.meta.url).resolve('ws') } },
+  );
+  return new Promise<number>((resolve, reject) => {
+    worker.once('message', (count: number) => void worker.terminate().then(() => resolve(count)));
+    worker.once('error', reject);
+  });
+}
+
+/**
  * `clients` connections in a worker thread, each sending `rounds` bursts of `perRound` copies of
  * `request` and waiting for their replies; resolves with how many replies were errors naming
  * `errorField`. The worker keeps the senders' own work off the thread the server runs on.
  */
 function pipeliningClients(url: string, request: string, load: { clients: number; rounds: number; perRound: number; errorField: string }): Promise<number> {
-  const worker = new Worker(
-    `const { parentPort, workerData: w } = require('node:worker_threads');
-     const WebSocket = require(w.wsModule);
-     async function client() {
+  return clientsInWorker(
+    `async function client() {
        const ws = new WebSocket(w.url, { perMessageDeflate: false });
        await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
        const replies = [];
@@ -99,14 +116,9 @@ function pipeliningClients(url: string, request: string, load: { clients: number
        }
        ws.close();
        return replies.slice(1).filter((r) => r.error && r.error.field === w.errorField).length;
-     }
-     Promise.all(Array.from({ length: w.clients }, client)).then((counts) => parentPort.postMessage(counts.reduce((a, b) => a + b, 0)));`,
-    { eval: true, workerData: { ...load, url, request, hello: HELLO, wsModule: createRequire(import.meta.url).resolve('ws') } },
+     }`,
+    { ...load, url, request, hello: HELLO },
   );
-  return new Promise<number>((resolve, reject) => {
-    worker.once('message', (count: number) => void worker.terminate().then(() => resolve(count)));
-    worker.once('error', reject);
-  });
 }
 
 /**
@@ -115,10 +127,8 @@ function pipeliningClients(url: string, request: string, load: { clients: number
  * with the number of error replies.
  */
 function steppingClients(url: string, load: { clients: number; numEnvs: number; steps: number }): Promise<number> {
-  const worker = new Worker(
-    `const { parentPort, workerData: w } = require('node:worker_threads');
-     const WebSocket = require(w.wsModule);
-     async function client() {
+  return clientsInWorker(
+    `async function client() {
        const ws = new WebSocket(w.url, { perMessageDeflate: false, maxPayload: 1 << 30 });
        await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
        let pending = null;
@@ -133,14 +143,9 @@ function steppingClients(url: string, load: { clients: number; numEnvs: number; 
        for (let k = 0; k < w.steps && state; k++) state = count(await call('env.step', { session, actions: state.masks.map((m) => m.indexOf(1)) }));
        ws.close();
        return errors;
-     }
-     Promise.all(Array.from({ length: w.clients }, client)).then((errors) => parentPort.postMessage(errors.reduce((a, b) => a + b, 0)));`,
-    { eval: true, workerData: { ...load, url, protocolVersion: PROTOCOL_VERSION, wsModule: createRequire(import.meta.url).resolve('ws') } },
+     }`,
+    { ...load, url, protocolVersion: PROTOCOL_VERSION },
   );
-  return new Promise<number>((resolve, reject) => {
-    worker.once('message', (count: number) => void worker.terminate().then(() => resolve(count)));
-    worker.once('error', reject);
-  });
 }
 
 function httpGet(port: number, headers: Record<string, string>): Promise<number> {

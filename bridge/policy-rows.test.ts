@@ -69,6 +69,19 @@ function wholeError(raw: Record<string, unknown>): ErrorBody | null {
   }
 }
 
+/** What `run` returns, and every input it handed policy.act's schema. */
+function schemaInputsOf<T>(run: () => T): { result: T; seen: unknown[] } {
+  const seen: unknown[] = [];
+  const schema = REQUEST_SCHEMAS['policy.act'];
+  const original = schema.safeParse.bind(schema);
+  schema.safeParse = ((input: unknown) => (seen.push(input), original(input))) as typeof schema.safeParse;
+  try {
+    return { result: run(), seen };
+  } finally {
+    schema.safeParse = original;
+  }
+}
+
 /** The error screening finds, or null when it leaves the request to the whole schema. */
 function screenedError(raw: Record<string, unknown>): ErrorBody | null {
   const screened = screenPolicyAct(raw);
@@ -191,15 +204,8 @@ describe('screenPolicyAct (a refused request checked a row at a time)', () => {
 
   it('hands the schema one row of each list, so a refused request costs a row, not 512', () => {
     const raw = request({ policy: 'p1', observations: damaged(o(), 511, OBS_SIZE - 1, 'x'), masks: m() });
-    const seen: unknown[] = [];
-    const schema = REQUEST_SCHEMAS['policy.act'];
-    const original = schema.safeParse.bind(schema);
-    schema.safeParse = ((input: unknown) => (seen.push(input), original(input))) as typeof schema.safeParse;
-    try {
-      expect(screenedError(raw)?.field).toBe(`params.observations[511][${OBS_SIZE - 1}]`);
-    } finally {
-      schema.safeParse = original;
-    }
+    const { result, seen } = schemaInputsOf(() => screenedError(raw));
+    expect(result?.field).toBe(`params.observations[511][${OBS_SIZE - 1}]`);
     expect(seen).toHaveLength(1);
     const params = (seen[0] as { params: { observations: unknown[]; masks: unknown[] } }).params;
     expect([params.observations.length, params.masks.length]).toEqual([1, 1]);
@@ -207,16 +213,7 @@ describe('screenPolicyAct (a refused request checked a row at a time)', () => {
 
   it('checks a list longer than the limit as MAX_POLICY_ROWS + 1 empty rows, with the whole schema\'s error', () => {
     const raw = request({ policy: 'p1', observations: Array.from({ length: 5000 }, () => []), masks: [[1]] });
-    const seen: unknown[] = [];
-    const schema = REQUEST_SCHEMAS['policy.act'];
-    const original = schema.safeParse.bind(schema);
-    schema.safeParse = ((input: unknown) => (seen.push(input), original(input))) as typeof schema.safeParse;
-    let screened: ErrorBody | null;
-    try {
-      screened = screenedError(raw);
-    } finally {
-      schema.safeParse = original;
-    }
+    const { result: screened, seen } = schemaInputsOf(() => screenedError(raw));
     expect(screened).toEqual(wholeError(raw));
     expect(screened).toMatchObject({ field: 'params.observations', message: 'params.observations: at most 512 rows' });
     expect((seen[0] as { params: { observations: unknown[] } }).params.observations).toHaveLength(513);

@@ -58,32 +58,14 @@ export function packPolicyAct(raw: Record<string, unknown>): PackedPolicyAct | n
   const packed: PackedRows = { observations: new Float32Array(n * OBS_SIZE), masks: new Uint8Array(n * NUM_ACTIONS), seats: undefined };
   for (let i = 0; i < n; i++) {
     const row: unknown = observations[i];
-    if (!Array.isArray(row) || row.length !== OBS_SIZE) return null;
-    const base = i * OBS_SIZE;
-    for (let k = 0; k < OBS_SIZE; k++) {
-      const value: unknown = row[k];
-      if (typeof value !== 'number') return null;
-      packed.observations[base + k] = value;
-      // The float32 is checked, as packRows does.
-      const stored = packed.observations[base + k]!;
-      if (!(stored >= LOW[k]! && stored <= HIGH[k]!)) return null;
-    }
     const maskRow: unknown = masks[i];
-    if (!Array.isArray(maskRow) || maskRow.length !== NUM_ACTIONS) return null;
-    for (let a = 0; a < NUM_ACTIONS; a++) {
-      const value: unknown = maskRow[a];
-      if (!Number.isFinite(value)) return null;
-      packed.masks[i * NUM_ACTIONS + a] = value ? 1 : 0;
-    }
+    if (!observationRowPacks(row) || !maskRowPacks(maskRow)) return null;
+    packed.observations.set(row as number[], i * OBS_SIZE);
+    for (let a = 0; a < NUM_ACTIONS; a++) packed.masks[i * NUM_ACTIONS + a] = (maskRow as number[])[a] ? 1 : 0;
   }
   if (seats !== undefined) {
-    if (!Array.isArray(seats) || seats.length !== n) return null;
-    packed.seats = new Int32Array(n);
-    for (let i = 0; i < n; i++) {
-      const seat: unknown = seats[i];
-      if (!Number.isInteger(seat) || (seat as number) < 0 || (seat as number) >= MAX_SEATS) return null;
-      packed.seats[i] = seat as number;
-    }
+    if (!Array.isArray(seats) || seats.length !== n || !seats.every(seatAccepted)) return null;
+    packed.seats = Int32Array.from(seats as number[]);
   }
   return { policy, rows: packed };
 }
@@ -130,17 +112,23 @@ function rowOfNumbers(row: unknown): boolean {
   return true;
 }
 
-/** Whether packRows packs an observation row the schema accepted: OBS_SIZE entries within bounds (as float32). */
+/**
+ * Whether the schema accepts `row` and packRows packs it as an observation row: OBS_SIZE numbers,
+ * each within its slice's bounds as the float32 it is stored as (NaN and infinities are not).
+ */
 function observationRowPacks(row: unknown): boolean {
-  if (!rowOfNumbers(row) || (row as number[]).length !== OBS_SIZE) return false;
+  if (!Array.isArray(row) || row.length !== OBS_SIZE) return false;
   for (let k = 0; k < OBS_SIZE; k++) {
-    const stored = Math.fround((row as number[])[k]!);
+    const value: unknown = row[k];
+    if (typeof value !== 'number') return false;
+    const stored = Math.fround(value);
     if (!(stored >= LOW[k]! && stored <= HIGH[k]!)) return false;
   }
   return true;
 }
 
-const maskRowPacks = (row: unknown) => rowOfNumbers(row) && (row as number[]).length === NUM_ACTIONS;
+/** Whether the schema accepts `row` and packRows packs it as a mask row: NUM_ACTIONS finite numbers. */
+const maskRowPacks = (row: unknown) => Array.isArray(row) && row.length === NUM_ACTIONS && rowOfNumbers(row);
 const seatAccepted = (seat: unknown) => Number.isInteger(seat) && (seat as number) >= 0 && (seat as number) < MAX_SEATS;
 
 /**

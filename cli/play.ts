@@ -408,16 +408,20 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     out(`${JSON.stringify({ error: 'invalid arguments', field: 'opponents', reason: (e as Error).message })}\n`);
     return 2;
   }
+  /** An amount past 2^53 - 1 units (docs/rules.md §3), reported as `kratzen random` reports it. */
+  const reportStop = (report: NonNullable<ReturnType<typeof errorReport>>): number => {
+    out(`${JSON.stringify(report.output)}\n`);
+    return report.exitCode;
+  };
   let state: KratzenState;
   try {
     state = game.newState({ seed });
   } catch (e) {
-    // The first deal's stakes can pass 2^53 - 1 units: reported as `kratzen random` does.
+    // The first deal's stakes can pass 2^53 - 1 units.
     const report = errorReport(e);
     if (!report) throw e;
     for (const agent of agents) agent?.dispose?.();
-    out(`${JSON.stringify(report.output)}\n`);
-    return report.exitCode;
+    return reportStop(report);
   }
   // Normalized as the checks below read it: `nodir/../x.json` passed them as x.json, and the
   // rename after the game then failed on the missing nodir.
@@ -451,8 +455,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   };
   for (const signal of stopSignals) process.on(signal, onStopSignal);
   let finished = false;
-  // An amount past 2^53 - 1 units stops the session (docs/rules.md §3): its record is saved, then
-  // the error is reported as `kratzen random` reports it.
+  // An amount past 2^53 - 1 units stops the session: its record is saved, then it is reported.
   let stoppedBy: ReturnType<typeof errorReport> = null;
   try {
     finished = await new TerminalGame(state, agents, seat, output, input === process.stdin && process.stdin.isTTY === true).play(reader);
@@ -474,11 +477,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
       return 1;
     }
   }
-  if (stoppedBy) {
-    out(`${JSON.stringify(stoppedBy.output)}\n`);
-    return stoppedBy.exitCode;
-  }
-  return 0;
+  return stoppedBy ? reportStop(stoppedBy) : 0;
 }
 
 if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
