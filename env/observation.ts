@@ -561,8 +561,10 @@ function cardOrder(a: string, b: string): number {
 
 /** The structured view of what `seat` sees of `state` (the decoder must agree with it). */
 export function observationView(state: KratzenState, seat: number): ObservationView {
-  return seatViewJson(seatView(state, seat));
+  // seatViewJson copies what it reads, so one view serves every call.
+  return seatViewJson(seatView(state, seat, jsonView));
 }
+const jsonView = new SeatView();
 
 /** A SeatView as JSON: card tokens, absolute seats, amounts in chips. */
 export function seatViewJson(v: SeatView): ObservationView {

@@ -152,7 +152,7 @@ export class Table {
 
   /** Deals the next hand of a hand-episode session; false if its stakes overflow (the session stops). */
   private dealNextHand(): boolean {
-    this.baseline.set(this.state.balances);
+    for (let s = 0; s < this.game.numPlayers; s++) this.baseline[s] = this.state.balance(s);
     try {
       this.state.dealNextHand();
       return true;
@@ -206,17 +206,18 @@ export class Table {
       }
     }
     this.steps++;
-    const balances = state.balances;
     if (this.byPot) {
       const perChip = 1 / this.game.unitsPerChip;
       for (let s = 0; s < n; s++) {
-        rewards[offset + s] = (balances[s]! - this.baseline[s]!) * perChip * this.potFactor[s]!;
-        this.baseline[s] = balances[s]!;
+        const balance = state.balance(s);
+        rewards[offset + s] = (balance - this.baseline[s]!) * perChip * this.potFactor[s]!;
+        this.baseline[s] = balance;
       }
     } else {
       for (let s = 0; s < n; s++) {
-        rewards[offset + s] = (balances[s]! - this.baseline[s]!) * this.rewardPerUnit;
-        this.baseline[s] = balances[s]!;
+        const balance = state.balance(s);
+        rewards[offset + s] = (balance - this.baseline[s]!) * this.rewardPerUnit;
+        this.baseline[s] = balance;
       }
     }
     if (outcome === TRUNCATED) return TRUNCATED;

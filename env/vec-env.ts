@@ -358,7 +358,7 @@ export class VecEnv extends VecEnvBuffers {
       encodeObservation(table.state, table.observer, b.finalObservations, i * OBS_SIZE);
       const state = table.state;
       for (let s = 0; s < MAX_SEATS; s++) {
-        b.finalBalances[i * MAX_SEATS + s] = s < this.numPlayers ? state.balances[s]! / state.game.unitsPerChip : 0;
+        b.finalBalances[i * MAX_SEATS + s] = s < this.numPlayers ? state.balance(s) / state.game.unitsPerChip : 0;
       }
       b.finalHands[i] = state.numResults;
       b.finalIllegalSeat[i] = table.illegalActionSeat;

@@ -26,7 +26,7 @@ describe('aleaShuffle', () => {
         const j = Math.floor(aleaNext(slow) * (i + 1));
         [expected[i], expected[j]] = [expected[j]!, expected[i]!];
       }
-      aleaShuffle(fast, deck, length);
+      aleaShuffle(fast, deck, 0, length);
       expect(Array.from(deck)).toEqual(expected);
       expect(Array.from(fast)).toEqual(Array.from(slow));
     }

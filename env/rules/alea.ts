@@ -42,12 +42,12 @@ export function aleaNext(state: Float64Array): number {
 }
 
 /**
- * Fisher-Yates over `deck[0..length)` with `state`'s numbers, exactly as `length - 1` calls of
+ * Fisher-Yates over `deck[start .. start + length)` with `state`'s numbers, exactly as `length - 1` calls of
  * aleaNext would draw them (j = floor(next * (i + 1)) for i from the top down). The generator
  * lives in locals for the whole deck: a deal is then a third cheaper than loading and storing
  * the four doubles per card.
  */
-export function aleaShuffle(state: Float64Array, deck: Uint8Array | Int8Array, length: number): void {
+export function aleaShuffle(state: Float64Array, deck: Uint8Array | Int8Array, start: number, length: number): void {
   let c = state[0]!;
   let s0 = state[1]!;
   let s1 = state[2]!;
@@ -59,9 +59,9 @@ export function aleaShuffle(state: Float64Array, deck: Uint8Array | Int8Array, l
     c = t | 0;
     s2 = t - c;
     const j = Math.floor(s2 * (i + 1));
-    const card = deck[i]!;
-    deck[i] = deck[j]!;
-    deck[j] = card;
+    const card = deck[start + i]!;
+    deck[start + i] = deck[start + j]!;
+    deck[start + j] = card;
   }
   state[0] = c;
   state[1] = s0;

@@ -9,34 +9,37 @@ import { ACTION_DISCARD, ACTION_DONE, ACTION_IN, ACTION_OUT, ACTION_TRUMP } from
 import { AmountOverflowError, IllegalActionError, ValidationError } from './errors.js';
 import { exceedsUnits, type Settlement } from './ledger.js';
 import { trickWinnerIndex } from './trick.js';
-import { everybodyPlays, settleScratch, type SettleScratch } from './profiles.js';
+import { everybodyPlays } from './profiles.js';
 import { DECL_BETTLER, DECL_IN, DECL_OUT, MAX_SEATS } from './sizes.js';
 import { illegalReason } from './illegal.js';
 import { StateReader } from './state-reader.js';
+import { Mem } from './state-data.js';
 import type { KratzenGame, NewStateOptions, SessionStart } from './kratzen-game.js';
 
-/**
- * The balances before a deal's stakes, put back if the stakes overflow (dealHand). One for all
- * states: a deal runs to its end before another can start, and a state allocates nothing more.
- */
+// Scratch shared by all states: a deal or a settlement runs to its end before another can start,
+// and a state allocates nothing for them.
+/** The balances before a deal's stakes, put back if the stakes overflow (dealHand). */
 const balancesBeforeDeal = new Float64Array(MAX_SEATS);
+/** The settlement being committed (the profile's settle writes it, commitHand reads it). */
+const settlement: Settlement = { payouts: new Float64Array(MAX_SEATS), penalties: new Float64Array(MAX_SEATS), potAfter: 0, anyMissedQuota: false };
+/** A finished hand's per-seat arrays, copied out of the state's block for the result store. */
+const handPlaying = new Uint8Array(MAX_SEATS);
+const handTricks = new Uint8Array(MAX_SEATS);
+const handFees = new Float64Array(MAX_SEATS);
+const handBalances = new Float64Array(MAX_SEATS);
 
 export class KratzenState extends StateReader {
-  private readonly settlement: Settlement;
-  private readonly scratch: SettleScratch;
   private deckSupply: ReadonlyArray<ArrayLike<number> | null | undefined>;
   private readonly pauseBetweenHands: boolean;
 
   constructor(game: KratzenGame, options: NewStateOptions, copyOf?: KratzenState) {
     super(game);
-    this.settlement = { payouts: this.d.m.payouts, penalties: this.d.m.penalties, potAfter: 0, anyMissedQuota: false };
-    this.scratch = settleScratch(this.d);
     this.deckSupply = options.decks ?? [];
     this.pauseBetweenHands = options.pauseBetweenHands ?? false;
     if (copyOf) return;
     this.d.seed = options.seed;
     this.d.seeded = options.seed !== undefined;
-    if (this.d.seeded) aleaSeed(this.d.m.rng, String(options.seed));
+    if (this.d.seeded) aleaSeed(this.d.f64, String(options.seed));
     this.beginSession(options.start ?? {});
   }
 
@@ -63,7 +66,7 @@ export class KratzenState extends StateReader {
     const d = this.d;
     d.seed = seed;
     d.seeded = true;
-    aleaSeed(d.m.rng, String(seed));
+    aleaSeed(d.f64, String(seed));
     this.deckSupply = [];
     d.handIndex = -1;
     d.handsPlayed = 0;
@@ -72,7 +75,7 @@ export class KratzenState extends StateReader {
     d.isTieBreak = false;
     d.tiedSeats = 0;
     d.pot = 0;
-    d.m.balances.fill(0);
+    d.f64.fill(0, Mem.balances, Mem.balances + MAX_SEATS);
     this.resultStore.clear();
     this.log.clear();
     d.phase = 'over';
@@ -106,7 +109,7 @@ export class KratzenState extends StateReader {
           throw new ValidationError('malformed record', `start.balances[${s}]`, 'a balance must be a whole number of units, at most 2^53 - 1 in size');
         }
       }
-      d.m.balances.set(Array.from(start.balances));
+      for (let s = 0; s < n; s++) d.f64[Mem.balances + s] = start.balances[s]!;
     }
     if (start.muss && this.rules.profile !== 'tavern5') {
       throw new ValidationError('malformed record', 'start.muss', 'start.muss is a tavern5 field');
@@ -116,14 +119,14 @@ export class KratzenState extends StateReader {
     d.startDealer = dealer;
     d.startPot = d.pot;
     d.startMuss = d.nextDealIsMuss;
-    d.m.startBalances.set(d.m.balances);
+    d.f64.copyWithin(Mem.startBalances, Mem.balances, Mem.balances + MAX_SEATS);
     d.dealer = dealer;
     this.startHand();
   }
 
   private random(field: string): number {
     if (!this.d.seeded) throw new ValidationError('malformed record', 'seed', `a seed is needed to draw ${field}`);
-    return aleaNext(this.d.m.rng);
+    return aleaNext(this.d.f64);
   }
 
   // ======================= acting =======================
@@ -196,24 +199,24 @@ export class KratzenState extends StateReader {
   private dealHand(supplied: ArrayLike<number> | null | undefined): void {
     const d = this.d;
     d.resetHand();
-    const deck = d.m.deck;
-    if (supplied) deck.set(supplied);
+    const i8 = d.i8;
+    if (supplied) for (let i = 0; i < NUM_CARDS; i++) i8[Mem.deck + i] = supplied[i]!;
     else {
-      for (let i = 0; i < NUM_CARDS; i++) deck[i] = i;
+      for (let i = 0; i < NUM_CARDS; i++) i8[Mem.deck + i] = i;
       if (!d.seeded) this.random(`the deck of hand ${d.handIndex}`);
-      aleaShuffle(d.m.rng, deck, NUM_CARDS);
+      aleaShuffle(d.f64, i8, Mem.deck, NUM_CARDS);
     }
-    this.log.beginHand(deck);
+    this.log.beginHand(i8, Mem.deck);
     // Stakes that pass the bound stop the session before this hand (docs/rules.md §3): the ledger
     // stays as the last settlement left it, not with some of the stakes taken.
     const potBeforeDeal = d.pot;
-    balancesBeforeDeal.set(d.m.balances);
+    for (let s = 0; s < MAX_SEATS; s++) balancesBeforeDeal[s] = d.f64[Mem.balances + s]!;
     let next: 'trump' | 'discard' | 'kind';
     try {
       next = this.game.profile.deal(d, this.game, this.dealContext);
     } catch (e) {
       if (e instanceof AmountOverflowError) {
-        d.m.balances.set(balancesBeforeDeal);
+        for (let s = 0; s < MAX_SEATS; s++) d.f64[Mem.balances + s] = balancesBeforeDeal[s]!;
         d.pot = potBeforeDeal;
       }
       throw e;
@@ -232,8 +235,8 @@ export class KratzenState extends StateReader {
     const d = this.d;
     let seat = d.dealer;
     for (let k = d.numDealtIn(); k > 0; k--) {
-      seat = d.nextSeatIn(d.m.dealtIn, seat);
-      for (let c = 0; c < count; c++) d.addToHand(seat, d.m.deck[position++]!);
+      seat = d.nextSeatIn(Mem.dealtIn, seat);
+      for (let c = 0; c < count; c++) d.addToHand(seat, d.i8[Mem.deck + position++]!);
     }
     return position;
   }
@@ -243,15 +246,15 @@ export class KratzenState extends StateReader {
     const d = this.d;
     if (d.kind !== 'normal') return this.beginPlay(true);
     d.phase = 'declare';
-    d.currentSeat = d.nextSeatIn(d.m.dealtIn, d.dealer);
+    d.currentSeat = d.nextSeatIn(Mem.dealtIn, d.dealer);
   }
 
   private pay(seat: number, units: number): void {
     const d = this.d;
     // Both checked before either moves: an overflow leaves the ledger as it was.
-    this.guardAmount(d.m.balances[seat]! - units);
+    this.guardAmount(d.f64[Mem.balances + seat]! - units);
     this.guardAmount(d.pot + units);
-    d.m.balances[seat]! -= units;
+    d.f64[Mem.balances + seat]! -= units;
     d.pot += units;
   }
 
@@ -274,34 +277,36 @@ export class KratzenState extends StateReader {
   private applyDealerDiscard(card: number): void {
     const d = this.d;
     d.removeFromHand(d.dealer, card);
-    d.m.discardedBy[card] = d.dealer;
-    d.m.discards[d.numDiscards++] = card;
-    if (d.m.handLength[d.dealer]! > this.game.handSize) return;
+    d.i8[Mem.discardedBy + card] = d.dealer;
+    d.i8[Mem.discards + d.numDiscards++] = card;
+    if (d.u8[Mem.handLength + d.dealer]! > this.game.handSize) return;
     this.continueByKind();
   }
 
   private applyDeclaration(action: number): void {
     const d = this.d;
-    const { declaration, playing, bettler, dealtIn } = d.m;
+    const u8 = d.u8;
     const seat = d.currentSeat;
-    declaration[seat] = action === ACTION_IN ? DECL_IN : action === ACTION_OUT ? DECL_OUT : DECL_BETTLER;
-    const next = d.nextSeatIn(dealtIn, seat);
+    u8[Mem.declaration + seat] = action === ACTION_IN ? DECL_IN : action === ACTION_OUT ? DECL_OUT : DECL_BETTLER;
+    const next = d.nextSeatIn(Mem.dealtIn, seat);
     if (next !== d.dealer) {
       d.currentSeat = next;
       return;
     }
-    declaration[d.dealer] = DECL_IN;
+    u8[Mem.declaration + d.dealer] = DECL_IN;
     let othersIn = 0;
     for (let s = 0; s < this.numPlayers; s++) {
-      playing[s] = declaration[s] === DECL_IN || declaration[s] === DECL_BETTLER ? 1 : 0;
-      bettler[s] = declaration[s] === DECL_BETTLER ? 1 : 0;
-      if (s !== d.dealer) othersIn += playing[s]!;
+      const declaration = u8[Mem.declaration + s]!;
+      const playing = declaration === DECL_IN || declaration === DECL_BETTLER ? 1 : 0;
+      u8[Mem.playing + s] = playing;
+      u8[Mem.bettler + s] = declaration === DECL_BETTLER ? 1 : 0;
+      if (s !== d.dealer) othersIn += playing;
     }
     if (othersIn === 0) return this.finishWalkover();
     if (this.rules.exchange) {
       d.phase = 'exchange';
       d.pendingExchange = 0;
-      d.currentSeat = d.nextSeatIn(playing, d.dealer);
+      d.currentSeat = d.nextSeatIn(Mem.playing, d.dealer);
       return;
     }
     this.beginPlay(false);
@@ -313,31 +318,31 @@ export class KratzenState extends StateReader {
     if (action !== ACTION_DONE) {
       const card = action - ACTION_DISCARD;
       d.removeFromHand(seat, card);
-      d.m.discardedBy[card] = seat;
-      d.m.discards[d.numDiscards++] = card;
+      d.i8[Mem.discardedBy + card] = seat;
+      d.i8[Mem.discards + d.numDiscards++] = card;
       d.pendingExchange++;
       return;
     }
     const count = d.pendingExchange;
-    for (let i = 0; i < count; i++) d.addToHand(seat, d.m.deck[d.talonPosition++]!);
+    for (let i = 0; i < count; i++) d.addToHand(seat, d.i8[Mem.deck + d.talonPosition++]!);
     const fee = count * this.game.feeUnits;
     this.pay(seat, fee);
-    d.m.fees[seat]! += fee;
-    d.m.exchanged[seat] = count;
+    d.f64[Mem.fees + seat]! += fee;
+    d.u8[Mem.exchanged + seat] = count;
     d.pendingExchange = 0;
     if (seat === d.dealer) this.beginPlay(false);
-    else d.currentSeat = d.nextSeatIn(d.m.playing, seat);
+    else d.currentSeat = d.nextSeatIn(Mem.playing, seat);
   }
 
   private beginPlay(everybody: boolean): void {
     const d = this.d;
     if (everybody) everybodyPlays(d);
     let count = 0;
-    for (let s = 0; s < this.numPlayers; s++) count += d.m.playing[s]!;
+    for (let s = 0; s < this.numPlayers; s++) count += d.u8[Mem.playing + s]!;
     d.numPlaying = count;
     d.potBeforePlay = d.pot;
     d.phase = 'play';
-    d.leader = this.game.profile.firstLeaderOf(d.dealer, d.m.playing, this.numPlayers);
+    d.leader = this.game.profile.firstLeaderOf(d.dealer, d.u8, this.numPlayers, Mem.playing);
     d.currentSeat = d.leader;
     d.trickLength = 0;
     d.trickNumber = 0;
@@ -345,57 +350,63 @@ export class KratzenState extends StateReader {
 
   private applyPlay(card: number): void {
     const d = this.d;
-    const { trickCards, trickSeats } = d.m;
+    const i8 = d.i8;
     const seat = d.currentSeat;
     d.removeFromHand(seat, card);
-    trickCards[d.trickLength] = card;
-    trickSeats[d.trickLength] = seat;
+    i8[Mem.trickCards + d.trickLength] = card;
+    i8[Mem.trickSeats + d.trickLength] = seat;
     d.trickLength++;
-    d.m.playedCards[d.trickNumber * MAX_SEATS + seat] = card;
+    i8[Mem.playedCards + d.trickNumber * MAX_SEATS + seat] = card;
     if (d.trickLength < d.numPlaying) {
-      d.currentSeat = d.nextSeatIn(d.m.playing, seat);
+      d.currentSeat = d.nextSeatIn(Mem.playing, seat);
       return;
     }
-    const winner = trickSeats[trickWinnerIndex(trickCards, d.trickLength, d.trump, this.rules.weliRank === 'highest')]!;
-    d.m.tricksWon[winner]!++;
-    d.m.trickWinners[d.trickNumber] = winner;
+    const winner = i8[Mem.trickSeats + trickWinnerIndex(i8, d.trickLength, d.trump, this.rules.weliRank === 'highest', Mem.trickCards)]!;
+    d.u8[Mem.tricksWon + winner]!++;
+    i8[Mem.trickWinners + d.trickNumber] = winner;
     d.trickNumber++;
     d.trickLength = 0;
     d.leader = winner;
     d.currentSeat = winner;
-    if (d.trickNumber === this.game.numTricks) this.commitHand(this.game.profile.settle(d, this.game, this.settlement, this.scratch), false);
+    if (d.trickNumber === this.game.numTricks) this.commitHand(this.game.profile.settle(d, this.game, settlement), false);
   }
 
   // ======================= settlement and session =======================
 
   private finishWalkover(): void {
     const d = this.d;
-    const s = this.settlement;
+    const s = settlement;
     s.payouts.fill(0);
     s.penalties.fill(0);
     s.payouts[d.dealer] = d.pot;
     s.potAfter = 0;
     s.anyMissedQuota = false;
     d.potBeforePlay = d.pot;
-    d.m.playing.fill(0);
-    d.m.playing[d.dealer] = 1;
+    d.u8.fill(0, Mem.playing, Mem.playing + MAX_SEATS);
+    d.u8[Mem.playing + d.dealer] = 1;
     this.commitHand(s, true);
   }
 
   private commitHand(settlement: Settlement, walkover: boolean): void {
     const d = this.d;
     const n = this.numPlayers;
-    const balances = d.m.balances;
+    const f64 = d.f64;
     // Every amount of the settlement, then each balance (ledger.ts, exact order): payout minus
     // penalty is exact for two amounts that fit, so a new balance is exact when it fits.
     this.guardAmount(settlement.potAfter);
     for (let s = 0; s < n; s++) {
       this.guardAmount(settlement.payouts[s]!);
       this.guardAmount(settlement.penalties[s]!);
-      this.guardAmount(balances[s]! + (settlement.payouts[s]! - settlement.penalties[s]!));
+      this.guardAmount(f64[Mem.balances + s]! + (settlement.payouts[s]! - settlement.penalties[s]!));
     }
-    for (let s = 0; s < n; s++) balances[s]! += settlement.payouts[s]! - settlement.penalties[s]!;
+    for (let s = 0; s < n; s++) f64[Mem.balances + s]! += settlement.payouts[s]! - settlement.penalties[s]!;
     d.pot = settlement.potAfter;
+    for (let s = 0; s < n; s++) {
+      handPlaying[s] = d.u8[Mem.playing + s]!;
+      handTricks[s] = d.u8[Mem.tricksWon + s]!;
+      handFees[s] = f64[Mem.fees + s]!;
+      handBalances[s] = f64[Mem.balances + s]!;
+    }
     this.resultStore.push({
       hand: d.handIndex,
       dealer: d.dealer,
@@ -406,12 +417,12 @@ export class KratzenState extends StateReader {
       potBeforePlay: d.potBeforePlay,
       potAfter: d.pot,
       hasFees: this.rules.exchange !== null,
-      playing: d.m.playing,
-      tricks: d.m.tricksWon,
+      playing: handPlaying,
+      tricks: handTricks,
       payouts: settlement.payouts,
       penalties: settlement.penalties,
-      fees: d.m.fees,
-      balances,
+      fees: handFees,
+      balances: handBalances,
     });
     this.game.profile.afterHand(d, settlement);
     this.advanceSession();
@@ -427,16 +438,16 @@ export class KratzenState extends StateReader {
       d.dealer = nextDealer;
       return this.startHand();
     }
-    const tied = leaders(d.m.balances, this.numPlayers);
+    const tied = leaders(d.f64, Mem.balances, this.numPlayers);
     if (!wasTieBreak && this.game.profile.tieBreaks && tied.length > 1) {
       // One tie-break deal: the tied players and the next dealer are dealt in.
       d.isTieBreak = true;
-      d.m.dealtIn.fill(0);
+      d.u8.fill(0, Mem.dealtIn, Mem.dealtIn + MAX_SEATS);
       for (const s of tied) {
-        d.m.dealtIn[s] = 1;
+        d.u8[Mem.dealtIn + s] = 1;
         d.tiedSeats |= 1 << s;
       }
-      d.m.dealtIn[nextDealer] = 1;
+      d.u8[Mem.dealtIn + nextDealer] = 1;
       d.dealer = nextDealer;
       return this.startHand();
     }
@@ -448,11 +459,11 @@ export class KratzenState extends StateReader {
   }
 }
 
-/** Seats with the highest value (all of them when tied). */
-function leaders(values: ArrayLike<number>, n: number): number[] {
+/** Seats with the highest of `values[at + s]` (all of them when tied). */
+function leaders(values: Float64Array, at: number, n: number): number[] {
   let best = -Infinity;
-  for (let s = 0; s < n; s++) best = Math.max(best, values[s]!);
+  for (let s = 0; s < n; s++) best = Math.max(best, values[at + s]!);
   const out: number[] = [];
-  for (let s = 0; s < n; s++) if (values[s] === best) out.push(s);
+  for (let s = 0; s < n; s++) if (values[at + s] === best) out.push(s);
   return out;
 }

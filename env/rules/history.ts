@@ -45,11 +45,13 @@ export class SessionLog {
     this.handStart = other.handStart.slice();
   }
 
-  /** Starts the log of a new hand dealt from `deck`. */
-  beginHand(deck: ArrayLike<number>): void {
+  /** Starts the log of a new hand dealt from `deck[start .. start + NUM_CARDS)`. */
+  beginHand(deck: Int8Array, start: number): void {
     if ((this.numHands + 1) * NUM_CARDS > this.decks.length) this.decks = grown(this.decks);
     if (this.numHands === this.handStart.length) this.handStart = grown(this.handStart);
-    this.decks.set(deck, this.numHands * NUM_CARDS);
+    const decks = this.decks;
+    const at = this.numHands * NUM_CARDS;
+    for (let i = 0; i < NUM_CARDS; i++) decks[at + i] = deck[start + i]!;
     this.handStart[this.numHands++] = this.numActions;
   }
 

@@ -4,10 +4,10 @@
 // holds no profile test of its own.
 
 import { RANK_SEVEN, WELI, cardRank, cardSuit } from './cards.js';
-import { settleDidactic4, settleTavern5, type Settlement, type SettlementInput, type Tavern5SettlementInput } from './ledger.js';
+import { settleDidactic4, settleTavern5, type Settlement, type Tavern5SettlementInput } from './ledger.js';
 import type { RuleSet } from './ruleset.js';
-import type { StateData } from './state-data.js';
-import { DECL_IN } from './sizes.js';
+import { Mem, type StateData } from './state-data.js';
+import { DECL_IN, MAX_SEATS } from './sizes.js';
 
 /** What a profile needs to know of its game, in exact units. */
 export interface GameUnits {
@@ -37,46 +37,58 @@ export interface ProfileRules {
   /** Whether a tie for the lead brings a tie-break deal. */
   readonly tieBreaks: boolean;
   /**
-   * Stakes, deals `deck` (already in `d.m.deck`), sets trump (or asks for it), kind and quotas,
+   * Stakes, deals the deck (already in the state's block at Mem.deck), sets trump (or asks for it), kind and quotas,
    * and leaves the state at its first decision: `trump`, `discard`, or what `afterDeal` starts.
    * Returns the phase to continue with: 'trump' and 'discard' wait for a decision; 'kind' means
    * the caller goes on by the hand's kind (declarations in a Normal hand, else play).
    */
   deal(d: StateData, units: GameUnits, ctx: DealContext): 'trump' | 'discard' | 'kind';
-  /** Seat that leads the first trick, given the dealer and who plays. */
-  firstLeaderOf(dealer: number, playing: ArrayLike<number>, numPlayers: number): number;
+  /** Seat that leads the first trick, given the dealer and who plays (`playing[start + seat]`). */
+  firstLeaderOf(dealer: number, playing: ArrayLike<number>, numPlayers: number, start?: number): number;
   /** Settles the tricks of a played hand into `out`. */
-  settle(d: StateData, units: GameUnits, out: Settlement, scratch: SettleScratch): Settlement;
+  settle(d: StateData, units: GameUnits, out: Settlement): Settlement;
   /** After the settlement is committed: what the next deal is. */
   afterHand(d: StateData, settlement: Settlement): void;
   /** The session ends early (after a regular deal) by the profile's own rule. */
   endsEarly(d: StateData, units: GameUnits, stack: (seat: number) => number): boolean;
 }
 
-/** Reusable settlement inputs, one per state (their arrays are the state's own). */
-export interface SettleScratch {
-  input: SettlementInput;
-  tavern: Tavern5SettlementInput;
-}
+/**
+ * The settlement's input, one for all states (a settlement runs to its end before another
+ * starts): the per-seat arrays are copied out of the settling state's block.
+ */
+const seatPlaying = new Uint8Array(MAX_SEATS);
+const seatTricks = new Uint8Array(MAX_SEATS);
+const seatQuotas = new Uint8Array(MAX_SEATS);
+const seatBettler = new Uint8Array(MAX_SEATS);
+const settleInput: Tavern5SettlementInput = {
+  numPlayers: 0,
+  dealer: 0,
+  potBeforePlay: 0,
+  playing: seatPlaying,
+  tricks: seatTricks,
+  quotas: seatQuotas,
+  isMuss: false,
+  anteUnits: 0,
+  failPenalty: 'double-ante',
+  bettler: seatBettler,
+  bettlerBonusUnits: 0,
+};
 
-export function settleScratch(d: StateData): SettleScratch {
-  const input = { numPlayers: d.numPlayers, dealer: 0, potBeforePlay: 0, playing: d.m.playing, tricks: d.m.tricksWon, quotas: d.m.quotas };
-  return {
-    input,
-    tavern: {
-      numPlayers: d.numPlayers,
-      dealer: 0,
-      potBeforePlay: 0,
-      playing: d.m.playing,
-      tricks: d.m.tricksWon,
-      quotas: d.m.quotas,
-      isMuss: false,
-      anteUnits: 0,
-      failPenalty: 'double-ante',
-      bettler: d.m.bettler,
-      bettlerBonusUnits: 0,
-    },
-  };
+/** `settleInput` filled with `d`'s hand (the tavern5 fields are set by its profile). */
+function settleInputOf(d: StateData): Tavern5SettlementInput {
+  const input = settleInput;
+  const u8 = d.u8;
+  for (let s = 0; s < MAX_SEATS; s++) {
+    seatPlaying[s] = u8[Mem.playing + s]!;
+    seatTricks[s] = u8[Mem.tricksWon + s]!;
+    seatQuotas[s] = u8[Mem.quotas + s]!;
+    seatBettler[s] = u8[Mem.bettler + s]!;
+  }
+  input.numPlayers = d.numPlayers;
+  input.dealer = d.dealer;
+  input.potBeforePlay = d.potBeforePlay;
+  return input;
 }
 
 export const DIDACTIC4: ProfileRules = {
@@ -86,10 +98,9 @@ export const DIDACTIC4: ProfileRules = {
 
   deal(d, units, ctx) {
     const n = d.numPlayers;
-    const { dealtIn, quotas, faceUp, deck } = d.m;
+    const { u8, i8 } = d;
     const dealer = d.dealer;
-    dealtIn.fill(0);
-    for (let s = 0; s < n; s++) dealtIn[s] = 1;
+    for (let s = 0; s < MAX_SEATS; s++) u8[Mem.dealtIn + s] = s < n ? 1 : 0;
     // Contributions follow the pot at the start of the hand, whatever the indicator turns out to be.
     const funding = d.pot === 0;
     const chip = units.unitsPerChip;
@@ -99,15 +110,15 @@ export const DIDACTIC4: ProfileRules = {
       ctx.pay(dealer, chip);
     }
     let position = ctx.deal(0, 2);
-    faceUp[d.numFaceUp++] = deck[position++]!;
-    if (faceUp[0] === WELI) faceUp[d.numFaceUp++] = deck[position++]!; // [D-1]
+    i8[Mem.faceUp + d.numFaceUp++] = i8[Mem.deck + position++]!;
+    if (i8[Mem.faceUp] === WELI) i8[Mem.faceUp + d.numFaceUp++] = i8[Mem.deck + position++]!; // [D-1]
     ctx.deal(position, 2);
-    d.indicator = faceUp[d.numFaceUp - 1]!;
+    d.indicator = i8[Mem.faceUp + d.numFaceUp - 1]!;
     d.trump = cardSuit(d.indicator);
     const sevenIndicator = cardRank(d.indicator) === RANK_SEVEN;
     d.kind = funding ? 'funding-muss' : sevenIndicator ? 'forced-muss' : 'normal';
-    for (let s = 0; s < n; s++) quotas[s] = s === dealer && !sevenIndicator ? 2 : 1; // [D-2]
-    for (let i = 0; i < d.numFaceUp; i++) d.addToHand(dealer, faceUp[i]!);
+    for (let s = 0; s < n; s++) u8[Mem.quotas + s] = s === dealer && !sevenIndicator ? 2 : 1; // [D-2]
+    for (let i = 0; i < d.numFaceUp; i++) d.addToHand(dealer, i8[Mem.faceUp + i]!);
     d.currentSeat = dealer;
     return 'discard';
   },
@@ -116,10 +127,8 @@ export const DIDACTIC4: ProfileRules = {
     return dealer;
   },
 
-  settle(d, _units, out, scratch) {
-    scratch.input.dealer = d.dealer;
-    scratch.input.potBeforePlay = d.potBeforePlay;
-    return settleDidactic4(scratch.input, d.kind !== 'normal', out);
+  settle(d, _units, out) {
+    return settleDidactic4(settleInputOf(d), d.kind !== 'normal', out);
   },
 
   afterHand() {},
@@ -136,22 +145,21 @@ export const TAVERN5: ProfileRules = {
 
   deal(d, units, ctx) {
     const n = d.numPlayers;
-    const { dealtIn, quotas, faceUp, deck } = d.m;
+    const { u8, i8 } = d;
     const dealer = d.dealer;
     if (!d.isTieBreak) {
-      dealtIn.fill(0);
-      for (let s = 0; s < n; s++) dealtIn[s] = 1;
+      for (let s = 0; s < MAX_SEATS; s++) u8[Mem.dealtIn + s] = s < n ? 1 : 0;
     }
-    for (let s = 0; s < n; s++) if (dealtIn[s]) ctx.pay(s, units.anteUnits);
+    for (let s = 0; s < n; s++) if (u8[Mem.dealtIn + s]) ctx.pay(s, units.anteUnits);
     let position = ctx.deal(0, 3);
     position = ctx.deal(position, 2);
-    const turned = deck[position++]!;
-    faceUp[d.numFaceUp++] = turned;
+    const turned = i8[Mem.deck + position++]!;
+    i8[Mem.faceUp + d.numFaceUp++] = turned;
     d.talonPosition = position;
     // A session opens with a Muss deal [D-10]; then a failure or a turned 7 makes one.
     const mussDeal = d.nextDealIsMuss || (turned !== WELI && cardRank(turned) === RANK_SEVEN);
     d.kind = d.isTieBreak ? 'tie-break' : mussDeal ? 'muss' : 'normal';
-    for (let s = 0; s < n; s++) if (dealtIn[s]) quotas[s] = s === dealer ? units.rules.dealerMinTricks : 1;
+    for (let s = 0; s < n; s++) if (u8[Mem.dealtIn + s]) u8[Mem.quotas + s] = s === dealer ? units.rules.dealerMinTricks : 1;
     if (turned === WELI) {
       d.currentSeat = dealer;
       return 'trump';
@@ -161,18 +169,16 @@ export const TAVERN5: ProfileRules = {
     return 'kind';
   },
 
-  firstLeaderOf(dealer, playing, numPlayers) {
+  firstLeaderOf(dealer, playing, numPlayers, start = 0) {
     // Forehand: the first player in, clockwise from the dealer's left.
     let s = dealer;
     do s = (s + 1) % numPlayers;
-    while (!playing[s]);
+    while (!playing[start + s]);
     return s;
   },
 
-  settle(d, units, out, scratch) {
-    const t = scratch.tavern;
-    t.dealer = d.dealer;
-    t.potBeforePlay = d.potBeforePlay;
+  settle(d, units, out) {
+    const t = settleInputOf(d);
     t.isMuss = d.kind === 'muss';
     t.anteUnits = units.anteUnits;
     t.failPenalty = units.rules.failPenalty;
@@ -201,9 +207,9 @@ export function profileOf(rules: RuleSet): ProfileRules {
 
 /** Everybody dealt in plays (a Muss, a tie-break deal): marked in and playing. */
 export function everybodyPlays(d: StateData): void {
-  const { playing, dealtIn, declaration } = d.m;
+  const u8 = d.u8;
   for (let s = 0; s < d.numPlayers; s++) {
-    playing[s] = dealtIn[s]!;
-    if (dealtIn[s]) declaration[s] = DECL_IN;
+    u8[Mem.playing + s] = u8[Mem.dealtIn + s]!;
+    if (u8[Mem.dealtIn + s]) u8[Mem.declaration + s] = DECL_IN;
   }
 }

@@ -1,6 +1,7 @@
 // Random-simulation suite (OpenSpiel's RandomSimTest): every profile and player count, many seeded
 // sessions, checking masks, legality, conservation of cards and chips, determinism and replay.
 import { internals } from './internal.js';
+import { Mem } from './state-data.js';
 import { describe, expect, it } from 'vitest';
 import seedrandom from 'seedrandom';
 import {
@@ -34,7 +35,7 @@ function cardsConserved(state: KratzenState): boolean {
   for (let s = 0; s < state.numPlayers; s++) state.handOf(s).forEach(mark);
   for (const card of Array.from(state.playedCards)) if (card >= 0) mark(card);
   const d = internals(state);
-  d.m.discardedBy.forEach((seat, card) => seat >= 0 && mark(card));
+  for (let card = 0; card < NUM_CARDS; card++) if (d.i8[Mem.discardedBy + card]! >= 0) mark(card);
   let undealt: number;
   if (state.rules.profile === 'tavern5') {
     mark(state.faceUp[0]!); // the turned card stays face up, out of play
@@ -44,7 +45,7 @@ function cardsConserved(state: KratzenState): boolean {
     for (let s = 0; s < state.numPlayers; s++) dealtIn += state.dealtIn[s]!;
     undealt = 4 * dealtIn + state.numFaceUp;
   }
-  for (let i = undealt; i < NUM_CARDS; i++) mark(d.m.deck[i]!);
+  for (let i = undealt; i < NUM_CARDS; i++) mark(d.i8[Mem.deck + i]!);
   return seen.every((count) => count === 1);
 }
 

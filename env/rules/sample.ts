@@ -16,6 +16,7 @@ import { NUM_CARDS, WELI } from './cards.js';
 import { IllegalActionError } from './errors.js';
 import type { KratzenState } from './game.js';
 import { internals } from './internal.js';
+import { Mem } from './state-data.js';
 import type { SeatView } from './seat-view.js';
 import { DECL_BETTLER, DECL_IN, DECL_NONE, DECL_OUT, MAX_SEATS } from './sizes.js';
 import { legalPlayBits, trickWinnerIndex } from './trick.js';
@@ -259,7 +260,7 @@ function trySample(v: SeatView, plays: { seat: number; card: number }[], forbidd
   d.handIndex = v.handsPlayed + (v.isTieBreak ? 0 : -1);
   if (v.isTieBreak) {
     d.isTieBreak = true;
-    for (let s = 0; s < n; s++) d.m.dealtIn[s] = v.dealtIn[s]!;
+    for (let s = 0; s < n; s++) d.u8[Mem.dealtIn + s] = v.dealtIn[s]!;
     for (let s = 0; s < n; s++) if (v.dealtIn[s] && s !== v.dealer) d.tiedSeats |= 1 << s;
   }
   if (d.phase !== 'deal') return null;
@@ -275,7 +276,7 @@ function trySample(v: SeatView, plays: { seat: number; card: number }[], forbidd
   const shift = v.pot - d.pot;
   d.pot += shift;
   if (state.phase === 'play') d.potBeforePlay += shift;
-  for (let s = 0; s < n; s++) d.m.balances[s] = v.balances[s]!;
+  for (let s = 0; s < n; s++) d.f64[Mem.balances + s] = v.balances[s]!;
   if (d.potBeforePlay !== v.potBeforePlay) return null;
   return state;
 }

@@ -6,16 +6,17 @@
 // never enter a SeatView.
 //
 // A SeatView is filled in place (`seatView(state, seat, view)`), so the encoder allocates
-// nothing. The seat's own cards are copied; the public arrays are the state's own memory, read
-// only, and valid until the state moves on.
+// nothing. It is a copy: the seat's own cards, and the public table copied from the state's
+// block in whole words, so it stays valid when the state moves on.
 
 import { NUM_CARDS } from './cards.js';
 import type { KratzenState } from './game.js';
 import type { KratzenGame } from './kratzen-game.js';
 import { internals } from './internal.js';
+import { Mem, type StateData } from './state-data.js';
 import type { HandKind, Phase } from './phases.js';
 import type { RuleSet } from './ruleset.js';
-import { HAND_CAPACITY } from './sizes.js';
+import { HAND_CAPACITY, MAX_SEATS, MAX_TRICKS } from './sizes.js';
 
 export class SeatView {
   game!: KratzenGame;
@@ -52,7 +53,8 @@ export class SeatView {
   readonly ownDiscards = new Int8Array(NUM_CARDS);
   numOwnDiscards = 0;
 
-  // The public table: the state's own arrays, read only.
+  // The public table. seatView points these at the view's own copy (below); decodeSeatView may
+  // put plain arrays here.
   faceUp: ArrayLike<number> = [];
   numFaceUp = 0;
   trickCards: ArrayLike<number> = [];
@@ -68,12 +70,61 @@ export class SeatView {
   dealtIn: ArrayLike<number> = [];
   playing: ArrayLike<number> = [];
   balances: ArrayLike<number> = [];
+
+  /** seatView's copy of the public table: the state's public bytes (Mem.faceUp on), word for word. */
+  private readonly tableWords = new Int32Array(Mem.publicBytes >> 2);
+  private readonly table = tableViews(this.tableWords.buffer as ArrayBuffer);
+  private readonly ownBalances = new Float64Array(MAX_SEATS);
+
+  /**
+   * Copies the public table of `d`'s block into this view and points the public fields at the
+   * copy (seatView's part; `d` is a state's data, which only the rules core holds).
+   * @internal
+   */
+  copyTable(d: StateData): void {
+    const words = this.tableWords;
+    const i32 = d.i32;
+    for (let w = 0; w < Mem.publicBytes >> 2; w++) words[w] = i32[(Mem.faceUp >> 2) + w]!;
+    const balances = this.ownBalances;
+    for (let s = 0; s < MAX_SEATS; s++) balances[s] = d.f64[Mem.balances + s]!;
+    const t = this.table;
+    this.faceUp = t.faceUp;
+    this.trickCards = t.trickCards;
+    this.trickSeats = t.trickSeats;
+    this.playedCards = t.playedCards;
+    this.trickWinners = t.trickWinners;
+    this.declaration = t.declaration;
+    this.exchanged = t.exchanged;
+    this.tricksWon = t.tricksWon;
+    this.quotas = t.quotas;
+    this.dealtIn = t.dealtIn;
+    this.playing = t.playing;
+    this.balances = balances;
+  }
+}
+
+/** Views of each public array in a copy of the public bytes (offsets as in the state's block). */
+function tableViews(buffer: ArrayBuffer) {
+  const at = (offset: number) => offset - Mem.faceUp;
+  return {
+    faceUp: new Int8Array(buffer, at(Mem.faceUp), 2),
+    trickCards: new Int8Array(buffer, at(Mem.trickCards), MAX_SEATS),
+    trickSeats: new Int8Array(buffer, at(Mem.trickSeats), MAX_SEATS),
+    playedCards: new Int8Array(buffer, at(Mem.playedCards), MAX_TRICKS * MAX_SEATS),
+    trickWinners: new Int8Array(buffer, at(Mem.trickWinners), MAX_TRICKS),
+    declaration: new Uint8Array(buffer, at(Mem.declaration), MAX_SEATS),
+    exchanged: new Uint8Array(buffer, at(Mem.exchanged), MAX_SEATS),
+    tricksWon: new Uint8Array(buffer, at(Mem.tricksWon), MAX_SEATS),
+    quotas: new Uint8Array(buffer, at(Mem.quotas), MAX_SEATS),
+    dealtIn: new Uint8Array(buffer, at(Mem.dealtIn), MAX_SEATS),
+    playing: new Uint8Array(buffer, at(Mem.playing), MAX_SEATS),
+  };
 }
 
 /** Fills `into` (or a new SeatView) with what `seat` may see of `state` now. */
 export function seatView(state: KratzenState, seat: number, into: SeatView = new SeatView()): SeatView {
   const d = internals(state);
-  const m = d.m;
+  const { i8, u8 } = d;
   const v = into;
   v.game = state.game;
   v.rules = state.rules;
@@ -93,28 +144,17 @@ export function seatView(state: KratzenState, seat: number, into: SeatView = new
   v.potBeforePlay = d.potBeforePlay;
   v.handsPlayed = d.handsPlayed;
   v.isTieBreak = d.isTieBreak;
-  const length = m.handLength[seat]!;
-  const base = seat * HAND_CAPACITY;
-  for (let i = 0; i < length; i++) v.hand[i] = m.hands[base + i]!;
+  const length = u8[Mem.handLength + seat]!;
+  const base = Mem.hands + seat * HAND_CAPACITY;
+  for (let i = 0; i < length; i++) v.hand[i] = i8[base + i]!;
   v.handLength = length;
   let own = 0;
   for (let j = 0; j < d.numDiscards; j++) {
-    const card = m.discards[j]!;
-    if (m.discardedBy[card] === seat) v.ownDiscards[own++] = card;
+    const card = i8[Mem.discards + j]!;
+    if (i8[Mem.discardedBy + card] === seat) v.ownDiscards[own++] = card;
   }
   v.numOwnDiscards = own;
-  v.faceUp = m.faceUp;
   v.numFaceUp = d.numFaceUp;
-  v.trickCards = m.trickCards;
-  v.trickSeats = m.trickSeats;
-  v.playedCards = m.playedCards;
-  v.trickWinners = m.trickWinners;
-  v.declaration = m.declaration;
-  v.exchanged = m.exchanged;
-  v.tricksWon = m.tricksWon;
-  v.quotas = m.quotas;
-  v.dealtIn = m.dealtIn;
-  v.playing = m.playing;
-  v.balances = m.balances;
+  v.copyTable(d);
   return v;
 }

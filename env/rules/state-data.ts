@@ -1,6 +1,6 @@
 // The data of one session, which only the rules core reads and writes (game.ts exposes it read
 // only; SeatView shows one seat its part). Every fixed-size array lives in one block of memory laid
-// out by MEMORY_LAYOUT below, so a state is a few contiguous cache lines rather than a score of
+// out by `Mem` below, so a state is a few contiguous cache lines rather than a score of
 // scattered allocations (it matters when a vector env steps thousands in turn), and a clone is
 // one buffer copy. Nothing outside env/rules/ imports this module.
 
@@ -10,80 +10,85 @@ import type { HandKind, Phase } from './phases.js';
 import { DECL_NONE, HAND_CAPACITY, MAX_SEATS, MAX_TRICKS } from './sizes.js';
 import { RESULT_STRIDE } from './results.js';
 
-type Kind = 'f64' | 'i8' | 'u8' | 'i16';
-const BYTES: Record<Kind, number> = { f64: 8, i8: 1, u8: 1, i16: 2 };
+/** Hands and actions the first rooms of a session's results and log hold (results.ts, history.ts). */
+const FIRST_HANDS = 4;
+const FIRST_ACTIONS = 128;
 
-/** Every array of a state: [name, element type, length]. Offsets follow from this list alone. */
-const MEMORY_LAYOUT = [
-  /** Alea's four doubles (alea.ts). */
-  ['rng', 'f64', 4],
+/**
+ * Where every array of a state lives in its block of memory, in elements of the view its group
+ * names (`f64`, `i16`, or the byte views `i8` / `u8`, which share indices). A const enum, so each
+ * offset compiles to a number at its use. The block is read through those four views only: a
+ * view per array (27 per state) made every state ~35 heap objects, which a vector env of 1024
+ * tables stepped through out of cache, and which a young-generation GC copied one by one.
+ */
+export const enum Mem {
+  // ---- f64: element index (the block starts with them, 8-byte aligned)
+  /** Alea's four doubles (alea.ts reads f64[rng .. rng + 4)). */
+  rng = 0,
   /** Balances in units, per seat. */
-  ['balances', 'f64', MAX_SEATS],
+  balances = rng + 4,
   /** Balances when the session started. */
-  ['startBalances', 'f64', MAX_SEATS],
+  startBalances = balances + MAX_SEATS,
   /** Exchange fees paid this hand, per seat. */
-  ['fees', 'f64', MAX_SEATS],
-  /** The settlement being committed (ledger.ts writes it). */
-  ['payouts', 'f64', MAX_SEATS],
-  ['penalties', 'f64', MAX_SEATS],
-  /** Face-up cards everybody saw: didactic4's indicator(s), tavern5's turned card. */
-  ['faceUp', 'i8', 2],
-  ['deck', 'i8', NUM_CARDS],
-  ['dealtIn', 'u8', MAX_SEATS],
-  ['playing', 'u8', MAX_SEATS],
-  ['declaration', 'u8', MAX_SEATS],
-  ['bettler', 'u8', MAX_SEATS],
-  ['quotas', 'u8', MAX_SEATS],
-  ['tricksWon', 'u8', MAX_SEATS],
-  ['hands', 'i8', MAX_SEATS * HAND_CAPACITY],
-  ['handLength', 'u8', MAX_SEATS],
-  /** Which seat discarded each card this hand (-1: none); only that seat may ever see it. */
-  ['discardedBy', 'i8', NUM_CARDS],
-  /** The cards discarded this hand, in order (`discardedBy` says whose): a short list to scan. */
-  ['discards', 'i8', NUM_CARDS],
-  ['exchanged', 'u8', MAX_SEATS],
-  ['trickCards', 'i8', MAX_SEATS],
-  ['trickSeats', 'i8', MAX_SEATS],
-  /** Card played by each seat in each trick (trick * MAX_SEATS + seat), -1 when none. */
-  ['playedCards', 'i8', MAX_TRICKS * MAX_SEATS],
-  ['trickWinners', 'i8', MAX_TRICKS],
+  fees = startBalances + MAX_SEATS,
+  f64End = fees + MAX_SEATS,
+
+  // ---- i16: element index
   /** The legal actions of the current state, in the engine's order. */
-  ['legal', 'i16', NUM_ACTIONS],
-  /** The first room of the session's results and log (results.ts, history.ts): 4 hands, 128 actions. */
-  ['firstResults', 'f64', 4 * RESULT_STRIDE],
-  ['firstDecks', 'i8', 4 * NUM_CARDS],
-  ['firstActions', 'i16', 128],
-] as const;
+  legal = f64End * 4,
+  /** The first room of the session's action log (history.ts): 128 actions. */
+  firstActions = legal + NUM_ACTIONS,
+  i16End = firstActions + FIRST_ACTIONS,
 
-type LayoutName = (typeof MEMORY_LAYOUT)[number][0];
-type ViewOf<K> = K extends 'f64' ? Float64Array : K extends 'i16' ? Int16Array : K extends 'i8' ? Int8Array : Uint8Array;
-type Memory = { [E in (typeof MEMORY_LAYOUT)[number] as E[0]]: ViewOf<E[1]> };
+  // ---- bytes (i8 / u8): byte index. First the public table, in SeatView's order: seatView
+  // copies it whole, a 4-byte word at a time (`i32`), so it starts on a word (checked in tests).
+  /** Face-up cards everybody saw: didactic4's indicator(s), tavern5's turned card (i8). */
+  faceUp = i16End * 2,
+  /** The trick in progress: cards and who played them (i8). */
+  trickCards = faceUp + 2,
+  trickSeats = trickCards + MAX_SEATS,
+  /** Card played by each seat in each trick (trick * MAX_SEATS + seat), -1 when none (i8). */
+  playedCards = trickSeats + MAX_SEATS,
+  /** Winner of each finished trick, -1 when none (i8). */
+  trickWinners = playedCards + MAX_TRICKS * MAX_SEATS,
+  /** Per seat (u8): DECL_* codes, cards exchanged, tricks won, quota, dealt in (1), playing (1). */
+  declaration = trickWinners + MAX_TRICKS,
+  exchanged = declaration + MAX_SEATS,
+  tricksWon = exchanged + MAX_SEATS,
+  quotas = tricksWon + MAX_SEATS,
+  dealtIn = quotas + MAX_SEATS,
+  playing = dealtIn + MAX_SEATS,
+  publicEnd = playing + MAX_SEATS,
+  /** The public table's length in bytes, rounded up to whole words. */
+  publicBytes = ((publicEnd - faceUp + 3) >> 2) << 2,
 
-const OFFSETS: Record<string, number> = {};
-let cursor = 0;
-for (const [name, kind, length] of MEMORY_LAYOUT) {
-  cursor = Math.ceil(cursor / BYTES[kind]) * BYTES[kind];
-  OFFSETS[name] = cursor;
-  cursor += BYTES[kind] * length;
-}
-const MEMORY_BYTES = Math.ceil(cursor / 8) * 8;
+  // ---- bytes the seats do not all see
+  /** The deck of the hand, top first (i8). */
+  deck = faceUp + publicBytes,
+  /** Bettler declared, per seat (u8). */
+  bettler = deck + NUM_CARDS,
+  /** Each seat's cards, HAND_CAPACITY per seat (i8), and how many (u8). */
+  hands = bettler + MAX_SEATS,
+  handLength = hands + MAX_SEATS * HAND_CAPACITY,
+  /** Which seat discarded each card this hand (-1: none); only that seat may ever see it (i8). */
+  discardedBy = handLength + MAX_SEATS,
+  /** The cards discarded this hand, in order (`discardedBy` says whose): a short list to scan (i8). */
+  discards = discardedBy + NUM_CARDS,
+  /** The first room of the action log's decks (history.ts): 4 hands (i8). */
+  firstDecks = discards + NUM_CARDS,
+  bytesEnd = firstDecks + FIRST_HANDS * NUM_CARDS,
 
-// A plain object rather than a Map: carve's lookups by constant names can then compile to field
-// loads instead of a hash lookup per view.
-const LAYOUT_BY_NAME = Object.fromEntries(MEMORY_LAYOUT.map(([name, kind, length]) => [name, [kind, OFFSETS[name]!, length]])) as unknown as Record<LayoutName, readonly [Kind, number, number]>;
-
-function view<N extends LayoutName>(buffer: ArrayBuffer, start: number, name: N): Memory[N] {
-  const [kind, offset, length] = LAYOUT_BY_NAME[name];
-  const at = start + offset;
-  const out = kind === 'f64' ? new Float64Array(buffer, at, length) : kind === 'i16' ? new Int16Array(buffer, at, length) : kind === 'i8' ? new Int8Array(buffer, at, length) : new Uint8Array(buffer, at, length);
-  return out as Memory[N];
+  // ---- f64 again, read once a hand: the first room of the results (results.ts), 4 hands
+  firstResults = (bytesEnd + 7) >> 3,
+  /** The block's size in bytes. */
+  blockBytes = (firstResults + FIRST_HANDS * RESULT_STRIDE) * 8,
 }
 
 // States take their memory from slabs of SLAB_STATES states rather than an ArrayBuffer each: a
 // buffer's allocation (off-heap, tracked by the garbage collector) cost more here than creating
 // all of a state's views, and search and random play create a state per session or sample. A
 // slab lives while any of its states does, so a long-lived state keeps at most SLAB_STATES - 1
-// dead states' memory (~1.7 KB each) with it. Regions are handed out once, never reused, so a new
+// dead states' memory (~1.4 KB each) with it. Regions are handed out once, never reused, so a new
 // state's memory is zero as a fresh buffer's would be.
 const SLAB_STATES = 16;
 let slab = new ArrayBuffer(0);
@@ -92,54 +97,21 @@ let slabNext = SLAB_STATES;
 /** The offset of a new state's memory in `slab` (a new slab when the last one is used up). */
 function takeMemory(): number {
   if (slabNext === SLAB_STATES) {
-    slab = new ArrayBuffer(SLAB_STATES * MEMORY_BYTES);
+    slab = new ArrayBuffer(SLAB_STATES * Mem.blockBytes);
     slabNext = 0;
   }
-  return MEMORY_BYTES * slabNext++;
-}
-
-/**
- * The views of a state's memory. One object literal, so every state's `m` has one shape built
- * at once (adding the views one by one in a loop costs more than creating them); the compiler
- * checks it names exactly the arrays of MEMORY_LAYOUT.
- */
-function carve(buffer: ArrayBuffer, start: number): Memory {
-  return {
-    rng: view(buffer, start, 'rng'),
-    balances: view(buffer, start, 'balances'),
-    startBalances: view(buffer, start, 'startBalances'),
-    fees: view(buffer, start, 'fees'),
-    payouts: view(buffer, start, 'payouts'),
-    penalties: view(buffer, start, 'penalties'),
-    faceUp: view(buffer, start, 'faceUp'),
-    deck: view(buffer, start, 'deck'),
-    dealtIn: view(buffer, start, 'dealtIn'),
-    playing: view(buffer, start, 'playing'),
-    declaration: view(buffer, start, 'declaration'),
-    bettler: view(buffer, start, 'bettler'),
-    quotas: view(buffer, start, 'quotas'),
-    tricksWon: view(buffer, start, 'tricksWon'),
-    hands: view(buffer, start, 'hands'),
-    handLength: view(buffer, start, 'handLength'),
-    discardedBy: view(buffer, start, 'discardedBy'),
-    discards: view(buffer, start, 'discards'),
-    exchanged: view(buffer, start, 'exchanged'),
-    trickCards: view(buffer, start, 'trickCards'),
-    trickSeats: view(buffer, start, 'trickSeats'),
-    playedCards: view(buffer, start, 'playedCards'),
-    trickWinners: view(buffer, start, 'trickWinners'),
-    legal: view(buffer, start, 'legal'),
-    firstResults: view(buffer, start, 'firstResults'),
-    firstDecks: view(buffer, start, 'firstDecks'),
-    firstActions: view(buffer, start, 'firstActions'),
-  };
+  return Mem.blockBytes * slabNext++;
 }
 
 /** The mutable data of a session; field by field what game.ts documents for its accessors. */
 export class StateData {
-  /** This state's memory: MEMORY_BYTES of a slab (see takeMemory). */
-  readonly bytes: Uint8Array;
-  readonly m: Memory;
+  /** This state's memory (Mem.blockBytes of a slab, see takeMemory), through the views of its element types. */
+  readonly f64: Float64Array;
+  readonly i16: Int16Array;
+  readonly i8: Int8Array;
+  readonly u8: Uint8Array;
+  /** Whole words of the block, for copying the public table (seat-view.ts). */
+  readonly i32: Int32Array;
 
   // ---- session
   seed: number | string | undefined = undefined;
@@ -182,13 +154,16 @@ export class StateData {
 
   constructor(readonly numPlayers: number) {
     const start = takeMemory();
-    this.bytes = new Uint8Array(slab, start, MEMORY_BYTES);
-    this.m = carve(slab, start);
+    this.f64 = new Float64Array(slab, start, Mem.blockBytes >> 3);
+    this.i16 = new Int16Array(slab, start, Mem.blockBytes >> 1);
+    this.i8 = new Int8Array(slab, start, Mem.blockBytes);
+    this.u8 = new Uint8Array(slab, start, Mem.blockBytes);
+    this.i32 = new Int32Array(slab, start, Mem.blockBytes >> 2);
   }
 
   /** Copies every field and the memory of `other` (same game). */
   copyFrom(o: StateData): void {
-    this.bytes.set(o.bytes);
+    this.u8.set(o.u8);
     this.seed = o.seed;
     this.seeded = o.seeded;
     this.handIndex = o.handIndex;
@@ -221,62 +196,63 @@ export class StateData {
     this.legalFresh = o.legalFresh;
   }
 
-  /** The next seat clockwise after `from` whose entry in `set` is non-zero. */
-  nextSeatIn(set: Uint8Array, from: number): number {
+  /** The next seat clockwise after `from` whose entry in the per-seat u8 array at `set` (Mem.dealtIn, Mem.playing) is non-zero. */
+  nextSeatIn(set: Mem, from: number): number {
     const n = this.numPlayers;
+    const u8 = this.u8;
     let s = from;
     // A compare rather than % n: an integer division costs more than the rest of the step.
     do s = s + 1 === n ? 0 : s + 1;
-    while (!set[s]);
+    while (!u8[set + s]);
     return s;
   }
 
   numDealtIn(): number {
     let count = 0;
-    for (let s = 0; s < this.numPlayers; s++) count += this.m.dealtIn[s]!;
+    for (let s = 0; s < this.numPlayers; s++) count += this.u8[Mem.dealtIn + s]!;
     return count;
   }
 
   addToHand(seat: number, card: number): void {
-    const { hands, handLength } = this.m;
-    hands[seat * HAND_CAPACITY + handLength[seat]!] = card;
-    handLength[seat]!++;
+    const length = this.u8[Mem.handLength + seat]!;
+    this.i8[Mem.hands + seat * HAND_CAPACITY + length] = card;
+    this.u8[Mem.handLength + seat] = length + 1;
   }
 
   removeFromHand(seat: number, card: number): void {
-    const { hands, handLength } = this.m;
-    const base = seat * HAND_CAPACITY;
-    const length = handLength[seat]!;
+    const i8 = this.i8;
+    const base = Mem.hands + seat * HAND_CAPACITY;
+    const length = this.u8[Mem.handLength + seat]!;
     let i = 0;
-    while (hands[base + i] !== card) i++;
-    for (; i < length - 1; i++) hands[base + i] = hands[base + i + 1]!;
-    handLength[seat] = length - 1;
+    while (i8[base + i] !== card) i++;
+    for (; i < length - 1; i++) i8[base + i] = i8[base + i + 1]!;
+    this.u8[Mem.handLength + seat] = length - 1;
   }
 
   holds(seat: number, card: number): boolean {
-    const { hands, handLength } = this.m;
-    const base = seat * HAND_CAPACITY;
-    for (let i = 0; i < handLength[seat]!; i++) if (hands[base + i] === card) return true;
+    const base = Mem.hands + seat * HAND_CAPACITY;
+    const length = this.u8[Mem.handLength + seat]!;
+    for (let i = 0; i < length; i++) if (this.i8[base + i] === card) return true;
     return false;
   }
 
   /** Clears everything of the hand before a deal. */
   resetHand(): void {
     // Loops, not fill(): on arrays this short the builtin's call costs more than the stores.
-    const m = this.m;
+    const { u8, i8, f64 } = this;
     for (let s = 0; s < MAX_SEATS; s++) {
-      m.handLength[s] = 0;
-      m.playing[s] = 0;
-      m.declaration[s] = DECL_NONE;
-      m.bettler[s] = 0;
-      m.quotas[s] = 0;
-      m.tricksWon[s] = 0;
-      m.exchanged[s] = 0;
-      m.fees[s] = 0;
+      u8[Mem.handLength + s] = 0;
+      u8[Mem.playing + s] = 0;
+      u8[Mem.declaration + s] = DECL_NONE;
+      u8[Mem.bettler + s] = 0;
+      u8[Mem.quotas + s] = 0;
+      u8[Mem.tricksWon + s] = 0;
+      u8[Mem.exchanged + s] = 0;
+      f64[Mem.fees + s] = 0;
     }
-    for (let c = 0; c < NUM_CARDS; c++) m.discardedBy[c] = -1;
-    for (let i = 0; i < MAX_TRICKS * MAX_SEATS; i++) m.playedCards[i] = -1;
-    for (let t = 0; t < MAX_TRICKS; t++) m.trickWinners[t] = -1;
+    for (let c = 0; c < NUM_CARDS; c++) i8[Mem.discardedBy + c] = -1;
+    for (let i = 0; i < MAX_TRICKS * MAX_SEATS; i++) i8[Mem.playedCards + i] = -1;
+    for (let t = 0; t < MAX_TRICKS; t++) i8[Mem.trickWinners + t] = -1;
     this.numDiscards = 0;
     this.trickLength = 0;
     this.trickNumber = 0;

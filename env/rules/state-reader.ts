@@ -6,8 +6,8 @@ import { NUM_CARDS } from './cards.js';
 import { ACTION_BETTLER, ACTION_DISCARD, ACTION_DONE, ACTION_IN, ACTION_OUT, ACTION_TRUMP, NUM_ACTIONS } from './actions.js';
 import type { RuleSet } from './ruleset.js';
 import { legalPlayBits } from './trick.js';
-import { StateData } from './state-data.js';
-import { HAND_CAPACITY } from './sizes.js';
+import { Mem, StateData } from './state-data.js';
+import { HAND_CAPACITY, MAX_SEATS, MAX_TRICKS } from './sizes.js';
 import { ResultStore, type HandResult } from './results.js';
 import { SessionLog, type HandLog } from './history.js';
 import { illegalReason } from './illegal.js';
@@ -22,18 +22,23 @@ export abstract class StateReader {
   readonly rules: RuleSet;
   readonly numPlayers: number;
   protected readonly d: StateData;
-  protected readonly balancesView: Float64Array;
   protected readonly resultStore: ResultStore;
   protected readonly log: SessionLog;
+  /**
+   * Views of single arrays for the accessors below, made on first use: the hot paths index the
+   * block, and a state that nobody asks for them allocates none.
+   */
+  private publicViews: PublicViews | null = null;
+  private balancesView: Float64Array | null = null;
 
   constructor(game: KratzenGame) {
     this.game = game;
     this.rules = game.rules;
     this.numPlayers = game.numPlayers;
     this.d = new StateData(game.numPlayers);
-    this.balancesView = this.d.m.balances.subarray(0, game.numPlayers);
-    this.resultStore = new ResultStore(game.numPlayers, this.d.m.firstResults);
-    this.log = new SessionLog(this.d.m.firstDecks, this.d.m.firstActions);
+    const { f64, i8, i16 } = this.d;
+    this.resultStore = new ResultStore(game.numPlayers, f64.subarray(Mem.firstResults, Mem.blockBytes >> 3));
+    this.log = new SessionLog(i8.subarray(Mem.firstDecks, Mem.bytesEnd), i16.subarray(Mem.firstActions, Mem.i16End));
   }
 
   /** The rules core's own view of the data (internal.ts); no other layer reads it. */
@@ -66,13 +71,14 @@ export abstract class StateReader {
   /** P, the pot just before play, in units (0 before play). */
   get potBeforePlay(): number { return this.d.potBeforePlay; }
   /** Balances in units, by seat. */
-  get balances(): ArrayLike<number> { return this.balancesView; }
-  balance(seat: number): number { return this.d.m.balances[seat]!; }
+  get balances(): ArrayLike<number> { return (this.balancesView ??= this.d.f64.subarray(Mem.balances, Mem.balances + this.numPlayers)); }
+  /** One seat's balance in units (allocates nothing). */
+  balance(seat: number): number { return this.d.f64[Mem.balances + seat]!; }
   /** How the session started, amounts in units (built on each read: a restart allocates nothing). */
   get startInfo(): Readonly<{ dealer: number; pot: number; balances: readonly number[]; muss: boolean }> {
     const d = this.d;
     const balances: number[] = [];
-    for (let s = 0; s < d.numPlayers; s++) balances.push(d.m.startBalances[s]!);
+    for (let s = 0; s < d.numPlayers; s++) balances.push(d.f64[Mem.startBalances + s]!);
     return Object.freeze({ dealer: d.startDealer, pot: d.startPot, balances: Object.freeze(balances), muss: d.startMuss });
   }
   /** Tricks finished this hand. */
@@ -83,19 +89,19 @@ export abstract class StateReader {
   /** tavern5: talon cards not yet drawn. */
   get talonLeft(): number { return this.rules.profile === 'tavern5' ? NUM_CARDS - this.d.talonPosition : 0; }
   get numFaceUp(): number { return this.d.numFaceUp; }
-  get faceUp(): ArrayLike<number> { return this.d.m.faceUp; }
-  get tricksWon(): ArrayLike<number> { return this.d.m.tricksWon; }
-  get quotas(): ArrayLike<number> { return this.d.m.quotas; }
-  get dealtIn(): ArrayLike<number> { return this.d.m.dealtIn; }
-  get playing(): ArrayLike<number> { return this.d.m.playing; }
+  get faceUp(): ArrayLike<number> { return this.views().faceUp; }
+  get tricksWon(): ArrayLike<number> { return this.views().tricksWon; }
+  get quotas(): ArrayLike<number> { return this.views().quotas; }
+  get dealtIn(): ArrayLike<number> { return this.views().dealtIn; }
+  get playing(): ArrayLike<number> { return this.views().playing; }
   /** DECL_NONE, DECL_OUT, DECL_IN or DECL_BETTLER by seat. */
-  get declaration(): ArrayLike<number> { return this.d.m.declaration; }
-  get exchanged(): ArrayLike<number> { return this.d.m.exchanged; }
-  get trickCards(): ArrayLike<number> { return this.d.m.trickCards; }
-  get trickSeats(): ArrayLike<number> { return this.d.m.trickSeats; }
+  get declaration(): ArrayLike<number> { return this.views().declaration; }
+  get exchanged(): ArrayLike<number> { return this.views().exchanged; }
+  get trickCards(): ArrayLike<number> { return this.views().trickCards; }
+  get trickSeats(): ArrayLike<number> { return this.views().trickSeats; }
   /** Card played by each seat in each trick (trick * MAX_SEATS + seat), -1 when none. */
-  get playedCards(): ArrayLike<number> { return this.d.m.playedCards; }
-  get trickWinners(): ArrayLike<number> { return this.d.m.trickWinners; }
+  get playedCards(): ArrayLike<number> { return this.views().playedCards; }
+  get trickWinners(): ArrayLike<number> { return this.views().trickWinners; }
   /** Hands finished this session (a tavern5 tie-break deal counts): `results.length`, cheaply. */
   get numResults(): number { return this.resultStore.count; }
   /** The session's finished hands; `restart` begins a new array (an old one stays valid). */
@@ -103,18 +109,19 @@ export abstract class StateReader {
 
   /** The cards `seat` holds (any seat: other layers see only their own, through SeatView). */
   handOf(seat: number): number[] {
-    return Array.from(this.d.m.hands.subarray(seat * HAND_CAPACITY, seat * HAND_CAPACITY + this.d.m.handLength[seat]!));
+    const start = Mem.hands + seat * HAND_CAPACITY;
+    return Array.from(this.d.i8.subarray(start, start + this.d.u8[Mem.handLength + seat]!));
   }
 
   /** The cards `seat` discarded this hand, in order. */
   discardsOf(seat: number): number[] {
-    const { discards, discardedBy } = this.d.m;
-    return Array.from(discards.subarray(0, this.d.numDiscards)).filter((c) => discardedBy[c] === seat);
+    const i8 = this.d.i8;
+    return Array.from(i8.subarray(Mem.discards, Mem.discards + this.d.numDiscards)).filter((c) => i8[Mem.discardedBy + c] === seat);
   }
 
   /** Stack = startingChips + balance, in units (tavern5); the balance alone without startingChips. */
   stack(seat: number): number {
-    return this.game.startingUnits + this.d.m.balances[seat]!;
+    return this.game.startingUnits + this.d.f64[Mem.balances + seat]!;
   }
 
   /**
@@ -126,8 +133,8 @@ export abstract class StateReader {
     if (!d.complete) return [];
     const candidates: number[] = [];
     for (let s = 0; s < this.numPlayers; s++) if (d.tiedSeats === 0 || d.tiedSeats & (1 << s)) candidates.push(s);
-    const best = Math.max(...candidates.map((s) => d.m.balances[s]!));
-    return candidates.filter((s) => d.m.balances[s] === best);
+    const best = Math.max(...candidates.map((s) => this.balance(s)));
+    return candidates.filter((s) => this.balance(s) === best);
   }
 
   /** Decks and actions of every hand started so far: the raw material of a record. */
@@ -140,15 +147,15 @@ export abstract class StateReader {
   /** Legal actions as action ids, ascending. */
   legalActions(): number[] {
     this.refreshLegal();
-    return Array.from(this.d.m.legal.subarray(0, this.d.numLegal)).sort((a, b) => a - b);
+    return Array.from(this.d.i16.subarray(Mem.legal, Mem.legal + this.d.numLegal)).sort((a, b) => a - b);
   }
 
   /** Writes 1 for each legal action into `out` (length NUM_ACTIONS), 0 elsewhere. */
   legalActionMask(out: Uint8Array, offset = 0): Uint8Array {
     this.refreshLegal();
     out.fill(0, offset, offset + NUM_ACTIONS);
-    const legal = this.d.m.legal;
-    for (let i = 0; i < this.d.numLegal; i++) out[offset + legal[i]!] = 1;
+    const i16 = this.d.i16;
+    for (let i = 0; i < this.d.numLegal; i++) out[offset + i16[Mem.legal + i]!] = 1;
     return out;
   }
 
@@ -160,13 +167,13 @@ export abstract class StateReader {
   /** The i-th legal action in the engine's internal order (for fast uniform sampling). */
   legalActionAt(i: number): number {
     this.refreshLegal();
-    return this.d.m.legal[i]!;
+    return this.d.i16[Mem.legal + i]!;
   }
 
   isLegal(action: number): boolean {
     this.refreshLegal();
-    const legal = this.d.m.legal;
-    for (let i = 0; i < this.d.numLegal; i++) if (legal[i] === action) return true;
+    const i16 = this.d.i16;
+    for (let i = 0; i < this.d.numLegal; i++) if (i16[Mem.legal + i] === action) return true;
     return false;
   }
 
@@ -182,38 +189,73 @@ export abstract class StateReader {
     const d = this.d;
     if (d.legalFresh) return;
     d.legalFresh = true;
-    const { legal, hands, handLength } = d.m;
-    let count = 0;
+    const { i16, i8 } = d;
+    let count = Mem.legal;
     const seat = d.currentSeat;
-    const base = seat * HAND_CAPACITY;
+    const base = Mem.hands + seat * HAND_CAPACITY;
+    const handLength = d.u8[Mem.handLength + seat]!;
     switch (d.phase) {
       case 'trump':
-        for (let s = 0; s < 4; s++) legal[count++] = ACTION_TRUMP + s;
+        for (let s = 0; s < 4; s++) i16[count++] = ACTION_TRUMP + s;
         break;
       case 'discard':
-        for (let i = 0; i < handLength[seat]!; i++) legal[count++] = ACTION_DISCARD + hands[base + i]!;
+        for (let i = 0; i < handLength; i++) i16[count++] = ACTION_DISCARD + i8[base + i]!;
         break;
       case 'declare':
-        legal[count++] = ACTION_IN;
-        legal[count++] = ACTION_OUT;
-        if (this.rules.bettler) legal[count++] = ACTION_BETTLER;
+        i16[count++] = ACTION_IN;
+        i16[count++] = ACTION_OUT;
+        if (this.rules.bettler) i16[count++] = ACTION_BETTLER;
         break;
       case 'exchange':
         // Discards are replaced only at `done`, so the talon must still hold one more card.
         if (d.pendingExchange < this.rules.exchange!.maxCards && d.pendingExchange < NUM_CARDS - d.talonPosition) {
-          for (let i = 0; i < handLength[seat]!; i++) legal[count++] = ACTION_DISCARD + hands[base + i]!;
+          for (let i = 0; i < handLength; i++) i16[count++] = ACTION_DISCARD + i8[base + i]!;
         }
-        legal[count++] = ACTION_DONE;
+        i16[count++] = ACTION_DONE;
         break;
       case 'play': {
-        const bits = legalPlayBits(hands, base, handLength[seat]!, d.m.trickCards, d.trickLength, d.trump, this.rules.weliRank === 'highest', this.game.profile.mustHead);
-        for (let i = 0; i < handLength[seat]!; i++) if (bits & (1 << i)) legal[count++] = hands[base + i]!;
+        const bits = legalPlayBits(i8, base, handLength, i8, d.trickLength, d.trump, this.rules.weliRank === 'highest', this.game.profile.mustHead, Mem.trickCards);
+        for (let i = 0; i < handLength; i++) if (bits & (1 << i)) i16[count++] = i8[base + i]!;
         break;
       }
       case 'deal':
       case 'over':
         break;
     }
-    d.numLegal = count;
+    d.numLegal = count - Mem.legal;
   }
+
+  private views(): PublicViews {
+    if (this.publicViews) return this.publicViews;
+    const { i8, u8 } = this.d;
+    const bytes = <T extends Int8Array | Uint8Array>(view: T, at: number, length: number) => view.subarray(at, at + length) as T;
+    return (this.publicViews = {
+      faceUp: bytes(i8, Mem.faceUp, 2),
+      tricksWon: bytes(u8, Mem.tricksWon, MAX_SEATS),
+      quotas: bytes(u8, Mem.quotas, MAX_SEATS),
+      dealtIn: bytes(u8, Mem.dealtIn, MAX_SEATS),
+      playing: bytes(u8, Mem.playing, MAX_SEATS),
+      declaration: bytes(u8, Mem.declaration, MAX_SEATS),
+      exchanged: bytes(u8, Mem.exchanged, MAX_SEATS),
+      trickCards: bytes(i8, Mem.trickCards, MAX_SEATS),
+      trickSeats: bytes(i8, Mem.trickSeats, MAX_SEATS),
+      playedCards: bytes(i8, Mem.playedCards, MAX_TRICKS * MAX_SEATS),
+      trickWinners: bytes(i8, Mem.trickWinners, MAX_TRICKS),
+    });
+  }
+}
+
+/** The accessors' views of single arrays of a state's block. */
+interface PublicViews {
+  faceUp: Int8Array;
+  tricksWon: Uint8Array;
+  quotas: Uint8Array;
+  dealtIn: Uint8Array;
+  playing: Uint8Array;
+  declaration: Uint8Array;
+  exchanged: Uint8Array;
+  trickCards: Int8Array;
+  trickSeats: Int8Array;
+  playedCards: Int8Array;
+  trickWinners: Int8Array;
 }

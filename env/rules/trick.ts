@@ -45,15 +45,15 @@ for (let trump = -1; trump < 4; trump++) {
   }
 }
 
-/** Index (into `cards`) of the card that wins the trick so far. */
-export function trickWinnerIndex(cards: ArrayLike<number>, length: number, trump: number, weliHighest: boolean): number {
+/** Index (counted from `start`) of the card of `cards[start .. start + length)` that wins the trick so far. */
+export function trickWinnerIndex(cards: ArrayLike<number>, length: number, trump: number, weliHighest: boolean, start = 0): number {
   const suits = (trump + 1) * NUM_CARDS;
   const strengths = ((weliHighest ? TRUMP_ROWS : 0) + trump + 1) * NUM_CARDS;
-  const led = EFFECTIVE[suits + cards[0]!]!;
+  const led = EFFECTIVE[suits + cards[start]!]!;
   let best = 0;
   let bestValue = -1;
   for (let i = 0; i < length; i++) {
-    const card = cards[i]!;
+    const card = cards[start + i]!;
     const suit = EFFECTIVE[suits + card]!;
     const v = suit === led || suit === TRUMP_SUIT ? STRENGTH[strengths + card]! : 0;
     if (v > bestValue) {
@@ -65,7 +65,8 @@ export function trickWinnerIndex(cards: ArrayLike<number>, length: number, trump
 }
 
 /**
- * Which cards of a hand may be played, as a bit set over hand positions (bit i = hand[start+i]).
+ * Which cards of a hand may be played, as a bit set over hand positions (bit i = hand[start+i]);
+ * the trick so far is `trick[trickStart .. trickStart + trickLength)`.
  * `mustHead` is the didactic4 duty to beat the current winner when following a plain suit. The
  * overtrump duty applies in both profiles, to a player void in the led suit and to one following
  * a trump lead [D-7] (docs/rules.md section 2).
@@ -79,15 +80,16 @@ export function legalPlayBits(
   trump: number,
   weliHighest: boolean,
   mustHead: boolean,
+  trickStart = 0,
 ): number {
   const all = (1 << handLength) - 1;
   if (trickLength === 0) return all;
   const suits = (trump + 1) * NUM_CARDS;
   const strengths = ((weliHighest ? TRUMP_ROWS : 0) + trump + 1) * NUM_CARDS;
-  const led = EFFECTIVE[suits + trick[0]!]!;
+  const led = EFFECTIVE[suits + trick[trickStart]!]!;
   let best = 0;
   for (let i = 0; i < trickLength; i++) {
-    const card = trick[i]!;
+    const card = trick[trickStart + i]!;
     const suit = EFFECTIVE[suits + card]!;
     const v = suit === led || suit === TRUMP_SUIT ? STRENGTH[strengths + card]! : 0;
     if (v > best) best = v;
