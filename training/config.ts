@@ -60,6 +60,11 @@ export const trainConfigSchema = z.strictObject({
   hiddenSizes: hiddenSizesSchema.default([128, 128]),
   /** Adam's step size; above 1 every step overshoots. @default 1e-3 */
   learningRate: z.number().positive().max(1).default(1e-3),
+  /**
+   * `linear`: PPO update u of U steps with learningRate x (1 - (u - 1) / U), so the last ones
+   * refine instead of jumping (imitation updates keep learningRate). @default 'none'
+   */
+  learningRateDecay: z.enum(['none', 'linear']).default('none'),
   epochs: z.number().int().positive().max(1000).default(4),
   minibatchSize: z.number().int().positive().max(MAX_ROLLOUT_ROWS).default(1024),
   clip: z.number().positive().default(0.2),

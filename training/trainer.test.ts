@@ -11,7 +11,7 @@ import { OBS_SIZE, decodeObservation } from '../env/observation.js';
 import { parseTrainConfig } from './config.js';
 import { PpoLearner } from './ppo.js';
 import { LEARNER, RolloutCollector, type LeagueDraw } from './rollout.js';
-import { train, withoutTimings, type TrainOptions } from './trainer.js';
+import { learningRateAt, train, withoutTimings, type TrainOptions } from './trainer.js';
 import { runTournament } from './tournament.js';
 import { CheckpointStore, loadCheckpoint } from '../checkpoints/index.js';
 import { RUN_LOCK_FILE, RunLock } from './run-lock.js';
@@ -104,6 +104,19 @@ describe('training config', () => {
     for (const name of ['.', '..', 'a/b', 'x'.repeat(101)]) expect(() => parseTrainConfig({ name }), name).toThrow(/name/);
     // zod's record schema dropped a __proto__ key unseen; the rules core names it.
     expect(() => parseTrainConfig(JSON.parse('{"rules":{"__proto__":{"players":5}}}'))).toThrow(/rules\.__proto__/);
+  });
+
+  it('decays the PPO step size linearly when asked; imitation keeps the base rate', () => {
+    const config = parseTrainConfig({ learningRate: 1e-3, learningRateDecay: 'linear', imitationUpdates: 10, updates: 100 });
+    expect(learningRateAt(config, 1)).toBe(1e-3);
+    expect(learningRateAt(config, 10)).toBe(1e-3);
+    expect(learningRateAt(config, 11)).toBe(1e-3);
+    expect(learningRateAt(config, 61)).toBeCloseTo(5e-4, 12);
+    expect(learningRateAt(config, 110)).toBeCloseTo(1e-5, 12);
+    const constant = parseTrainConfig({ learningRate: 2e-3 });
+    expect(constant.learningRateDecay).toBe('none');
+    expect(learningRateAt(constant, 200)).toBe(2e-3);
+    expect(() => parseTrainConfig({ learningRateDecay: 'cosine' })).toThrow(/learningRateDecay/);
   });
 
   it('does not clone the heuristic over an initial policy unless asked', () => {

@@ -391,6 +391,7 @@ class TrainingRun {
     // The oracle critic values the decisions here, wherever they were played.
     if (this.critic) revalue(batch, this.critic.batchValues(batch, this.learner), request.gamma, request.lambda);
     const warmingUp = update - config.imitationUpdates <= config.criticWarmupUpdates;
+    this.ppo.setLearningRate(learningRateAt(config, update));
     const losses = imitating ? this.ppo.imitate(batch, seed) : this.ppo.update(batch, seed, warmingUp && this.critic !== null);
     // A loss that is no longer a number means the weights are gone too: stop before they reach a
     // checkpoint (whose metrics would be refused, far from the cause), naming the likely culprit.
@@ -574,4 +575,11 @@ function round(x: number): number {
 /** A numeric seed for weight initialization from any run seed. */
 export function hashSeed(seed: number | string): number {
   return typeof seed === 'number' ? seed : Math.floor(seedrandom(String(seed))() * 2 ** 31);
+}
+
+/** The step size of `update` (1-based, imitation updates first) under the config's schedule. */
+export function learningRateAt(config: Pick<TrainConfig, 'learningRate' | 'learningRateDecay' | 'imitationUpdates' | 'updates'>, update: number): number {
+  const ppoUpdate = update - config.imitationUpdates;
+  if (config.learningRateDecay === 'none' || ppoUpdate < 1) return config.learningRate;
+  return config.learningRate * (1 - (ppoUpdate - 1) / config.updates);
 }
