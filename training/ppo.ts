@@ -107,15 +107,15 @@ export class PpoLearner {
     });
   }
 
-  /**
-   * Behaviour cloning on a batch whose actions a teacher chose: cross-entropy on the masked
-   * policy plus the value loss on the observed returns. Warms up the policy before PPO.
-   */
   /** Adam's step size from the next step on (a schedule's value for this update). */
   setLearningRate(learningRate: number): void {
     (this.optimizer as unknown as { learningRate: number }).learningRate = learningRate;
   }
 
+  /**
+   * Behaviour cloning on a batch whose actions a teacher chose: cross-entropy on the masked
+   * policy plus the value loss on the observed returns. Warms up the policy before PPO.
+   */
   imitate(batch: Batch, seed: string): ImitationMetrics {
     const { hp, agent } = this;
     const names = withCritic(this.critic, ['imitationLoss', 'valueLoss', 'accuracy'] as const);

@@ -190,6 +190,22 @@ describe('trainer', () => {
     expect(existsSync(join(dir, 'busy', RUN_LOCK_FILE))).toBe(false);
   });
 
+  it('a linear learning-rate decay changes the later PPO steps, resumes exactly, and refuses to grow its run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    const linear = { ...TINY, evalEvery: 0, learningRateDecay: 'linear' as const };
+    const weights = (checkpoint: string) => readFileSync(join(checkpoint, 'weights.bin'));
+    const constant = await train({ ...TINY, evalEvery: 0, name: 'constant', runsDir: dir }, { verbose: false });
+    const straight = await train({ ...linear, name: 'straight', runsDir: dir }, { verbose: false });
+    // The first PPO update runs at the full rate either way; the second at half of it.
+    expect(withoutTimings(straight.metrics[2]!)).toEqual(withoutTimings(constant.metrics[2]!));
+    expect(weights(straight.checkpoint)).not.toEqual(weights(constant.checkpoint));
+    await train({ ...linear, name: 'split', runsDir: dir }, { verbose: false, stopAfter: 3 });
+    await expect(train({ ...linear, updates: 3, name: 'split', runsDir: dir }, { verbose: false, resume: true })).rejects.toThrow(/cannot resume: updates/);
+    const resumed = await train({ ...linear, name: 'split', runsDir: dir }, { verbose: false, resume: true });
+    expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
+    expect(weights(resumed.checkpoint)).toEqual(weights(straight.checkpoint));
+  });
+
   it('resumes from the latest checkpoint with the same metrics as an uninterrupted run', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
     const straight = await run('straight', dir);

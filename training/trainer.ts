@@ -184,6 +184,10 @@ class TrainingRun {
       // Runs saved before the oracle critic existed learned with the policy's value head.
       const saved = parseTrainConfig({ critic: 'shared', ...savedJson });
       refuseChangedFields(input, config, saved);
+      // A linear schedule is drawn over the run's length: more updates would bend it mid-run.
+      if (saved.learningRateDecay === 'linear' && config.updates > saved.updates) {
+        throw new ValidationError('cannot resume', 'updates', `the run's learning rate falls linearly over its ${saved.updates} updates (learningRateDecay "linear"): it cannot grow to ${config.updates}; start a new run (initialPolicy) instead`);
+      }
       config = { ...saved, updates: Math.max(saved.updates, config.updates) };
     } else if (existsSync(join(runDir, 'checkpoints'))) {
       throw new ValidationError('run exists', 'name', `${runDir} already holds a run: pass --resume to continue it, or choose another --name`);

@@ -35,6 +35,7 @@ export class KratzenState extends StateReader {
   constructor(game: KratzenGame, options: NewStateOptions, copyOf?: KratzenState) {
     super(game);
     this.deckSupply = options.decks ?? [];
+    if (!copyOf) this.deckSupply.forEach((deck, h) => deck && checkDeck(deck, `decks[${h}]`));
     this.pauseBetweenHands = options.pauseBetweenHands ?? false;
     if (copyOf) return;
     this.d.seed = options.seed;
@@ -170,12 +171,7 @@ export class KratzenState extends StateReader {
   dealNextHand(deck?: ArrayLike<number>): void {
     const d = this.d;
     if (d.phase !== 'deal') throw new Error(`no hand is waiting for a deck (phase ${d.phase})`);
-    if (deck) {
-      const seen = new Set(Array.from(deck));
-      if (deck.length !== NUM_CARDS || seen.size !== NUM_CARDS || [...seen].some((c) => !(c >= 0 && c < NUM_CARDS))) {
-        throw new ValidationError('invalid deck', 'deck', `a deck lists each of the ${NUM_CARDS} card ids once`);
-      }
-    }
+    if (deck) checkDeck(deck, 'deck');
     const source = deck ?? this.deckSupply[d.handIndex];
     if (!source && !d.seeded) throw new ValidationError('invalid deck', 'deck', 'no deck given and no seed to draw one');
     d.legalFresh = false;
@@ -456,6 +452,14 @@ export class KratzenState extends StateReader {
     d.phase = 'over';
     d.currentSeat = -1;
     d.handIndex++;
+  }
+}
+
+/** Throws unless `deck` lists each card id once (33 entries). */
+function checkDeck(deck: ArrayLike<number>, field: string): void {
+  const seen = new Set(Array.from(deck));
+  if (deck.length !== NUM_CARDS || seen.size !== NUM_CARDS || [...seen].some((c) => !(c >= 0 && c < NUM_CARDS))) {
+    throw new ValidationError('invalid deck', field, `a deck lists each of the ${NUM_CARDS} card ids once`);
   }
 }
 

@@ -648,6 +648,14 @@ describe('tavern5 sessions', () => {
 });
 
 describe('replay errors', () => {
+  it('refuses a supplied deck that is not the 33 cards once, naming it, before any deal', () => {
+    const game = createGame({});
+    const good = Array.from({ length: 33 }, (_, c) => c);
+    for (const deck of [[...good, 0], good.slice(1), [...good.slice(1), 1], [...good.slice(1), 99]]) {
+      expect(() => game.newState({ seed: 1, decks: [good, deck] })).toThrow(expect.objectContaining({ error: 'invalid deck', field: 'decks[1]' }));
+    }
+    expect(game.newState({ seed: 1, decks: [good, null, good] }).handIndex).toBe(0);
+  });
   it('refuses start amounts that are not whole units instead of rounding them to 0 (§5)', () => {
     for (const balance of [1e-300, 1e-17, 0.250000000000001]) {
       expect(() => replayRecord({ rules: {}, start: { dealer: 0, pot: 0, balances: [balance, 0, 0, 0] }, hands: [] })).toThrow(

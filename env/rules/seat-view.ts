@@ -71,10 +71,8 @@ export class SeatView {
   playing: ArrayLike<number> = [];
   balances: ArrayLike<number> = [];
 
-  /** seatView's copy of the public table: the state's public bytes (Mem.faceUp on), word for word. */
-  private readonly tableWords = new Int32Array(Mem.publicBytes >> 2);
-  private readonly table = tableViews(this.tableWords.buffer as ArrayBuffer);
-  private readonly ownBalances = new Float64Array(MAX_SEATS);
+  /** seatView's copy of the public table, made at its first use (decoded views never need one). */
+  private tableCopy: TableCopy | null = null;
 
   /**
    * Copies the public table of `d`'s block into this view and points the public fields at the
@@ -82,45 +80,48 @@ export class SeatView {
    * @internal
    */
   copyTable(d: StateData): void {
-    const words = this.tableWords;
+    const copy = (this.tableCopy ??= new TableCopy());
+    const words = copy.words;
     const i32 = d.i32;
     for (let w = 0; w < Mem.publicBytes >> 2; w++) words[w] = i32[(Mem.faceUp >> 2) + w]!;
-    const balances = this.ownBalances;
+    const balances = copy.balances;
     for (let s = 0; s < MAX_SEATS; s++) balances[s] = d.f64[Mem.balances + s]!;
-    const t = this.table;
-    this.faceUp = t.faceUp;
-    this.trickCards = t.trickCards;
-    this.trickSeats = t.trickSeats;
-    this.playedCards = t.playedCards;
-    this.trickWinners = t.trickWinners;
-    this.declaration = t.declaration;
-    this.exchanged = t.exchanged;
-    this.tricksWon = t.tricksWon;
-    this.quotas = t.quotas;
-    this.dealtIn = t.dealtIn;
-    this.playing = t.playing;
+    this.faceUp = copy.faceUp;
+    this.trickCards = copy.trickCards;
+    this.trickSeats = copy.trickSeats;
+    this.playedCards = copy.playedCards;
+    this.trickWinners = copy.trickWinners;
+    this.declaration = copy.declaration;
+    this.exchanged = copy.exchanged;
+    this.tricksWon = copy.tricksWon;
+    this.quotas = copy.quotas;
+    this.dealtIn = copy.dealtIn;
+    this.playing = copy.playing;
     this.balances = balances;
   }
 }
 
-/** Views of each public array in a copy of the public bytes (offsets as in the state's block). */
-function tableViews(buffer: ArrayBuffer) {
-  const at = (offset: number) => offset - Mem.faceUp;
-  return {
-    faceUp: new Int8Array(buffer, at(Mem.faceUp), 2),
-    trickCards: new Int8Array(buffer, at(Mem.trickCards), MAX_SEATS),
-    trickSeats: new Int8Array(buffer, at(Mem.trickSeats), MAX_SEATS),
-    playedCards: new Int8Array(buffer, at(Mem.playedCards), MAX_TRICKS * MAX_SEATS),
-    trickWinners: new Int8Array(buffer, at(Mem.trickWinners), MAX_TRICKS),
-    declaration: new Uint8Array(buffer, at(Mem.declaration), MAX_SEATS),
-    exchanged: new Uint8Array(buffer, at(Mem.exchanged), MAX_SEATS),
-    tricksWon: new Uint8Array(buffer, at(Mem.tricksWon), MAX_SEATS),
-    quotas: new Uint8Array(buffer, at(Mem.quotas), MAX_SEATS),
-    dealtIn: new Uint8Array(buffer, at(Mem.dealtIn), MAX_SEATS),
-    playing: new Uint8Array(buffer, at(Mem.playing), MAX_SEATS),
-  };
-}
+/** A copy of a state's public bytes (same offsets from Mem.faceUp on), with a view of each array, and the balances. */
+class TableCopy {
+  readonly words = new Int32Array(Mem.publicBytes >> 2);
+  private readonly buffer = this.words.buffer as ArrayBuffer;
+  readonly faceUp = this.bytes(Int8Array, Mem.faceUp, 2);
+  readonly trickCards = this.bytes(Int8Array, Mem.trickCards, MAX_SEATS);
+  readonly trickSeats = this.bytes(Int8Array, Mem.trickSeats, MAX_SEATS);
+  readonly playedCards = this.bytes(Int8Array, Mem.playedCards, MAX_TRICKS * MAX_SEATS);
+  readonly trickWinners = this.bytes(Int8Array, Mem.trickWinners, MAX_TRICKS);
+  readonly declaration = this.bytes(Uint8Array, Mem.declaration, MAX_SEATS);
+  readonly exchanged = this.bytes(Uint8Array, Mem.exchanged, MAX_SEATS);
+  readonly tricksWon = this.bytes(Uint8Array, Mem.tricksWon, MAX_SEATS);
+  readonly quotas = this.bytes(Uint8Array, Mem.quotas, MAX_SEATS);
+  readonly dealtIn = this.bytes(Uint8Array, Mem.dealtIn, MAX_SEATS);
+  readonly playing = this.bytes(Uint8Array, Mem.playing, MAX_SEATS);
+  readonly balances = new Float64Array(MAX_SEATS);
 
+  private bytes<T extends Int8Array | Uint8Array>(Kind: new (buffer: ArrayBuffer, offset: number, length: number) => T, at: Mem, length: number): T {
+    return new Kind(this.buffer, at - Mem.faceUp, length);
+  }
+}
 /** Fills `into` (or a new SeatView) with what `seat` may see of `state` now. */
 export function seatView(state: KratzenState, seat: number, into: SeatView = new SeatView()): SeatView {
   const d = internals(state);

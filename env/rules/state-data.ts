@@ -125,7 +125,7 @@ export class StateData {
   tiedSeats = 0;
   pot = 0;
   nextDealIsMuss = false;
-  /** How the session started (balances in `m.startBalances`). */
+  /** How the session started (balances at Mem.startBalances). */
   startDealer = 0;
   startPot = 0;
   startMuss = false;
