@@ -36,27 +36,45 @@ export function addUsage(c: Servable, ms: number, now = performance.now()): void
   c.usageAt = now;
 }
 
+/**
+ * A thread's turn of work: it starts when work begins in a turn of the event loop and stays open
+ * until the loop has gone round once (the check phase after it), so runs within one poll phase
+ * share it. Frames of one socket read arrive one by one, and with large frames the gaps between
+ * them looked idle, so a gap in time did not mark a new turn.
+ */
+export class SliceClock {
+  start = 0;
+  isOpen = false;
+  private readonly close = () => {
+    this.isOpen = false;
+  };
+
+  /** Starts a slice now (a new turn's, or a resumed piece's own). */
+  open(): void {
+    this.start = performance.now();
+    if (this.isOpen) return;
+    this.isOpen = true;
+    setImmediate(this.close);
+  }
+
+  /** The slice has run past `ms`. */
+  usedUp(ms: number, now = performance.now()): boolean {
+    return now - this.start > ms;
+  }
+}
+
 export class FairScheduler {
   private readonly ready = new Set<Servable>();
   private running = false;
   private deferred = false;
-  private sliceStart = 0;
-  /**
-   * True from a slice's start until the loop has gone round once (the check phase after it): runs
-   * within one poll phase share that slice. Frames of one socket read arrive one by one, and with
-   * large frames the gaps between them looked idle, so a gap in time did not mark a new turn.
-   */
-  private sliceOpen = false;
-  private readonly closeSlice = () => {
-    this.sliceOpen = false;
-  };
+  private readonly slice = new SliceClock();
 
   /** `c` has a request to handle: serves it now if the thread's slice allows, else in turn. */
   wake(c: Servable): void {
     this.ready.add(c);
     if (this.running || this.deferred) return;
-    if (!this.sliceOpen) this.openSlice();
-    else if (performance.now() - this.sliceStart > SLICE_MS) return this.defer();
+    if (!this.slice.isOpen) this.slice.open();
+    else if (this.slice.usedUp(SLICE_MS)) return this.defer();
     this.run();
   }
 
@@ -70,7 +88,7 @@ export class FairScheduler {
     try {
       while (this.ready.size > 0) {
         const started = performance.now();
-        if (started - this.sliceStart > SLICE_MS) return this.defer();
+        if (this.slice.usedUp(SLICE_MS, started)) return this.defer();
         const c = this.leastUsed(started);
         let more = false;
         try {
@@ -86,17 +104,11 @@ export class FairScheduler {
     }
   }
 
-  private openSlice(): void {
-    this.sliceStart = performance.now();
-    this.sliceOpen = true;
-    setImmediate(this.closeSlice);
-  }
-
   private defer(): void {
     this.deferred = true;
     setImmediate(() => {
       this.deferred = false;
-      this.openSlice();
+      this.slice.open();
       this.run();
     });
   }

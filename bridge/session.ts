@@ -21,6 +21,7 @@ import { createAgent, type AgentLimits } from '../agents/registry.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { BridgeError, checkpointMessage } from './errors.js';
 import type { BatchView, FinalEntry } from './codec.js';
+import { SliceClock } from './fair-scheduler.js';
 
 export interface SessionOptions {
   id: string;
@@ -55,21 +56,13 @@ class ClientGone extends Error {}
 const paused: (() => void)[] = [];
 /** Paused work that has not had a turn of its own yet: it goes first (see slicedControl). */
 const pausedFirstTime: (() => void)[] = [];
-let sliceStart = 0;
-/** A slice stays open until the loop has gone round once (its check phase). */
-let sliceOpen = false;
+/** The slice of this thread's sliced work (fair-scheduler.ts). */
+const slice = new SliceClock();
 let resumeQueued = false;
-
-function openSlice(): void {
-  sliceStart = performance.now();
-  if (sliceOpen) return;
-  sliceOpen = true;
-  setImmediate(() => (sliceOpen = false));
-}
 
 function resumeNext(): void {
   resumeQueued = false;
-  openSlice();
+  slice.open();
   (pausedFirstTime.shift() ?? paused.shift())?.();
   if (pausedFirstTime.length + paused.length > 0) queueResume();
 }
@@ -92,7 +85,7 @@ function queueResume(): void {
  * synchronous start).
  */
 export function slicedControl(sliceMs: number, gone: () => boolean, charge: (ms: number) => void = () => undefined): StepControl & { settle(): void } {
-  if (!sliceOpen) openSlice();
+  if (!slice.isOpen) slice.open();
   // From the start: work that awaits before its first pause (a reset's prepare) runs after the
   // scheduler's turn, which then does not count it.
   let resumedAt = performance.now();
@@ -103,7 +96,7 @@ export function slicedControl(sliceMs: number, gone: () => boolean, charge: (ms:
   };
   let hadTurn = false;
   return {
-    due: () => performance.now() - sliceStart > sliceMs,
+    due: () => slice.usedUp(sliceMs),
     pause: () => {
       settle();
       return new Promise<void>((resolve, reject) => {

@@ -13,7 +13,7 @@ import { everybodyPlays } from './profiles.js';
 import { DECL_BETTLER, DECL_IN, DECL_OUT, MAX_SEATS } from './sizes.js';
 import { illegalReason } from './illegal.js';
 import { StateReader } from './state-reader.js';
-import { Mem } from './state-data.js';
+import { Mem, copySeats } from './state-data.js';
 import type { KratzenGame, NewStateOptions, SessionStart } from './kratzen-game.js';
 
 // Scratch shared by all states: a deal or a settlement runs to its end before another can start,
@@ -206,13 +206,13 @@ export class KratzenState extends StateReader {
     // Stakes that pass the bound stop the session before this hand (docs/rules.md §3): the ledger
     // stays as the last settlement left it, not with some of the stakes taken.
     const potBeforeDeal = d.pot;
-    for (let s = 0; s < MAX_SEATS; s++) balancesBeforeDeal[s] = d.f64[Mem.balances + s]!;
+    copySeats(d.f64, Mem.balances, balancesBeforeDeal);
     let next: 'trump' | 'discard' | 'kind';
     try {
       next = this.game.profile.deal(d, this.game, this.dealContext);
     } catch (e) {
       if (e instanceof AmountOverflowError) {
-        for (let s = 0; s < MAX_SEATS; s++) d.f64[Mem.balances + s] = balancesBeforeDeal[s]!;
+        d.f64.set(balancesBeforeDeal, Mem.balances);
         d.pot = potBeforeDeal;
       }
       throw e;
@@ -397,12 +397,10 @@ export class KratzenState extends StateReader {
     }
     for (let s = 0; s < n; s++) f64[Mem.balances + s]! += settlement.payouts[s]! - settlement.penalties[s]!;
     d.pot = settlement.potAfter;
-    for (let s = 0; s < n; s++) {
-      handPlaying[s] = d.u8[Mem.playing + s]!;
-      handTricks[s] = d.u8[Mem.tricksWon + s]!;
-      handFees[s] = f64[Mem.fees + s]!;
-      handBalances[s] = f64[Mem.balances + s]!;
-    }
+    copySeats(d.u8, Mem.playing, handPlaying);
+    copySeats(d.u8, Mem.tricksWon, handTricks);
+    copySeats(f64, Mem.fees, handFees);
+    copySeats(f64, Mem.balances, handBalances);
     this.resultStore.push({
       hand: d.handIndex,
       dealer: d.dealer,

@@ -6,7 +6,7 @@
 import { RANK_SEVEN, WELI, cardRank, cardSuit } from './cards.js';
 import { settleDidactic4, settleTavern5, type Settlement, type Tavern5SettlementInput } from './ledger.js';
 import type { RuleSet } from './ruleset.js';
-import { Mem, type StateData } from './state-data.js';
+import { Mem, copySeats, type StateData } from './state-data.js';
 import { DECL_IN, MAX_SEATS } from './sizes.js';
 
 /** What a profile needs to know of its game, in exact units. */
@@ -78,13 +78,10 @@ const settleInput: Tavern5SettlementInput = {
 /** `settleInput` filled with `d`'s hand (the tavern5 fields are set by its profile). */
 function settleInputOf(d: StateData): Tavern5SettlementInput {
   const input = settleInput;
-  const u8 = d.u8;
-  for (let s = 0; s < MAX_SEATS; s++) {
-    seatPlaying[s] = u8[Mem.playing + s]!;
-    seatTricks[s] = u8[Mem.tricksWon + s]!;
-    seatQuotas[s] = u8[Mem.quotas + s]!;
-    seatBettler[s] = u8[Mem.bettler + s]!;
-  }
+  copySeats(d.u8, Mem.playing, seatPlaying);
+  copySeats(d.u8, Mem.tricksWon, seatTricks);
+  copySeats(d.u8, Mem.quotas, seatQuotas);
+  copySeats(d.u8, Mem.bettler, seatBettler);
   input.numPlayers = d.numPlayers;
   input.dealer = d.dealer;
   input.potBeforePlay = d.potBeforePlay;
@@ -100,7 +97,7 @@ export const DIDACTIC4: ProfileRules = {
     const n = d.numPlayers;
     const { u8, i8 } = d;
     const dealer = d.dealer;
-    for (let s = 0; s < MAX_SEATS; s++) u8[Mem.dealtIn + s] = s < n ? 1 : 0;
+    d.dealInEverybody();
     // Contributions follow the pot at the start of the hand, whatever the indicator turns out to be.
     const funding = d.pot === 0;
     const chip = units.unitsPerChip;
@@ -148,7 +145,7 @@ export const TAVERN5: ProfileRules = {
     const { u8, i8 } = d;
     const dealer = d.dealer;
     if (!d.isTieBreak) {
-      for (let s = 0; s < MAX_SEATS; s++) u8[Mem.dealtIn + s] = s < n ? 1 : 0;
+      d.dealInEverybody();
     }
     for (let s = 0; s < n; s++) if (u8[Mem.dealtIn + s]) ctx.pay(s, units.anteUnits);
     let position = ctx.deal(0, 3);

@@ -103,6 +103,11 @@ function takeMemory(): number {
   return Mem.blockBytes * slabNext++;
 }
 
+/** Copies a per-seat array of a block (MAX_SEATS entries of `from` at `at`) into `to`. */
+export function copySeats<T extends Uint8Array | Float64Array>(from: T, at: Mem, to: T): void {
+  for (let s = 0; s < MAX_SEATS; s++) to[s] = from[at + s]!;
+}
+
 /** The mutable data of a session; field by field what game.ts documents for its accessors. */
 export class StateData {
   /** This state's memory (Mem.blockBytes of a slab, see takeMemory), through the views of its element types. */
@@ -205,6 +210,11 @@ export class StateData {
     do s = s + 1 === n ? 0 : s + 1;
     while (!u8[set + s]);
     return s;
+  }
+
+  /** Deals every seat of the table in (a tavern5 tie-break deal deals in only some). */
+  dealInEverybody(): void {
+    for (let s = 0; s < MAX_SEATS; s++) this.u8[Mem.dealtIn + s] = s < this.numPlayers ? 1 : 0;
   }
 
   numDealtIn(): number {

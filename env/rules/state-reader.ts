@@ -29,7 +29,6 @@ export abstract class StateReader {
    * block, and a state that nobody asks for them allocates none.
    */
   private publicViews: PublicViews | null = null;
-  private balancesView: Float64Array | null = null;
 
   constructor(game: KratzenGame) {
     this.game = game;
@@ -71,7 +70,7 @@ export abstract class StateReader {
   /** P, the pot just before play, in units (0 before play). */
   get potBeforePlay(): number { return this.d.potBeforePlay; }
   /** Balances in units, by seat. */
-  get balances(): ArrayLike<number> { return (this.balancesView ??= this.d.f64.subarray(Mem.balances, Mem.balances + this.numPlayers)); }
+  get balances(): ArrayLike<number> { return this.views().balances; }
   /** One seat's balance in units (allocates nothing). */
   balance(seat: number): number { return this.d.f64[Mem.balances + seat]!; }
   /** How the session started, amounts in units (built on each read: a restart allocates nothing). */
@@ -227,9 +226,10 @@ export abstract class StateReader {
 
   private views(): PublicViews {
     if (this.publicViews) return this.publicViews;
-    const { i8, u8 } = this.d;
+    const { f64, i8, u8 } = this.d;
     const bytes = <T extends Int8Array | Uint8Array>(view: T, at: number, length: number) => view.subarray(at, at + length) as T;
     return (this.publicViews = {
+      balances: f64.subarray(Mem.balances, Mem.balances + this.numPlayers),
       faceUp: bytes(i8, Mem.faceUp, 2),
       tricksWon: bytes(u8, Mem.tricksWon, MAX_SEATS),
       quotas: bytes(u8, Mem.quotas, MAX_SEATS),
@@ -247,6 +247,7 @@ export abstract class StateReader {
 
 /** The accessors' views of single arrays of a state's block. */
 interface PublicViews {
+  balances: Float64Array;
   faceUp: Int8Array;
   tricksWon: Uint8Array;
   quotas: Uint8Array;
