@@ -648,7 +648,7 @@ describe('tavern5 sessions', () => {
 });
 
 describe('replay errors', () => {
-  it('refuses a supplied deck that is not the 33 cards once, naming it, before any deal', () => {
+  it('refuses a supplied deck that is not the 33 cards once, naming it, before any deal (§5: a deck lists all 33 cards)', () => {
     const game = createGame({});
     const good = Array.from({ length: 33 }, (_, c) => c);
     for (const deck of [[...good, 0], good.slice(1), [...good.slice(1), 1], [...good.slice(1), 99]]) {
