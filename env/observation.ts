@@ -70,13 +70,16 @@ import {
   NUM_CARDS,
   PHASES,
   SUIT_LETTERS,
+  LiveSeatView,
   SeatView,
+  TableAt,
   cardToken,
   handKindIndex,
   parseCard,
   parseRuleSet,
   phaseIndex,
   ruleSetToJson,
+  liveSeatView,
   seatView,
   createGame,
   WELI,
@@ -297,12 +300,13 @@ function prepareRuleEntries(game: KratzenGame): void {
  * calls left un-inlined were a third of the encoding time. Entries that are 0 are skipped: fewer
  * to clear next time in shared rows.
  */
-function writeNonZeros(v: SeatView, out: Float32Array, offset: number, w: Uint16Array, wBase: number): number {
+function writeNonZeros(v: LiveSeatView, out: Float32Array, offset: number, w: Uint16Array, wBase: number): number {
   const n = v.numPlayers;
   const seat = v.seat;
   const chip = v.game.unitsPerChip;
   let k = wBase;
   let i = 0;
+  const { bytes, ubytes, units } = v;
   // Relative seat of s is s - seat, wrapped into 0..n-1 (a branch: cheaper than %).
 
   const hand = v.hand;
@@ -317,9 +321,8 @@ function writeNonZeros(v: SeatView, out: Float32Array, offset: number, w: Uint16
     out[offset + i] = 1;
     w[k++] = i;
   }
-  const faceUp = v.faceUp;
   for (let j = 0; j < v.numFaceUp; j++) {
-    i = O_faceUp + faceUp[j]!;
+    i = O_faceUp + bytes[TableAt.faceUp + j]!;
     out[offset + i] = 1;
     w[k++] = i;
   }
@@ -329,12 +332,11 @@ function writeNonZeros(v: SeatView, out: Float32Array, offset: number, w: Uint16
     w[k++] = i;
   }
 
-  const played = v.playedCards;
   const lastTrick = Math.min(v.trickNumber, MAX_TRICKS - 1);
   for (let t = 0; t <= lastTrick; t++) {
     const trickValue = (t + 1) / MAX_TRICKS;
     for (let s = 0; s < n; s++) {
-      const card = played[t * MAX_SEATS + s]!;
+      const card = bytes[TableAt.playedCards + t * MAX_SEATS + s]!;
       if (card < 0) continue;
       const r = s >= seat ? s - seat : s - seat + n;
       i = O_playedBy + r * NUM_CARDS + card;
@@ -346,9 +348,8 @@ function writeNonZeros(v: SeatView, out: Float32Array, offset: number, w: Uint16
     }
   }
   if (v.phase === 'play') {
-    const trickCards = v.trickCards;
     for (let j = 0; j < v.trickLength; j++) {
-      i = O_currentTrick + trickCards[j]!;
+      i = O_currentTrick + bytes[TableAt.trickCards + j]!;
       out[offset + i] = 1;
       w[k++] = i;
     }
@@ -358,33 +359,27 @@ function writeNonZeros(v: SeatView, out: Float32Array, offset: number, w: Uint16
     w[k++] = i;
   }
 
-  const declaration = v.declaration;
-  const exchanged = v.exchanged;
-  const tricksWon = v.tricksWon;
-  const quotas = v.quotas;
-  const dealtIn = v.dealtIn;
-  const balances = v.balances;
   for (let s = 0; s < n; s++) {
     const r = s >= seat ? s - seat : s - seat + n;
-    i = O_declarations + r * NUM_DECLARATIONS + declaration[s]!;
+    i = O_declarations + r * NUM_DECLARATIONS + ubytes[TableAt.declaration + s]!;
     out[offset + i] = 1;
     w[k++] = i;
-    if (exchanged[s]) {
+    if (ubytes[TableAt.exchanged + s]) {
       i = O_exchanged + r;
-      out[offset + i] = exchanged[s]! / 5;
+      out[offset + i] = ubytes[TableAt.exchanged + s]! / 5;
       w[k++] = i;
     }
-    if (tricksWon[s]) {
+    if (ubytes[TableAt.tricksWon + s]) {
       i = O_tricksWon + r;
-      out[offset + i] = tricksWon[s]! / MAX_TRICKS;
+      out[offset + i] = ubytes[TableAt.tricksWon + s]! / MAX_TRICKS;
       w[k++] = i;
     }
-    if (quotas[s]) {
+    if (ubytes[TableAt.quotas + s]) {
       i = O_quotas + r;
-      out[offset + i] = quotas[s]! / MAX_TRICKS;
+      out[offset + i] = ubytes[TableAt.quotas + s]! / MAX_TRICKS;
       w[k++] = i;
     }
-    if (dealtIn[s]) {
+    if (ubytes[TableAt.dealtIn + s]) {
       i = O_dealtIn + r;
       out[offset + i] = 1;
       w[k++] = i;
@@ -392,9 +387,9 @@ function writeNonZeros(v: SeatView, out: Float32Array, offset: number, w: Uint16
     i = O_seatExists + r;
     out[offset + i] = 1;
     w[k++] = i;
-    if (balances[s] !== 0) {
+    if (units[TableAt.balances + s] !== 0) {
       i = O_balances + r;
-      writeAmount(out, offset + i, balances[s]!, chip);
+      writeAmount(out, offset + i, units[TableAt.balances + s]!, chip);
       w[k++] = i;
     }
   }
@@ -465,12 +460,12 @@ function writeNonZeros(v: SeatView, out: Float32Array, offset: number, w: Uint16
 }
 
 // One view for the encoder to fill: encoding allocates nothing.
-const scratchView = new SeatView();
+const scratchView = new LiveSeatView();
 
 /** Writes the observation of `seat` into `out` at `offset` (OBS_SIZE floats). Allocates nothing. */
 export function encodeObservation(state: KratzenState, seat: number, out: Float32Array, offset = 0): void {
   out.fill(0, offset, offset + OBS_SIZE);
-  writeNonZeros(seatView(state, seat, scratchView), out, offset, scratchIndices, 0);
+  writeNonZeros(liveSeatView(state, seat, scratchView), out, offset, scratchIndices, 0);
 }
 
 /**
@@ -507,7 +502,7 @@ export class ObservationRows {
       const previous = this.setCounts[row]!;
       for (let k = 0; k < previous; k++) out[offset + this.setIndices[base + k]!] = 0;
     }
-    this.setCounts[row] = writeNonZeros(seatView(state, seat, scratchView), out, offset, this.setIndices, base);
+    this.setCounts[row] = writeNonZeros(liveSeatView(state, seat, scratchView), out, offset, this.setIndices, base);
   }
 }
 

@@ -7,7 +7,10 @@
 //
 // A SeatView is filled in place (`seatView(state, seat, view)`), so the encoder allocates
 // nothing. It is a copy: the seat's own cards, and the public table copied from the state's
-// block in whole words, so it stays valid when the state moves on.
+// block in whole words, so it stays valid when the state moves on. A LiveSeatView
+// (`liveSeatView`) holds the same except the public table, which it reads in place in the
+// state's block: valid only until the state changes, for the observation encoder, which reads it
+// at once (copying the table was an eighth of a vector env's step).
 
 import { NUM_CARDS } from './cards.js';
 import type { KratzenState } from './game.js';
@@ -18,7 +21,8 @@ import type { HandKind, Phase } from './phases.js';
 import type { RuleSet } from './ruleset.js';
 import { HAND_CAPACITY, MAX_SEATS, MAX_TRICKS } from './sizes.js';
 
-export class SeatView {
+/** What every view of a seat holds besides the public table: scalars, and the seat's own cards. */
+export abstract class SeatFacts {
   game!: KratzenGame;
   rules!: RuleSet;
   numPlayers = 0;
@@ -52,11 +56,14 @@ export class SeatView {
   /** The cards the seat discarded this hand, in order (a copy). */
   readonly ownDiscards = new Int8Array(NUM_CARDS);
   numOwnDiscards = 0;
+  numFaceUp = 0;
+}
 
+/** A seat's view with its own copy of the public table: valid for as long as it is kept. */
+export class SeatView extends SeatFacts {
   // The public table. seatView points these at the view's own copy (below); decodeSeatView may
   // put plain arrays here.
   faceUp: ArrayLike<number> = [];
-  numFaceUp = 0;
   trickCards: ArrayLike<number> = [];
   trickSeats: ArrayLike<number> = [];
   /** Card played by each seat in each trick (trick * MAX_SEATS + seat), -1 when none. */
@@ -122,11 +129,54 @@ class TableCopy {
     return new Kind(this.buffer, at - Mem.faceUp, length);
   }
 }
+/**
+ * A seat's view that reads the public table in place: `bytes` / `ubytes` hold it at the
+ * offsets `TableAt` names (signed and unsigned reads of the same bytes), `units` the balances.
+ * Valid only until the state changes. Its fields mean what SeatView's do.
+ */
+export class LiveSeatView extends SeatFacts {
+  bytes: Int8Array = new Int8Array(0);
+  ubytes: Uint8Array = new Uint8Array(0);
+  units: Float64Array = new Float64Array(0);
+}
+
+/**
+ * Where a LiveSeatView's arrays start in `bytes` / `ubytes` (`balances`: in `units`). Each array
+ * is laid out as the SeatView field of the same name documents.
+ */
+export const enum TableAt {
+  faceUp = Mem.faceUp,
+  trickCards = Mem.trickCards,
+  playedCards = Mem.playedCards,
+  declaration = Mem.declaration,
+  exchanged = Mem.exchanged,
+  tricksWon = Mem.tricksWon,
+  quotas = Mem.quotas,
+  dealtIn = Mem.dealtIn,
+  balances = Mem.balances,
+}
+
 /** Fills `into` (or a new SeatView) with what `seat` may see of `state` now. */
 export function seatView(state: KratzenState, seat: number, into: SeatView = new SeatView()): SeatView {
   const d = internals(state);
+  fillFacts(state, d, seat, into);
+  into.copyTable(d);
+  return into;
+}
+
+/** Fills `into` with what `seat` may see of `state` now, the public table read in place (see LiveSeatView). */
+export function liveSeatView(state: KratzenState, seat: number, into: LiveSeatView): LiveSeatView {
+  const d = internals(state);
+  fillFacts(state, d, seat, into);
+  into.bytes = d.i8;
+  into.ubytes = d.u8;
+  into.units = d.f64;
+  return into;
+}
+
+/** The scalars and `seat`'s own cards: the part both kinds of view copy. */
+function fillFacts(state: KratzenState, d: StateData, seat: number, v: SeatFacts): void {
   const { i8, u8 } = d;
-  const v = into;
   v.game = state.game;
   v.rules = state.rules;
   v.numPlayers = d.numPlayers;
@@ -156,6 +206,4 @@ export function seatView(state: KratzenState, seat: number, into: SeatView = new
   }
   v.numOwnDiscards = own;
   v.numFaceUp = d.numFaceUp;
-  v.copyTable(d);
-  return v;
 }

@@ -1,6 +1,6 @@
 // States share slabs of memory (state-data.ts): neighbours in a slab must never see each other.
 import { describe, expect, it } from 'vitest';
-import { actionRng, createGame, playRandomly, seatView, stateToRecord, type KratzenState } from './index.js';
+import { LiveSeatView, TableAt, actionRng, createGame, liveSeatView, playRandomly, seatView, stateToRecord, type KratzenState } from './index.js';
 import { Mem } from './state-data.js';
 import { NUM_CARDS } from './cards.js';
 import { NUM_ACTIONS } from './actions.js';
@@ -111,6 +111,46 @@ describe('the block layout (Mem)', () => {
       expect(Array.from(view.balances).slice(0, state.numPlayers)).toEqual(Array.from(state.balances));
       state.apply(state.legalActionAt(Math.floor(random() * state.numLegalActions())));
       expect(table(view)).toBe(before);
+    }
+  });
+  it('a live seat view (the encoder\'s) shows what a copied one does, reading the table in place', () => {
+    const live = new LiveSeatView();
+    const arrays: [string, number, number, 'bytes' | 'ubytes' | 'units'][] = [
+      ['faceUp', TableAt.faceUp, 2, 'bytes'],
+      ['trickCards', TableAt.trickCards, MAX_SEATS, 'bytes'],
+      ['playedCards', TableAt.playedCards, MAX_TRICKS * MAX_SEATS, 'bytes'],
+      ['declaration', TableAt.declaration, MAX_SEATS, 'ubytes'],
+      ['exchanged', TableAt.exchanged, MAX_SEATS, 'ubytes'],
+      ['tricksWon', TableAt.tricksWon, MAX_SEATS, 'ubytes'],
+      ['quotas', TableAt.quotas, MAX_SEATS, 'ubytes'],
+      ['dealtIn', TableAt.dealtIn, MAX_SEATS, 'ubytes'],
+      ['balances', TableAt.balances, MAX_SEATS, 'units'],
+    ];
+    for (const rules of [{ profile: 'didactic4' }, { profile: 'tavern5', players: 5, exchange: { maxCards: 3, feePerCard: 0.4 }, bettler: {} }]) {
+      const game = createGame(rules);
+      const random = actionRng('live');
+      const state = game.newState({ seed: 'live' });
+      let checked = 0;
+      while (!state.isTerminal && checked < 400) {
+        for (let seat = 0; seat < state.numPlayers; seat++) {
+          const copy = seatView(state, seat) as unknown as Record<string, unknown>;
+          const view = liveSeatView(state, seat, live) as unknown as Record<string, unknown>;
+          // The seat's own cards count up to their lengths (the live view is reused, as the encoder's is).
+          const used = { hand: view.handLength as number, ownDiscards: view.numOwnDiscards as number };
+          const shown = (v: unknown, key: string) => (ArrayBuffer.isView(v) ? Array.from(v as Int8Array).slice(0, used[key as keyof typeof used]) : v);
+          for (const [key, value] of Object.entries(view)) {
+            if (key === 'bytes' || key === 'ubytes' || key === 'units') continue;
+            expect(shown(value, key), key).toEqual(shown(copy[key], key));
+          }
+          for (const [name, at, length, source] of arrays) {
+            const read = Array.from((view[source] as Int8Array).subarray(at, at + length));
+            expect(read, name).toEqual(Array.from(copy[name] as ArrayLike<number>).slice(0, length));
+          }
+          checked++;
+        }
+        state.apply(state.legalActionAt(Math.floor(random() * state.numLegalActions())));
+      }
+      expect(checked).toBeGreaterThan(100);
     }
   });
 });
