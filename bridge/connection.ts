@@ -8,7 +8,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
 import { MAX_SEATS, NUM_ACTIONS, actionToString } from '../env/rules/index.js';
-import { OBS_SIZE, observationSpec } from '../env/observation.js';
+import { MAX_OBSERVATION_JSON_BYTES, OBS_SIZE, observationSpec } from '../env/observation.js';
 import { BridgeError, toErrorBody } from './errors.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
 import { MAX_POLICY_ROWS, METHODS, PROTOCOL_VERSION, REQUEST_SCHEMAS, type Method, type ParamsOf } from './protocol.js';
@@ -85,19 +85,23 @@ function rawBytes(data: RawData): number {
   return data.byteLength;
 }
 
-/** The bytes of one JSON row of policy.act at its most compact (a digit and a comma per entry). */
-const MIN_POLICY_ROW_BYTES = 2 * (OBS_SIZE + NUM_ACTIONS) + 8;
+/**
+ * The most bytes one policy.act row takes as JSON.stringify writes it: its observation at its
+ * longest (real observations hold values such as 0.20000000298023224) and its mask (a digit and
+ * a comma per entry), with the brackets and commas around them.
+ */
+const POLICY_ROW_BYTES = MAX_OBSERVATION_JSON_BYTES + 2 * NUM_ACTIONS + 4;
 /**
  * Room for the rest of a policy.act request: its keys, a request id of 128 characters and a
  * policy id of 64. The rows hello advertises fit the message limit beside it.
  */
 const POLICY_ACT_ENVELOPE_BYTES = 512;
 /** The smallest message limit a server may have: one policy.act row must fit. */
-export const MIN_MESSAGE_BYTES = POLICY_ACT_ENVELOPE_BYTES + MIN_POLICY_ROW_BYTES;
+export const MIN_MESSAGE_BYTES = POLICY_ACT_ENVELOPE_BYTES + POLICY_ROW_BYTES;
 
-/** The most policy.act rows a request of `maxMessageBytes` can carry, written compactly. */
+/** The most policy.act rows a request of `maxMessageBytes` surely carries, however its values are written by JSON.stringify. */
 export function maxPolicyRowsFor(maxMessageBytes: number): number {
-  return Math.max(0, Math.min(MAX_POLICY_ROWS, Math.floor((maxMessageBytes - POLICY_ACT_ENVELOPE_BYTES) / MIN_POLICY_ROW_BYTES)));
+  return Math.max(0, Math.min(MAX_POLICY_ROWS, Math.floor((maxMessageBytes - POLICY_ACT_ENVELOPE_BYTES) / POLICY_ROW_BYTES)));
 }
 
 /**

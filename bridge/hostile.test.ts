@@ -13,7 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { NUM_ACTIONS, OBS_SIZE, createGame, decodeObservation, parseCard, replayRecord, stateToRecord } from '../index.js';
+import { NUM_ACTIONS, OBS_SIZE, VecEnv, actionRng, createGame, decodeObservation, observationSpec, parseCard, replayRecord, stateToRecord } from '../index.js';
+import { MAX_OBSERVATION_JSON_BYTES } from '../env/observation.js';
 import { PolicyAgent } from '../agents/policy-agent.js';
 import { selectBackend } from '../agents/tfjs.js';
 import { writeCheckpoint } from '../checkpoints/checkpoint.js';
@@ -974,12 +975,14 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     await server.close();
   });
 
-  it('policy.act takes as many rows as the message limit carries, and says so in hello', async () => {
+  it('policy.act takes up to 512 rows in a request that fits the message limit; hello says how many surely fit', async () => {
     const server = await new BridgeServer({ port: 0 }).start();
     const client = await BridgeClient.open(server.url);
     const hello = (await client.call('hello', { protocolVersion: PROTOCOL_VERSION })).result as any;
-    const rows = hello.limits.maxPolicyRows as number;
-    expect(rows).toBe(512);
+    expect(hello.limits.maxPolicyRows).toBe(maxPolicyRowsFor(1 << 20));
+    expect(hello.limits.maxPolicyRows).toBe(351);
+    // Zero rows are short: 512 of them fit the default limit, and 513 are too many.
+    const rows = 512;
     const policy = (await client.call('policy.load', { agent: 'random' })).result.policy;
     const mask = Array.from({ length: NUM_ACTIONS }, (_, a) => (a === 66 ? 1 : 0));
     const observations = Array.from({ length: rows }, () => new Array(OBS_SIZE).fill(0));
@@ -993,11 +996,36 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     await server.close();
   });
 
-  it('the rows hello advertises fit small message limits too, beside a 128-character request id', async () => {
+  const legalOf = (masks: Uint8Array, i: number) => Array.from(masks.subarray(i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS)).flatMap((m, a) => (m ? [a] : []));
+
+  it('real observation rows, as JSON.stringify writes them, stay within the row bound the limits use', () => {
+    // The bound used to assume a digit per entry: real rows (0.20000000298023224, ...) passed it.
+    let longest = 0;
+    for (const [profile, players] of [['didactic4', 3], ['didactic4', 6], ['tavern5', 4], ['tavern5', 6]] as const) {
+      const vec = new VecEnv({ numEnvs: 8, config: { rules: { profile, players } } }).reset(`rows-${profile}-${players}`);
+      const random = actionRng(`rows-${players}`);
+      for (let step = 0; step < 300; step++) {
+        for (let i = 0; i < 8; i++) longest = Math.max(longest, JSON.stringify(Array.from(vec.observations.subarray(i * OBS_SIZE, (i + 1) * OBS_SIZE))).length);
+        vec.step(Array.from({ length: 8 }, (_, i) => legalOf(vec.masks, i)[Math.floor(random() * legalOf(vec.masks, i).length)]!));
+      }
+    }
+    expect(longest).toBeGreaterThan(1000);
+    expect(longest).toBeLessThanOrEqual(MAX_OBSERVATION_JSON_BYTES);
+  });
+
+  it('the rows hello advertises fit small message limits too, beside a 128-character request id, at their longest', async () => {
     // The count used to leave no room for the rest of the request: at 2272 bytes hello said 2
-    // rows, whose request closed the connection (1009).
+    // rows, whose request closed the connection (1009). Then it assumed a digit per entry, and
+    // real rows did not fit (a 1689-byte row at the 1648-byte minimum).
     expect(() => new BridgeServer({ maxMessageBytes: MIN_MESSAGE_BYTES - 1 })).toThrow(/maxMessageBytes/);
-    for (const maxMessageBytes of [MIN_MESSAGE_BYTES, 2272, 2345, 20_000]) {
+    // The longest row the server takes: 1 in every 0/1 entry, a 24-character number in every
+    // other one (in every slice's bounds; a sign would make it 25, as the bound allows).
+    const zeroOne = new Set(['hand', 'ownDiscards', 'faceUp', 'trump', 'currentTrick', 'playedBy', 'trickLeader', 'declarations', 'dealtIn', 'seatExists', 'dealer', 'toAct', 'seat', 'numPlayers', 'profile', 'kind', 'phase', 'tieBreak']);
+    const longestRow = observationSpec().slices.flatMap((slice) => new Array(slice.size).fill(zeroOne.has(slice.name) ? 1 : Math.fround(1.2345678e-6)));
+    const numbers = longestRow.filter((v) => v !== 1).length;
+    expect(JSON.stringify(longestRow).length).toBe(MAX_OBSERVATION_JSON_BYTES - numbers);
+    expect(MIN_MESSAGE_BYTES).toBe(3493); // docs/bridge.md, kratzen serve --help
+    for (const maxMessageBytes of [MIN_MESSAGE_BYTES, 4000, 2 * MIN_MESSAGE_BYTES + 100, 20_000, 1 << 20]) {
       const server = await new BridgeServer({ port: 0, maxMessageBytes }).start();
       const client = await BridgeClient.open(server.url);
       const rows = ((await client.call('hello', { protocolVersion: PROTOCOL_VERSION })).result as any).limits.maxPolicyRows as number;
@@ -1005,8 +1033,11 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
       expect(rows).toBeGreaterThanOrEqual(1);
       const policy = (await client.call('policy.load', { agent: 'random' })).result.policy as string;
       const mask = Array.from({ length: NUM_ACTIONS }, (_, a) => (a === 66 ? 1 : 0));
-      const params = { policy, observations: Array.from({ length: rows }, () => new Array(OBS_SIZE).fill(0)), masks: Array.from({ length: rows }, () => mask) };
-      const reply = await client.sendRaw(JSON.stringify({ id: 'x'.repeat(128), method: 'policy.act', params }));
+      const params = { policy, observations: Array.from({ length: rows }, () => longestRow), masks: Array.from({ length: rows }, () => new Array(NUM_ACTIONS).fill(1)) };
+      const text = JSON.stringify({ id: 'x'.repeat(128), method: 'policy.act', params });
+      expect(text.length, `limit ${maxMessageBytes}`).toBeLessThanOrEqual(maxMessageBytes);
+      const reply = await client.sendRaw(text);
+      expect(reply.error, `limit ${maxMessageBytes}`).toBeUndefined();
       expect(reply.result?.actions, `limit ${maxMessageBytes}`).toHaveLength(rows);
       await client.close();
       await server.close();

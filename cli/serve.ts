@@ -40,7 +40,7 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
                            an env keeps its session's finished hands until the session ends
   --max-total-envs N       envs over all connections' sessions (16384; an env holds 3-12 KB)
   --max-total-hands N      hands over all connections' sessions, counted as --max-hands is (131072)
-  --max-message-bytes B    largest request frame (1048576; at least 1648, one policy.act row)
+  --max-message-bytes B    largest request frame (1048576; at least ${MIN_MESSAGE_BYTES}, one policy.act row at its longest)
   --max-queued N           pipelined requests one connection may have waiting (256)
   --max-buffered-bytes B   replies held for one client that does not read them (16777216); past a
                            quarter of it no more of its requests run until it reads

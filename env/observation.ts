@@ -170,6 +170,23 @@ for (const [name, size, low, high] of OBS_LAYOUT) {
 }
 /** Observation length; the same for every rule set so policies carry over between tables. */
 export const OBS_SIZE = cursor;
+/** Slices whose entries are only ever 0 or 1: one digit each in JSON. */
+const ZERO_ONE_SLICES: ReadonlySet<SliceName> = new Set<SliceName>([
+  'hand', 'ownDiscards', 'faceUp', 'trump', 'currentTrick', 'playedBy', 'trickLeader', 'declarations',
+  'dealtIn', 'seatExists', 'dealer', 'toAct', 'seat', 'numPlayers', 'profile', 'kind', 'phase', 'tieBreak',
+]);
+/**
+ * The longest JSON number of a float32 value as JSON.stringify writes it (as a double): a sign,
+ * `0.00000` and 17 significant digits (`-0.0000012345678901234567`; exponents are shorter).
+ */
+const MAX_JSON_NUMBER_CHARS = 25;
+/**
+ * The most bytes one observation row takes as a JSON array written by JSON.stringify (`[`, `]`,
+ * the entries and the commas between them): what a policy.act row may cost a client that sends
+ * rows as the server sent them (bridge/connection.ts sizes its row limit by it).
+ */
+export const MAX_OBSERVATION_JSON_BYTES =
+  1 + SLICES.reduce((bytes, s) => bytes + s.size * (ZERO_ONE_SLICES.has(s.name) ? 2 : MAX_JSON_NUMBER_CHARS + 1), 0);
 function offsetOf(name: SliceName): number {
   return SLICES.find((s) => s.name === name)!.offset;
 }
