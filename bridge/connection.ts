@@ -137,7 +137,8 @@ export function closeSoon(ws: WebSocket, code: number, reason: string): void {
 let nextConnectionNumber = 1;
 
 /** One for the main thread: its connections take turns in it. */
-const scheduler = new FairScheduler();
+/** The main thread's turns, shared by all connections (exported for tests). */
+export const scheduler = new FairScheduler();
 
 export class Connection implements Servable {
   /**
@@ -207,7 +208,13 @@ export class Connection implements Servable {
       this.paused = true;
       this.ws.pause();
     }
-    if (!this.busy) scheduler.wake(this);
+    if (this.busy) return;
+    // Before hello a frame is handled at once rather than in turn: it is small (refusedBeforeHello)
+    // and cheap (hello, or a refusal), and a hello left waiting for a turn while a flood of new
+    // sockets is accepted was evicted with them as a silent socket (server.ts, accept).
+    if (!this.greetedFlag) {
+      if (this.serveOne()) scheduler.wake(this);
+    } else scheduler.wake(this);
   }
 
   pong(): void {

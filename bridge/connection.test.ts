@@ -1,0 +1,58 @@
+// A connection's request queue (connection.ts), driven without sockets: a fake ws records what is sent.
+import { describe, expect, it } from 'vitest';
+import type WebSocket from 'ws';
+import { Connection, scheduler, type ConnectionContext } from './connection.js';
+import { SLICE_MS } from './fair-scheduler.js';
+import { PROTOCOL_VERSION } from './protocol.js';
+
+function fakeSocket() {
+  const sent: unknown[] = [];
+  const ws = { OPEN: 1, readyState: 1, bufferedAmount: 0, send: (data: unknown) => sent.push(data), pause() {}, resume() {}, close() {}, terminate() {} };
+  return { ws: ws as unknown as WebSocket, sent };
+}
+
+function context(): ConnectionContext {
+  return {
+    token: 'secret',
+    maxSessionsPerConnection: 1,
+    maxEnvsPerConnection: 1,
+    maxHandsPerConnection: 1,
+    maxTotalEnvs: 1,
+    maxTotalHands: 1,
+    totals: { envs: 0, hands: 0 },
+    maxPoliciesPerConnection: 1,
+    maxBufferedBytes: 1 << 20,
+    maxQueuedRequests: 8,
+    maxMessageBytes: 1 << 20,
+    host: { dispose: () => undefined } as unknown as ConnectionContext['host'],
+    pool: { dispose: () => undefined } as unknown as ConnectionContext['pool'],
+    isShuttingDown: () => false,
+    admit: () => true,
+    afterReply: () => undefined,
+  };
+}
+
+describe('Connection [issue: a token holder locked out by a flood of silent sockets]', () => {
+  it('answers hello at once, even when the thread\'s slice is used up, so its socket is never evicted as silent', () => {
+    // Another connection's request uses up the slice: a request of a greeted client now waits
+    // for the next turn, and a hello used to wait with it while new sockets evicted its socket.
+    scheduler.wake({
+      usage: 0,
+      usageAt: performance.now(),
+      serveOne: () => {
+        const end = performance.now() + SLICE_MS + 2;
+        while (performance.now() < end);
+        return false;
+      },
+    });
+    const { ws, sent } = fakeSocket();
+    const connection = new Connection(ws, context());
+    connection.receive(Buffer.from(JSON.stringify({ id: 1, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION, token: 'secret' } })));
+    expect(connection.greeted).toBe(true);
+    expect(JSON.parse(String(sent[0]))).toMatchObject({ id: 1, result: { protocolVersion: PROTOCOL_VERSION } });
+    // Once greeted, requests take their turn: this ping waits for the next one.
+    connection.receive(Buffer.from(JSON.stringify({ id: 2, method: 'ping' })));
+    expect(sent).toHaveLength(1);
+    connection.dispose();
+  });
+});
