@@ -29,7 +29,7 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
   --checkpoint-root DIR    a folder policies and opponents may be loaded from, besides the package's
                            checkpoints/ and ./runs; repeatable
   --max-connections N      clients that completed hello (default 64)
-  --max-pending N          sockets still waiting for hello, counted apart; when full the oldest is dropped (16)
+  --max-pending N          sockets still waiting for hello, counted apart; when full the oldest is dropped (256)
   --hello-timeout-ms MS    a socket without hello by then is closed, code 4001 (5000)
   --max-handshaking N      TCP connections that have not finished a WebSocket handshake (raw, plain
                            HTTP), counted apart; when full the oldest is destroyed (256)
