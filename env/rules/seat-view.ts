@@ -8,9 +8,10 @@
 // A SeatView is filled in place (`seatView(state, seat, view)`), so the encoder allocates
 // nothing. It is a copy: the seat's own cards, and the public table copied from the state's
 // block in whole words, so it stays valid when the state moves on. A LiveSeatView
-// (`liveSeatView`) holds the same except the public table, which it reads in place in the
-// state's block: valid only until the state changes, for the observation encoder, which reads it
-// at once (copying the table was an eighth of a vector env's step).
+// (`liveSeatView`) holds the same except the public table, which it reads in place through views
+// of just that part of the state's block: valid only until the state changes, for the
+// observation encoder, which reads it at once (copying the table was an eighth of a vector env's
+// step).
 
 import { NUM_CARDS } from './cards.js';
 import type { KratzenState } from './game.js';
@@ -130,9 +131,10 @@ class TableCopy {
   }
 }
 /**
- * A seat's view that reads the public table in place: `bytes` / `ubytes` hold it at the
- * offsets `TableAt` names (signed and unsigned reads of the same bytes), `units` the balances.
- * Valid only until the state changes. Its fields mean what SeatView's do.
+ * A seat's view that reads the public table in place: `bytes` / `ubytes` are views of the
+ * state's public table alone (signed and unsigned reads of the same bytes), its arrays at the
+ * offsets `TableAt` names; `units` the balances. Valid only until the state changes. Its fields
+ * mean what SeatView's do.
  */
 export class LiveSeatView extends SeatFacts {
   bytes: Int8Array = new Int8Array(0);
@@ -145,15 +147,15 @@ export class LiveSeatView extends SeatFacts {
  * is laid out as the SeatView field of the same name documents.
  */
 export const enum TableAt {
-  faceUp = Mem.faceUp,
-  trickCards = Mem.trickCards,
-  playedCards = Mem.playedCards,
-  declaration = Mem.declaration,
-  exchanged = Mem.exchanged,
-  tricksWon = Mem.tricksWon,
-  quotas = Mem.quotas,
-  dealtIn = Mem.dealtIn,
-  balances = Mem.balances,
+  faceUp = Mem.faceUp - Mem.faceUp,
+  trickCards = Mem.trickCards - Mem.faceUp,
+  playedCards = Mem.playedCards - Mem.faceUp,
+  declaration = Mem.declaration - Mem.faceUp,
+  exchanged = Mem.exchanged - Mem.faceUp,
+  tricksWon = Mem.tricksWon - Mem.faceUp,
+  quotas = Mem.quotas - Mem.faceUp,
+  dealtIn = Mem.dealtIn - Mem.faceUp,
+  balances = 0,
 }
 
 /** Fills `into` (or a new SeatView) with what `seat` may see of `state` now. */
@@ -168,9 +170,10 @@ export function seatView(state: KratzenState, seat: number, into: SeatView = new
 export function liveSeatView(state: KratzenState, seat: number, into: LiveSeatView): LiveSeatView {
   const d = internals(state);
   fillFacts(state, d, seat, into);
-  into.bytes = d.i8;
-  into.ubytes = d.u8;
-  into.units = d.f64;
+  const table = d.publicTable();
+  into.bytes = table.bytes;
+  into.ubytes = table.ubytes;
+  into.units = table.balances;
   return into;
 }
 

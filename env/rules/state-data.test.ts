@@ -113,7 +113,7 @@ describe('the block layout (Mem)', () => {
       expect(table(view)).toBe(before);
     }
   });
-  it('a live seat view (the encoder\'s) shows what a copied one does, reading the table in place', () => {
+  it('a live seat view (the encoder\'s) shows what a copied one does, reading only the public table, in place', () => {
     const live = new LiveSeatView();
     const arrays: [string, number, number, 'bytes' | 'ubytes' | 'units'][] = [
       ['faceUp', TableAt.faceUp, 2, 'bytes'],
@@ -146,6 +146,8 @@ describe('the block layout (Mem)', () => {
             const read = Array.from((view[source] as Int8Array).subarray(at, at + length));
             expect(read, name).toEqual(Array.from(copy[name] as ArrayLike<number>).slice(0, length));
           }
+          // Its views cover the public table and the balances, nothing else of the block.
+          expect([live.bytes.length, live.ubytes.length, live.units.length]).toEqual([Mem.publicBytes, Mem.publicBytes, MAX_SEATS]);
           checked++;
         }
         state.apply(state.legalActionAt(Math.floor(random() * state.numLegalActions())));

@@ -108,6 +108,13 @@ export function copySeats<T extends Uint8Array | Float64Array>(from: T, at: Mem,
   for (let s = 0; s < MAX_SEATS; s++) to[s] = from[at + s]!;
 }
 
+/** A state's public table and balances, each a view of just that part of its block. */
+export interface PublicTableViews {
+  readonly bytes: Int8Array;
+  readonly ubytes: Uint8Array;
+  readonly balances: Float64Array;
+}
+
 /** The mutable data of a session; field by field what game.ts documents for its accessors. */
 export class StateData {
   /** This state's memory (Mem.blockBytes of a slab, see takeMemory), through the views of its element types. */
@@ -156,6 +163,24 @@ export class StateData {
   // ---- legal actions, computed once per state
   numLegal = 0;
   legalFresh = false;
+
+  /** publicTable()'s views, made at first use. */
+  private publicViews: PublicTableViews | null = null;
+
+  /**
+   * The public table (the bytes from Mem.faceUp, Mem.publicBytes of them, signed and unsigned)
+   * and the balances as views of their own: what a LiveSeatView reads in place (seat-view.ts),
+   * and nothing else of the block.
+   */
+  publicTable(): PublicTableViews {
+    if (this.publicViews) return this.publicViews;
+    const at = this.u8.byteOffset + Mem.faceUp;
+    return (this.publicViews = {
+      bytes: new Int8Array(this.u8.buffer, at, Mem.publicBytes),
+      ubytes: new Uint8Array(this.u8.buffer, at, Mem.publicBytes),
+      balances: new Float64Array(this.f64.buffer, this.f64.byteOffset + Mem.balances * 8, MAX_SEATS),
+    });
+  }
 
   constructor(readonly numPlayers: number) {
     const start = takeMemory();
