@@ -170,10 +170,10 @@ export function seatView(state: KratzenState, seat: number, into: SeatView = new
 export function liveSeatView(state: KratzenState, seat: number, into: LiveSeatView): LiveSeatView {
   const d = internals(state);
   fillFacts(state, d, seat, into);
-  const table = d.publicTable();
-  into.bytes = table.bytes;
-  into.ubytes = table.ubytes;
-  into.units = table.balances;
+  if (d.publicBytes === null) d.makePublicViews();
+  into.bytes = d.publicBytes!;
+  into.ubytes = d.publicUbytes!;
+  into.units = d.publicBalances!;
   return into;
 }
 

@@ -108,13 +108,6 @@ export function copySeats<T extends Uint8Array | Float64Array>(from: T, at: Mem,
   for (let s = 0; s < MAX_SEATS; s++) to[s] = from[at + s]!;
 }
 
-/** A state's public table and balances, each a view of just that part of its block. */
-export interface PublicTableViews {
-  readonly bytes: Int8Array;
-  readonly ubytes: Uint8Array;
-  readonly balances: Float64Array;
-}
-
 /** The mutable data of a session; field by field what game.ts documents for its accessors. */
 export class StateData {
   /** This state's memory (Mem.blockBytes of a slab, see takeMemory), through the views of its element types. */
@@ -164,22 +157,21 @@ export class StateData {
   numLegal = 0;
   legalFresh = false;
 
-  /** publicTable()'s views, made at first use. */
-  private publicViews: PublicTableViews | null = null;
-
   /**
    * The public table (the bytes from Mem.faceUp, Mem.publicBytes of them, signed and unsigned)
-   * and the balances as views of their own: what a LiveSeatView reads in place (seat-view.ts),
-   * and nothing else of the block.
+   * and the balances as views of their own, made at first use (`makePublicViews`): what a
+   * LiveSeatView reads in place (seat-view.ts), and nothing else of the block. Plain fields, not
+   * a getter: the encoder reads them for every row.
    */
-  publicTable(): PublicTableViews {
-    if (this.publicViews) return this.publicViews;
+  publicBytes: Int8Array | null = null;
+  publicUbytes: Uint8Array | null = null;
+  publicBalances: Float64Array | null = null;
+
+  makePublicViews(): void {
     const at = this.u8.byteOffset + Mem.faceUp;
-    return (this.publicViews = {
-      bytes: new Int8Array(this.u8.buffer, at, Mem.publicBytes),
-      ubytes: new Uint8Array(this.u8.buffer, at, Mem.publicBytes),
-      balances: new Float64Array(this.f64.buffer, this.f64.byteOffset + Mem.balances * 8, MAX_SEATS),
-    });
+    this.publicBytes = new Int8Array(this.u8.buffer, at, Mem.publicBytes);
+    this.publicUbytes = new Uint8Array(this.u8.buffer, at, Mem.publicBytes);
+    this.publicBalances = new Float64Array(this.f64.buffer, this.f64.byteOffset + Mem.balances * 8, MAX_SEATS);
   }
 
   constructor(readonly numPlayers: number) {
