@@ -109,25 +109,45 @@ export class SeatView extends SeatFacts {
   }
 }
 
-/** A copy of a state's public bytes (same offsets from Mem.faceUp on), with a view of each array, and the balances. */
+/**
+ * Where each array of the public table starts within it: in a LiveSeatView's `bytes` / `ubytes`
+ * and in a SeatView's copy (`balances`: in a LiveSeatView's `units`). Each array is laid out as
+ * the SeatView field of the same name documents.
+ */
+export const enum TableAt {
+  faceUp = Mem.faceUp - Mem.faceUp,
+  trickCards = Mem.trickCards - Mem.faceUp,
+  trickSeats = Mem.trickSeats - Mem.faceUp,
+  playedCards = Mem.playedCards - Mem.faceUp,
+  trickWinners = Mem.trickWinners - Mem.faceUp,
+  declaration = Mem.declaration - Mem.faceUp,
+  exchanged = Mem.exchanged - Mem.faceUp,
+  tricksWon = Mem.tricksWon - Mem.faceUp,
+  quotas = Mem.quotas - Mem.faceUp,
+  dealtIn = Mem.dealtIn - Mem.faceUp,
+  playing = Mem.playing - Mem.faceUp,
+  balances = 0,
+}
+
+/** A copy of a state's public bytes (its arrays at their TableAt offsets), with a view of each array, and the balances. */
 class TableCopy {
   readonly words = new Int32Array(Mem.publicBytes >> 2);
   private readonly buffer = this.words.buffer as ArrayBuffer;
-  readonly faceUp = this.bytes(Int8Array, Mem.faceUp, 2);
-  readonly trickCards = this.bytes(Int8Array, Mem.trickCards, MAX_SEATS);
-  readonly trickSeats = this.bytes(Int8Array, Mem.trickSeats, MAX_SEATS);
-  readonly playedCards = this.bytes(Int8Array, Mem.playedCards, MAX_TRICKS * MAX_SEATS);
-  readonly trickWinners = this.bytes(Int8Array, Mem.trickWinners, MAX_TRICKS);
-  readonly declaration = this.bytes(Uint8Array, Mem.declaration, MAX_SEATS);
-  readonly exchanged = this.bytes(Uint8Array, Mem.exchanged, MAX_SEATS);
-  readonly tricksWon = this.bytes(Uint8Array, Mem.tricksWon, MAX_SEATS);
-  readonly quotas = this.bytes(Uint8Array, Mem.quotas, MAX_SEATS);
-  readonly dealtIn = this.bytes(Uint8Array, Mem.dealtIn, MAX_SEATS);
-  readonly playing = this.bytes(Uint8Array, Mem.playing, MAX_SEATS);
+  readonly faceUp = this.bytes(Int8Array, TableAt.faceUp, 2);
+  readonly trickCards = this.bytes(Int8Array, TableAt.trickCards, MAX_SEATS);
+  readonly trickSeats = this.bytes(Int8Array, TableAt.trickSeats, MAX_SEATS);
+  readonly playedCards = this.bytes(Int8Array, TableAt.playedCards, MAX_TRICKS * MAX_SEATS);
+  readonly trickWinners = this.bytes(Int8Array, TableAt.trickWinners, MAX_TRICKS);
+  readonly declaration = this.bytes(Uint8Array, TableAt.declaration, MAX_SEATS);
+  readonly exchanged = this.bytes(Uint8Array, TableAt.exchanged, MAX_SEATS);
+  readonly tricksWon = this.bytes(Uint8Array, TableAt.tricksWon, MAX_SEATS);
+  readonly quotas = this.bytes(Uint8Array, TableAt.quotas, MAX_SEATS);
+  readonly dealtIn = this.bytes(Uint8Array, TableAt.dealtIn, MAX_SEATS);
+  readonly playing = this.bytes(Uint8Array, TableAt.playing, MAX_SEATS);
   readonly balances = new Float64Array(MAX_SEATS);
 
-  private bytes<T extends Int8Array | Uint8Array>(Kind: new (buffer: ArrayBuffer, offset: number, length: number) => T, at: Mem, length: number): T {
-    return new Kind(this.buffer, at - Mem.faceUp, length);
+  private bytes<T extends Int8Array | Uint8Array>(Kind: new (buffer: ArrayBuffer, offset: number, length: number) => T, at: TableAt, length: number): T {
+    return new Kind(this.buffer, at, length);
   }
 }
 /**
@@ -142,21 +162,6 @@ export class LiveSeatView extends SeatFacts {
   units: Float64Array = new Float64Array(0);
 }
 
-/**
- * Where a LiveSeatView's arrays start in `bytes` / `ubytes` (`balances`: in `units`). Each array
- * is laid out as the SeatView field of the same name documents.
- */
-export const enum TableAt {
-  faceUp = Mem.faceUp - Mem.faceUp,
-  trickCards = Mem.trickCards - Mem.faceUp,
-  playedCards = Mem.playedCards - Mem.faceUp,
-  declaration = Mem.declaration - Mem.faceUp,
-  exchanged = Mem.exchanged - Mem.faceUp,
-  tricksWon = Mem.tricksWon - Mem.faceUp,
-  quotas = Mem.quotas - Mem.faceUp,
-  dealtIn = Mem.dealtIn - Mem.faceUp,
-  balances = 0,
-}
 
 /** Fills `into` (or a new SeatView) with what `seat` may see of `state` now. */
 export function seatView(state: KratzenState, seat: number, into: SeatView = new SeatView()): SeatView {
