@@ -77,8 +77,11 @@ const MAIN_THREAD_MAX_ENVS = { binary: 1024, json: 256 } as const;
  */
 const MAIN_THREAD_MAX_HANDS = 64;
 
-/** Bytes of queued frames past which a connection's socket is no longer read until they drain. */
-const MAX_QUEUED_BYTES = 4 << 20;
+/**
+ * Bytes of queued frames past which a connection's further frames are not kept: each is refused
+ * in its turn (UNREAD_FRAME). The socket is read on, so a close frame is seen at once.
+ */
+export const MAX_QUEUED_BYTES = 4 << 20;
 
 function rawBytes(data: RawData): number {
   if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.length, 0);
@@ -116,6 +119,13 @@ export const CLOSE_TOO_BIG = 1009;
 
 /** Stands in the queue for a binary frame, which is refused when its turn comes (replies keep request order). */
 const BINARY_FRAME: RawData = Buffer.alloc(0);
+/**
+ * Stands in the queue for a frame that arrived while MAX_QUEUED_BYTES were waiting: refused in
+ * its turn, unread (so with id null). Pausing the socket instead held what the client sent in TCP
+ * buffers, but hid its close frame too: a client that pipelined more than the bound of slow
+ * requests and closed had them worked through for ~30 s (until ws gave up the closing handshake).
+ */
+const UNREAD_FRAME: RawData = Buffer.alloc(0);
 
 /** How long a peer has to answer a close frame before its socket is destroyed. */
 export const CLOSE_GRACE_MS = 1000;
@@ -163,9 +173,8 @@ export class Connection implements Servable {
   private nextId = 1;
   private readonly queue: RawData[] = [];
   private busy = false;
-  /** Bytes of the frames in `queue`; past MAX_QUEUED_BYTES the socket is paused. */
+  /** Bytes of the frames in `queue`; past MAX_QUEUED_BYTES further frames are not kept. */
   private queuedBytes = 0;
-  private paused = false;
   private waitingForReader: NodeJS.Timeout | null = null;
   private closed = false;
   private idleWaiters: (() => void)[] = [];
@@ -196,18 +205,14 @@ export class Connection implements Servable {
     // Only the first frame can be a pending hello; later ones wait for it behind it in the queue.
     if (!this.busy && this.queue.length === 0 && this.refusedBeforeHello(data)) return;
     if (isBinary) data = BINARY_FRAME;
+    // Past the byte bound a frame is not kept (256 queued frames of 1 MiB were 256 MiB).
+    else if (this.queuedBytes > MAX_QUEUED_BYTES) data = UNREAD_FRAME;
     if (this.queue.length >= this.context.maxQueuedRequests) {
       this.drop(1008, 'too many requests queued');
       return;
     }
     this.queue.push(data);
     this.queuedBytes += rawBytes(data);
-    // Past the byte bound the socket is not read until the queue drains: what a client sends
-    // meanwhile waits in TCP buffers, not in this process (256 queued frames of 1 MiB were 256 MiB).
-    if (this.queuedBytes > MAX_QUEUED_BYTES && !this.paused) {
-      this.paused = true;
-      this.ws.pause();
-    }
     if (this.busy) return;
     // Before hello a frame is handled at once rather than in turn: it is small (refusedBeforeHello)
     // and cheap (hello, or a refusal), and a hello left waiting for a turn while a flood of new
@@ -278,10 +283,6 @@ export class Connection implements Servable {
     }
     const next = this.queue.shift()!;
     this.queuedBytes -= rawBytes(next);
-    if (this.paused && this.queuedBytes <= MAX_QUEUED_BYTES / 2) {
-      this.paused = false;
-      this.ws.resume();
-    }
     // Synchronous handlers (env.step of a multi session) are answered without a promise per message.
     const outcome = this.handle(next);
     if (outcome instanceof Promise) {
@@ -338,6 +339,13 @@ export class Connection implements Servable {
       }
       if (data === BINARY_FRAME) {
         return errorReply(null, { code: 'invalid_request', message: 'a request is a text frame (JSON); binary frames are only sent by the server' });
+      }
+      if (data === UNREAD_FRAME) {
+        return errorReply(null, {
+          code: 'limit_exceeded',
+          message: `not read: more than ${MAX_QUEUED_BYTES} bytes of this connection's requests were waiting; wait for replies before sending more`,
+          details: { limit: 'maxQueuedBytes' },
+        });
       }
       let message: unknown;
       try {

@@ -23,7 +23,7 @@ import { BridgeClient } from './client.js';
 import { MAX_HANDS_PER_REPLY, PROTOCOL_VERSION } from './protocol.js';
 import { BridgeServer, CLOSE_HELLO_TIMEOUT } from './server.js';
 import { MIN_NETWORK_TOKEN_CHARS } from './http-guard.js';
-import { CLOSE_TOO_BIG, MAX_PRE_HELLO_FRAME_BYTES, MIN_MESSAGE_BYTES, maxPolicyRowsFor } from './connection.js';
+import { CLOSE_TOO_BIG, MAX_PRE_HELLO_FRAME_BYTES, MAX_QUEUED_BYTES, MIN_MESSAGE_BYTES, maxPolicyRowsFor } from './connection.js';
 
 const HELLO = JSON.stringify({ id: 0, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION } });
 let tmp: string;
@@ -633,7 +633,7 @@ describe('heavy work [issue: one request freezing every client]', () => {
     await light.close();
   });
 
-  it('stops reading a connection whose queued frames pass 4 MiB, and answers them all once they drain', async () => {
+  it('keeps at most about 4 MiB of a connection\'s queued frames and refuses the frames past it in turn, unread', async () => {
     // Frames queued behind a long request were all held in memory: 256 of 1 MiB per connection.
     const sender = rawSocket(server.url);
     await sender.opened;
@@ -641,9 +641,9 @@ describe('heavy work [issue: one request freezing every client]', () => {
     sender.ws.send(JSON.stringify({ id: 1, method: 'env.create', params: { mode: 'single', numEnvs: 16, opponents: 'pimc:samples=32', config: { rules: { players: 6 } } } }));
     while (sender.messages.length < 2) await new Promise((r) => setTimeout(r, 10));
     sender.ws.send(JSON.stringify({ id: 2, method: 'env.reset', params: { session: JSON.parse(sender.messages[1]!).result.session, seed: 1 } }));
-    const pad = 'x'.repeat((1 << 20) - 100);
-    for (let k = 0; k < 64; k++) sender.ws.send(`{"id":${10 + k},"method":"ping","pad":"${pad}"}`);
-    // The server holds at most about 4 MiB of them (plus the frame that passed the bound).
+    // JSON's whitespace makes a valid request of any size.
+    const pad = ' '.repeat((1 << 20) - 100);
+    for (let k = 0; k < 64; k++) sender.ws.send(`{"id":${10 + k},${pad}"method":"ping"}`);
     let mostQueued = 0;
     const deadline = Date.now() + 60_000;
     while (sender.messages.length < 2 + 1 + 64 && Date.now() < deadline) {
@@ -651,10 +651,42 @@ describe('heavy work [issue: one request freezing every client]', () => {
       await new Promise((r) => setTimeout(r, 5));
     }
     expect(mostQueued).toBeGreaterThan(1 << 20);
-    expect(mostQueued).toBeLessThanOrEqual(5 << 20);
+    expect(mostQueued).toBeLessThanOrEqual(MAX_QUEUED_BYTES + (1 << 20));
     expect(sender.messages.length).toBe(2 + 1 + 64);
+    // In request order: the pings kept (those that arrived before the bound was passed) are
+    // answered; every later one is refused with id null, and none kept follows a refused one.
+    const pings = sender.messages.slice(3).map((m) => JSON.parse(m) as { id: number | null; result?: unknown; error?: { code: string; details?: { limit?: string } } });
+    const kept = pings.findIndex((r) => r.error !== undefined);
+    expect(kept).toBeGreaterThanOrEqual(4);
+    expect(kept).toBeLessThanOrEqual(5);
+    pings.slice(0, kept).forEach((r, k) => expect(r).toMatchObject({ id: 10 + k, result: {} }));
+    for (const r of pings.slice(kept)) expect(r).toMatchObject({ id: null, error: { code: 'limit_exceeded', details: { limit: 'maxQueuedBytes' } } });
     sender.ws.close();
   }, 90_000);
+
+  it('sees the close of a client that pipelined past 4 MiB of slow requests, and stops their work', async () => {
+    // The socket was paused past the bound, so the close frame waited behind the requests: the
+    // server worked ~28 s for a client gone (until ws gave up the closing handshake).
+    const by = await bystander(server.url);
+    const sender = rawSocket(server.url);
+    await sender.opened;
+    sender.ws.send(HELLO);
+    sender.ws.send(JSON.stringify({ id: 1, method: 'env.create', params: { mode: 'single', numEnvs: 16, opponents: 'pimc:samples=32', config: { rules: { players: 6 } } } }));
+    while (sender.messages.length < 2) await new Promise((r) => setTimeout(r, 10));
+    const session = JSON.parse(sender.messages[1]!).result.session;
+    const pad = ' '.repeat((1 << 20) - 200);
+    for (let k = 0; k < 12; k++) sender.ws.send(`{"id":${10 + k},${pad}"method":"env.reset","params":{"session":"${session}","seed":${k}}}`);
+    // The first reset is at work (each takes about a second), the rest wait past the bound.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sender.messages.length).toBe(2);
+    const closedAt = Date.now();
+    sender.ws.close();
+    expect(await sender.closed).toBe(1005);
+    expect(Date.now() - closedAt).toBeLessThan(3000);
+    expect(server.queuedRequestBytes).toBe(0);
+    await by.check();
+    await by.client.close();
+  }, 60_000);
 
   it('closes a connection that pipelines more requests than its queue holds, and stops its work', async () => {
     const small = await new BridgeServer({ port: 0, maxQueuedRequests: 8, heavyWorkers: 1 }).start();
