@@ -19,7 +19,7 @@ import { checkPolicyRules } from './policies.js';
 import { packPolicyAct, screenPolicyAct } from './policy-rows.js';
 import { checkSessionConfig, slicedControl } from './session.js';
 import { giveBackFrame, isLentFrame } from './frame-pool.js';
-import { FairScheduler, SLICE_MS, addUsage, type Servable } from './fair-scheduler.js';
+import { FairScheduler, SLICE_MS, type Servable } from './fair-scheduler.js';
 
 /** What a connection needs from its server (resolved options and state). */
 export interface ConnectionContext {
@@ -544,7 +544,7 @@ export class Connection implements Servable {
     // A reset on the main thread gives way like the scheduler's slices: the first one of a large
     // session, before the JIT has compiled the deal, held every other client up for 0.15 s.
     // Its slices after the first count against this connection's use, as requests do.
-    const control = place === 'main' && method === 'env.reset' ? slicedControl(SLICE_MS, () => this.closed, (ms) => addUsage(this, ms)) : undefined;
+    const control = place === 'main' && method === 'env.reset' ? slicedControl(SLICE_MS, this, () => this.closed) : undefined;
     const outcome: HostedReply | Promise<HostedReply> = place !== 'main' ? this.context.pool.run(place, request) : this.context.host.handle(request, control);
     if (outcome instanceof Promise) {
       return outcome.then(

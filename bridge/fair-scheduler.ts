@@ -7,11 +7,14 @@
 // credit beyond none at all. Work runs in slices: past SLICE_MS the rest waits for a setImmediate,
 // so the sockets are read in between (a ping that arrives meanwhile then goes first).
 
-/** What the scheduler serves: a connection with requests queued. */
-export interface Servable {
-  /** Main-thread milliseconds its requests have used, faded to `usageAt` (the scheduler keeps both). */
+/** Milliseconds of a thread some client's work has used, faded to `usageAt` (addUsage keeps both). */
+export interface RecentUse {
   usage: number;
   usageAt: number;
+}
+
+/** What the scheduler serves: a connection with requests queued; its use is of the main thread. */
+export interface Servable extends RecentUse {
   /** Handles one queued request; true if another can be handled right away. */
   serveOne(): boolean;
 }
@@ -26,12 +29,12 @@ export const SLICE_MS = 10;
 export const USE_HALF_LIFE_MS = 100;
 
 /** `c`'s use faded to `now`. */
-export function usageAt(c: Servable, now: number): number {
+export function usageAt(c: RecentUse, now: number): number {
   return c.usage * Math.pow(0.5, (now - c.usageAt) / USE_HALF_LIFE_MS);
 }
 
 /** Adds `ms` of main-thread time, ending `now`, to `c`'s use. */
-export function addUsage(c: Servable, ms: number, now = performance.now()): void {
+export function addUsage(c: RecentUse, ms: number, now = performance.now()): void {
   c.usage = usageAt(c, now) + ms;
   c.usageAt = now;
 }

@@ -7,20 +7,32 @@ import { SessionHost, type HostOptions, type HostedRequest } from './host.js';
 import { slicedControl } from './session.js';
 import { giveBackFrame } from './frame-pool.js';
 // The main thread's slice: a request runs this long before it lets others in, here as there.
-import { SLICE_MS } from './fair-scheduler.js';
+import { SLICE_MS, type RecentUse } from './fair-scheduler.js';
 
 const host = new SessionHost(workerData as HostOptions);
+/**
+ * Each connection's use of this worker lately: paused work resumes least used first. A new
+ * connection starts as if it had just used a slice, as on the main thread (connection.ts).
+ */
+const owners = new Map<number, RecentUse>();
+
+function ownerOf(connection: number): RecentUse {
+  let owner = owners.get(connection);
+  if (!owner) owners.set(connection, (owner = { usage: SLICE_MS, usageAt: performance.now() }));
+  return owner;
+}
 
 type Message = { type: 'request'; ticket: number; request: HostedRequest } | { type: 'dispose'; connection: number };
 
 parentPort!.on('message', (message: Message) => {
   if (message.type === 'dispose') {
     host.dispose(message.connection);
+    owners.delete(message.connection);
     return;
   }
   const { ticket, request } = message;
   if (host.isGone(request.connection)) return;
-  void Promise.resolve(host.handle(request, slicedControl(SLICE_MS, () => host.isGone(request.connection)))).then(({ reply, ok }) => {
+  void Promise.resolve(host.handle(request, slicedControl(SLICE_MS, ownerOf(request.connection), () => host.isGone(request.connection)))).then(({ reply, ok }) => {
     if (host.isGone(request.connection)) return;
     parentPort!.postMessage({ ticket, reply, ok });
     // The main thread got a copy: a pooled frame is free again.

@@ -1,7 +1,11 @@
 // slicedControl: the main thread's (and each worker's) long work gives way in slices that are
-// the thread's, resumed one piece per turn of the event loop, and timed for the client's use.
+// the thread's, resumed one piece per turn of the event loop, least used client first, and timed for the client's use.
 import { describe, expect, it } from 'vitest';
 import { slicedControl } from './session.js';
+import type { RecentUse } from './fair-scheduler.js';
+
+/** A client that has used none of the thread lately. */
+const fresh = (): RecentUse => ({ usage: 0, usageAt: performance.now() });
 
 const busy = (ms: number) => {
   const end = performance.now() + ms;
@@ -9,9 +13,9 @@ const busy = (ms: number) => {
 };
 
 /** Runs `pieces` slices of work under `control`, noting the turn of the event loop of each. */
-async function work(name: string, control: ReturnType<typeof slicedControl>, pieces: number, log: string[], turn: () => number) {
+async function work(name: string, control: ReturnType<typeof slicedControl>, pieces: number, log: string[], turn: () => number, pieceMs = 3) {
   for (let i = 0; i < pieces; i++) {
-    busy(3);
+    busy(pieceMs);
     log.push(`${name}@${turn()}`);
     if (i < pieces - 1 && control.due()) await control.pause();
   }
@@ -28,27 +32,43 @@ describe('slicedControl', () => {
     };
     setImmediate(tick);
     const log: string[] = [];
-    const a = slicedControl(2, () => false);
-    const b = slicedControl(2, () => false);
-    const c = slicedControl(2, () => false);
-    await Promise.all([work('a', a, 4, log, () => turns), work('b', b, 4, log, () => turns), work('c', c, 4, log, () => turns)]);
+    // Each control made as its work starts: a piece counts from its control's making.
+    await Promise.all(['a', 'b', 'c'].map((name) => work(name, slicedControl(2, fresh(), () => false), 4, log, () => turns)));
     counting = false;
     // Each piece outlasts a slice, so every piece after the first of each pauses, and no two
     // resumed pieces share a turn.
     const resumed = log.slice(3);
     const turnsOf = resumed.map((entry) => Number(entry.split('@')[1]));
     expect(new Set(turnsOf).size).toBe(turnsOf.length);
-    // In turn: a, b, c, a, b, c, ...
-    expect(resumed.map((entry) => entry[0]).join('')).toBe('abcabcabc');
+    // Equal pieces of equal clients take turns: each three resumed pieces are one of each (which
+    // goes first within a round depends on a few microseconds of their first pieces).
+    const order = resumed.map((entry) => entry[0]).join('');
+    for (const round of order.match(/.{3}/g)!) expect([...round].sort().join('')).toBe('abc');
+    expect(order.slice(3)).toBe(order.slice(0, 6));
   });
 
-  it('resumes work that has not had a turn yet before work that has (a one-env step behind eight search sessions waited eight turns)', async () => {
+  it('resumes the piece of the client that used least of the thread lately, not pieces in turn (a search client\'s 50 ms pieces held a 2 ms one) [probe F4]', async () => {
     const log: string[] = [];
-    const long = Array.from({ length: 4 }, (_, k) => work(`L${k}`, slicedControl(2, () => false), 6, log, () => 0));
+    const heavy = Array.from({ length: 3 }, (_, k) => work(`H${k}`, slicedControl(1, fresh(), () => false), 12, log, () => 0, 6));
+    while (log.length < 6) await new Promise((r) => setImmediate(r));
+    const light = work('L', slicedControl(1, fresh(), () => false), 8, log, () => 0, 1);
+    await light;
+    // In turn, each of the light client's pieces waited for one of each heavy client's: 21
+    // heavy pieces between its first and last. By use, it runs while it has used least.
+    const first = log.indexOf('L@0');
+    const last = log.lastIndexOf('L@0');
+    const heavyBetween = log.slice(first, last).filter((entry) => entry.startsWith('H')).length;
+    expect(heavyBetween).toBeLessThanOrEqual(3);
+    await Promise.all(heavy);
+  });
+
+  it('resumes the work of a client new to the thread before work of clients that have had turns (a one-env step behind eight search sessions waited eight turns)', async () => {
+    const log: string[] = [];
+    const long = Array.from({ length: 4 }, (_, k) => work(`L${k}`, slicedControl(2, fresh(), () => false), 6, log, () => 0));
     // Once the long pieces have each had a resumed turn, a newcomer arrives.
     while (log.length < 8) await new Promise((r) => setImmediate(r));
     const at = log.length;
-    const newcomer = work('N', slicedControl(2, () => false), 2, log, () => 0);
+    const newcomer = work('N', slicedControl(2, fresh(), () => false), 2, log, () => 0);
     await newcomer;
     // Its first piece runs at once, its second after at most one other piece.
     expect(log.indexOf('N@0')).toBe(at);
@@ -56,27 +76,28 @@ describe('slicedControl', () => {
     await Promise.all(long);
   });
 
-  it('charges the time of every piece, the first included (work that awaits before it runs outside the scheduler)', async () => {
-    const charged: number[] = [];
-    const control = slicedControl(1, () => false, (ms) => charged.push(ms));
+  it('charges the time of every piece to its client, the first included (work that awaits before it runs outside the scheduler)', async () => {
+    const owner = fresh();
+    const control = slicedControl(1, owner, () => false);
     await work('a', control, 3, [], () => 0);
-    expect(charged).toHaveLength(3);
-    for (const ms of charged) expect(ms).toBeGreaterThanOrEqual(2.9);
+    // Three pieces of 3 ms, faded by at most the few ms they took.
+    expect(owner.usage).toBeGreaterThanOrEqual(8.5);
+    expect(owner.usage).toBeLessThan(12);
   });
 
   it('opens a slice for work that starts in a turn without one, so short work never pauses', async () => {
     await new Promise((r) => setTimeout(r, 30));
-    const control = slicedControl(10, () => false);
+    const control = slicedControl(10, fresh(), () => false);
     expect(control.due()).toBe(false);
     busy(12);
     expect(control.due()).toBe(true);
     // A second piece of work starting in the same turn finds the slice used up.
-    expect(slicedControl(10, () => false).due()).toBe(true);
+    expect(slicedControl(10, fresh(), () => false).due()).toBe(true);
   });
 
   it('rejects a paused piece whose client has gone', async () => {
     let gone = false;
-    const control = slicedControl(0, () => gone);
+    const control = slicedControl(0, fresh(), () => gone);
     busy(1);
     const paused = control.pause();
     gone = true;

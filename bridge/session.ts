@@ -21,7 +21,7 @@ import { createAgent, type AgentLimits } from '../agents/registry.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { BridgeError, checkpointMessage } from './errors.js';
 import type { BatchView, FinalEntry } from './codec.js';
-import { SliceClock } from './fair-scheduler.js';
+import { SliceClock, addUsage, usageAt, type RecentUse } from './fair-scheduler.js';
 
 export interface SessionOptions {
   id: string;
@@ -49,13 +49,22 @@ export interface StepControl {
 
 class ClientGone extends Error {}
 
+interface PausedPiece {
+  /** Whose work it is: its client's use of this thread lately, which each of its pieces adds to. */
+  owner: RecentUse;
+  resume: () => void;
+}
+
 // Paused sliced work of this thread (main or worker), resumed one piece per turn of the event
-// loop, in turn: when each piece resumed on its own setImmediate with a slice of its own, N
-// pieces paused together ran N slices back to back, so 16 clients resetting 1024-env sessions
-// held the main thread 0.1-0.2 s at a time and other clients' pings waited as long.
-const paused: (() => void)[] = [];
-/** Paused work that has not had a turn of its own yet: it goes first (see slicedControl). */
-const pausedFirstTime: (() => void)[] = [];
+// loop, the piece whose owner has used least of the thread lately first (ties: in order of
+// pausing). When each piece resumed on its own setImmediate with a slice of its own, N pieces
+// paused together ran N slices back to back, so 16 clients resetting 1024-env sessions held the
+// main thread 0.1-0.2 s at a time. When pieces took turns one each, a piece being whatever ran
+// until the slice was used up, a search decision (~50 ms) counted as much as a bystander's 2 ms:
+// four clients reconnecting every ~0.4 s to reset 64-env search sessions held a bystander's
+// 4-env step 0.5 s at the median (20 ms alone), as each new connection's first piece also went
+// before everything else.
+const paused: PausedPiece[] = [];
 /** The slice of this thread's sliced work (fair-scheduler.ts). */
 const slice = new SliceClock();
 let resumeQueued = false;
@@ -63,8 +72,15 @@ let resumeQueued = false;
 function resumeNext(): void {
   resumeQueued = false;
   slice.open();
-  (pausedFirstTime.shift() ?? paused.shift())?.();
-  if (pausedFirstTime.length + paused.length > 0) queueResume();
+  const now = performance.now();
+  let best = -1;
+  let bestUsage = Infinity;
+  for (let i = 0; i < paused.length; i++) {
+    const usage = usageAt(paused[i]!.owner, now);
+    if (usage < bestUsage) [best, bestUsage] = [i, usage];
+  }
+  if (best >= 0) paused.splice(best, 1)[0]!.resume();
+  if (paused.length > 0) queueResume();
 }
 
 function queueResume(): void {
@@ -74,27 +90,26 @@ function queueResume(): void {
 }
 
 /**
- * A control whose slices last `sliceMs`. A pause lets the event loop run and puts the work at
- * the back of this thread's paused work (at the front the first time: it has had no turn of its
- * own yet); it resumes with a slice of its own, or rejected once
- * `gone()`. A slice belongs to the thread's sliced work, not to one piece: work that starts in a
- * turn whose slice is used up pauses after its first step; work that starts in a turn without
- * one opens it. `charge` is told the time each piece ran (at its pause, and at `settle()` once
- * the work is done), so the scheduler can count it against its client (the first piece from the
- * control's creation, which may overlap the scheduler's own count of the request by its
- * synchronous start).
+ * A control whose slices last `sliceMs`, for work of `owner`. A pause lets the event loop run
+ * and puts the work among this thread's paused work; it resumes with a slice of its own when its
+ * owner has used least of the thread lately, or rejected once `gone()`. A slice belongs to the
+ * thread's sliced work, not to one piece: work that starts in a turn whose slice is used up
+ * pauses after its first step; work that starts in a turn without one opens it. Each piece's
+ * time is added to the owner's use (at its pause, and at `settle()` once the work is done), the
+ * first from the control's creation, which may overlap the main thread's scheduler's own count of
+ * the request by its synchronous start.
  */
-export function slicedControl(sliceMs: number, gone: () => boolean, charge: (ms: number) => void = () => undefined): StepControl & { settle(): void } {
+export function slicedControl(sliceMs: number, owner: RecentUse, gone: () => boolean): StepControl & { settle(): void } {
   if (!slice.isOpen) slice.open();
   // From the start: work that awaits before its first pause (a reset's prepare) runs after the
   // scheduler's turn, which then does not count it.
   let resumedAt = performance.now();
   const settle = () => {
     if (resumedAt < 0) return;
-    charge(performance.now() - resumedAt);
+    const now = performance.now();
+    addUsage(owner, now - resumedAt, now);
     resumedAt = -1;
   };
-  let hadTurn = false;
   return {
     due: () => slice.usedUp(sliceMs),
     pause: () => {
@@ -105,11 +120,7 @@ export function slicedControl(sliceMs: number, gone: () => boolean, charge: (ms:
           resumedAt = performance.now();
           resolve();
         };
-        // Work that has not had a turn of its own yet goes first: a bystander's one-env step in
-        // a worker with eight clients' search sessions paused waited for all eight turns
-        // (0.25 s at the median). Each request starts once, so newcomers cannot hold the rest off.
-        (hadTurn ? paused : pausedFirstTime).push(resume);
-        hadTurn = true;
+        paused.push({ owner, resume });
         queueResume();
       });
     },
