@@ -253,6 +253,26 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
     expect(await raw(`GET ws://${ours}/ HTTP/1.1\r\nHost: ${ours}\r\n${upgrade}`)).toMatch(/^HTTP\/1\.1 101/);
   });
 
+  it('refuses a request with two Host or two Origin headers (Node reads the first, a proxy in front may route by another)', async () => {
+    const raw = (request: string) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(server.port, '127.0.0.1', () => socket.write(request));
+        let text = '';
+        socket.on('data', (data) => (text += data.toString()));
+        socket.on('error', () => undefined);
+        socket.on('close', () => resolve(text));
+        setTimeout(() => socket.end(), 300);
+      });
+    const ours = `127.0.0.1:${server.port}`;
+    const upgrade = `Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
+    expect(await raw(`GET / HTTP/1.1\r\nHost: ${ours}\r\nHost: attacker.example\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
+    expect(await raw(`GET / HTTP/1.1\r\nHost: ${ours}\r\nhost: ${ours}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
+    expect(await raw(`GET / HTTP/1.1\r\nHost: ${ours}\r\nHost: attacker.example\r\n${upgrade}`)).toMatch(/^HTTP\/1\.1 400/);
+    expect(await raw(`GET / HTTP/1.1\r\nHost: ${ours}\r\nOrigin: http://${ours}\r\nOrigin: http://evil.example\r\n${upgrade}`)).toMatch(/^HTTP\/1\.1 400/);
+    expect(await raw(`GET / HTTP/1.1\r\nHost: ${ours}\r\nOrigin: http://${ours}\r\n${upgrade}`)).toMatch(/^HTTP\/1\.1 101/);
+    expect(await raw(`GET / HTTP/1.1\r\nHost: ${ours}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200/);
+  });
+
   it('answers refusals and errors as plain text a browser will not sniff, without echoing what was sent', async () => {
     const get = (headers: Record<string, string>, path = '/') =>
       new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {

@@ -42,6 +42,15 @@ function isWildcard(host: string): boolean {
 
 /** Why a request target of no known form (not `/path`, `*` or `http(s)/ws(s)://authority/...`) is refused. */
 export const BAD_REQUEST_TARGET = 'bad request target';
+/** Why a request with two Host (or Origin) headers is refused: Node reads only the first, a proxy may route by another. */
+export const REPEATED_HEADER = 'a Host or Origin header is repeated';
+
+/** Whether a refusal is of a malformed request (400), not of a well-formed one from elsewhere (403). */
+export function isBadRequest(refused: string): boolean {
+  return refused === BAD_REQUEST_TARGET || refused === REPEATED_HEADER;
+}
+
+const CHECKED_HEADERS = new Set(['host', 'origin', 'sec-websocket-origin']);
 
 export interface HttpGuardOptions {
   /** The interface the server is bound to. */
@@ -76,6 +85,18 @@ export class HttpGuard {
     for (const name of options.allowHosts) names.add(name.toLowerCase().replace(/^\[|\]$/g, ''));
     this.names = names;
     this.origins = new Set(options.allowOrigins.map((o) => o.replace(/\/+$/, '').toLowerCase()));
+  }
+
+  /** Null unless a header the guard checks appears more than once in `rawHeaders` (RFC 9112 refuses two Hosts). */
+  checkRepeated(rawHeaders: readonly string[]): string | null {
+    const seen = new Set<string>();
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      const name = rawHeaders[i]!.toLowerCase();
+      if (!CHECKED_HEADERS.has(name)) continue;
+      if (seen.has(name)) return REPEATED_HEADER;
+      seen.add(name);
+    }
+    return null;
   }
 
   /** Null when the Host header names this server, else why not. */

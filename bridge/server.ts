@@ -14,7 +14,7 @@ import { Connection, MIN_MESSAGE_BYTES, closeSoon } from './connection.js';
 import { HeavyPool } from './heavy-pool.js';
 import { SessionHost, type HostOptions } from './host.js';
 import { defaultCheckpointRoots } from './checkpoint-roots.js';
-import { BAD_REQUEST_TARGET, HttpGuard, networkTokenProblem } from './http-guard.js';
+import { HttpGuard, isBadRequest, networkTokenProblem } from './http-guard.js';
 import { plainTextResponse, sendPlainText } from './http-replies.js';
 import { serveWebAsset } from './web/assets.js';
 import { BusyPoll } from './busy-poll.js';
@@ -241,9 +241,9 @@ export class BridgeServer {
     const http = createServer({ headersTimeout: o.handshakeTimeoutMs, requestTimeout: 2 * o.handshakeTimeoutMs, connectionsCheckingInterval: checkEvery }, (req, res) => {
       // An exception thrown here would end the process, and every client's connection with it.
       try {
-        const refused = this.guard!.checkHost(req.headers.host) ?? this.guard!.checkTarget(req.url);
+        const refused = this.guard!.checkRepeated(req.rawHeaders) ?? this.guard!.checkHost(req.headers.host) ?? this.guard!.checkTarget(req.url);
         if (refused) {
-          sendPlainText(res, refused === BAD_REQUEST_TARGET ? 400 : 403, refused);
+          sendPlainText(res, isBadRequest(refused) ? 400 : 403, refused);
           return;
         }
         if (o.web && serveWebAsset(req, res)) return;
@@ -321,9 +321,10 @@ export class BridgeServer {
     socket.on('error', () => socket.destroy());
     // Protocol version 8 (browsers of 2011, still accepted by ws) named the origin Sec-WebSocket-Origin.
     const origin = req.headers.origin ?? (req.headers['sec-websocket-origin'] as string | undefined);
-    const refused = this.guard!.checkHost(req.headers.host) ?? this.guard!.checkTarget(req.url) ?? this.guard!.checkOrigin(origin);
+    const refused =
+      this.guard!.checkRepeated(req.rawHeaders) ?? this.guard!.checkHost(req.headers.host) ?? this.guard!.checkTarget(req.url) ?? this.guard!.checkOrigin(origin);
     if (refused) {
-      const status = refused === BAD_REQUEST_TARGET ? '400 Bad Request' : '403 Forbidden';
+      const status = isBadRequest(refused) ? '400 Bad Request' : '403 Forbidden';
       // Destroyed once written: the socket is no longer counted among handshaking ones.
       socket.end(plainTextResponse(status, refused), () => socket.destroy());
       return;
