@@ -389,6 +389,34 @@ describe('before authentication [issue: silent sockets locking out the token hol
     await server.close();
   });
 
+  it('closes a connection sending a frame past the message limit with 1009 the client sees, however big the frame', async () => {
+    // The socket was destroyed on ws's error at once: a client (here in another thread) still
+    // writing a 2 MiB frame saw 1006, the connection dropped, instead of the close frame saying
+    // why (2 MiB: 1006 in 12 of 20, 32 MiB: 20 of 20, client in another process).
+    const server = await new BridgeServer({ port: 0 }).start();
+    const by = await bystander(server.url);
+    // Each client sends one frame of its own size and counts a close with 1009.
+    const sizes = [2 << 20, 8 << 20, 32 << 20, 32 << 20];
+    const saw1009 = await clientsInWorker(
+      `let next = 0;
+       async function client() {
+         const bytes = w.sizes[next++];
+         const ws = new WebSocket(w.url, { perMessageDeflate: false });
+         ws.on('error', () => undefined);
+         await new Promise((resolve) => ws.once('open', resolve));
+         ws.send(w.hello);
+         ws.send('{"id":1,' + ' '.repeat(bytes) + '"method":"ping"}');
+         const code = await new Promise((resolve) => ws.once('close', resolve));
+         return code === 1009 ? 1 : 0;
+       }`,
+      { clients: sizes.length, sizes, url: server.url, hello: HELLO },
+    );
+    expect(saw1009).toBe(sizes.length);
+    await by.check();
+    await by.client.close();
+    await server.close();
+  });
+
   it('destroys closed sockets whose peer never answers the close frame, after a second', async () => {
     // ws alone waits 30 s for the answer: 400 silent sockets held 400 descriptors that long,
     // no longer counted by the pending limit or the hello deadline.
