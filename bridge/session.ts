@@ -59,11 +59,11 @@ interface PausedPiece {
 // loop, the piece whose owner has used least of the thread lately first (ties: in order of
 // pausing). When each piece resumed on its own setImmediate with a slice of its own, N pieces
 // paused together ran N slices back to back, so 16 clients resetting 1024-env sessions held the
-// main thread 0.1-0.2 s at a time. When pieces took turns one each, a piece being whatever ran
-// until the slice was used up, a search decision (~50 ms) counted as much as a bystander's 2 ms:
-// four clients reconnecting every ~0.4 s to reset 64-env search sessions held a bystander's
-// 4-env step 0.5 s at the median (20 ms alone), as each new connection's first piece also went
-// before everything else.
+// main thread 0.1-0.2 s at a time. When pieces took turns one each (a piece being whatever ran
+// until the slice was used up), a search client's ~50 ms piece counted as much as a bystander's
+// 2 ms, and each new connection's first piece went before everything else: four clients
+// reconnecting every ~0.4 s to reset 64-env search sessions held a bystander's 4-env step seconds
+// at the median (20 ms alone).
 const paused: PausedPiece[] = [];
 /** The slice of this thread's sliced work (fair-scheduler.ts). */
 const slice = new SliceClock();
