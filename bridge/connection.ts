@@ -9,7 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
 import { MAX_SEATS, NUM_ACTIONS, actionToString } from '../env/rules/index.js';
 import { MAX_OBSERVATION_JSON_BYTES, OBS_SIZE, observationSpec } from '../env/observation.js';
-import { BridgeError, toErrorBody } from './errors.js';
+import { BridgeError, toErrorBody, type ErrorBody } from './errors.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
 import { MAX_POLICY_ROWS, METHODS, PROTOCOL_VERSION, REQUEST_SCHEMAS, type Method, type ParamsOf } from './protocol.js';
 import { errorReply, ok, type Id, type Reply } from './replies.js';
@@ -386,6 +386,10 @@ export class Connection implements Servable {
         if (screened && 'invalid' in screened) return errorReply(id, screened.invalid);
         if (screened) params = screened.params;
       }
+      if (params === null && method === 'env.step') {
+        const invalid = firstBadAction(raw);
+        if (invalid) return errorReply(id, invalid);
+      }
       if (params === null) {
         const parsed = REQUEST_SCHEMAS[method].safeParse(raw);
         if (!parsed.success) {
@@ -632,6 +636,21 @@ function validStepParams(raw: Record<string, unknown>): ParamsOf<'env.step'> | n
   if (typeof session !== 'string' || session.length > 64 || !Array.isArray(actions) || actions.length < 1 || actions.length > 65_536) return null;
   for (let i = 0; i < actions.length; i++) if (!Number.isSafeInteger(actions[i])) return null;
   return params as ParamsOf<'env.step'>;
+}
+
+/**
+ * The first action of an env.step that is no integer, named, or null. The schema would report
+ * every bad entry of a batch: 65,536 of them took 0.2-0.3 s of this thread per request.
+ */
+function firstBadAction(raw: Record<string, unknown>): ErrorBody | null {
+  const actions = (raw.params as { actions?: unknown } | null | undefined)?.actions;
+  if (!Array.isArray(actions) || actions.length > 65_536) return null;
+  for (let i = 0; i < actions.length; i++) {
+    if (Number.isSafeInteger(actions[i])) continue;
+    const field = `params.actions[${i}]`;
+    return { code: 'invalid_params', message: `${field}: an action id is an integer`, field };
+  }
+  return null;
 }
 
 /** `{}` for a well-formed request without params (ping), else null (the schema then says what is wrong). */

@@ -964,6 +964,31 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     await server.close();
   });
 
+  it('refuses huge malformed lists by their first bad entry, with a short message and no internal error [probe: 65,536 bad actions, a 130,000-entry row]', async () => {
+    // The schema walked every entry: 65,536 non-integer actions took 0.2-0.3 s of the main
+    // thread a request, a policy.act row of 130,000 strings overflowed the stack merging one
+    // issue per entry (internal_error), and 30,000 unknown rule keys were all named (229 KB).
+    const server = await new BridgeServer({ port: 0 }).start();
+    const client = await BridgeClient.open(server.url);
+    const session = (await client.call('env.create', { numEnvs: 1 })).result.session as string;
+    const policy = (await client.call('policy.load', { agent: 'heuristic' })).result.policy as string;
+    const steps = await client.request('env.step', { session, actions: Array(65_536).fill({}) });
+    expect(steps.error).toMatchObject({ code: 'invalid_params', field: 'params.actions[0]' });
+    const later = await client.request('env.step', { session, actions: [0, 'x'] });
+    expect(later.error).toMatchObject({ code: 'invalid_params', field: 'params.actions[1]' });
+    const wideRow = await client.request('policy.act', { policy, observations: [Array(130_000).fill('x')], masks: [Array(NUM_ACTIONS).fill(1)] });
+    expect(wideRow.error).toMatchObject({ code: 'invalid_params', field: 'params.observations[0]' });
+    const wideMask = await client.request('policy.act', { policy, observations: [Array(OBS_SIZE).fill(0)], masks: [Array(200_000).fill(null)] });
+    expect(wideMask.error).toMatchObject({ code: 'invalid_params', field: 'params.masks[0]' });
+    const rules = Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`k${i}`, i]));
+    const keys = await client.request('env.create', { config: { rules } });
+    expect(keys.error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules.k0' });
+    expect(keys.error!.message).toMatch(/k7 and 29992 more$/);
+    expect((await client.call('ping')).result).toEqual({});
+    await client.close();
+    await server.close();
+  });
+
   it('names a __proto__ key in rules and records instead of dropping it unseen', async () => {
     const server = await new BridgeServer({ port: 0 }).start();
     const client = await BridgeClient.open(server.url);

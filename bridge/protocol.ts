@@ -38,7 +38,8 @@
 
 import { z } from 'zod';
 import { envConfigSchema } from '../env/table.js';
-import { MAX_SEATS, rawJsonObject } from '../env/rules/index.js';
+import { MAX_SEATS, NUM_ACTIONS, rawJsonObject } from '../env/rules/index.js';
+import { OBS_SIZE } from '../env/observation.js';
 
 /** The binary reply layout above, for protocol.schema.json. */
 export const BINARY_FRAME_LAYOUT = [
@@ -175,6 +176,11 @@ export const observeRequest = request(
 );
 
 const matrix = z.array(z.array(z.number()));
+/**
+ * Rows of at most `width` numbers: zod checks a row's length before its entries, so a row of
+ * 130,000 non-numbers gets one issue, not one per entry (whose merging overflowed the stack).
+ */
+const rowsOf = (width: number, what: string) => z.array(z.array(z.number()).max(width, `a row has ${width} entries (${what})`));
 
 /**
  * The largest policy.act batch: 512 rows of the most compact JSON (one digit and a comma per
@@ -200,12 +206,12 @@ export const policyActRequest = request(
   z
     .strictObject({
       policy: policyId,
-      observations: matrix
+      observations: rowsOf(OBS_SIZE, 'OBS_SIZE')
         .min(1)
         .max(MAX_POLICY_ROWS, `at most ${MAX_POLICY_ROWS} rows`)
         .optional()
         .describe(`N observations of OBS_SIZE floats, each within its slice's bounds (observationSpec) (N at most ${MAX_POLICY_ROWS}); with masks, or a record instead.`),
-      masks: matrix.min(1).max(MAX_POLICY_ROWS, `at most ${MAX_POLICY_ROWS} rows`).optional().describe('N masks of NUM_ACTIONS entries (nonzero = legal); with observations.'),
+      masks: rowsOf(NUM_ACTIONS, 'NUM_ACTIONS').min(1).max(MAX_POLICY_ROWS, `at most ${MAX_POLICY_ROWS} rows`).optional().describe('N masks of NUM_ACTIONS entries (nonzero = legal); with observations.'),
       seats: z.array(seatIndex).optional().describe('With observations: the absolute seat of each row. @default the seat encoded in each observation'),
       record: rawJsonObject('a game record').optional().describe('Instead of observations: a game record (docs/rules.md §5); the policy acts for the seat to act after replaying it.'),
     })
