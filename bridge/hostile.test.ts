@@ -53,6 +53,18 @@ function rawSocket(url: string, options: WebSocket.ClientOptions = {}) {
   return { ws, messages, closed, opened };
 }
 
+/** What the server answers `request`, written as is to a TCP socket, within 300 ms. */
+function rawHttp(port: number, request: string): Promise<string> {
+  return new Promise<string>((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    let text = '';
+    socket.on('data', (data) => (text += data.toString()));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(text));
+    setTimeout(() => socket.end(), 300);
+  });
+}
+
 /** A client's text frame (masked, as RFC 6455 requires of clients) of fewer than 126 bytes. */
 function maskedTextFrame(text: string): Buffer {
   const payload = Buffer.from(text);
@@ -228,15 +240,7 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
   });
 
   it('checks the authority of an absolute-form request target as it checks Host, for pages and upgrades', async () => {
-    const raw = (request: string) =>
-      new Promise<string>((resolve) => {
-        const socket = connect(server.port, '127.0.0.1', () => socket.write(request));
-        let text = '';
-        socket.on('data', (data) => (text += data.toString()));
-        socket.on('error', () => undefined);
-        socket.on('close', () => resolve(text));
-        setTimeout(() => socket.end(), 300);
-      });
+    const raw = (request: string) => rawHttp(server.port, request);
     const ours = `127.0.0.1:${server.port}`;
     expect(await raw(`GET http://attacker.example/ HTTP/1.1\r\nHost: ${ours}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 403/);
     expect(await raw(`GET file:///etc/passwd HTTP/1.1\r\nHost: ${ours}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
@@ -254,15 +258,7 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
   });
 
   it('refuses a request with two Host or two Origin headers (Node reads the first, a proxy in front may route by another)', async () => {
-    const raw = (request: string) =>
-      new Promise<string>((resolve) => {
-        const socket = connect(server.port, '127.0.0.1', () => socket.write(request));
-        let text = '';
-        socket.on('data', (data) => (text += data.toString()));
-        socket.on('error', () => undefined);
-        socket.on('close', () => resolve(text));
-        setTimeout(() => socket.end(), 300);
-      });
+    const raw = (request: string) => rawHttp(server.port, request);
     const ours = `127.0.0.1:${server.port}`;
     const upgrade = `Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
     expect(await raw(`GET / HTTP/1.1\r\nHost: ${ours}\r\nHost: attacker.example\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
