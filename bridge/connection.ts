@@ -139,6 +139,11 @@ export const CLOSE_GRACE_MS = 1000;
 export function closeSoon(ws: WebSocket, code: number, reason: string): void {
   if (ws.readyState === ws.CLOSING || ws.readyState === ws.CLOSED) return;
   ws.close(code, reason);
+  terminateAfterGrace(ws);
+}
+
+/** Destroys `ws` unless it has closed within CLOSE_GRACE_MS (its close frame is on its way). */
+export function terminateAfterGrace(ws: WebSocket): void {
   setTimeout(() => {
     if (ws.readyState !== ws.CLOSED) ws.terminate();
   }, CLOSE_GRACE_MS).unref();
@@ -146,7 +151,6 @@ export function closeSoon(ws: WebSocket, code: number, reason: string): void {
 
 let nextConnectionNumber = 1;
 
-/** One for the main thread: its connections take turns in it. */
 /** The main thread's turns, shared by all connections (exported for tests). */
 export const scheduler = new FairScheduler();
 
@@ -634,7 +638,7 @@ function validStepParams(raw: Record<string, unknown>): ParamsOf<'env.step'> | n
   for (const key in params) if (key !== 'session' && key !== 'actions') return null;
   const { session, actions } = params;
   if (typeof session !== 'string' || session.length > 64 || !Array.isArray(actions) || actions.length < 1 || actions.length > 65_536) return null;
-  for (let i = 0; i < actions.length; i++) if (!Number.isSafeInteger(actions[i])) return null;
+  if (firstNonInteger(actions) >= 0) return null;
   return params as ParamsOf<'env.step'>;
 }
 
@@ -645,12 +649,16 @@ function validStepParams(raw: Record<string, unknown>): ParamsOf<'env.step'> | n
 function firstBadAction(raw: Record<string, unknown>): ErrorBody | null {
   const actions = (raw.params as { actions?: unknown } | null | undefined)?.actions;
   if (!Array.isArray(actions) || actions.length > 65_536) return null;
-  for (let i = 0; i < actions.length; i++) {
-    if (Number.isSafeInteger(actions[i])) continue;
-    const field = `params.actions[${i}]`;
-    return { code: 'invalid_params', message: `${field}: an action id is an integer`, field };
-  }
-  return null;
+  const bad = firstNonInteger(actions);
+  if (bad < 0) return null;
+  const field = `params.actions[${bad}]`;
+  return { code: 'invalid_params', message: `${field}: an action id is an integer`, field };
+}
+
+/** The index of the first entry of `list` that is no safe integer, or -1. */
+function firstNonInteger(list: readonly unknown[]): number {
+  for (let i = 0; i < list.length; i++) if (!Number.isSafeInteger(list[i])) return i;
+  return -1;
 }
 
 /** `{}` for a well-formed request without params (ping), else null (the schema then says what is wrong). */

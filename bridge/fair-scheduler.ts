@@ -39,6 +39,19 @@ export function addUsage(c: RecentUse, ms: number, now = performance.now()): voi
   c.usageAt = now;
 }
 
+/** Of `items`, the first whose use (`useOf`) faded to `now` is least; undefined when there are none. */
+export function leastUsed<T>(items: Iterable<T>, useOf: (item: T) => RecentUse, now: number): T | undefined {
+  let best: T | undefined;
+  let bestUsage = Infinity;
+  for (const item of items) {
+    const usage = usageAt(useOf(item), now);
+    if (usage < bestUsage) [best, bestUsage] = [item, usage];
+  }
+  return best;
+}
+
+const itself = <T>(item: T): T => item;
+
 /**
  * A thread's turn of work: it starts when work begins in a turn of the event loop and stays open
  * until the loop has gone round once (the check phase after it), so runs within one poll phase
@@ -117,12 +130,6 @@ export class FairScheduler {
   }
 
   private leastUsed(now: number): Servable {
-    let best: Servable | undefined;
-    let bestUsage = Infinity;
-    for (const c of this.ready) {
-      const usage = usageAt(c, now);
-      if (usage < bestUsage) [best, bestUsage] = [c, usage];
-    }
-    return best!;
+    return leastUsed(this.ready, itself, now)!;
   }
 }

@@ -4,6 +4,7 @@
 // (or listed with --allow-origin), so no other web page can drive a local server. A server
 // reachable beyond loopback needs a token long enough not to be guessed.
 
+import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 
@@ -87,8 +88,13 @@ export class HttpGuard {
     this.origins = new Set(options.allowOrigins.map((o) => o.replace(/\/+$/, '').toLowerCase()));
   }
 
+  /** Null when a request (a page's or an upgrade's) names this server once, by Host and target, else why not. */
+  checkRequest(req: Pick<IncomingMessage, 'rawHeaders' | 'headers' | 'url'>): string | null {
+    return this.checkRepeated(req.rawHeaders) ?? this.checkHost(req.headers.host) ?? this.checkTarget(req.url);
+  }
+
   /** Null unless a header the guard checks appears more than once in `rawHeaders` (RFC 9112 refuses two Hosts). */
-  checkRepeated(rawHeaders: readonly string[]): string | null {
+  private checkRepeated(rawHeaders: readonly string[]): string | null {
     const seen = new Set<string>();
     for (let i = 0; i < rawHeaders.length; i += 2) {
       const name = rawHeaders[i]!.toLowerCase();

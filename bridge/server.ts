@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { BackendChoice } from '../agents/tfjs.js';
 import { DEFAULT_AGENT_LIMITS, type AgentLimits } from '../agents/registry.js';
-import { CLOSE_GRACE_MS, Connection, MIN_MESSAGE_BYTES, closeSoon } from './connection.js';
+import { Connection, MIN_MESSAGE_BYTES, closeSoon, terminateAfterGrace } from './connection.js';
 import { HeavyPool } from './heavy-pool.js';
 import { SessionHost, type HostOptions } from './host.js';
 import { defaultCheckpointRoots } from './checkpoint-roots.js';
@@ -241,7 +241,7 @@ export class BridgeServer {
     const http = createServer({ headersTimeout: o.handshakeTimeoutMs, requestTimeout: 2 * o.handshakeTimeoutMs, connectionsCheckingInterval: checkEvery }, (req, res) => {
       // An exception thrown here would end the process, and every client's connection with it.
       try {
-        const refused = this.guard!.checkRepeated(req.rawHeaders) ?? this.guard!.checkHost(req.headers.host) ?? this.guard!.checkTarget(req.url);
+        const refused = this.guard!.checkRequest(req);
         if (refused) {
           sendPlainText(res, isBadRequest(refused) ? 400 : 403, refused);
           return;
@@ -321,8 +321,7 @@ export class BridgeServer {
     socket.on('error', () => socket.destroy());
     // Protocol version 8 (browsers of 2011, still accepted by ws) named the origin Sec-WebSocket-Origin.
     const origin = req.headers.origin ?? (req.headers['sec-websocket-origin'] as string | undefined);
-    const refused =
-      this.guard!.checkRepeated(req.rawHeaders) ?? this.guard!.checkHost(req.headers.host) ?? this.guard!.checkTarget(req.url) ?? this.guard!.checkOrigin(origin);
+    const refused = this.guard!.checkRequest(req) ?? this.guard!.checkOrigin(origin);
     if (refused) {
       const status = isBadRequest(refused) ? '400 Bad Request' : '403 Forbidden';
       // Destroyed once written: the socket is no longer counted among handshaking ones.
@@ -338,7 +337,7 @@ export class BridgeServer {
     // discards what the peer still sends: destroying the socket at once made a client still
     // writing a 2 MiB frame see 1006 (12 of 20 times, 32 MiB: 20 of 20). It goes after a grace.
     ws.on('error', () => {
-      if (ws.readyState === ws.CLOSING) setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
+      if (ws.readyState === ws.CLOSING) terminateAfterGrace(ws);
       else ws.terminate();
     });
     if (this.shuttingDown) {

@@ -21,7 +21,7 @@ import { createAgent, type AgentLimits } from '../agents/registry.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { BridgeError, checkpointMessage } from './errors.js';
 import type { BatchView, FinalEntry } from './codec.js';
-import { SliceClock, addUsage, usageAt, type RecentUse } from './fair-scheduler.js';
+import { SliceClock, addUsage, leastUsed, type RecentUse } from './fair-scheduler.js';
 
 export interface SessionOptions {
   id: string;
@@ -65,6 +65,7 @@ interface PausedPiece {
 // reconnecting every ~0.4 s to reset 64-env search sessions held a bystander's 4-env step seconds
 // at the median (20 ms alone).
 const paused: PausedPiece[] = [];
+const ownerOf = (piece: PausedPiece) => piece.owner;
 /** The slice of this thread's sliced work (fair-scheduler.ts). */
 const slice = new SliceClock();
 let resumeQueued = false;
@@ -72,14 +73,11 @@ let resumeQueued = false;
 function resumeNext(): void {
   resumeQueued = false;
   slice.open();
-  const now = performance.now();
-  let best = -1;
-  let bestUsage = Infinity;
-  for (let i = 0; i < paused.length; i++) {
-    const usage = usageAt(paused[i]!.owner, now);
-    if (usage < bestUsage) [best, bestUsage] = [i, usage];
+  const next = leastUsed(paused, ownerOf, performance.now());
+  if (next) {
+    paused.splice(paused.indexOf(next), 1);
+    next.resume();
   }
-  if (best >= 0) paused.splice(best, 1)[0]!.resume();
   if (paused.length > 0) queueResume();
 }
 
