@@ -56,3 +56,23 @@ describe('Connection [issue: a token holder locked out by a flood of silent sock
     connection.dispose();
   });
 });
+
+describe('Connection: a frame\'s text', () => {
+  const hello = (id: unknown) => Buffer.from(JSON.stringify({ id, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION, token: 'secret' } }));
+
+  it('reads ASCII frames, UTF-8 frames and escapes alike; refuses bytes that are not UTF-8', () => {
+    for (const id of ['plain', 'zählen-€-🂡', '\u0000\u007f', 'ÿ']) {
+      const { ws, sent } = fakeSocket();
+      const connection = new Connection(ws, context());
+      connection.receive(hello(id));
+      expect(JSON.parse(String(sent[0])).id).toBe(id);
+      connection.dispose();
+    }
+    // Latin-1 bytes of "ÿ" (0xff) are no UTF-8: read as Latin-1 they would have passed as "ÿ".
+    const { ws, sent } = fakeSocket();
+    const connection = new Connection(ws, context());
+    connection.receive(Buffer.concat([Buffer.from('{"id":"'), Buffer.from([0xff]), Buffer.from('","method":"ping"}')]));
+    expect(JSON.parse(String(sent[0]))).toMatchObject({ id: null, error: { code: 'parse_error' } });
+    connection.dispose();
+  });
+});

@@ -5,6 +5,7 @@
 // becomes an error reply and never reaches `ws`. Sessions and policies live in a host: the main
 // thread's for light work, a heavy-pool worker's for bots and search (see host.ts).
 
+import { isAscii } from 'node:buffer';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
 import { MAX_SEATS, NUM_ACTIONS, actionToString } from '../env/rules/index.js';
@@ -47,6 +48,15 @@ export interface ConnectionContext {
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A frame's text. Most requests are ASCII, and for those a Latin-1 slice is the same text at a
+ * tenth of the cost: the UTF-8 decoder took ~3.5 ms of this thread for a 1 MiB frame (and 56
+ * connections pipelining such frames held another client's ping up for 0.3-0.6 s).
+ */
+function frameText(bytes: Buffer): string {
+  return isAscii(bytes) ? bytes.toString('latin1') : utf8.decode(bytes);
+}
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
 /** Constant-time token check: compares fixed-length digests, so neither content nor length leaks. */
@@ -354,7 +364,7 @@ export class Connection implements Servable {
       let message: unknown;
       try {
         const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-        message = JSON.parse(utf8.decode(bytes));
+        message = JSON.parse(frameText(bytes));
       } catch (e) {
         return errorReply(null, { code: 'parse_error', message: `not valid UTF-8 JSON: ${(e as Error).message}` });
       }
