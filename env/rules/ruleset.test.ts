@@ -86,13 +86,22 @@ describe('rule sets', () => {
       );
     }
   });
+  it('names a few unknown keys and counts the rest, also nested ones; a null one is absent (§0)', () => {
+    const many = Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`k${i}`, i]));
+    expect(rejection({ players: 4, ...many })).toEqual({ field: 'k0', reason: 'unknown fields k0, k1, k2, k3, k4, k5, k6, k7 and 29992 more' });
+    expect(rejection({ profile: 'tavern5', bettler: { bonus: 2, ...many } })).toEqual({ field: 'bettler.k0', reason: expect.stringMatching(/^unknown fields k0, .* and 29992 more$/) });
+    expect(rejection({ profile: 'tavern5', exchange: { maxCard: 2 } })).toEqual({ field: 'exchange.maxCard', reason: 'unknown field maxCard' });
+    expect(parseRuleSet({ players: 5, nothing: null }).players).toBe(5);
+  });
   it('rejects what is not an object', () => {
     expect(rejection([]).field).toBe('');
     expect(rejection('didactic4').field).toBe('');
   });
   it('refuses deep nesting with the field instead of overflowing the stack (hostile input)', () => {
-    const deep = JSON.parse(`${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}`);
-    expect(rejection(deep)).toEqual({ field: 'a.a.a.a', reason: expect.stringContaining('nested more than 4 levels') });
+    const deep = JSON.parse(`${'{"exchange":{"maxCards":'.repeat(25_000)}1${'}}'.repeat(25_000)}`);
+    expect(rejection(deep)).toEqual({ field: 'exchange.maxCards.exchange.maxCards', reason: expect.stringContaining('nested more than 4 levels') });
+    // An unknown key is refused before any recursion, at whatever depth its value goes on.
+    expect(rejection(JSON.parse(`${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}`))).toEqual({ field: 'a', reason: 'unknown field a' });
     expect(rejection({ profile: 'tavern5', exchange: { maxCards: { x: { y: { z: 1 } } } } }).field).toBe('exchange.maxCards.x.y');
     expect(rejection({ profile: 'tavern5', exchange: { maxCards: { x: 1 } } }).field).toBe('exchange.maxCards');
     expect(parseRuleSet({ profile: 'tavern5', exchange: { maxCards: 3, feePerCard: null } }).exchange).toEqual({ maxCards: 3, feePerCard: 1 });

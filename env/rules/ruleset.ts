@@ -4,7 +4,7 @@
 
 import { z } from 'zod';
 import { RuleSetError } from './errors.js';
-import { firstIssue } from './zod-issue.js';
+import { MAX_NAMED_KEYS, firstIssue, unknownKeysReason } from './zod-issue.js';
 
 export type Profile = 'didactic4' | 'tavern5';
 export type DeckStyle = 'german' | 'french' | 'french-joker';
@@ -153,10 +153,37 @@ export function rawJsonObject(what: string) {
     .meta({ type: 'object', additionalProperties: {} });
 }
 
+/** Keys a rule set may have, at its top level and in its nested objects (null values aside). */
+const KNOWN_KEYS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  // The rituals are refused below with a reason of their own.
+  ['', new Set([...Object.keys(ruleSetSchema.shape), 'dealerChoice', 'cutRitual'])],
+  ['exchange', new Set(Object.keys(ruleSetSchema.shape.exchange.unwrap().shape))],
+  ['bettler', new Set(Object.keys(ruleSetSchema.shape.bettler.unwrap().shape))],
+]);
+
+/**
+ * Refuses keys no rule set has before the object is copied or walked by the schema: for 30,000
+ * of them that took ~40 ms of the thread (a bridge request's worth), now one pass over the keys.
+ */
+function refuseUnknownKeys(input: object): void {
+  for (const [field, known] of KNOWN_KEYS) {
+    const value = field ? (input as Record<string, unknown>)[field] : input;
+    if (!isJsonObject(value)) continue;
+    const named: string[] = [];
+    let total = 0;
+    for (const key in value) {
+      if (known.has(key) || value[key] === null) continue;
+      if (total++ < MAX_NAMED_KEYS) named.push(key);
+    }
+    if (total > 0) throw new RuleSetError(field ? `${field}.${named[0]}` : named[0]!, unknownKeysReason(named, total));
+  }
+}
+
 export function parseRuleSet(input: unknown): RuleSet {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new RuleSetError('', 'a rule set must be a JSON object');
   }
+  refuseUnknownKeys(input);
   const raw = dropNulls(input) as Record<string, unknown>;
   for (const field of ['dealerChoice', 'cutRitual']) {
     if (field in raw) throw new RuleSetError(field, UNDEFINED_RITUALS_REASON);

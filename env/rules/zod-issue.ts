@@ -13,7 +13,16 @@ export interface FieldIssue {
 }
 
 /** Unknown keys an error names before it only counts the rest. */
-const MAX_NAMED_KEYS = 8;
+export const MAX_NAMED_KEYS = 8;
+
+/**
+ * Why unknown keys are refused: the first `named` (at most MAX_NAMED_KEYS) by name, the rest of
+ * `total` counted; a rule set of 30,000 unknown keys gave a 229 KB error message.
+ */
+export function unknownKeysReason(named: readonly string[], total: number): string {
+  const more = total > named.length ? ` and ${total - named.length} more` : '';
+  return `unknown field${total > 1 ? 's' : ''} ${named.join(', ')}${more}`;
+}
 
 export function firstIssue(error: z.ZodError, prefix: readonly string[] = []): FieldIssue {
   const issue = error.issues[0]!;
@@ -21,10 +30,7 @@ export function firstIssue(error: z.ZodError, prefix: readonly string[] = []): F
   let reason = issue.message;
   if (issue.code === 'unrecognized_keys' && issue.keys.length) {
     path.push(issue.keys[0]!);
-    // At most a few named: a rule set of 30,000 unknown keys gave a 229 KB error message.
-    const named = issue.keys.slice(0, MAX_NAMED_KEYS).join(', ');
-    const more = issue.keys.length > MAX_NAMED_KEYS ? ` and ${issue.keys.length - MAX_NAMED_KEYS} more` : '';
-    reason = `unknown field${issue.keys.length > 1 ? 's' : ''} ${named}${more}`;
+    reason = unknownKeysReason(issue.keys.slice(0, MAX_NAMED_KEYS), issue.keys.length);
   }
   // Array indices in brackets (`params.actions[3]`), as every hand-written check names them.
   const field = path.reduce((out, part) => (/^\d+$/.test(part) ? `${out}[${part}]` : out ? `${out}.${part}` : part), '');
