@@ -76,3 +76,39 @@ describe('Connection: a frame\'s text', () => {
     connection.dispose();
   });
 });
+
+describe('Connection: objects with more keys than any request has [hostile input]', () => {
+  async function replies(requests: unknown[]): Promise<{ id: unknown; error?: { code: string; field?: string; message: string } }[]> {
+    const { ws, sent } = fakeSocket();
+    const connection = new Connection(ws, context());
+    connection.receive(Buffer.from(JSON.stringify({ id: 0, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION, token: 'secret' } })));
+    for (const request of requests) connection.receive(Buffer.from(typeof request === 'string' ? request : JSON.stringify(request)));
+    await connection.idle();
+    connection.dispose();
+    return sent.slice(1).map((text) => JSON.parse(String(text)));
+  }
+  const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
+
+  it('names the crowded object, wherever it sits, before the schema lists every unknown key', async () => {
+    const [params, rules, seat, root, justUnder] = await replies([
+      { id: 1, method: 'env.view', params: { session: 's1', ...keys(30_000) } },
+      { id: 2, method: 'env.create', params: { config: { rules: keys(30_000) } } },
+      { id: 3, method: 'env.create', params: { mode: 'single', opponents: [null, { ...keys(65) }] } },
+      { id: 4, method: 'env.reset', ...keys(65) },
+      { id: 5, method: 'env.view', params: { session: 's1', ...keys(63) } },
+    ]);
+    expect(params!.error).toMatchObject({ code: 'invalid_params', field: 'params' });
+    expect(params!.error!.message).toBe('params: more than 64 fields (the first "session"); no object in a request has as many');
+    expect(rules!.error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules' });
+    expect(seat!.error).toMatchObject({ code: 'invalid_params', field: 'params.opponents[1]' });
+    expect(root).toMatchObject({ id: 4, error: { code: 'invalid_request', field: '' } });
+    // 64 keys are the schema's to refuse, naming the unknown ones.
+    expect(justUnder!.error).toMatchObject({ code: 'invalid_params', field: 'params.k0', message: expect.stringContaining('unknown fields k0, k1') });
+  });
+
+  it('walks a request nested 100,000 deep without overflowing the stack', async () => {
+    const deep = `{"id":6,"method":"env.create","params":{"config":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`;
+    const [reply] = await replies([deep]);
+    expect(reply).toMatchObject({ id: 6, error: { code: 'invalid_params', field: 'params.config' } });
+  });
+});
