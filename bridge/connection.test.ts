@@ -102,6 +102,9 @@ describe('Connection: objects with more keys than any request has [hostile input
     expect(rules!.error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules' });
     expect(seat!.error).toMatchObject({ code: 'invalid_params', field: 'params.opponents[1]' });
     expect(root).toMatchObject({ id: 4, error: { code: 'invalid_request', field: '' } });
+    // A record's unknown fields are ignored (docs/rules.md §5): no limit inside one.
+    const [record] = await replies([{ id: 7, method: 'policy.act', params: { policy: 'p9', record: { rules: {}, notes: keys(100) } } }]);
+    expect(record!.error).toMatchObject({ code: 'unknown_policy' });
     // 64 keys are the schema's to refuse, naming the unknown ones.
     expect(justUnder!.error).toMatchObject({ code: 'invalid_params', field: 'params.k0', message: expect.stringContaining('unknown fields k0, k1') });
   });

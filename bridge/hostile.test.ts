@@ -976,10 +976,13 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     expect(wideRow.error).toMatchObject({ code: 'invalid_params', field: 'params.observations[0]' });
     const wideMask = await client.request('policy.act', { policy, observations: [Array(OBS_SIZE).fill(0)], masks: [Array(200_000).fill(null)] });
     expect(wideMask.error).toMatchObject({ code: 'invalid_params', field: 'params.masks[0]' });
-    const rules = Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`k${i}`, i]));
-    const keys = await client.request('env.create', { config: { rules } });
-    expect(keys.error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules.k0' });
-    expect(keys.error!.message).toMatch(/k7 and 29992 more$/);
+    const keyed = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
+    const keys = await client.request('env.create', { config: { rules: keyed(30_000) } });
+    expect(keys.error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules' });
+    expect(keys.error!.message).toMatch(/^params\.config\.rules: more than 64 fields/);
+    const fewer = await client.request('env.create', { config: { rules: keyed(60) } });
+    expect(fewer.error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules.k0' });
+    expect(fewer.error!.message).toMatch(/k7 and 52 more$/);
     expect((await client.call('ping')).result).toEqual({});
     await client.close();
     await server.close();

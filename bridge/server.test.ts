@@ -78,7 +78,9 @@ describe('check order: parse, method, params', () => {
     expect(players.error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules.players' });
     // Nested ten thousand deep (within the 64 KiB limit here): a clear error, not a stack overflow (internal_error).
     const deep = await client.sendRaw(`{"id":9,"method":"env.create","params":{"config":{"rules":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}}}`);
-    expect(deep).toMatchObject({ id: 9, error: { code: 'invalid_params', field: 'params.config.rules.a.a.a.a' } });
+    expect(deep).toMatchObject({ id: 9, error: { code: 'invalid_params', field: 'params.config.rules.a', message: 'params.config.rules.a: unknown field a' } });
+    const deepKnown = await client.sendRaw(`{"id":10,"method":"env.create","params":{"config":{"rules":{"profile":"tavern5","exchange":${'{"maxCards":'.repeat(4_000)}1${'}'.repeat(4_000)}}}}}`);
+    expect(deepKnown).toMatchObject({ id: 10, error: { code: 'invalid_params', field: 'params.config.rules.exchange.maxCards.maxCards.maxCards' } });
     const episode = await client.request('env.create', { config: { episode: 'forever' } });
     expect(episode.error).toMatchObject({ code: 'invalid_params', field: 'params.config.episode' });
     const seat = await client.request('env.create', { mode: 'single', learnerSeat: 5 });
