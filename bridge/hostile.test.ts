@@ -202,6 +202,8 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
     // Credentials or a path make it no origin a browser sends, even when the host part is ours.
     expect(await rawSocket(server.url, { origin: `http://evil.example@127.0.0.1:${server.port}` }).opened).toBe(false);
     expect(await rawSocket(server.url, { origin: `http://127.0.0.1:${server.port}/evil` }).opened).toBe(false);
+    // The server's own page is plain HTTP: an https page is another origin (a TLS front is listed).
+    expect(await rawSocket(server.url, { origin: `https://127.0.0.1:${server.port}` }).opened).toBe(false);
     // Protocol version 8 sent the origin as Sec-WebSocket-Origin.
     expect(await rawSocket(server.url, { protocolVersion: 8, origin: 'http://evil.example' }).opened).toBe(false);
     const ownV8 = rawSocket(server.url, { protocolVersion: 8, origin: `http://127.0.0.1:${server.port}` });

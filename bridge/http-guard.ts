@@ -141,10 +141,12 @@ export class HttpGuard {
       return 'the Origin header is not a URL';
     }
     const name = url.hostname.replace(/^\[|\]$/g, '');
-    const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+    const port = url.port === '' ? 80 : Number(url.port);
     // An origin is scheme, host and port: a browser never sends a path or credentials in one.
+    // The server serves its page over plain HTTP, so an https origin is another page (behind a
+    // TLS front, list that origin with --allow-origin).
     const bare = url.username === '' && url.password === '' && (url.pathname === '/' || url.pathname === '') && url.search === '' && url.hash === '';
-    const ownPage = bare && (url.protocol === 'http:' || url.protocol === 'https:') && this.names.has(name) && port === this.options.port;
+    const ownPage = bare && url.protocol === 'http:' && this.names.has(name) && port === this.options.port;
     return ownPage ? null : "the Origin is not this server's page (allow another with --allow-origin)";
   }
 }
