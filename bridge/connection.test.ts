@@ -89,28 +89,41 @@ describe('Connection: objects with more keys than any request has [hostile input
   }
   const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
 
-  it('names the crowded object, wherever it sits, before the schema lists every unknown key', async () => {
-    const [params, rules, seat, root, justUnder] = await replies([
+  it('refuses an object of more than 64 keys anywhere, unread, by its path', async () => {
+    const [params, rules, inRecord, root, justUnder] = await replies([
       { id: 1, method: 'env.view', params: { session: 's1', ...keys(30_000) } },
       { id: 2, method: 'env.create', params: { config: { rules: keys(30_000) } } },
-      { id: 3, method: 'env.create', params: { mode: 'single', opponents: [null, { ...keys(65) }] } },
+      // A record's unknown fields are ignored, but not parsed at any size.
+      { id: 3, method: 'policy.act', params: { policy: 'p9', record: { rules: {}, hands: [{ actions: [] }, { actions: [], notes: keys(65) }] } } },
       { id: 4, method: 'env.reset', ...keys(65) },
       { id: 5, method: 'env.view', params: { session: 's1', ...keys(63) } },
     ]);
-    expect(params!.error).toMatchObject({ code: 'invalid_params', field: 'params' });
-    expect(params!.error!.message).toBe('params: more than 64 fields (the first "session"); no object in a request has as many');
+    expect(params).toMatchObject({ id: null, error: { code: 'invalid_params', field: 'params' } });
+    expect(params!.error!.message).toBe('params: not read: more than 64 fields; no object in a request has as many');
     expect(rules!.error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules' });
-    expect(seat!.error).toMatchObject({ code: 'invalid_params', field: 'params.opponents[1]' });
-    expect(root).toMatchObject({ id: 4, error: { code: 'invalid_request', field: '' } });
-    // A record's unknown fields are ignored (docs/rules.md §5): no limit inside one.
-    const [record] = await replies([{ id: 7, method: 'policy.act', params: { policy: 'p9', record: { rules: {}, notes: keys(100) } } }]);
-    expect(record!.error).toMatchObject({ code: 'unknown_policy' });
-    // 64 keys are the schema's to refuse, naming the unknown ones.
+    expect(inRecord!.error).toMatchObject({ code: 'invalid_params', field: 'params.record.hands[1].notes' });
+    expect(root).toMatchObject({ id: null, error: { code: 'invalid_request', field: '' } });
+    expect(root!.error!.message).toMatch(/^\(root\): not read/);
+    // 63 keys are read, and the schema names the unknown ones.
     expect(justUnder!.error).toMatchObject({ code: 'invalid_params', field: 'params.k0', message: expect.stringContaining('unknown fields k0, k1') });
+    // Keys inside strings are no keys; escaped quotes do not end a string.
+    const quoted = `{"id":6,"method":"ping","params":{"s":"${Array.from({ length: 100 }, (_, i) => `\\"k${i}\\":1,`).join('')}"}}`;
+    const [strings] = await replies([quoted]);
+    expect(strings).toMatchObject({ id: 6, error: { code: 'invalid_params', field: 'params.s' } });
   });
 
-  it('walks a request nested 100,000 deep without overflowing the stack', async () => {
-    const deep = `{"id":6,"method":"env.create","params":{"config":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`;
+  it('refuses a frame of more arrays and objects than one per 16 bytes of the message limit, unread', async () => {
+    // The fake server's limit is 1 MiB: 65,536 of them.
+    const junk = (n: number) => `{"id":8,"method":"ping","junk":[${Array(n).fill('[]').join(',')}]}`;
+    const [over, under] = await replies([junk(70_000), junk(65_000)]);
+    expect(over).toMatchObject({ id: null, error: { code: 'limit_exceeded', details: { limit: 'maxContainers' } } });
+    expect(over!.error!.message).toContain('more than 65536 arrays and objects');
+    // Under the bound the request is read, and refused for what it is.
+    expect(under).toMatchObject({ id: 8, error: { code: 'invalid_request', field: 'junk' } });
+  });
+
+  it('reads a request nested 60,000 deep without overflowing the stack', async () => {
+    const deep = `{"id":6,"method":"env.create","params":{"config":${'['.repeat(60_000)}${']'.repeat(60_000)}}}`;
     const [reply] = await replies([deep]);
     expect(reply).toMatchObject({ id: 6, error: { code: 'invalid_params', field: 'params.config' } });
   });

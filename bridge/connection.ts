@@ -21,6 +21,7 @@ import { packPolicyAct, screenPolicyAct } from './policy-rows.js';
 import { checkSessionConfig, slicedControl } from './session.js';
 import { giveBackFrame, isLentFrame } from './frame-pool.js';
 import { FairScheduler, SLICE_MS, type Servable } from './fair-scheduler.js';
+import { BYTES_PER_CONTAINER, MAX_REQUEST_OBJECT_KEYS, scanFrame } from './frame-scan.js';
 
 /** What a connection needs from its server (resolved options and state). */
 export interface ConnectionContext {
@@ -364,6 +365,8 @@ export class Connection implements Servable {
       let message: unknown;
       try {
         const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+        const padded = this.paddingRefused(bytes);
+        if (padded) return errorReply(null, padded);
         message = JSON.parse(frameText(bytes));
       } catch (e) {
         return errorReply(null, { code: 'parse_error', message: `not valid UTF-8 JSON: ${(e as Error).message}` });
@@ -405,8 +408,6 @@ export class Connection implements Servable {
         if (invalid) return errorReply(id, invalid);
       }
       if (params === null) {
-        const crowded = firstCrowdedObject(raw);
-        if (crowded) return errorReply(id, crowded);
         const parsed = REQUEST_SCHEMAS[method].safeParse(raw);
         if (!parsed.success) {
           const { field, message: text } = firstIssue(parsed.error);
@@ -430,6 +431,26 @@ export class Connection implements Servable {
     } catch (e) {
       return errorReply(id, toErrorBody(e));
     }
+  }
+
+  /** The refusal of a frame whose arrays, objects or keys only padding has (frame-scan.ts), or null. */
+  private paddingRefused(bytes: Uint8Array): ErrorBody | null {
+    const maxContainers = Math.floor(this.context.maxMessageBytes / BYTES_PER_CONTAINER);
+    const problem = scanFrame(bytes, maxContainers, MAX_REQUEST_OBJECT_KEYS);
+    if (!problem) return null;
+    if (problem.limit === 'maxContainers') {
+      return {
+        code: 'limit_exceeded',
+        message: `not read: more than ${maxContainers} arrays and objects ([ and { counted, strings included); a request holds at most one per ${BYTES_PER_CONTAINER} bytes of the message limit`,
+        details: { limit: 'maxContainers' },
+      };
+    }
+    const { field } = problem;
+    return {
+      code: field.startsWith('params') ? 'invalid_params' : 'invalid_request',
+      message: `${field || '(root)'}: not read: more than ${MAX_REQUEST_OBJECT_KEYS} fields; no object in a request has as many`,
+      field,
+    };
   }
 
   /**
@@ -665,58 +686,6 @@ function firstBadAction(raw: Record<string, unknown>): ErrorBody | null {
   if (bad < 0) return null;
   const field = `params.actions[${bad}]`;
   return { code: 'invalid_params', message: `${field}: an action id is an integer`, field };
-}
-
-/**
- * The most keys an object in a request may have: requests are strict objects of a few fields
- * (a rule set has 14), so more is refused before the schema lists every unknown one (30,000 keys
- * in params took the schema ~13 ms of this thread per request, on top of the parse). A record
- * (`policy.act`) is exempt: its unknown fields are ignored.
- */
-export const MAX_REQUEST_OBJECT_KEYS = 64;
-
-/** The first object in a request with more than MAX_REQUEST_OBJECT_KEYS keys, named, or null. */
-function firstCrowdedObject(request: Record<string, unknown>): ErrorBody | null {
-  // Every object and array met, with where it sits (its parent's index and its key), walked with
-  // an explicit stack: a request may nest 100,000 deep. Paths are spelled out only for the one named.
-  const values: object[] = [request];
-  const parents: number[] = [-1];
-  const keys: (string | number)[] = [''];
-  const pending: number[] = [0];
-  const meet = (entry: unknown, parent: number, key: string | number) => {
-    if (typeof entry !== 'object' || entry === null) return;
-    // A record's unknown fields are ignored, not refused (docs/rules.md §5), and not walked.
-    if (key === 'record' && parent === 1 && keys[1] === 'params') return;
-    pending.push(values.length);
-    values.push(entry), parents.push(parent), keys.push(key);
-  };
-  while (pending.length > 0) {
-    const at = pending.pop()!;
-    const value = values[at]!;
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) meet(value[i], at, i);
-      continue;
-    }
-    let count = 0;
-    let first = '';
-    for (const key in value) {
-      if (count++ === 0) first = key;
-      if (count > MAX_REQUEST_OBJECT_KEYS) {
-        const field = pathOf(at, parents, keys);
-        const message = `${field || '(root)'}: more than ${MAX_REQUEST_OBJECT_KEYS} fields (the first "${first.slice(0, 64)}"); no object in a request has as many`;
-        return { code: field.startsWith('params') ? 'invalid_params' : 'invalid_request', message, field };
-      }
-      meet((value as Record<string, unknown>)[key], at, key);
-    }
-  }
-  return null;
-}
-
-/** The dotted path (`params.config[2].rules`) of the value at `at`, from its parents' keys. */
-function pathOf(at: number, parents: readonly number[], keys: readonly (string | number)[]): string {
-  const parts: (string | number)[] = [];
-  for (let i = at; parents[i]! >= 0; i = parents[i]!) parts.push(keys[i]!);
-  return parts.reverse().reduce<string>((out, part) => (typeof part === 'number' ? `${out}[${part}]` : out ? `${out}.${part}` : part), '');
 }
 
 /** The index of the first entry of `list` that is no safe integer, or -1. */

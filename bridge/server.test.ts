@@ -76,8 +76,9 @@ describe('check order: parse, method, params', () => {
   it('maps env config and rule-set errors to the field', async () => {
     const players = await client.request('env.create', { config: { rules: { players: 9 } } });
     expect(players.error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules.players' });
-    // Nested ten thousand deep (within the 64 KiB limit here): a clear error, not a stack overflow (internal_error).
-    const deep = await client.sendRaw(`{"id":9,"method":"env.create","params":{"config":{"rules":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}}}`);
+    // Nested 4,000 deep (within the 64 KiB limit here and its 4,096 arrays and objects): a clear
+    // error, not a stack overflow (internal_error).
+    const deep = await client.sendRaw(`{"id":9,"method":"env.create","params":{"config":{"rules":${'{"a":'.repeat(4_000)}1${'}'.repeat(4_000)}}}}`);
     expect(deep).toMatchObject({ id: 9, error: { code: 'invalid_params', field: 'params.config.rules.a', message: 'params.config.rules.a: unknown field a' } });
     const deepKnown = await client.sendRaw(`{"id":10,"method":"env.create","params":{"config":{"rules":{"profile":"tavern5","exchange":${'{"maxCards":'.repeat(4_000)}1${'}'.repeat(4_000)}}}}}`);
     expect(deepKnown).toMatchObject({ id: 10, error: { code: 'invalid_params', field: 'params.config.rules.exchange.maxCards.maxCards.maxCards' } });

@@ -1,0 +1,29 @@
+// The pass over a request's bytes before it is parsed (frame-scan.ts) [hostile input: padding].
+import { describe, expect, it } from 'vitest';
+import { scanFrame } from './frame-scan.js';
+
+const scan = (text: string, maxContainers = 1000, maxKeys = 3) => scanFrame(Buffer.from(text), maxContainers, maxKeys);
+const crowd = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')}}`;
+
+describe('scanFrame', () => {
+  it('counts arrays and objects up to the bound, brackets in strings included', () => {
+    expect(scan('[[],{},[[]]]', 5)).toBeNull();
+    expect(scan('[[],{},[[]],{}]', 5)).toEqual({ limit: 'maxContainers', field: '' });
+    expect(scan('["[[[[[["]', 1)).toBeNull();
+  });
+
+  it('names the first object of more keys than the bound by its path, keys in strings not counted', () => {
+    expect(scan(crowd(3))).toBeNull();
+    expect(scan(crowd(4))).toEqual({ limit: 'maxKeys', field: '' });
+    // A string value before the key does not stand in for it; array indices are counted by commas.
+    expect(scan(`{"a":"x","b":[1,{"c":"d"},[2,"e",${crowd(4)}]]}`)).toEqual({ limit: 'maxKeys', field: 'b[2][2]' });
+    expect(scan(`{"s":"\\"k0\\":1,\\"k1\\":1,\\"k2\\":1,\\"k3\\":1"}`)).toBeNull();
+    // Keys are decoded as JSON strings; a long one is cut to 64 characters.
+    expect(scan(`{"p\\u00e4\\"r":${crowd(4)}}`)).toEqual({ limit: 'maxKeys', field: 'pä"r' });
+    expect(scan(`{"${'x'.repeat(100)}":${crowd(4)}}`)!.field).toBe('x'.repeat(64));
+  });
+
+  it('leaves malformed text to the parser without throwing', () => {
+    for (const text of ['}}]]', '{"a":', '"open', '{"a\\', '[[[[', '::::', '']) expect(() => scan(text)).not.toThrow();
+  });
+});
