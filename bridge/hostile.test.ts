@@ -21,7 +21,7 @@ import { writeCheckpoint } from '../checkpoints/checkpoint.js';
 import { CheckpointStore } from '../checkpoints/store.js';
 import { BridgeClient } from './client.js';
 import { MAX_HANDS_PER_REPLY, PROTOCOL_VERSION } from './protocol.js';
-import { BridgeServer, CLOSE_HELLO_TIMEOUT } from './server.js';
+import { BridgeServer, CLOSE_HELLO_TIMEOUT, MAX_FRAGMENTS } from './server.js';
 import { MIN_NETWORK_TOKEN_CHARS } from './http-guard.js';
 import { CLOSE_TOO_BIG, MAX_PRE_HELLO_FRAME_BYTES, MAX_QUEUED_BYTES, MIN_MESSAGE_BYTES, maxPolicyRowsFor } from './connection.js';
 
@@ -410,6 +410,27 @@ describe('before authentication [issue: silent sockets locking out the token hol
       { clients: sizes.length, sizes, url: server.url, hello: HELLO },
     );
     expect(saw1009).toBe(sizes.length);
+    await by.check();
+    await by.client.close();
+    await server.close();
+  });
+
+  it('reads a message in up to 16,384 fragments; more close the connection with 1008 (a documented limit) [probe]', async () => {
+    const server = await new BridgeServer({ port: 0 }).start();
+    const by = await bystander(server.url);
+    const sendInFragments = async (id: number, fragments: number) => {
+      const client = await BridgeClient.open(server.url);
+      const reply = new Promise<unknown>((resolve, reject) => {
+        client.ws.once('message', (data: Buffer) => resolve(JSON.parse(data.toString())));
+        client.ws.once('close', (code) => reject(new Error(`closed ${code}`)));
+      });
+      client.ws.send(`{"id":${id},"method":"ping"}`, { fin: false });
+      for (let k = 2; k < fragments; k++) client.ws.send(' ', { fin: false });
+      client.ws.send(' ', { fin: true });
+      return reply.finally(() => client.ws.terminate());
+    };
+    expect(await sendInFragments(1, MAX_FRAGMENTS)).toEqual({ id: 1, result: {} });
+    await expect(sendInFragments(2, MAX_FRAGMENTS + 1)).rejects.toThrow('closed 1008');
     await by.check();
     await by.client.close();
     await server.close();

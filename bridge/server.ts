@@ -164,6 +164,12 @@ const DEFAULTS = {
   spinMicroseconds: 200,
 };
 
+/**
+ * The most fragments a message may come in; past it `ws` closes the connection (1008). Each
+ * fragment is a frame to read, however small, and no client fragments its requests this much.
+ */
+export const MAX_FRAGMENTS = 16_384;
+
 /** Close codes beyond RFC 6455's: 4000 idle timeout, 4001 no hello in time. */
 export const CLOSE_IDLE = 4000;
 export const CLOSE_HELLO_TIMEOUT = 4001;
@@ -264,7 +270,14 @@ export class BridgeServer {
     this.http = http;
     // perMessageDeflate off: compressing observation frames costs more CPU than loopback saves.
     // skipUTF8Validation: connection.ts decodes every frame with a fatal UTF-8 decoder anyway.
-    const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxMessageBytes, perMessageDeflate: false, clientTracking: false, skipUTF8Validation: true });
+    const wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: o.maxMessageBytes,
+      maxFragments: MAX_FRAGMENTS,
+      perMessageDeflate: false,
+      clientTracking: false,
+      skipUTF8Validation: true,
+    });
     this.wss = wss;
     wss.on('error', () => undefined); // errors of the http server surface through listen/close
     http.on('connection', (socket: Socket) => this.admitSocket(socket));
