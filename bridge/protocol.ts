@@ -93,7 +93,7 @@ export const createRequest = request(
     numEnvs: z.number().int().min(1).default(1),
     config: envConfigSchema.optional().describe('Env config: rules, episode, illegalAction, illegalActionPenalty, rewardScale, rewardNormalization, maxSteps.'),
     learnerSeat: z.number().int().min(0).optional().describe('single mode only: the learner seat. @default 0'),
-    opponents: z.union([agentSpec, z.array(agentSpec.nullable()).max(6)], { error: 'must be an agent spec, or a list of at most 6 (one per seat, null for the learner)' }).optional().describe('single mode only: one agent spec for all other seats, or one per seat (the learner entry ignored). @default "random"'),
+    opponents: z.union([agentSpec, z.array(agentSpec.nullable()).max(6)], { error: 'must be an agent spec, or a list of at most 6 (one per seat, null for the learner)' }).optional().describe('single mode only: one agent spec for all other seats, or one per seat (the learner entry ignored; entries past the table\'s seats null or left out). @default "random"'),
     encoding: z.enum(['json', 'binary']).default('json').describe('How env.reset / env.step replies carry arrays (see the binary frame layout).'),
   }).superRefine((p, ctx) => {
     // A multi session plays every seat itself: these would be ignored, and a typo in them unseen.

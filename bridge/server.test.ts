@@ -89,6 +89,13 @@ describe('check order: parse, method, params', () => {
     const opponent = await client.request('env.create', { mode: 'single', opponents: 'grandmaster' });
     expect(opponent.error).toMatchObject({ code: 'invalid_params', field: 'params.opponents' });
     expect(opponent.error!.message).toContain('grandmaster');
+    // A spec for a seat the table lacks would never play nor be checked [probe: a typo unseen].
+    const beyond = await client.request('env.create', { mode: 'single', opponents: [null, 'random', 'random', 'random', null, 'bogus'] });
+    expect(beyond.error).toMatchObject({ code: 'invalid_params', field: 'params.opponents[5]' });
+    expect(beyond.error!.message).toContain('the table has 4 seats');
+    const padded = await client.request('env.create', { mode: 'single', numEnvs: 1, opponents: [null, 'random', 'random', 'random', null, null] });
+    expect(padded.error).toBeUndefined();
+    await client.call('env.close', { session: padded.result!.session });
     // A multi session plays every seat: single-mode params there were ignored, typos and all.
     for (const params of [{ opponents: 'nope' }, { mode: 'multi', learnerSeat: 5 }]) {
       const key = Object.keys(params).find((k) => k !== 'mode')!;

@@ -430,6 +430,12 @@ class SingleSession extends BaseSession {
     );
     const missing = this.specs.findIndex((spec, s) => spec === null && s !== this.learnerSeat);
     if (missing >= 0) throw new BridgeError('invalid_params', `params.opponents[${missing}]: no agent for seat ${missing}`, `params.opponents[${missing}]`);
+    // An agent named for a seat the table does not have would never play, nor be checked: a
+    // mistake (a typo there went unseen), not a choice.
+    const extra = Array.isArray(options.opponents) ? options.opponents.findIndex((spec, s) => s >= numPlayers && spec !== null) : -1;
+    if (extra >= 0) {
+      throw new BridgeError('invalid_params', `params.opponents[${extra}]: the table has ${numPlayers} seats (0-${numPlayers - 1}); leave further entries out or null`, `params.opponents[${extra}]`);
+    }
     this.rewards = new Float32Array(options.numEnvs);
   }
 
