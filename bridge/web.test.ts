@@ -73,7 +73,8 @@ describe('kratzen serve --web: HTTP', () => {
     const shared = (await get(`${base}/shared.js`)).body;
     expect(shared).toContain(`export const PROTOCOL_VERSION = ${PROTOCOL_VERSION};`);
     expect(shared).toContain(`export const CARD_NAMES = ${JSON.stringify(CARD_NAMES)};`);
-    for (const path of ['/nope', '/../package.json', '/%2e%2e/package.json', '/assets.ts', '/favicon.ico']) expect((await get(`${base}${path}`)).status).toBe(404);
+    // `//x/table.js` read against a base names the host x and the path /table.js [probe].
+    for (const path of ['/nope', '/../package.json', '/%2e%2e/package.json', '/assets.ts', '/favicon.ico', '//table.js', '//x/table.js']) expect((await get(`${base}${path}`)).status).toBe(404);
     for (const method of ['POST', 'OPTIONS', 'DELETE']) expect((await get(`${base}/`, method)).status).toBe(405);
   });
 

@@ -43,8 +43,10 @@ function publicDir(): string {
 export function serveWebAsset(req: IncomingMessage, res: ServerResponse): boolean {
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
   let path: string;
+  const target = req.url ?? '/';
   try {
-    path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    // A path is read as a path: against a base, `//table.js` names a host (and served the page).
+    path = new URL(target.startsWith('/') ? `http://localhost${target}` : target).pathname;
   } catch {
     // A request target such as `http://[` is no URL at all (it used to crash the server).
     sendPlainText(res, 400, BAD_REQUEST_TARGET);
