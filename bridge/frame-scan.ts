@@ -29,19 +29,24 @@ export interface ScanProblem {
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_OBJECT = 0x7b;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_OBJECT = 0x7d;
+const CLOSE_ARRAY = 0x5d;
+const COLON = 0x3a;
+const COMMA = 0x2c;
 
 // What each byte is to the scan; 0 for every byte it passes over (digits, letters, commas, space).
-const STRING = 1;
-const OPEN = 2;
-const CLOSE = 3;
-const COLON = 4;
+const STARTS_STRING = 1;
+const OPENS = 2;
+const CLOSES = 3;
+const ENDS_KEY = 4;
 const KIND = new Uint8Array(256);
-KIND[QUOTE] = STRING;
-KIND[OPEN_OBJECT] = OPEN;
-KIND[0x5b] = OPEN; // [
-KIND[0x7d] = CLOSE; // }
-KIND[0x5d] = CLOSE; // ]
-KIND[0x3a] = COLON;
+KIND[QUOTE] = STARTS_STRING;
+KIND[OPEN_OBJECT] = OPENS;
+KIND[OPEN_ARRAY] = OPENS;
+KIND[CLOSE_OBJECT] = CLOSES;
+KIND[CLOSE_ARRAY] = CLOSES;
+KIND[COLON] = ENDS_KEY;
 
 /**
  * Per open array or object: -1 for an array, an object's count of keys so far; shared by every
@@ -62,13 +67,13 @@ export function scanFrame(bytes: Uint8Array, maxContainers: number, maxKeys: num
   for (let i = 0; i < bytes.length; i++) {
     const kind = KIND[bytes[i]!]!;
     if (kind === 0) continue;
-    if (kind === STRING) {
+    if (kind === STARTS_STRING) {
       for (i++; i < bytes.length; i++) {
         const c = bytes[i]!;
         if (c === BACKSLASH) i++;
         else if (c === QUOTE) break;
       }
-    } else if (kind === OPEN) {
+    } else if (kind === OPENS) {
       if (++containers > maxContainers) return { limit: 'maxContainers', field: '' };
       if (++top === keys.length) {
         const grown = new Int32Array(2 * keys.length);
@@ -76,7 +81,7 @@ export function scanFrame(bytes: Uint8Array, maxContainers: number, maxKeys: num
         openScratch = keys = grown;
       }
       keys[top] = bytes[i] === OPEN_OBJECT ? 0 : -1;
-    } else if (kind === CLOSE) {
+    } else if (kind === CLOSES) {
       if (top >= 0) top--;
     } else if (top >= 0 && keys[top]! >= 0 && ++keys[top]! > maxKeys) {
       return { limit: 'maxKeys', field: pathAt(bytes, i) };
@@ -106,20 +111,20 @@ function pathAt(bytes: Uint8Array, end: number): string {
         else if (d === QUOTE) break;
       }
       stringEnd = i;
-    } else if (c === 0x3a && isObject[isObject.length - 1]) {
+    } else if (c === COLON && isObject[isObject.length - 1]) {
       keyStart[keyStart.length - 1] = stringStart;
       keyEnd[keyEnd.length - 1] = stringEnd;
-    } else if (c === OPEN_OBJECT || c === 0x5b) {
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       isObject.push(c === OPEN_OBJECT);
       index.push(0);
       keyStart.push(0);
       keyEnd.push(0);
-    } else if (c === 0x7d || c === 0x5d) {
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
       isObject.pop();
       index.pop();
       keyStart.pop();
       keyEnd.pop();
-    } else if (c === 0x2c && isObject.length > 0 && !isObject[isObject.length - 1]) index[index.length - 1]!++;
+    } else if (c === COMMA && isObject.length > 0 && !isObject[isObject.length - 1]) index[index.length - 1]!++;
   }
   let field = '';
   for (let d = 0; d < isObject.length - 1; d++) {

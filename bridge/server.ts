@@ -269,7 +269,7 @@ export class BridgeServer {
     });
     this.http = http;
     // perMessageDeflate off: compressing observation frames costs more CPU than loopback saves.
-    // skipUTF8Validation: connection.ts decodes every frame with a fatal UTF-8 decoder anyway.
+    // skipUTF8Validation: connection.ts checks every text frame itself (ASCII, or a fatal UTF-8 decoder).
     const wss = new WebSocketServer({
       noServer: true,
       maxPayload: o.maxMessageBytes,
