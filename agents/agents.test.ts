@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import seedrandom from 'seedrandom';
 import { NUM_ACTIONS, actionToString, createGame, parseAction, parseCard, sampleState, type KratzenState } from '../env/rules/index.js';
-import { OBS_SIZE, decodeSeatView, encodeObservation } from '../env/observation.js';
+import { OBS_SIZE, decodeSeatView, encodeObservation, observationSpec } from '../env/observation.js';
 import { VecEnv } from '../env/vec-env.js';
 import { buildDeck } from '../test/helpers/decks.js';
 import { HeuristicAgent, PhaseRoutedAgent, PimcAgent, RandomAgent, assertLegal, playSession, sessionChips, type Agent } from './index.js';
@@ -123,5 +123,27 @@ describe('agents read the rules from the observed rule set (docs/rules.md §0)',
     expect(sampled).not.toBeNull();
     expect(sampled!.rules.weliRank).toBe('highest');
     expect(sampled!.quotas[state.dealer]).toBe(3);
+  });
+});
+
+describe('pimc on a row no deal fits [hostile input: a policy.act row]', () => {
+  it('answers a tavern5 play row with no seat playing by the heuristic, at once (it looped for good)', () => {
+    const game = createGame({ profile: 'tavern5', players: 4 });
+    const random = seedrandom('row');
+    const obs = new Float32Array(OBS_SIZE);
+    const mask = new Uint8Array(NUM_ACTIONS);
+    for (let seed = 0; ; seed++) {
+      const state = game.newState({ seed });
+      while (!state.isTerminal && !(state.phase === 'play' && state.numLegalActions() > 1)) state.apply(state.legalActionAt(Math.floor(random() * state.numLegalActions())));
+      if (state.isTerminal) continue;
+      encodeObservation(state, state.currentSeat, obs);
+      const declarations = observationSpec().slices.find((s) => s.name === 'declarations')!;
+      obs.fill(0, declarations.offset, declarations.offset + declarations.size);
+      state.legalActionMask(mask);
+      const seats = Int32Array.of(state.currentSeat);
+      const pimc = new PimcAgent({ samples: 8, seed: 1 });
+      expect(pimc.act(obs, mask, seats)[0]).toBe(new HeuristicAgent().act(obs, mask, seats)[0]);
+      return;
+    }
   });
 });

@@ -168,10 +168,11 @@ export const TAVERN5: ProfileRules = {
 
   firstLeaderOf(dealer, playing, numPlayers, start = 0) {
     // Forehand: the first player in, clockwise from the dealer's left.
-    let s = dealer;
-    do s = (s + 1) % numPlayers;
-    while (!playing[start + s]);
-    return s;
+    for (let k = 1; k <= numPlayers; k++) {
+      const s = (dealer + k) % numPlayers;
+      if (playing[start + s]) return s;
+    }
+    throw new RangeError('firstLeaderOf: no seat is playing');
   },
 
   settle(d, units, out) {

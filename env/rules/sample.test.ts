@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import seedrandom from 'seedrandom';
 import { NUM_ACTIONS, createGame, sampleState, seatView } from './index.js';
-import { OBS_SIZE, decodeSeatView, encodeObservation } from '../observation.js';
+import { OBS_SIZE, decodeSeatView, encodeObservation, observationSpec } from '../observation.js';
 
 const CONFIGS = [
   { profile: 'didactic4', players: 3 },
@@ -58,5 +58,28 @@ describe.each(CONFIGS)('sampleState %j', (rules) => {
     const hands = new Set<string>();
     for (let k = 0; k < 20; k++) hands.add(JSON.stringify(sampleState(seatView(state, seat), random)!.handOf(other).sort()));
     expect(hands.size).toBeGreaterThan(5);
+  });
+});
+
+describe('sampleState on views no deal fits [hostile input: a client\'s row]', () => {
+  it('gives null for a play phase in which no seat plays (it looped for good)', () => {
+    const game = createGame({ profile: 'tavern5', players: 4 });
+    const random = seedrandom('none-playing');
+    const obs = new Float32Array(OBS_SIZE);
+    let tried = 0;
+    for (let seed = 0; seed < 6; seed++) {
+      const state = game.newState({ seed });
+      while (!state.isTerminal && state.phase !== 'play') state.apply(state.legalActionAt(Math.floor(random() * state.numLegalActions())));
+      if (state.isTerminal) continue;
+      encodeObservation(state, state.currentSeat, obs);
+      const declarations = observationSpec().slices.find((s) => s.name === 'declarations')!;
+      obs.fill(0, declarations.offset, declarations.offset + declarations.size);
+      const view = decodeSeatView(obs);
+      expect(view.phase).toBe('play');
+      expect(view.numPlaying).toBe(0);
+      expect(sampleState(view, random)).toBeNull();
+      tried++;
+    }
+    expect(tried).toBeGreaterThan(2);
   });
 });

@@ -49,6 +49,9 @@ function playSequence(v: SeatView): { seat: number; card: number }[] | null {
   };
   const plays: { seat: number; card: number }[] = [];
   if (v.phase !== 'play') return plays;
+  // A view decoded from a client's row may show the play with no seat in it: no deal fits, and
+  // the loops over the seats in play would never end.
+  if (v.numPlaying === 0) return null;
   let leader = v.game.profile.firstLeaderOf(v.dealer, v.playing, n);
   for (let t = 0; t <= Math.min(v.trickNumber, 4); t++) {
     const cards: number[] = [];
