@@ -21,7 +21,7 @@ import { packPolicyAct, screenPolicyAct } from './policy-rows.js';
 import { checkSessionConfig, slicedControl } from './session.js';
 import { giveBackFrame, isLentFrame } from './frame-pool.js';
 import { FairScheduler, SLICE_MS, type Servable } from './fair-scheduler.js';
-import { BYTES_PER_CONTAINER, MAX_REQUEST_OBJECT_KEYS, scanFrame } from './frame-scan.js';
+import { BYTES_PER_CONTAINER, MAX_KEY_NAMES, MAX_REQUEST_OBJECT_KEYS, scanFrame } from './frame-scan.js';
 
 /** What a connection needs from its server (resolved options and state). */
 export interface ConnectionContext {
@@ -446,11 +446,11 @@ export class Connection implements Servable {
       };
     }
     const { field } = problem;
-    return {
-      code: field.startsWith('params') ? 'invalid_params' : 'invalid_request',
-      message: `${field || '(root)'}: not read: more than ${MAX_REQUEST_OBJECT_KEYS} fields; no object in a request has as many`,
-      field,
-    };
+    const why =
+      problem.limit === 'maxKeys'
+        ? `more than ${MAX_REQUEST_OBJECT_KEYS} fields; no object in a request has as many`
+        : `the request names more than ${MAX_KEY_NAMES} different keys; none has as many`;
+    return { code: field.startsWith('params') ? 'invalid_params' : 'invalid_request', message: `${field || '(root)'}: not read: ${why}`, field };
   }
 
   /**

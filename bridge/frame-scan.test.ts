@@ -23,6 +23,19 @@ describe('scanFrame', () => {
     expect(scan(`{"${'x'.repeat(100)}":${crowd(4)}}`)!.field).toBe('x'.repeat(64));
   });
 
+  it('refuses the key name past the bound of different names, by the path of its object; names met again are free', () => {
+    const objects = (names: number, perObject: number) =>
+      `{"a":[${Array.from({ length: names / perObject }, (_, j) => `{${Array.from({ length: perObject }, (_, i) => `"n${j * perObject + i}":0`).join(',')}}`).join(',')}]}`;
+    // "a" and 255 more: 256 names.
+    expect(scanFrame(Buffer.from(objects(255, 3)), 1e6, 64, 256)).toBeNull();
+    expect(scanFrame(Buffer.from(objects(258, 3)), 1e6, 64, 256)).toEqual({ limit: 'maxKeyNames', field: 'a[85]' });
+    const repeated = `[${Array(5000).fill('{"seat":0,"action":"play Ah"}').join(',')}]`;
+    expect(scanFrame(Buffer.from(repeated), 1e6, 64, 2)).toBeNull();
+    // The names of one scan are gone by the next.
+    expect(scanFrame(Buffer.from(objects(240, 3)), 1e6, 64, 256)).toBeNull();
+    expect(scanFrame(Buffer.from(objects(240, 3).replaceAll('"n', '"m')), 1e6, 64, 256)).toBeNull();
+  });
+
   it('leaves malformed text to the parser without throwing', () => {
     for (const text of ['}}]]', '{"a":', '"open', '{"a\\', '[[[[', '::::', '']) expect(() => scan(text)).not.toThrow();
   });

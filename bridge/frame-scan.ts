@@ -2,8 +2,9 @@
 // and that cost the parser far more per byte than real requests do. Per MiB, JSON.parse took
 // 5-10 ms for a record's actions or a 512-row policy.act, but 30-100 ms for 300,000 empty arrays
 // and ~90 ms for one object of 90,000 keys (past ~64 keys an object is built the slow way: 351
-// objects of 256 keys took 19 ms, 1,406 of 64 keys 5 ms); the schema then listed every unknown
-// key, and a record carrying them was copied whole to a worker. The pass costs ~1 ms a MiB.
+// objects of 256 keys took 19 ms, 1,406 of 64 keys 5 ms) and 70-190 ms for small objects whose
+// keys all differ; the schema then listed every unknown key, and a record carrying them was
+// copied whole to a worker. The pass costs ~1.3 ms a MiB.
 
 /**
  * Arrays and objects a request may hold, per byte of the message limit (65,536 at the default
@@ -19,10 +20,17 @@ export const BYTES_PER_CONTAINER = 16;
  */
 export const MAX_REQUEST_OBJECT_KEYS = 64;
 
+/**
+ * The most different key names a request may use: a request with a record uses fewer than 100,
+ * where objects of keys all different cost the parser 70-190 ms a MiB (each a new object shape)
+ * and the same within 256 names ~20 ms at most.
+ */
+export const MAX_KEY_NAMES = 256;
+
 /** Why a frame is refused unread, and where. */
 export interface ScanProblem {
-  limit: 'maxContainers' | 'maxKeys';
-  /** maxKeys: the dotted path of the crowded object (`params.config`, `params.record.hands[2]`), '' for the root. */
+  limit: 'maxContainers' | 'maxKeys' | 'maxKeyNames';
+  /** The dotted path of the object holding the key that passed a bound (`params.config`, `params.record.hands[2]`), '' for the root. */
   field: string;
 }
 
@@ -56,23 +64,60 @@ KIND[COLON] = ENDS_KEY;
 let openScratch = new Int32Array(1024);
 
 /**
- * Null when `bytes` holds at most `maxContainers` arrays and objects and no object of more than
- * `maxKeys` keys; else what it passes first. Not a JSON check: malformed text is left to the
- * parser (an unbalanced bracket only stops the count of keys).
+ * The key names met in a scan, as hashes in an open-addressing table four times the bound (0:
+ * empty; a collision only lets a name pass as one met before), and the slots to clear after it.
  */
-export function scanFrame(bytes: Uint8Array, maxContainers: number, maxKeys: number): ScanProblem | null {
+const NAME_SLOTS = 4 * MAX_KEY_NAMES;
+const nameTable = new Int32Array(NAME_SLOTS);
+const usedSlots = new Int32Array(MAX_KEY_NAMES + 1);
+let numNames = 0;
+
+/** Notes the key name in bytes (start, end) (its quotes); false once it is the one past `max` different names. */
+function noteKeyName(bytes: Uint8Array, start: number, end: number, max: number): boolean {
+  let hash = 0x811c9dc5;
+  for (let i = start + 1; i < end; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+  hash |= 1;
+  let slot = hash & (NAME_SLOTS - 1);
+  for (let seen = nameTable[slot]!; seen !== 0; seen = nameTable[slot]!) {
+    if (seen === hash) return true;
+    slot = (slot + 1) & (NAME_SLOTS - 1);
+  }
+  if (numNames === max) return false;
+  nameTable[slot] = hash;
+  usedSlots[numNames++] = slot;
+  return true;
+}
+
+/**
+ * Null when `bytes` holds at most `maxContainers` arrays and objects, no object of more than
+ * `maxKeys` keys and at most `maxKeyNames` different key names; else what it passes first. Not
+ * a JSON check: malformed text is left to the parser (an unbalanced bracket only stops the count
+ * of keys).
+ */
+export function scanFrame(bytes: Uint8Array, maxContainers: number, maxKeys: number, maxKeyNames = MAX_KEY_NAMES): ScanProblem | null {
+  const problem = scan(bytes, maxContainers, maxKeys, Math.min(maxKeyNames, MAX_KEY_NAMES));
+  for (let k = 0; k < numNames; k++) nameTable[usedSlots[k]!] = 0;
+  numNames = 0;
+  return problem;
+}
+
+function scan(bytes: Uint8Array, maxContainers: number, maxKeys: number, maxKeyNames: number): ScanProblem | null {
   let keys = openScratch;
   let top = -1;
   let containers = 0;
+  let stringStart = 0;
+  let stringEnd = 0;
   for (let i = 0; i < bytes.length; i++) {
     const kind = KIND[bytes[i]!]!;
     if (kind === 0) continue;
     if (kind === STARTS_STRING) {
+      stringStart = i;
       for (i++; i < bytes.length; i++) {
         const c = bytes[i]!;
         if (c === BACKSLASH) i++;
         else if (c === QUOTE) break;
       }
+      stringEnd = i;
     } else if (kind === OPENS) {
       if (++containers > maxContainers) return { limit: 'maxContainers', field: '' };
       if (++top === keys.length) {
@@ -83,8 +128,9 @@ export function scanFrame(bytes: Uint8Array, maxContainers: number, maxKeys: num
       keys[top] = bytes[i] === OPEN_OBJECT ? 0 : -1;
     } else if (kind === CLOSES) {
       if (top >= 0) top--;
-    } else if (top >= 0 && keys[top]! >= 0 && ++keys[top]! > maxKeys) {
-      return { limit: 'maxKeys', field: pathAt(bytes, i) };
+    } else if (top >= 0 && keys[top]! >= 0) {
+      if (++keys[top]! > maxKeys) return { limit: 'maxKeys', field: pathAt(bytes, i) };
+      if (!noteKeyName(bytes, stringStart, stringEnd, maxKeyNames)) return { limit: 'maxKeyNames', field: pathAt(bytes, i) };
     }
   }
   return null;
