@@ -58,6 +58,16 @@ it('serves actions and probabilities of a checkpoint for given observations', as
     });
   });
   expect((reply.values as number[]).length).toBe(5);
+  // Seats given are checked against the rows' own, for every agent [probe: seat 5 at a 4-seat table].
+  const own = Array.from(env.seats);
+  expect((await client.call('policy.act', { policy: loaded.policy, observations: rows(env.observations, OBS_SIZE), masks: rows(env.masks, NUM_ACTIONS), seats: own })).result.actions).toEqual(reply.actions);
+  const heuristic = (await client.call('policy.load', { agent: 'heuristic' })).result.policy;
+  for (const [policy, seats] of [[loaded.policy, own.map((s, i) => (i === 3 ? (s + 1) % 4 : s))], [heuristic, [5, ...own.slice(1)]]] as const) {
+    const wrong = await client.request('policy.act', { policy, observations: rows(env.observations, OBS_SIZE), masks: rows(env.masks, NUM_ACTIONS), seats });
+    const row = seats[3] === own[3] ? 0 : 3;
+    expect(wrong.error).toMatchObject({ code: 'invalid_params', field: `params.seats[${row}]` });
+  }
+  await client.call('policy.close', { policy: heuristic });
   const wrongWidth = await client.request('policy.act', { policy: loaded.policy, observations: [[1, 2]], masks: [Array(NUM_ACTIONS).fill(1)] });
   expect(wrongWidth.error).toMatchObject({ code: 'invalid_params', field: 'params.observations[0]' });
   // Entries beyond their slice's bounds made the network answer NaN probabilities (sent as null).
