@@ -236,6 +236,31 @@ describe('VecEnv', () => {
     expect(ends).toBe(4);
     expect(objects.size).toBe(2);
   });
+
+  // A hand episode's "ended" state is the session it belongs to: the current state while the
+  // session goes on, the kept one once the autoreset began a new session (probe finding).
+  it.each([
+    ['multi-agent', {}],
+    ['single-agent', { opponents: new RandomPolicy(3), learnerSeat: 1 }],
+  ])('hand episodes, %s: the ended episode is read from the session that played it', (_, options) => {
+    const vec = new VecEnv({ numEnvs: 1, config: { episode: 'hand', rules: { players: 3, hands: 2 } }, keepEndedStates: true, ...options }).reset(6);
+    const seat = options.learnerSeat ?? 0;
+    const random = seedrandom('ended');
+    const seen: number[] = [];
+    for (let t = 0; t < 5000 && seen.length < 4; t++) {
+      vec.step([randomLegalAction(vec.masks, 0, NUM_ACTIONS, random)]);
+      if (!vec.terminated[0] && !vec.truncated[0]) continue;
+      const info = vec.finalInfo(0)!;
+      const view = vec.tableView(0, seat, 'ended');
+      seen.push(info.hands);
+      expect(view.settlements.length).toBe(info.hands);
+      expect(vec.seatRecord(0, seat, 'ended').numHands).toBe(info.hands);
+      expect(view.complete).toBe(info.hands === 2);
+      if (view.complete) expect(view.view.balances).toEqual(info.balances);
+    }
+    // Hands 1 and 2 of the first session, then of the next one: the second of each ended it.
+    expect(seen).toEqual([1, 2, 1, 2]);
+  });
 });
 
 describe('VecEnv single-agent mode and reset mask', () => {

@@ -51,6 +51,10 @@ export class SingleAgentTable {
     return this.table.endedState;
   }
 
+  get endedEpisodeState() {
+    return this.table.endedEpisodeState;
+  }
+
   /** The learner while it is to act, -1 once the episode is over. */
   get seatToAct(): number {
     return this.table.state.currentSeat === this.learnerSeat ? this.learnerSeat : -1;

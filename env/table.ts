@@ -98,6 +98,12 @@ export class Table {
 
   /** The state of the last session this table finished (kept with `recycling: 'keep-last'`). */
   endedState: KratzenState | null = null;
+  /**
+   * Which state holds the last episode this table finished: `state` (it just ended, or hand
+   * episodes carried its session on), `endedState` (a new session started since, with
+   * `keep-last`), or none (recycled, or no episode finished yet).
+   */
+  private endedIn: 'state' | 'endedState' | 'none' = 'none';
 
   /**
    * @param recycling `none`: every session gets a fresh state object; `reuse`: new sessions start
@@ -135,6 +141,8 @@ export class Table {
     if (seed !== undefined || !this.state || !handEpisode || this.state.complete || handUnfinished || !this.dealNextHand()) {
       const sessionSeed = this.sessions === 0 ? this.sessionSeed : `${this.sessionSeed}/${this.sessions}`;
       this.sessions++;
+      // keep-last moves the state to endedState and restarts the one that was there.
+      this.endedIn = this.endedIn === 'state' && this.recycling === 'keep-last' ? 'endedState' : 'none';
       if (this.state && this.recycling === 'reuse') this.state.restart(sessionSeed);
       else if (this.state && this.recycling === 'keep-last') {
         const spare = this.endedState;
@@ -171,10 +179,24 @@ export class Table {
   }
 
   /**
+   * The state holding the last episode this table finished, null when it is not kept: the
+   * current state while a hand episode's session goes on, `endedState` once a new session began.
+   */
+  get endedEpisodeState(): KratzenState | null {
+    return this.endedIn === 'state' ? this.state : this.endedIn === 'endedState' ? this.endedState : null;
+  }
+
+  /**
    * Applies `action` for the seat to act, writes every seat's reward since the last step into
    * `rewards` at `offset`, and returns RUNNING, TERMINATED or TRUNCATED.
    */
   step(action: number, rewards: Float32Array, offset: number): number {
+    const outcome = this.advance(action, rewards, offset);
+    if (outcome !== RUNNING) this.endedIn = 'state';
+    return outcome;
+  }
+
+  private advance(action: number, rewards: Float32Array, offset: number): number {
     const state = this.state;
     const seat = state.currentSeat;
     const n = this.game.numPlayers;

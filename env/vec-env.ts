@@ -226,11 +226,15 @@ export class VecEnv extends VecEnvBuffers {
     return this.tables[i]!.endedState;
   }
 
-  /** Env i's current episode ('current'), or the last one it finished ('ended', see endedStateOf). */
+  /**
+   * The state of env i's current episode ('current'), or of the last one it finished ('ended'):
+   * a hand episode's session goes on in the current state, until a new session begins (the last
+   * hand of a session, or one cut short) and it is kept as endedStateOf.
+   */
   private episodeState(i: number, episode: 'current' | 'ended'): KratzenState {
-    if (episode === 'current' || this.config.episode === 'hand') return this.stateOf(i);
-    const ended = this.endedStateOf(i);
-    if (!ended) throw new RangeError(`env ${i} has not finished an episode yet`);
+    if (episode === 'current') return this.stateOf(i);
+    const ended = this.tables[i]!.endedEpisodeState;
+    if (!ended) throw new RangeError(`env ${i} has no finished episode kept (none yet, or keepEndedStates is off)`);
     return ended;
   }
 
