@@ -261,6 +261,29 @@ describe('VecEnv', () => {
     // Hands 1 and 2 of the first session, then of the next one: the second of each ended it.
     expect(seen).toEqual([1, 2, 1, 2]);
   });
+
+  // A tavern5 hand whose walkover the learner deals has no learner decision: reset plays it
+  // through, and its rewards go into the next episode's first step (probe finding: they were lost).
+  it('single-agent hand episodes: the rewards of hands played through at a reset still reach the learner', () => {
+    const config = { episode: 'hand' as const, rules: { profile: 'tavern5', players: 3, hands: 200 } };
+    const vec = new VecEnv({ numEnvs: 1, config, opponents: new RandomPolicy(2), learnerSeat: 0 }).reset(2);
+    const random = seedrandom('skip2');
+    let sum = 0;
+    let hands = 0;
+    let skips = 0;
+    for (let t = 0; t < 3000; t++) {
+      vec.step([randomLegalAction(vec.masks, 0, NUM_ACTIONS, random)]);
+      sum += vec.rewards[0]!;
+      if (!vec.terminated[0] && !vec.truncated[0]) continue;
+      const info = vec.finalInfo(0)!;
+      if (info.hands < hands) break; // the session is over
+      if (info.hands > hands + 1) skips++;
+      hands = info.hands;
+      expect(sum).toBeCloseTo(info.balances[0]!, 4);
+    }
+    expect(skips).toBeGreaterThan(0);
+    expect(hands).toBeGreaterThan(150);
+  });
 });
 
 describe('VecEnv single-agent mode and reset mask', () => {

@@ -66,7 +66,11 @@ export class SingleAgentEnv {
     return this.table.state;
   }
 
-  /** Starts an episode and plays the other seats until the learner must act. */
+  /**
+   * Starts an episode and plays the other seats until the learner must act. `info.skippedReward`
+   * is the learner's reward of episodes played through here without a decision of its own (see
+   * single-agent-table.ts); the first step's reward includes it.
+   */
   reset(options: { seed?: number | string } = {}): { obs: Float32Array; mask: Uint8Array; info: { skippedReward: number } } {
     this.table.reset(options.seed);
     this.done = false;

@@ -6,8 +6,10 @@
 // Rewards: a step writes every seat's chip change since the learner's previous action (the
 // learner's own, in its column, is what it learns from). What the learner gains or pays before
 // its first action of an episode (the stakes, the bots' moves) is added to its first step, so an
-// episode's rewards sum to its net; episodes that end before the learner acts at all (a tavern5
-// walkover dealt by the learner) are played through, their learner reward in `skippedReward`.
+// episode's rewards sum to its net. Episodes that end before the learner acts at all (a tavern5
+// hand episode whose walkover the learner deals) are played through at the reset: their rewards
+// go into the next episode's first step like the stakes do (so the rewards of a session sum to
+// its net even then), and the learner's part of them is also in `skippedReward`.
 
 import { MAX_SEATS, NUM_ACTIONS } from './rules/index.js';
 import { OBS_SIZE, encodeObservation } from './observation.js';
@@ -17,7 +19,7 @@ import type { KratzenGame } from './rules/index.js';
 
 export class SingleAgentTable {
   readonly table: Table;
-  /** The learner's reward of the episodes reset() played through before it could act. */
+  /** The learner's reward of the episodes reset() played through before it could act (also in the first step's reward). */
   skippedReward = 0;
   // Sums in doubles, stored once: a step's reward is a float32 of the exact sum.
   private readonly pending = new Float64Array(MAX_SEATS);
@@ -76,8 +78,7 @@ export class SingleAgentTable {
     for (let guard = 0; ; guard++) {
       const outcome = this.playOpponents(this.pending, 0);
       if (outcome === RUNNING) return;
-      this.skippedReward += this.pending[this.learnerSeat]!;
-      this.pending.fill(0);
+      this.skippedReward = this.pending[this.learnerSeat]!;
       if (guard > 1000) throw new Error('the learner never gets to act');
       this.table.reset();
     }
