@@ -286,6 +286,11 @@ describe('trainer', () => {
       writeFileSync(join(dir, 'damaged', 'metrics.jsonl'), `${line}\n${intact}`);
       await expect(run('damaged', dir, { resume: true })).rejects.toMatchObject({ field: 'metrics.jsonl' });
     }
+    // Lines lost below the checkpoint (a crash loses none): resuming kept the gap (probe finding).
+    rmSync(join(dir, 'damaged', 'metrics.jsonl'));
+    await expect(run('damaged', dir, { resume: true })).rejects.toMatchObject({ field: 'metrics.jsonl', message: expect.stringMatching(/ends at update 0/) });
+    writeFileSync(join(dir, 'damaged', 'metrics.jsonl'), intact.split('\n').slice(1).join('\n'));
+    await expect(run('damaged', dir, { resume: true })).rejects.toMatchObject({ field: 'metrics.jsonl', message: expect.stringMatching(/update 1 is missing/) });
     writeFileSync(join(dir, 'damaged', 'metrics.jsonl'), intact);
     const checkpoints = readdirSync(join(dir, 'damaged', 'checkpoints')).sort();
     // A saved config that is not the run's: defaults stood in for it, and pruning then deleted

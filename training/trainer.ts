@@ -238,6 +238,13 @@ class TrainingRun {
       if (this.metrics.at(-1)?.update === this.state.update - 1 && Object.keys(loaded.manifest.metrics).length > 0) {
         this.metrics.push({ update: this.state.update, ...loaded.manifest.metrics } as MetricsLine);
       }
+      // Each line goes in before its checkpoint, so a crash leaves every update up to the
+      // checkpoint's: lines missing below it were lost otherwise, and resuming would keep the gap.
+      const gap = this.metrics.findIndex((line, k) => line.update !== k + 1);
+      if (gap >= 0 || this.metrics.length !== this.state.update) {
+        const found = gap >= 0 ? `update ${gap + 1} is missing` : `it ends at update ${this.metrics.length}`;
+        throw new ValidationError('cannot resume', 'metrics.jsonl', `${this.metricsPath} must hold a line for every update up to the checkpoint's (${this.state.update}), but ${found}: restore the file or start another run`);
+      }
       this.log(`resuming after update ${this.state.update}`);
     } else {
       this.learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: hashSeed(config.seed), name: 'learner' });
