@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { RuleSetError, ValidationError, parseRuleSet, rawJsonObject, ruleSetToJson } from '../env/rules/index.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
 import { hiddenSizesSchema } from '../checkpoints/manifest.js';
+import { LOCAL_AGENT_LIMITS } from '../agents/registry.js';
 
 /**
  * Bounds that keep a config from asking for more memory than any machine has (a clear error
@@ -122,8 +123,8 @@ export const trainConfigSchema = z.strictObject({
    * exchange, trump) with the heuristic for trick play. @default 'heuristic'
    */
   imitationTeacher: z.enum(['heuristic', 'pimc-bidding']).default('heuristic'),
-  /** Samples per decision of the pimc teacher. @default 8 */
-  teacherSamples: z.number().int().positive().default(8),
+  /** Samples per decision of the pimc teacher, at most what a local pimc agent takes (100,000). @default 8 */
+  teacherSamples: z.number().int().positive().max(LOCAL_AGENT_LIMITS.maxPimcSamples).default(8),
   league: leagueSchema.default(leagueSchema.parse({})),
   /** Evaluate (duplicate, vs random and vs heuristic) every this many updates; 0 = never. @default 40 */
   evalEvery: z.number().int().nonnegative().default(40),

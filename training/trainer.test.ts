@@ -99,6 +99,8 @@ describe('training config', () => {
     expect(() => parseTrainConfig({ updates: 0 })).toThrow(/updates/);
     expect(() => parseTrainConfig({ league: { selfPlay: -1 } })).toThrow(/league\.selfPlay/);
     expect(() => parseTrainConfig({ rules: { players: 9 } })).toThrow(/rules\.players/);
+    // A pimc teacher's samples are bounded as a local pimc agent's are (a probe's 1e6 ran for good).
+    expect(() => parseTrainConfig({ teacherSamples: 1e6 })).toThrow(/teacherSamples/);
     expect(() => parseTrainConfig({ learningrate: 1 })).toThrow(/learningrate/);
     // `..` wrote the run into the runs folder's parent; a 300-character name failed at the first checkpoint.
     for (const name of ['.', '..', 'a/b', 'x'.repeat(101)]) expect(() => parseTrainConfig({ name }), name).toThrow(/name/);
