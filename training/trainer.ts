@@ -247,6 +247,7 @@ class TrainingRun {
       }
       this.log(`resuming after update ${this.state.update}`);
     } else {
+      if (this.options.resume) this.log('no checkpoint to resume from: the run starts again from update 0');
       this.learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: hashSeed(config.seed), name: 'learner' });
       if (config.initialPolicy) await this.startFrom(config.initialPolicy);
     }
