@@ -441,7 +441,7 @@ export class Connection implements Servable {
     if (problem.limit === 'maxContainers') {
       return {
         code: 'limit_exceeded',
-        message: `not read: more than ${maxContainers} arrays and objects ([ and { counted, strings included); a request holds at most one per ${BYTES_PER_CONTAINER} bytes of the message limit`,
+        message: `not read: more than ${maxContainers} arrays and objects ([ and { outside strings counted); a request holds at most one per ${BYTES_PER_CONTAINER} bytes of the message limit`,
         details: { limit: 'maxContainers' },
       };
     }

@@ -6,7 +6,7 @@ const scan = (text: string, maxContainers = 1000, maxKeys = 3) => scanFrame(Buff
 const crowd = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')}}`;
 
 describe('scanFrame', () => {
-  it('counts arrays and objects up to the bound, brackets in strings included', () => {
+  it('counts arrays and objects up to the bound, brackets in strings not counted', () => {
     expect(scan('[[],{},[[]]]', 5)).toBeNull();
     expect(scan('[[],{},[[]],{}]', 5)).toEqual({ limit: 'maxContainers', field: '' });
     expect(scan('["[[[[[["]', 1)).toBeNull();

@@ -4,7 +4,8 @@
 // and ~90 ms for one object of 90,000 keys (past ~64 keys an object is built the slow way: 351
 // objects of 256 keys took 19 ms, 1,406 of 64 keys 5 ms) and 70-190 ms for small objects whose
 // keys all differ; the schema then listed every unknown key, and a record carrying them was
-// copied whole to a worker. The pass costs ~1.3 ms a MiB.
+// copied whole to a worker. The pass costs ~1.3 ms a MiB. The CLI bounds the arrays and objects
+// of the records it reads with the same pass (cli/read-input.ts).
 
 /**
  * Arrays and objects a request may hold, per byte of the message limit (65,536 at the default
@@ -89,19 +90,22 @@ function noteKeyName(bytes: Uint8Array, start: number, end: number, max: number)
 }
 
 /**
- * Null when `bytes` holds at most `maxContainers` arrays and objects, no object of more than
- * `maxKeys` keys and at most `maxKeyNames` different key names; else what it passes first. Not
- * a JSON check: malformed text is left to the parser (an unbalanced bracket only stops the count
- * of keys).
+ * Null when `bytes` holds at most `maxContainers` arrays and objects (outside strings), no object
+ * of more than `maxKeys` keys and at most `maxKeyNames` different key names (at most
+ * MAX_KEY_NAMES; Infinity: names are not counted); else what it passes first. Not a JSON check:
+ * malformed text is left to the parser (an unbalanced bracket only stops the count of keys).
  */
 export function scanFrame(bytes: Uint8Array, maxContainers: number, maxKeys: number, maxKeyNames = MAX_KEY_NAMES): ScanProblem | null {
-  const problem = scan(bytes, maxContainers, maxKeys, Math.min(maxKeyNames, MAX_KEY_NAMES));
+  const problem = scan(bytes, maxContainers, maxKeys, maxKeyNames === Infinity ? Infinity : Math.min(maxKeyNames, MAX_KEY_NAMES));
   for (let k = 0; k < numNames; k++) nameTable[usedSlots[k]!] = 0;
   numNames = 0;
   return problem;
 }
 
 function scan(bytes: Uint8Array, maxContainers: number, maxKeys: number, maxKeyNames: number): ScanProblem | null {
+  // Only keys need the stack of open brackets: a count of containers alone keeps none (the CLI's
+  // bound on a 256 MB record would otherwise grow it with the nesting).
+  const countsKeys = maxKeys !== Infinity || maxKeyNames !== Infinity;
   let keys = openScratch;
   let top = -1;
   let containers = 0;
@@ -121,17 +125,19 @@ function scan(bytes: Uint8Array, maxContainers: number, maxKeys: number, maxKeyN
       stringEnd = i;
     } else if (kind === OPENS) {
       if (++containers > maxContainers) return { limit: 'maxContainers', field: '' };
+      if (!countsKeys) continue;
       if (++top === keys.length) {
         const grown = new Int32Array(2 * keys.length);
         grown.set(keys);
         openScratch = keys = grown;
       }
       keys[top] = bytes[i] === OPEN_OBJECT ? 0 : -1;
-    } else if (kind === CLOSES) {
+    } else if (!countsKeys) continue;
+    else if (kind === CLOSES) {
       if (top >= 0) top--;
     } else if (top >= 0 && keys[top]! >= 0) {
       if (++keys[top]! > maxKeys) return { limit: 'maxKeys', field: pathAt(bytes, i) };
-      if (!noteKeyName(bytes, stringStart, stringEnd, maxKeyNames)) return { limit: 'maxKeyNames', field: pathAt(bytes, i) };
+      if (maxKeyNames !== Infinity && !noteKeyName(bytes, stringStart, stringEnd, maxKeyNames)) return { limit: 'maxKeyNames', field: pathAt(bytes, i) };
     }
   }
   return null;

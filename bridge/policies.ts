@@ -170,12 +170,12 @@ export async function actWithPolicy(served: ServedPolicy, params: PolicyActParam
         throw new BridgeError('invalid_params', `params.masks[${i}]: no legal action`, `params.masks[${i}]`);
       }
     }
-    seats = rows.seats ?? Int32Array.from({ length: n }, (_, i) => seatOf(observations, i));
+    seats = Int32Array.from({ length: n }, (_, i) => seatOf(observations, i));
     // Given seats must be the rows' own: a seat the row was not written for (or one the table
     // lacks) was passed to the agent unchecked.
-    const wrong = rows.seats ? seats.findIndex((seat, i) => seat !== seatOf(observations, i)) : -1;
+    const wrong = rows.seats ? rows.seats.findIndex((seat, i) => seat !== seats[i]) : -1;
     if (wrong >= 0) {
-      throw new BridgeError('invalid_params', `params.seats[${wrong}]: row ${wrong} is seat ${seatOf(observations, wrong)}'s observation, not seat ${seats[wrong]}'s`, `params.seats[${wrong}]`);
+      throw new BridgeError('invalid_params', `params.seats[${wrong}]: row ${wrong} is seat ${seats[wrong]}'s observation, not seat ${rows.seats![wrong]}'s`, `params.seats[${wrong}]`);
     }
   }
   if (served.rulesEntries) checkRowsRules(served.rulesEntries, observations, seats.length, fromRecord ? 'params.record' : 'params.observations');

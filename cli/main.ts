@@ -20,7 +20,7 @@ import { ProgressBar, dealsForHands, runTournament, writeTournamentReport, type 
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { agentListFlag, integerFlag, outputFolderFlag, rulesFromFlags, seedFlag } from './flags.js';
-import { MAX_RECORD_BYTES, denseJsonReason, readInputText } from './read-input.js';
+import { MAX_RECORD_BYTES, denseJsonReason, inputText, readInputBytes } from './read-input.js';
 import { runTrain } from './train.js';
 import { runServe } from './serve.js';
 import { runPlay } from './play.js';
@@ -75,14 +75,15 @@ function badInput(field: string, reason: string, error = 'invalid arguments'): n
 }
 
 function readJson(path: string): unknown {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readInputText(path, 'record', MAX_RECORD_BYTES);
+    bytes = readInputBytes(path, 'record', MAX_RECORD_BYTES);
   } catch (e) {
     if (e instanceof ValidationError) return badInput(e.field, e.reason, 'malformed record');
     throw e;
   }
-  const dense = denseJsonReason(text);
+  const text = inputText(bytes);
+  const dense = denseJsonReason(bytes, text);
   if (dense) return badInput('', dense, 'malformed record');
   try {
     return JSON.parse(text);

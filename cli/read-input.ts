@@ -5,6 +5,7 @@
 
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { ValidationError } from '../env/rules/index.js';
+import { scanFrame } from '../bridge/frame-scan.js';
 
 /** Largest record `kratzen replay` reads (a 100,000-hand record is about 160 MB). */
 export const MAX_RECORD_BYTES = 256 << 20;
@@ -18,6 +19,17 @@ const CHUNK_BYTES = 1 << 20;
  * ValidationError (`error`, naming `field`) when it cannot be read or holds more than `maxBytes`.
  */
 export function readInputText(path: string, field: string, maxBytes: number, error = 'invalid arguments'): string {
+  return inputText(readInputBytes(path, field, maxBytes, error));
+}
+
+/** The text of bytes readInputBytes gave: UTF-8, a leading byte-order mark dropped. */
+export function inputText(bytes: Buffer): string {
+  // Editors on Windows save UTF-8 with a byte-order mark, which JSON.parse refuses.
+  return bytes.toString('utf8').replace(/^\uFEFF/, '');
+}
+
+/** The bytes of `path` ('-' is stdin), with readInputText's checks. */
+export function readInputBytes(path: string, field: string, maxBytes: number, error = 'invalid arguments'): Buffer {
   let fd: number;
   try {
     fd = path === '-' ? 0 : openSync(path, 'r');
@@ -39,8 +51,7 @@ export function readInputText(path: string, field: string, maxBytes: number, err
       if (total > maxBytes) throw tooLarge();
       chunks.push(chunk.subarray(0, bytesRead));
     }
-    // Editors on Windows save UTF-8 with a byte-order mark, which JSON.parse refuses.
-    return Buffer.concat(chunks, total).toString('utf8').replace(/^\uFEFF/, '');
+    return Buffer.concat(chunks, total);
   } catch (e) {
     if (e instanceof ValidationError) throw e;
     throw new ValidationError(error, field, `cannot read ${path}: ${(e as Error).message}`);
@@ -63,26 +74,15 @@ function readChunk(fd: number, into: Buffer): number {
 
 /**
  * JSON text whose objects and arrays are packed closer than one per `MIN_BYTES_PER_CONTAINER`
- * bytes is refused before parsing: parsed, each costs some 70 bytes of memory, so 250 MB of `[],`
- * took 6.6 GB (and a small heap's process died). A record's densest part, its actions
+ * characters is refused before parsing: parsed, each costs some 70 bytes of memory, so 250 MB of
+ * `[],` took 6.6 GB (and a small heap's process died). A record's densest part, its actions
  * (`{"seat":1,"action":"play Kh"},`), has one per ~30 bytes.
  */
 export const MIN_BYTES_PER_CONTAINER = 12;
 
-/** Why `text` holds too many objects and arrays for its size (outside strings), or null. */
-export function denseJsonReason(text: string): string | null {
+/** Why `text` (decoded from `bytes` by inputText) holds too many objects and arrays for its size (outside strings), or null. */
+export function denseJsonReason(bytes: Uint8Array, text: string): string | null {
   const allowed = Math.floor(text.length / MIN_BYTES_PER_CONTAINER) + 1024;
-  let containers = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92) i++; // a backslash: the next character is escaped
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if ((c === 91 || c === 123) && ++containers > allowed) {
-      return `more than ${allowed} objects and arrays in ${text.length} characters: at most one per ${MIN_BYTES_PER_CONTAINER} characters is read`;
-    }
-  }
-  return null;
+  if (!scanFrame(bytes, allowed, Infinity, Infinity)) return null;
+  return `more than ${allowed} objects and arrays in ${text.length} characters: at most one per ${MIN_BYTES_PER_CONTAINER} characters is read`;
 }

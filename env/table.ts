@@ -98,12 +98,6 @@ export class Table {
 
   /** The state of the last session this table finished (kept with `recycling: 'keep-last'`). */
   endedState: KratzenState | null = null;
-  /**
-   * Which state holds the last episode this table finished: `state` (it just ended, or hand
-   * episodes carried its session on), `endedState` (a new session started since, with
-   * `keep-last`), or none (recycled, or no episode finished yet).
-   */
-  private endedIn: 'state' | 'endedState' | 'none' = 'none';
 
   /**
    * @param recycling `none`: every session gets a fresh state object; `reuse`: new sessions start
@@ -141,8 +135,6 @@ export class Table {
     if (seed !== undefined || !this.state || !handEpisode || this.state.complete || handUnfinished || !this.dealNextHand()) {
       const sessionSeed = this.sessions === 0 ? this.sessionSeed : `${this.sessionSeed}/${this.sessions}`;
       this.sessions++;
-      // keep-last moves the state to endedState and restarts the one that was there.
-      this.endedIn = this.endedIn === 'state' && this.recycling === 'keep-last' ? 'endedState' : 'none';
       if (this.state && this.recycling === 'reuse') this.state.restart(sessionSeed);
       else if (this.state && this.recycling === 'keep-last') {
         const spare = this.endedState;
@@ -179,11 +171,12 @@ export class Table {
   }
 
   /**
-   * The state holding the last episode this table finished, null when it is not kept: the
-   * current state while a hand episode's session goes on, `endedState` once a new session began.
+   * The state holding the last episode this table finished (null when it is not kept): a hand
+   * episode's session goes on in the current state, which then holds the hands it finished; a
+   * new session starts with none, and the finished one is `endedState` like every session's.
    */
   get endedEpisodeState(): KratzenState | null {
-    return this.endedIn === 'state' ? this.state : this.endedIn === 'endedState' ? this.endedState : null;
+    return this.config.episode === 'hand' && this.state.numResults > 0 ? this.state : this.endedState;
   }
 
   /**
@@ -191,12 +184,6 @@ export class Table {
    * `rewards` at `offset`, and returns RUNNING, TERMINATED or TRUNCATED.
    */
   step(action: number, rewards: Float32Array, offset: number): number {
-    const outcome = this.advance(action, rewards, offset);
-    if (outcome !== RUNNING) this.endedIn = 'state';
-    return outcome;
-  }
-
-  private advance(action: number, rewards: Float32Array, offset: number): number {
     const state = this.state;
     const seat = state.currentSeat;
     const n = this.game.numPlayers;
