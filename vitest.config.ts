@@ -5,5 +5,6 @@ export default defineConfig({
     include: ['**/*.test.ts'],
     exclude: ['node_modules/**', 'dist/**'],
     testTimeout: 60_000,
+    globalSetup: ['test/helpers/temp-root.ts'],
   },
 });
