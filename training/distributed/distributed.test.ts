@@ -2,14 +2,16 @@
 // `kratzen worker` processes from the build, results equal to one machine's for the same seed,
 // and a worker killed with SIGKILL mid-run costing nothing.
 import type { ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { mkdtempSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
 import { runTournament, type TournamentConfig } from '../tournament.js';
 import { Queue } from 'bullmq';
-import { KEY_PREFIX, ROLLOUT_QUEUE, parseRedisUrl } from './redis.js';
+import { BlobStore, KEY_PREFIX, ROLLOUT_QUEUE, parseRedisUrl } from './redis.js';
+import { uploadCheckpoint } from './checkpoint-blobs.js';
 import { runTournamentOnRedis } from './tournament-jobs.js';
 import { startWorkers } from './worker.js';
 import { haveRedisServer, startLocalRedis, startWorkerProcess } from './local-cluster.js';
@@ -46,7 +48,28 @@ suite('tournaments on Redis with BullMQ', () => {
 
   const config: TournamentConfig = { agents: [CHECKPOINT, 'heuristic', 'random'], rules: { profile: 'didactic4', players: 4 }, deals: 40, seed: 'redis' };
 
-  it('gives the single-machine result for the same seed, a checkpoint fetched through Redis', async () => {
+  /**
+   * Another user's checkpoint under the cache's old fixed name, `$TMPDIR/kratzen-blobs/<index
+   * hash>/`: the shipped policy with its weights zeroed (a manifest that matches them), which
+   * loads and plays, but not as the named checkpoint does.
+   */
+  async function plantDecoy(): Promise<void> {
+    const blobs = new BlobStore(parseRedisUrl(url));
+    await blobs.connect();
+    const hash = await uploadCheckpoint(CHECKPOINT, blobs);
+    await blobs.close();
+    const decoy = join(tmpdir(), 'kratzen-blobs', hash);
+    mkdirSync(join(decoy, '..'), { recursive: true });
+    cpSync(CHECKPOINT, decoy, { recursive: true });
+    const weights = new Uint8Array(readFileSync(join(decoy, 'weights.bin')).length);
+    writeFileSync(join(decoy, 'weights.bin'), weights);
+    const manifest = JSON.parse(readFileSync(join(decoy, 'manifest.json'), 'utf8'));
+    manifest.files['weights.bin'].sha256 = createHash('sha256').update(weights).digest('hex');
+    writeFileSync(join(decoy, 'manifest.json'), JSON.stringify(manifest));
+  }
+
+  it('gives the single-machine result for the same seed, a checkpoint fetched through Redis into a cache no other user can fill first', async () => {
+    await plantDecoy();
     const local = await runTournament(config, { loadCheckpoint });
     const progress: number[] = [];
     const distributed = await runTournamentOnRedis(config, { connection: parseRedisUrl(url), blockDeals: 3, onDeal: (done) => progress.push(done) });

@@ -29,6 +29,8 @@ export const KEY_PREFIX = 'kratzen';
 export const TOURNAMENT_QUEUE = 'tournament';
 /** How a worker process hands its connection to its job threads (they share its environment), never in job data. */
 export const CONNECTION_ENV = 'KRATZEN_WORKER_REDIS';
+/** How a worker process hands its private checkpoint cache folder to its job threads. */
+export const BLOB_CACHE_ENV = 'KRATZEN_WORKER_BLOB_CACHE';
 /** The BullMQ queue of rollout blocks (a share of one PPO update's envs, with its weights). */
 export const ROLLOUT_QUEUE = 'rollout';
 

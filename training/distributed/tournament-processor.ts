@@ -2,30 +2,28 @@
 // `kratzen worker` (one per unit of --concurrency), so the thread renewing job locks never
 // waits on a deal. Checkpoints come from Redis by hash (checkpoint-blobs.ts).
 
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { SandboxedJob } from 'bullmq';
 import type { Agent } from '../../agents/agent.js';
 import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
 import { playDeal, type DealResult } from '../tournament.js';
 import { materializeCheckpoint } from './checkpoint-blobs.js';
-import { workerBlobStore } from './redis.js';
+import { BLOB_CACHE_ENV, workerBlobStore } from './redis.js';
 import type { TournamentBlock } from './tournament-jobs.js';
-
-const CACHE_ROOT = join(tmpdir(), 'kratzen-blobs');
 
 /** Loaded checkpoint agents of this thread, by index hash and rules (greedy, stateless). */
 const agents = new Map<string, Agent>();
 
 export default async function processBlock(job: SandboxedJob<TournamentBlock, DealResult[]>): Promise<DealResult[]> {
   const { config, from, to, checkpoints } = job.data;
+  const cacheRoot = process.env[BLOB_CACHE_ENV];
+  if (!cacheRoot) throw new Error(`${BLOB_CACHE_ENV} is not set: tournament blocks run in the threads of startWorkers`);
   const blobs = await workerBlobStore();
   const cache = new Map<string, Agent>();
   for (const [spec, hash] of Object.entries(checkpoints)) {
     const key = `${hash}/${JSON.stringify(config.rules)}`;
     let agent = agents.get(key);
     if (!agent) {
-      const dir = await materializeCheckpoint(hash, blobs, CACHE_ROOT);
+      const dir = await materializeCheckpoint(hash, blobs, cacheRoot);
       agent = await loadCheckpoint(dir, { rules: config.rules, seed: 0 });
       agents.set(key, agent);
     }

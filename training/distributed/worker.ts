@@ -2,8 +2,11 @@
 // (one per unit of concurrency). A killed worker's job is retried elsewhere once its lock
 // expires (`lockSeconds`): the coordinator merges by deal index, so nothing is lost or doubled.
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Worker } from 'bullmq';
-import { BlobStore, CONNECTION_ENV, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, type RedisConnection } from './redis.js';
+import { BLOB_CACHE_ENV, BlobStore, CONNECTION_ENV, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, type RedisConnection } from './redis.js';
 
 export interface WorkerOptions {
   connection: RedisConnection;
@@ -23,6 +26,12 @@ export async function startWorkers(options: WorkerOptions): Promise<Worker[]> {
   await probe.connect();
   await probe.close();
   process.env[CONNECTION_ENV] = JSON.stringify(options.connection);
+  // The checkpoints fetched from Redis are cached in a folder of this process alone (mkdtemp makes
+  // it 0700) and removed at exit: the cache trusts what it finds, and a folder with a fixed name in
+  // the shared temp folder could be made first by another user, with checkpoints of their choosing.
+  const cacheRoot = mkdtempSync(join(tmpdir(), 'kratzen-blobs-'));
+  process.once('exit', () => rmSync(cacheRoot, { recursive: true, force: true }));
+  process.env[BLOB_CACHE_ENV] = cacheRoot;
   const lockDuration = Math.round((options.lockSeconds ?? 30) * 1000);
   const make = (queue: string, processor: string) =>
     new Worker(queue, new URL(processor, import.meta.url), {
