@@ -206,12 +206,26 @@ describe('kratzen play', () => {
     expect(existsSync(join(dir, 'r.json'))).toBe(true);
   });
 
-  it('ends the session at an answer line longer than it reads, saving the record (< /dev/zero ran out of memory)', async () => {
+  it('ends the session after 1 MiB of input with no newline, saving the record (< /dev/zero ran out of memory)', async () => {
     const endless = new Readable({ read() { this.push('x'.repeat(65_536)); } });
     const path = join(tmp, 'endless.json');
     const output = new Writable({ write: (_chunk, _e, done) => done() });
     expect(await runPlay(['--seed', '2', '--hands', '1', '--record', path], { input: endless, output })).toBe(0);
     expect(replayRecord(JSON.parse(readFileSync(path, 'utf8'))).result.final.complete).toBe(false);
+  });
+
+  it('answers a line over 4096 characters as too long and goes on, whichever chunks it comes in (it ended the session when split)', async () => {
+    const long = 'x'.repeat(200_000);
+    const split = [...Array.from({ length: 50 }, () => 'x'.repeat(4000)), '\n1\nquit\n'];
+    for (const chunks of [[`${long}\n1\nquit\n`], split]) {
+      let text = '';
+      const output = new Writable({ write: (chunk, _e, done) => ((text += chunk.toString()), done()) });
+      expect(await runPlay(['--seed', '2', '--record', join(tmp, `long-${chunks.length}.json`)], { input: Readable.from(chunks), output })).toBe(0);
+      expect(text).toContain('That line is over 4096 characters');
+      expect(text).toContain('  You: ');
+      expect(text).not.toContain('(end of input)');
+      expect(text.length).toBeLessThan(100_000);
+    }
   });
 
   it('refuses bad arguments with exit code 2', async () => {

@@ -232,6 +232,10 @@ class TerminalGame {
         this.write(reader.stopped ? '\n(stopped)\n' : '\n(end of input)\n');
         return null;
       }
+      if (line.length > MAX_LINE_CHARS) {
+        this.write(`${this.interactive ? '' : '\n'}  That line is over ${MAX_LINE_CHARS} characters; answer with a number 1-${legal.length} or a move's text.\n`);
+        continue;
+      }
       // Piped answers are not echoed by a terminal: show them, so a transcript reads right.
       if (!this.interactive) this.write(`${line}\n`);
       const answer = line.trim().toLowerCase();
@@ -276,8 +280,13 @@ class TerminalGame {
   }
 }
 
-/** Longest answer line read; past it the input counts as ended (`< /dev/zero` grew one line until memory ran out). */
+/**
+ * Longest answer line read: a longer line is answered as too long, whichever chunks it arrives in
+ * (`next()` gives its first MAX_LINE_CHARS + 1 characters, the rest is dropped up to its newline).
+ */
 const MAX_LINE_CHARS = 4096;
+/** Characters dropped from one line before the input counts as ended (`< /dev/zero` has no newline). */
+const MAX_DROPPED_CHARS = 1 << 20;
 
 /** Lines of the person's input; `stopped` once interrupted (Ctrl-C), when `next()` gives null. */
 interface LineReader {
@@ -295,6 +304,9 @@ interface LineReader {
 function lineReader(input: Readable): LineReader {
   const chunks = input.setEncoding('utf8')[Symbol.asyncIterator]() as AsyncIterator<string>;
   let pending = '';
+  /** The head of an over-long line whose newline has not come yet, and how much of it was dropped. */
+  let longHead: string | null = null;
+  let dropped = 0;
   let ended = false;
   let interrupted = false;
   let wake: ((value: null) => void) | null = null;
@@ -304,15 +316,23 @@ function lineReader(input: Readable): LineReader {
         if (interrupted) return null;
         const newline = pending.indexOf('\n');
         if (newline >= 0) {
-          const line = pending.slice(0, newline).replace(/\r$/, '');
+          const line = longHead ?? pending.slice(0, Math.min(newline, MAX_LINE_CHARS + 1)).replace(/\r$/, '');
           pending = pending.slice(newline + 1);
+          longHead = null;
+          dropped = 0;
           return line;
         }
-        if (ended || pending.length > MAX_LINE_CHARS) {
-          ended = true;
-          const last = pending.length > 0 && pending.length <= MAX_LINE_CHARS ? pending : null;
+        if (pending.length > MAX_LINE_CHARS) {
+          longHead ??= pending.slice(0, MAX_LINE_CHARS + 1);
+          dropped += pending.length;
           pending = '';
-          return last;
+          if (dropped > MAX_DROPPED_CHARS) ended = true;
+        }
+        if (ended) {
+          const last = longHead ?? (pending.length > 0 ? pending : null);
+          pending = '';
+          longHead = null;
+          return dropped > MAX_DROPPED_CHARS ? null : last;
         }
         const r = await new Promise<IteratorResult<string> | null>((resolve, reject) => {
           wake = resolve;
