@@ -353,6 +353,22 @@ describe('limits', () => {
     await peer.close();
   });
 
+  it('fails a connection whose text frame or close reason is not UTF-8 (1007, RFC 6455 section 8.1; the reason was echoed back), others keep working', async () => {
+    const misbehaviours = [(ws: WebSocket) => ws.send(Buffer.from([0x7b, 0xff, 0x7d]), { binary: false }), (ws: WebSocket) => ws.close(4001, Buffer.from([0xff]))];
+    for (const misbehave of misbehaviours) {
+      // This client does not check what it receives either: it reports the code the server sent.
+      const ws = new WebSocket(server.url, { skipUTF8Validation: true });
+      await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+      ws.on('error', () => undefined);
+      ws.send(JSON.stringify({ id: 1, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION } }));
+      await new Promise((resolve) => ws.once('message', resolve));
+      const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+      misbehave(ws);
+      expect(await Promise.race([closed, new Promise((resolve) => setTimeout(() => resolve('still open'), 3000))])).toBe(1007);
+    }
+    expect((await client.call('ping')).result).toEqual({});
+  });
+
   it('refuses a binary frame as a request, in its turn, and goes on', async () => {
     const peer = await BridgeClient.open(server.url);
     const binary = peer.sendRaw(Buffer.from(JSON.stringify({ id: 7, method: 'ping' })));
