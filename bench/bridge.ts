@@ -1,7 +1,9 @@
 // Bridge throughput over loopback: the server runs in a worker thread (as it would in its own
 // process), the client here. didactic4, 4 players, multi-agent sessions, a random legal action
 // per env chosen from the returned masks. `bridge.roundTripsPerSec`: one env per env.step;
-// `bridge.batched.n256.stepsPerSec`: env steps per second with 256 envs per env.step. Both use
+// `bridge.batched.n256.stepsPerSec`: env steps per second with 256 envs per env.step;
+// `bridge.pipelined.n256.stepsPerSec`: the same 256 envs as two sessions of 128, each with one
+// request in flight, so client and server work at once. All use
 // the binary encoding (CSR observations); the `.json` figures are the same with JSON arrays.
 // `bridge.loopback.tcpRoundTripsPerSec` is the machine's own ceiling for comparison: a bare TCP
 // echo (100-byte messages, no WebSocket, no JSON) between the same two threads;
@@ -130,28 +132,42 @@ async function bridgeServer(spinMicroseconds?: number): Promise<{ port: number; 
   };
 }
 
-/** Env steps per second of one session of `numEnvs`, random legal actions from each reply's masks. */
-async function steps(client: BridgeClient, numEnvs: number, encoding: 'json' | 'binary'): Promise<Runner> {
-  const session = (await client.call('env.create', { numEnvs, encoding })).result.session;
-  const random = fastRng(7);
-  const actions = new Array<number>(numEnvs);
-  const chosen = new Int32Array(numEnvs);
-  let reply = await client.call('env.reset', { session, seed: 1 });
-  const masksOf = (r: typeof reply): Uint8Array =>
+/**
+ * Env steps per second of `numEnvs` envs in `sessions` sessions of equal size, random legal
+ * actions from each reply's masks. With one session the client waits for each reply; with two,
+ * each session keeps one request in flight, so the server steps one while the client chooses the
+ * other's actions (as an async vector env does).
+ */
+async function steps(client: BridgeClient, numEnvs: number, encoding: 'json' | 'binary', sessions = 1): Promise<Runner> {
+  const size = numEnvs / sessions;
+  type Reply = Awaited<ReturnType<BridgeClient['call']>>;
+  const masksOf = (r: Reply): Uint8Array =>
     encoding === 'binary' ? (r.arrays!.masks as Uint8Array) : Uint8Array.from((r.result.masks as number[][]).flat());
+  const parts: { session: unknown; reply: Reply; random: () => number; actions: number[]; chosen: Int32Array }[] = [];
+  for (let k = 0; k < sessions; k++) {
+    const session = (await client.call('env.create', { numEnvs: size, encoding })).result.session;
+    const reply = await client.call('env.reset', { session, seed: 1 + k });
+    parts.push({ session, reply, random: fastRng(7 + k), actions: new Array<number>(size), chosen: new Int32Array(size) });
+  }
   return {
     async run(seconds: number) {
       let requests = 0;
       const start = performance.now();
-      while (performance.now() - start < seconds * 1000) {
-        randomLegalActions(masksOf(reply), numEnvs, NUM_ACTIONS, random, chosen);
-        for (let i = 0; i < numEnvs; i++) actions[i] = chosen[i]!;
-        reply = await client.call('env.step', { session, actions });
-        requests++;
-      }
-      return (requests * numEnvs) / ((performance.now() - start) / 1000);
+      await Promise.all(
+        parts.map(async (part) => {
+          while (performance.now() - start < seconds * 1000) {
+            randomLegalActions(masksOf(part.reply), size, NUM_ACTIONS, part.random, part.chosen);
+            for (let i = 0; i < size; i++) part.actions[i] = part.chosen[i]!;
+            part.reply = await client.call('env.step', { session: part.session, actions: part.actions });
+            requests++;
+          }
+        }),
+      );
+      return (requests * size) / ((performance.now() - start) / 1000);
     },
-    close: async () => void (await client.call('env.close', { session })),
+    close: async () => {
+      for (const part of parts) await client.call('env.close', { session: part.session });
+    },
   };
 }
 
@@ -206,6 +222,7 @@ export async function benchBridge(seconds: number): Promise<Record<string, numbe
     'bridge.noSpin.roundTripsPerSec': await steps(quietClient, 1, 'binary'),
     'bridge.json.roundTripsPerSec': await steps(client, 1, 'json'),
     'bridge.batched.n256.stepsPerSec': await steps(client, 256, 'binary'),
+    'bridge.pipelined.n256.stepsPerSec': await steps(client, 256, 'binary', 2),
     'bridge.batched.n256.json.stepsPerSec': await steps(client, 256, 'json'),
     'bridge.loopback.wsRoundTripsPerSec': await wsEcho(sizes.request, sizes.reply),
     'bridge.loopback.tcpRoundTripsPerSec': await tcpEcho(),
@@ -230,6 +247,7 @@ export async function benchBridge(seconds: number): Promise<Record<string, numbe
   metrics['bridge.ratio.roundTripsOverWsEcho'] = roundRatio('bridge.roundTripsPerSec', 'bridge.loopback.wsRoundTripsPerSec');
   metrics['bridge.ratio.noSpinRoundTripsOverWsEcho'] = roundRatio('bridge.noSpin.roundTripsPerSec', 'bridge.loopback.wsRoundTripsPerSec');
   metrics['bridge.ratio.batchedOverLocalVecN256'] = roundRatio('bridge.batched.n256.stepsPerSec', 'bridge.localVec.n256.stepsPerSec');
+  metrics['bridge.ratio.pipelinedOverLocalVecN256'] = roundRatio('bridge.pipelined.n256.stepsPerSec', 'bridge.localVec.n256.stepsPerSec');
   return metrics;
 }
 
