@@ -1,7 +1,7 @@
 // The PPO trainer: no tensor leaks and moving weights per update, config validation, resume that
 // reproduces an uninterrupted run, and a clean stop.
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -206,6 +206,17 @@ describe('trainer', () => {
     const resumed = await train({ ...linear, name: 'split', runsDir: dir }, { verbose: false, resume: true });
     expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
     expect(weights(resumed.checkpoint)).toEqual(weights(straight.checkpoint));
+  });
+
+  it('resumes a run under the name and folder it is asked for (a renamed run kept its old name) and with the backend asked for', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    await run('before', dir, { stopAfter: 2 });
+    renameSync(join(dir, 'before'), join(dir, 'after'));
+    const resumed = await train({ name: 'after', runsDir: dir, backend: 'wasm' }, { verbose: false, resume: true });
+    expect(resumed.updates).toBe(4);
+    expect(JSON.parse(readFileSync(join(dir, 'after', 'config.json'), 'utf8'))).toMatchObject({ name: 'after', runsDir: dir, backend: 'wasm' });
+    expect(readFileSync(join(dir, 'after', 'report.html'), 'utf8')).toContain('<title>Kratzen training: after');
+    expect(existsSync(join(dir, 'before'))).toBe(false);
   });
 
   it('resumes from the latest checkpoint with the same metrics as an uninterrupted run', async () => {

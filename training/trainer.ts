@@ -89,7 +89,6 @@ export async function train(input: unknown, options: TrainOptions = {}): Promise
   }
 }
 
-/** One training run, in the steps `train` takes: open, restore, loop over updates, finish. */
 /** What a resumed run may be asked to change: its length, where it lives, and the machine's backend. */
 const RESUMABLE_FIELDS = new Set(['name', 'runsDir', 'updates', 'backend']);
 
@@ -110,6 +109,7 @@ function refuseChangedFields(input: unknown, asked: TrainConfig, saved: TrainCon
   }
 }
 
+/** One training run, in the steps `train` takes: open, restore, loop over updates, finish. */
 class TrainingRun {
   private readonly log: (text: string) => void;
   private readonly rules: Record<string, unknown>;
@@ -188,7 +188,15 @@ class TrainingRun {
       if (saved.learningRateDecay === 'linear' && config.updates > saved.updates) {
         throw new ValidationError('cannot resume', 'updates', `the run's learning rate falls linearly over its ${saved.updates} updates (learningRateDecay "linear"): it cannot grow to ${config.updates}; start a new run (initialPolicy) instead`);
       }
-      config = { ...saved, updates: Math.max(saved.updates, config.updates) };
+      // It lives where it is asked to (a renamed folder); the backend and a longer run only when asked.
+      const asked = new Set(isJsonObject(input) ? Object.keys(input).filter((field) => input[field] !== undefined) : []);
+      config = {
+        ...saved,
+        name: config.name,
+        runsDir: config.runsDir,
+        backend: asked.has('backend') ? config.backend : saved.backend,
+        updates: asked.has('updates') ? Math.max(saved.updates, config.updates) : saved.updates,
+      };
     } else if (existsSync(join(runDir, 'checkpoints'))) {
       throw new ValidationError('run exists', 'name', `${runDir} already holds a run: pass --resume to continue it, or choose another --name`);
     }
