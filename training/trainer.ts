@@ -184,12 +184,12 @@ class TrainingRun {
       // Runs saved before the oracle critic existed learned with the policy's value head.
       const saved = parseTrainConfig({ critic: 'shared', ...savedJson });
       refuseChangedFields(input, config, saved);
+      const asked = new Set(isJsonObject(input) ? Object.keys(input).filter((field) => input[field] !== undefined) : []);
       // A linear schedule is drawn over the run's length: more updates would bend it mid-run.
-      if (saved.learningRateDecay === 'linear' && config.updates > saved.updates) {
+      if (saved.learningRateDecay === 'linear' && asked.has('updates') && config.updates > saved.updates) {
         throw new ValidationError('cannot resume', 'updates', `the run's learning rate falls linearly over its ${saved.updates} updates (learningRateDecay "linear"): it cannot grow to ${config.updates}; start a new run (initialPolicy) instead`);
       }
       // It lives where it is asked to (a renamed folder); the backend and a longer run only when asked.
-      const asked = new Set(isJsonObject(input) ? Object.keys(input).filter((field) => input[field] !== undefined) : []);
       config = {
         ...saved,
         name: config.name,
