@@ -257,6 +257,9 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
       expect(await raw(`GET ${target} HTTP/1.1\r\nHost: ${ours}\r\n${upgrade}`), target).toMatch(/^HTTP\/1\.1 40[03]/);
     }
     expect(await raw(`GET ws://${ours}/ HTTP/1.1\r\nHost: ${ours}\r\n${upgrade}`)).toMatch(/^HTTP\/1\.1 101/);
+    // `*` names the server for OPTIONS alone: an upgrade or a page with it was served [probe].
+    expect(await raw(`GET * HTTP/1.1\r\nHost: ${ours}\r\n${upgrade}`)).toMatch(/^HTTP\/1\.1 400/);
+    expect(await raw(`GET * HTTP/1.1\r\nHost: ${ours}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
   });
 
   it('refuses a request with two Host or two Origin headers (Node reads the first, a proxy in front may route by another)', async () => {

@@ -89,8 +89,8 @@ export class HttpGuard {
   }
 
   /** Null when a request (a page's or an upgrade's) names this server once, by Host and target, else why not. */
-  checkRequest(req: Pick<IncomingMessage, 'rawHeaders' | 'headers' | 'url'>): string | null {
-    return this.checkRepeated(req.rawHeaders) ?? this.checkHost(req.headers.host) ?? this.checkTarget(req.url);
+  checkRequest(req: Pick<IncomingMessage, 'rawHeaders' | 'headers' | 'url' | 'method'>): string | null {
+    return this.checkRepeated(req.rawHeaders) ?? this.checkHost(req.headers.host) ?? this.checkTarget(req.url, req.method);
   }
 
   /** Null unless a header the guard checks appears more than once in `rawHeaders` (RFC 9112 refuses two Hosts). */
@@ -118,10 +118,12 @@ export class HttpGuard {
   /**
    * Null unless the request target is in absolute form (`GET http://name/ HTTP/1.1`, as sent to
    * proxies) and does not name this server: HTTP/1.1 then takes the target's authority over
-   * `Host`, so it must pass the same check. A target of no known form is BAD_REQUEST_TARGET.
+   * `Host`, so it must pass the same check. A target of no known form is BAD_REQUEST_TARGET, and
+   * so is `*` but with OPTIONS (RFC 9112 section 3.2.4: it names the server, no page or socket).
    */
-  checkTarget(target: string | undefined): string | null {
-    if (target === undefined || target.startsWith('/') || target === '*') return null;
+  checkTarget(target: string | undefined, method?: string): string | null {
+    if (target === undefined || target.startsWith('/')) return null;
+    if (target === '*') return method === 'OPTIONS' ? null : BAD_REQUEST_TARGET;
     // The authority as written: URL would drop a default port (`:80`) and so let it pass.
     const match = /^(?:https?|wss?):\/\/([^/?#]*)/i.exec(target);
     const authority = match ? match[1]!.slice(match[1]!.lastIndexOf('@') + 1) : '';
