@@ -121,7 +121,7 @@ export class HttpGuard {
    * `Host`, so it must pass the same check. A target of no known form is BAD_REQUEST_TARGET, and
    * so is `*` but with OPTIONS (RFC 9112 section 3.2.4: it names the server, no page or socket).
    */
-  checkTarget(target: string | undefined, method?: string): string | null {
+  checkTarget(target: string | undefined, method: string | undefined): string | null {
     if (target === undefined || target.startsWith('/')) return null;
     if (target === '*') return method === 'OPTIONS' ? null : BAD_REQUEST_TARGET;
     // The authority as written: URL would drop a default port (`:80`) and so let it pass.

@@ -92,16 +92,20 @@ export async function train(input: unknown, options: TrainOptions = {}): Promise
 /** What a resumed run may be asked to change: its length, where it lives, and the machine's backend. */
 const RESUMABLE_FIELDS = new Set(['name', 'runsDir', 'updates', 'backend']);
 
+/** The fields the caller set (a flag, a config file), with their values. */
+function askedFields(input: unknown): Map<string, unknown> {
+  return new Map(isJsonObject(input) ? Object.entries(input).filter(([, value]) => value !== undefined) : []);
+}
+
 /**
- * A resumed run keeps its saved config: a field the caller set (a flag, a config file) to another
- * value than the run was trained with is refused, naming it, rather than silently ignored.
+ * A resumed run keeps its saved config: a field the caller set to another value than the run was
+ * trained with is refused, naming it, rather than silently ignored.
  */
-function refuseChangedFields(input: unknown, asked: TrainConfig, saved: TrainConfig): void {
-  if (typeof input !== 'object' || input === null) return;
-  for (const [field, value] of Object.entries(input)) {
-    if (RESUMABLE_FIELDS.has(field) || value === undefined) continue;
+function refuseChangedFields(asked: Map<string, unknown>, config: TrainConfig, saved: TrainConfig): void {
+  for (const [field, value] of asked) {
+    if (RESUMABLE_FIELDS.has(field)) continue;
     if (field === 'rules' && Object.keys(value as object).length === 0) continue;
-    const want = JSON.stringify(asked[field as keyof TrainConfig]);
+    const want = JSON.stringify(config[field as keyof TrainConfig]);
     const had = JSON.stringify(saved[field as keyof TrainConfig]);
     if (want !== had) {
       throw new ValidationError('cannot resume', field, `the run was started with ${field} ${had}, not ${want}: a resumed run keeps its config (only updates may grow)`);
@@ -183,8 +187,8 @@ class TrainingRun {
       }
       // Runs saved before the oracle critic existed learned with the policy's value head.
       const saved = parseTrainConfig({ critic: 'shared', ...savedJson });
-      refuseChangedFields(input, config, saved);
-      const asked = new Set(isJsonObject(input) ? Object.keys(input).filter((field) => input[field] !== undefined) : []);
+      const asked = askedFields(input);
+      refuseChangedFields(asked, config, saved);
       // A linear schedule is drawn over the run's length: more updates would bend it mid-run.
       if (saved.learningRateDecay === 'linear' && asked.has('updates') && config.updates > saved.updates) {
         throw new ValidationError('cannot resume', 'updates', `the run's learning rate falls linearly over its ${saved.updates} updates (learningRateDecay "linear"): it cannot grow to ${config.updates}; start a new run (initialPolicy) instead`);
