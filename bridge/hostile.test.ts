@@ -209,7 +209,12 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
     const ownV8 = rawSocket(server.url, { protocolVersion: 8, origin: `http://127.0.0.1:${server.port}` });
     expect(await ownV8.opened).toBe(true);
     ownV8.ws.close();
-    for (const origin of [`http://127.0.0.1:${server.port}`, `http://localhost:${server.port}`, 'https://trusted.example', undefined]) {
+    // A listed origin matches as browsers compare origins: case aside, and with the default port spelt out.
+    expect(await rawSocket(server.url, { origin: 'https://trusted.example:8443' }).opened).toBe(false);
+    expect(await rawSocket(server.url, { origin: 'http://trusted.example' }).opened).toBe(false);
+    expect(await rawSocket(server.url, { origin: 'https://trusted.example:443/evil' }).opened).toBe(false);
+    const listed = ['https://trusted.example', 'https://TRUSTED.example', 'https://trusted.example:443'];
+    for (const origin of [`http://127.0.0.1:${server.port}`, `http://localhost:${server.port}`, ...listed, undefined]) {
       const socket = rawSocket(server.url, origin ? { origin } : {});
       expect(await socket.opened).toBe(true);
       socket.ws.close();

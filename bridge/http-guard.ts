@@ -85,7 +85,8 @@ export class HttpGuard {
     }
     for (const name of options.allowHosts) names.add(name.toLowerCase().replace(/^\[|\]$/g, ''));
     this.names = names;
-    this.origins = new Set(options.allowOrigins.map((o) => o.replace(/\/+$/, '').toLowerCase()));
+    // Each listed origin as written and as a browser serializes it (`https://x:443` is `https://x`).
+    this.origins = new Set(options.allowOrigins.flatMap((o) => [o.replace(/\/+$/, '').toLowerCase(), ...serializedOrigin(o)]));
   }
 
   /** Null when a request (a page's or an upgrade's) names this server once, by Host and target, else why not. */
@@ -148,7 +149,18 @@ export class HttpGuard {
     // The server serves its page over plain HTTP, so an https origin is another page (behind a
     // TLS front, list that origin with --allow-origin).
     const bare = url.username === '' && url.password === '' && (url.pathname === '/' || url.pathname === '') && url.search === '' && url.hash === '';
+    if (bare && this.origins.has(url.origin)) return null;
     const ownPage = bare && url.protocol === 'http:' && this.names.has(name) && port === this.options.port;
     return ownPage ? null : "the Origin is not this server's page (allow another with --allow-origin)";
+  }
+}
+
+/** `text` as a browser serializes an origin (scheme, host, port but the scheme's default), or nothing when it is no http(s) URL. */
+function serializedOrigin(text: string): string[] {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? [url.origin] : [];
+  } catch {
+    return [];
   }
 }
