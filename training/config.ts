@@ -56,7 +56,7 @@ export const trainConfigSchema = z.strictObject({
   /**
    * Tables stepped together. Fewer, larger updates learn more from the same environment steps:
    * over 12 seeds, 128 envs x 120 updates beat the heuristic by +0.65 chips/hand on average on the
-   * same 1600 deals where 64 x 240 scored +0.42 (+0.23 +- 0.10 seed for seed; README, Training).
+   * same 1600 deals where 64 x 240 scored +0.42 (+0.23 +- 0.11 seed for seed; README, Training).
    * @default 128
    */
   numEnvs: z.number().int().positive().max(MAX_ROLLOUT_ROWS).default(128),
