@@ -83,8 +83,8 @@ export const trainConfigSchema = z.strictObject({
    * perfect-information critic); `oracle-head`: the same inputs through a head on the policy's
    * last hidden layer. The policy still acts on its observation alone, and the exported
    * checkpoint is the policy alone; actors record the other hands, the learner values them.
-   * Measured here (64 envs x
-   * 240 updates, otherwise the default run; 1600 final-evaluation deals, chips/hand over the heuristic): seed 0 `shared` +0.536,
+   * Measured here (64 envs x 240 updates, otherwise the default run; 1600 final-evaluation deals,
+   * chips/hand over the heuristic): seed 0 `shared` +0.536,
    * `oracle` +0.757 ([128, 128]) and +0.850 ([64, 64]), `oracle-head` +0.749; seed 1 `shared`
    * +0.112, `oracle` [64, 64] +0.248 (each +-0.25 to 0.29). @default 'oracle'
    */
