@@ -1,10 +1,13 @@
 // The shipped policies (checkpoints/pretrained/): they load for their rules on this build's
 // observation version and play legally, and they still beat random players in a short duplicate
-// match (the README's 1600-deal figures are the full measurement).
+// match (the README's 1600-deal figures are the full measurement). Their training configs keep
+// the recipe the shipped runs used, whatever the trainer's defaults become.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../agents/tfjs.js';
 import { runTournament } from '../training/tournament.js';
+import { parseTrainConfig } from '../training/config.js';
 import { loadCheckpoint } from './agent-loader.js';
 
 const ROOT = path.join(import.meta.dirname, 'pretrained');
@@ -23,4 +26,21 @@ describe.each([
     const h = result.headToHead[0]!;
     expect(h.meanDifference - h.ci95).toBeGreaterThan(0);
   }, 120_000);
+});
+
+describe.each([
+  ['didactic4-p4.config.json', 'didactic4-p4/metrics.jsonl'],
+  ['didactic4-p4-finetune.config.json', 'didactic4-p4/finetune-metrics.jsonl'],
+  ['tavern5-p4.config.json', 'tavern5-p4/metrics.jsonl'],
+  ['tavern5-p4-finetune.config.json', 'tavern5-p4/finetune-metrics.jsonl'],
+  ['tavern5-p4-finetune2.config.json', 'tavern5-p4/finetune2-metrics.jsonl'],
+])('pretrained config %s', (configFile, metricsFile) => {
+  it('takes the environment steps per update of the shipped run, at a constant learning rate', () => {
+    const config = parseTrainConfig(JSON.parse(readFileSync(path.join(ROOT, configFile), 'utf8')));
+    const firstLine = JSON.parse(readFileSync(path.join(ROOT, metricsFile), 'utf8').split('\n')[0]!) as { update: number; envSteps: number };
+    expect(firstLine.update).toBe(1);
+    // Changing a trainer default (numEnvs went from 64 to 128) must not change what these files train.
+    expect(config.numEnvs * config.rolloutSteps).toBe(firstLine.envSteps);
+    expect(config.learningRateDecay).toBe('none');
+  });
 });
