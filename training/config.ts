@@ -68,9 +68,11 @@ export const trainConfigSchema = z.strictObject({
   learningRate: z.number().positive().max(1).default(1e-3),
   /**
    * `linear`: PPO update u of U steps with learningRate x (1 - (u - 1) / U), so the last ones
-   * refine instead of jumping (imitation updates keep learningRate). @default 'none'
+   * refine instead of jumping (imitation updates keep learningRate); such a run cannot be resumed
+   * with more updates. Over 8 seeds on the same 1600 deals it beat the heuristic by +0.725
+   * chips/hand on average where a constant rate scored +0.661 (README, Training). @default 'linear'
    */
-  learningRateDecay: z.enum(['none', 'linear']).default('none'),
+  learningRateDecay: z.enum(['none', 'linear']).default('linear'),
   epochs: z.number().int().positive().max(1000).default(4),
   minibatchSize: z.number().int().positive().max(MAX_ROLLOUT_ROWS).default(1024),
   clip: z.number().positive().default(0.2),

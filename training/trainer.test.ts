@@ -37,6 +37,9 @@ const TINY = {
   finalEvalDeals: 0,
   checkpointEvery: 1,
   league: { snapshotEvery: 2 },
+  // A constant step size: these runs may be resumed with more updates (the linear default's
+  // schedule, and its refusal to grow, have a test of their own).
+  learningRateDecay: 'none' as const,
 };
 
 describe('PPO update', () => {
@@ -108,15 +111,15 @@ describe('training config', () => {
     expect(() => parseTrainConfig(JSON.parse('{"rules":{"__proto__":{"players":5}}}'))).toThrow(/rules\.__proto__/);
   });
 
-  it('decays the PPO step size linearly when asked; imitation keeps the base rate', () => {
+  it('decays the PPO step size linearly by default; imitation keeps the base rate', () => {
     const config = parseTrainConfig({ learningRate: 1e-3, learningRateDecay: 'linear', imitationUpdates: 10, updates: 100 });
     expect(learningRateAt(config, 1)).toBe(1e-3);
     expect(learningRateAt(config, 10)).toBe(1e-3);
     expect(learningRateAt(config, 11)).toBe(1e-3);
     expect(learningRateAt(config, 61)).toBeCloseTo(5e-4, 12);
     expect(learningRateAt(config, 110)).toBeCloseTo(1e-5, 12);
-    const constant = parseTrainConfig({ learningRate: 2e-3 });
-    expect(constant.learningRateDecay).toBe('none');
+    expect(parseTrainConfig({}).learningRateDecay).toBe('linear');
+    const constant = parseTrainConfig({ learningRate: 2e-3, learningRateDecay: 'none' });
     expect(learningRateAt(constant, 200)).toBe(2e-3);
     expect(() => parseTrainConfig({ learningRateDecay: 'cosine' })).toThrow(/learningRateDecay/);
   });
