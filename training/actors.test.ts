@@ -85,6 +85,8 @@ describe('actors', () => {
       // pending rollout must not see yet, and one that it must still see although it was evicted.
       league: { snapshotEvery: 1, maxSnapshots: 1, snapshots: 1 },
       actors: 2,
+      // A constant step size, so that a finished run can be extended below.
+      learningRateDecay: 'none' as const,
       runsDir: dir,
     };
     const straight = await train({ ...config, name: 'a' }, { verbose: false });
