@@ -8,6 +8,7 @@ import { OBS_SIZE } from '../env/observation.js';
 import { VecEnv } from '../env/vec-env.js';
 import { assertLegal } from './agent.js';
 import { DEFAULT_ARCHITECTURE, MASKED_LOGIT, PolicyAgent, VALUE_OUTPUT, createPolicyModel } from './policy-agent.js';
+import { canonicalAction, canonicalObservations, observedTrump } from '../env/suit-symmetry.js';
 import { selectBackend, tf } from './tfjs.js';
 
 const SMALL = { hiddenSizes: [32, 32] };
@@ -235,5 +236,44 @@ describe('PolicyAgent', () => {
       expect(plain.features).toBeUndefined();
     });
     expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it('with suit symmetry plays the plain network on the relabelled cards, its actions mapped back (env/suit-symmetry.ts)', () => {
+    // Real observations: every trump suit, and rows before trump is known.
+    const vec = new VecEnv({ numEnvs: 48, config: { rules: { profile: 'tavern5', players: 4 }, episode: 'hand' } });
+    vec.reset('symmetry');
+    const rng = seedrandom.alea('symmetry-steps');
+    for (let t = 0; t < 5; t++) {
+      const actions = new Int32Array(48).map((_, i) => {
+        const legal = [...Array(NUM_ACTIONS).keys()].filter((a) => vec.masks[i * NUM_ACTIONS + a]);
+        return legal[Math.floor(rng() * legal.length)]!;
+      });
+      vec.step(actions);
+    }
+    const observations = vec.observations.slice();
+    const masks = vec.masks.slice();
+    const trumps = Array.from({ length: 48 }, (_, i) => observedTrump(observations, i * OBS_SIZE));
+    expect(new Set(trumps).size).toBeGreaterThanOrEqual(4);
+    const symmetric = make({ architecture: SMALL, seed: 9, suitSymmetry: true });
+    const plain = make({ model: symmetric.model, ownsModel: false });
+    const canonicalMasks = new Uint8Array(masks.length);
+    trumps.forEach((trump, i) => {
+      for (let a = 0; a < NUM_ACTIONS; a++) canonicalMasks[i * NUM_ACTIONS + canonicalAction(a, Math.max(trump, 0))] = masks[i * NUM_ACTIONS + a]!;
+    });
+    const got = symmetric.evaluate(observations, masks);
+    const want = plain.evaluate(canonicalObservations(observations), canonicalMasks);
+    expect(Array.from(got.values)).toEqual(Array.from(want.values));
+    trumps.forEach((trump, i) => {
+      for (let a = 0; a < NUM_ACTIONS; a++) {
+        expect(got.probs[i * NUM_ACTIONS + a]).toBe(want.probs[i * NUM_ACTIONS + canonicalAction(a, Math.max(trump, 0))]);
+      }
+    });
+    symmetric.mode = 'greedy';
+    plain.mode = 'greedy';
+    const chosen = symmetric.act(observations, masks, new Int32Array(48));
+    const canonicalChosen = plain.act(canonicalObservations(observations), canonicalMasks, new Int32Array(48));
+    chosen.forEach((a, i) => expect(canonicalAction(a, Math.max(trumps[i]!, 0))).toBe(canonicalChosen[i]));
+    assertLegal(chosen, masks, NUM_ACTIONS, 'symmetric');
+    expect(symmetric.suitSymmetry && !plain.suitSymmetry).toBe(true);
   });
 });

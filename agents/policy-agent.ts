@@ -4,6 +4,7 @@
 import seedrandom from 'seedrandom';
 import { NUM_ACTIONS } from '../env/rules/index.js';
 import { OBS_SIZE } from '../env/observation.js';
+import { canonicalObservations, envAction, observedTrumps, relabelActionRows, relabelActions } from '../env/suit-symmetry.js';
 import type { Agent } from './agent.js';
 import { tf } from './tfjs.js';
 
@@ -159,6 +160,22 @@ export interface PolicyAgentOptions {
   name?: string;
   /** Whether `dispose()` disposes the model. @default true when built here, false for a given `model` */
   ownsModel?: boolean;
+  /**
+   * The network reads the cards with the suits relabelled so that trump is suit 0, and its
+   * actions are relabelled back (env/suit-symmetry.ts): what it learns about one trump suit holds
+   * for all four. A property of the weights, kept in checkpoints. @default false
+   */
+  suitSymmetry?: boolean;
+}
+
+/** Rows as the network reads them (see `PolicyAgent.networkRows`). */
+export interface NetworkRows {
+  observations: Float32Array;
+  masks: Uint8Array;
+  /** With actions given: the same actions in the network's labels. */
+  actions?: Int32Array;
+  /** Each row's trump (-1: none); null when the network reads rows as they are. */
+  trumps: Int8Array | null;
 }
 
 export interface PolicyEvaluation {
@@ -179,6 +196,7 @@ export class PolicyAgent implements Agent {
   private rng: () => number;
   private readonly ownsModel: boolean;
   private withFeatures: tf.LayersModel | null = null;
+  readonly suitSymmetry: boolean;
 
   constructor(options: PolicyAgentOptions = {}) {
     this.seed = options.seed ?? 0;
@@ -194,6 +212,23 @@ export class PolicyAgent implements Agent {
     this.mode = options.mode ?? 'sample';
     this.name = options.name ?? 'policy';
     this.rng = seedrandom.alea(`policy:${this.seed}`);
+    this.suitSymmetry = options.suitSymmetry ?? false;
+  }
+
+  /**
+   * N rows (observations N x OBS_SIZE, masks N x NUM_ACTIONS, optionally the actions taken) as
+   * the network reads them: with suit symmetry relabelled by each row's trump, else the very same
+   * arrays. `forward` takes these; a learner converts its batch once per update.
+   */
+  networkRows(observations: Float32Array, masks: Uint8Array, actions?: Int32Array): NetworkRows {
+    if (!this.suitSymmetry) return { observations, masks, ...(actions && { actions }), trumps: null };
+    const trumps = observedTrumps(observations);
+    return {
+      observations: canonicalObservations(observations),
+      masks: relabelActionRows(masks, trumps, true),
+      ...(actions && { actions: relabelActions(actions, trumps, true) }),
+      trumps,
+    };
   }
 
   /** Restarts the sampling generator, so a run can be repeated exactly. */
@@ -203,8 +238,9 @@ export class PolicyAgent implements Agent {
 
   /**
    * Masked logits and values as tensors, for use inside the caller's `tf.tidy` or gradient
-   * function (the PPO learner). `obs` N x OBS_SIZE float32, `mask` N x NUM_ACTIONS (nonzero = legal).
-   * With `withFeatures`, also the last hidden layer's activations (N x its width), from the same pass.
+   * function (the PPO learner). `obs` N x OBS_SIZE float32, `mask` N x NUM_ACTIONS (nonzero = legal),
+   * both as `networkRows` gives them; so are the logits' action labels. With `withFeatures`, also
+   * the last hidden layer's activations (N x its width), from the same pass.
    */
   forward(obs: tf.Tensor2D, mask: tf.Tensor2D, training = false, withFeatures = false): { logits: tf.Tensor2D; value: tf.Tensor1D; features?: tf.Tensor2D } {
     return tf.tidy(() => {
@@ -219,6 +255,7 @@ export class PolicyAgent implements Agent {
   /** The last hidden layer's activations of N observations (N x its width), e.g. for a critic head. */
   features(observations: Float32Array): Float32Array {
     const n = observations.length / OBS_SIZE;
+    if (this.suitSymmetry) observations = canonicalObservations(observations);
     // apply, not predict: predict would cut the rows into batches of 32.
     return tf.tidy(() => (this.featureModel().apply(tf.tensor2d(observations, [n, OBS_SIZE])) as tf.Tensor[])[2]!.dataSync() as Float32Array);
   }
@@ -241,27 +278,32 @@ export class PolicyAgent implements Agent {
   /** Probabilities, values and masked logits of N rows (observations N x OBS_SIZE, masks N x NUM_ACTIONS). */
   evaluate(observations: Float32Array, masks: Uint8Array): PolicyEvaluation {
     const n = checkBatch(observations, masks);
-    return tf.tidy(() => {
-      const { logits, value } = this.forward(tf.tensor2d(observations, [n, OBS_SIZE]), tf.tensor2d(masks, [n, NUM_ACTIONS], 'bool'));
+    const rows = this.networkRows(observations, masks);
+    const out = tf.tidy(() => {
+      const { logits, value } = this.forward(tf.tensor2d(rows.observations, [n, OBS_SIZE]), tf.tensor2d(rows.masks, [n, NUM_ACTIONS], 'bool'));
       return {
         probs: tf.softmax(logits).dataSync() as Float32Array,
         values: value.dataSync() as Float32Array,
         logits: logits.dataSync() as Float32Array,
       };
     });
+    if (!rows.trumps) return out;
+    return { probs: relabelActionRows(out.probs, rows.trumps, false), values: out.values, logits: relabelActionRows(out.logits, rows.trumps, false) };
   }
 
   act(observations: Float32Array, masks: Uint8Array, _seats: Int32Array): Int32Array {
     // Seats are not an input: the observation already encodes the observer's seat.
     const n = checkBatch(observations, masks);
     if (n === 0) return new Int32Array(0);
+    const rows = this.networkRows(observations, masks);
     const logits = tf.tidy(() => {
-      const [raw] = this.model.predict(tf.tensor2d(observations, [n, OBS_SIZE])) as tf.Tensor[];
+      const [raw] = this.model.predict(tf.tensor2d(rows.observations, [n, OBS_SIZE])) as tf.Tensor[];
       return raw!.dataSync() as Float32Array;
     });
     const actions = new Int32Array(n);
     for (let i = 0; i < n; i++) {
-      actions[i] = this.mode === 'greedy' ? greedyLegal(logits, masks, i) : this.sampleLegal(logits, masks, i);
+      const chosen = this.mode === 'greedy' ? greedyLegal(logits, rows.masks, i) : this.sampleLegal(logits, rows.masks, i);
+      actions[i] = rows.trumps ? envAction(chosen, rows.trumps[i]!) : chosen;
     }
     return actions;
   }

@@ -55,7 +55,7 @@ export async function benchDistributed(seconds: number): Promise<Record<string, 
     await selectBackend('auto');
     const train = parseTrainConfig({ actors: 2 });
     const setup = actorSetup(train, 4);
-    const learner = new PolicyAgent({ architecture: { hiddenSizes: train.hiddenSizes }, seed: 1 });
+    const learner = new PolicyAgent({ architecture: { hiddenSizes: train.hiddenSizes }, seed: 1, suitSymmetry: train.suitSymmetry });
     const weights = weightsOf(learner);
     const rollouts = async (actors: RolloutActors) => {
       const request = { steps: train.rolloutSteps, gamma: 1, lambda: 0.95, imitating: false };

@@ -57,7 +57,7 @@ export function matmulGflops(hiddenSizes: readonly number[], seconds: number): n
 export async function benchTrain(seconds: number): Promise<Record<string, number>> {
   const { backend } = await selectBackend('auto');
   const config = parseTrainConfig({ critic: 'shared' });
-  const learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: 1 });
+  const learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: 1, suitSymmetry: config.suitSymmetry });
   const ppo = new PpoLearner(learner, config);
   const collector = new RolloutCollector(config);
   const heuristic = new HeuristicAgent();

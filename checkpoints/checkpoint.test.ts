@@ -13,6 +13,7 @@ import { selectBackend, tf } from '../agents/tfjs.js';
 import { loadCheckpoint, readManifest, writeCheckpoint } from './checkpoint.js';
 import { CheckpointError, type CheckpointErrorCode } from './errors.js';
 import { sha256 } from './manifest.js';
+import { TRUMP_OFFSET } from '../env/suit-symmetry.js';
 
 const RULES = { profile: 'tavern5', players: 5, exchange: {} };
 let tmp: string;
@@ -95,6 +96,22 @@ describe('checkpoint directory', () => {
     const before = tf.memory().numTensors;
     copy.dispose(); // the agent owns the loaded model
     expect(tf.memory().numTensors).toBeLessThan(before);
+  });
+
+  it('keeps whether the network relabels suits (absent for one that does not), and plays it the same after loading', async () => {
+    const symmetric = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 4, suitSymmetry: true });
+    const symmetricDir = path.join(tmp, 'symmetric');
+    await writeCheckpoint(symmetricDir, { agent: symmetric, rules: RULES, step: 2 });
+    expect((await readManifest(symmetricDir)).manifest.suitSymmetry).toBe(true);
+    expect((await readManifest(dir)).manifest.suitSymmetry).toBeUndefined();
+    const copy = (await loadCheckpoint(symmetricDir, { rules: RULES })).toAgent();
+    expect(copy.suitSymmetry).toBe(true);
+    const { observations, masks } = batch(16);
+    // Rows that show a trump suit, so that the relabelling moves cards.
+    for (let i = 0; i < 16; i++) observations.fill(0, i * OBS_SIZE + TRUMP_OFFSET, i * OBS_SIZE + TRUMP_OFFSET + 4)[i * OBS_SIZE + TRUMP_OFFSET + (i % 4)] = 1;
+    expect(copy.evaluate(observations, masks).probs).toEqual(symmetric.evaluate(observations, masks).probs);
+    copy.dispose();
+    symmetric.dispose();
   });
 
   it('writes a manifest with rules, versions, hashes and extras', async () => {

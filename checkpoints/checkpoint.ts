@@ -87,6 +87,7 @@ export async function writeCheckpoint(dir: string, content: CheckpointContent): 
     numActions: NUM_ACTIONS,
     observationSize: OBS_SIZE,
     architecture: content.agent.architecture,
+    ...(content.agent.suitSymmetry ? { suitSymmetry: true } : {}),
     step: content.step,
     metrics: content.metrics ?? {},
     seed: content.agent.seed,
@@ -141,7 +142,7 @@ export interface LoadedCheckpoint {
   model: tf.LayersModel;
   extras: Map<string, ExtraBlob>;
   /** A PolicyAgent playing this model; it owns (and disposes) the model. */
-  toAgent(options?: Omit<PolicyAgentOptions, 'model' | 'architecture'>): PolicyAgent;
+  toAgent(options?: Omit<PolicyAgentOptions, 'model' | 'architecture' | 'suitSymmetry'>): PolicyAgent;
 }
 
 /** Reads and validates manifest.json alone (no file hashes): for listings. */
@@ -212,6 +213,7 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
         ...agentOptions,
         model,
         architecture: manifest.architecture,
+        suitSymmetry: manifest.suitSymmetry ?? false,
       }),
   };
 }

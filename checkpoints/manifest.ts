@@ -41,6 +41,11 @@ export const manifestSchema = z
       hiddenSizes: hiddenSizesSchema,
       activation: z.enum(ACTIVATIONS),
     }),
+    /**
+     * The network reads the cards with the suits relabelled so that trump is suit 0
+     * (env/suit-symmetry.ts). Absent in checkpoints of networks that read them as dealt.
+     */
+    suitSymmetry: z.boolean().optional(),
     /** Training step the weights belong to (the learner decides the unit, e.g. env steps). */
     step: z.number().int().nonnegative(),
     metrics: z.record(z.string(), z.number()),

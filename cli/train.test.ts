@@ -16,6 +16,9 @@ describe('kratzen train flags', () => {
     expect(() => parseTrainConfig(trainConfigFromArgs(['--critic', 'psychic']).config)).toThrow(/critic/);
     expect(parseTrainConfig(trainConfigFromArgs(['--critic', 'oracle', '--actors', '2']).config)).toMatchObject({ critic: 'oracle', actors: 2 });
     expect(() => trainConfigFromArgs(['--lr', 'fast'])).toThrow(/lr/);
+    expect(parseTrainConfig(trainConfigFromArgs(['--suit-symmetry', 'on']).config).suitSymmetry).toBe(true);
+    expect(parseTrainConfig(trainConfigFromArgs(['--suit-symmetry', 'off']).config).suitSymmetry).toBe(false);
+    expect(() => trainConfigFromArgs(['--suit-symmetry', 'yes'])).toThrow(expect.objectContaining({ field: 'suit-symmetry' }));
     // A config that never ends is refused after 16 MiB instead of being read until memory runs out.
     expect(() => trainConfigFromArgs(['--config', '/dev/zero'])).toThrow(expect.objectContaining({ field: 'config', reason: expect.stringMatching(/larger than/) }));
   });

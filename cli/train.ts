@@ -27,6 +27,7 @@ const FLAGS = {
   'final-eval-deals': { type: 'string' },
   actors: { type: 'string' },
   critic: { type: 'string' },
+  'suit-symmetry': { type: 'string' },
   'initial-policy': { type: 'string' },
   redis: { type: 'string' },
   resume: { type: 'boolean' },
@@ -39,6 +40,12 @@ function number(value: string | undefined, flag: string): number | undefined {
     throw new ValidationError('invalid arguments', flag, `--${flag} must be a number, got "${value}"`);
   }
   return Number(value);
+}
+
+function onOff(value: string | undefined, flag: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value !== 'on' && value !== 'off') throw new ValidationError('invalid arguments', flag, `--${flag} must be on or off, got "${value}"`);
+  return value === 'on';
 }
 
 /** Builds the config object from a file and flags (flags win). */
@@ -79,6 +86,7 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
   set('finalEvalDeals', integerFlag(values['final-eval-deals'], 'final-eval-deals'));
   set('actors', integerFlag(values.actors, 'actors'));
   set('critic', values.critic);
+  set('suitSymmetry', onOff(values['suit-symmetry'], 'suit-symmetry'));
   set('initialPolicy', values['initial-policy']);
   return { config, resume: values.resume ?? false, redis: values.redis };
 }

@@ -244,7 +244,7 @@ describe('VecEnv', () => {
     ['single-agent', { opponents: new RandomPolicy(3), learnerSeat: 1 }],
   ])('hand episodes, %s: the ended episode is read from the session that played it', (_, options) => {
     const vec = new VecEnv({ numEnvs: 1, config: { episode: 'hand', rules: { players: 3, hands: 2 } }, keepEndedStates: true, ...options }).reset(6);
-    const seat = options.learnerSeat ?? 0;
+    const seat = 'learnerSeat' in options ? options.learnerSeat : 0;
     const random = seedrandom('ended');
     const seen: number[] = [];
     for (let t = 0; t < 5000 && seen.length < 4; t++) {

@@ -168,6 +168,11 @@ for (const [name, size, low, high] of OBS_LAYOUT) {
   SLICES.push({ name, offset: cursor, size, low, high });
   cursor += size;
 }
+/**
+ * Slices whose entries are indexed by card id, in blocks of NUM_CARDS: what a relabelling of the
+ * suits moves (env/suit-symmetry.ts). Apart from `trump`, every other slice is suit-blind.
+ */
+export const CARD_INDEXED_SLICES: readonly SliceName[] = ['hand', 'ownDiscards', 'faceUp', 'currentTrick', 'playedBy', 'playedTrick'];
 /** Observation length; the same for every rule set so policies carry over between tables. */
 export const OBS_SIZE = cursor;
 /** Slices whose entries are only ever 0 or 1: one digit each in JSON. */

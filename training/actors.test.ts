@@ -11,6 +11,7 @@ import { parseTrainConfig } from './config.js';
 import { train, withoutTimings } from './trainer.js';
 import { revalue } from './rollout.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
+import { NUM_ACTIONS } from '../env/rules/index.js';
 
 beforeAll(async () => {
   await selectBackend('wasm');
@@ -23,6 +24,7 @@ const setup: ActorSetup = {
   rewardScale: 0.1,
   rewardNormalization: 'pot',
   hiddenSizes: [16],
+  suitSymmetry: false,
   backend: 'wasm',
   league: parseTrainConfig({}).league,
   imitationTeacher: 'heuristic',
@@ -62,6 +64,26 @@ describe('actors', () => {
       await pool.close();
       learner.dispose();
       snapshot.dispose();
+    }
+  }, 60_000);
+
+  it('an actor plays the learner with the suit relabelling the setup asks for', async () => {
+    const learner = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 5, suitSymmetry: true });
+    const plain = new PolicyAgent({ model: learner.model, ownsModel: false });
+    const actor = await RolloutActor.create({ ...setup, rolloutSteps: 64, suitSymmetry: true });
+    try {
+      actor.setWeights(weightsOf(learner));
+      const { batch } = actor.collect({ seed: 'actors/symmetry', steps: 64, gamma: 1, lambda: 0.95, imitating: false });
+      expect(batch.size).toBeGreaterThan(0);
+      const logProbsUnder = (agent: PolicyAgent) => {
+        const { probs } = agent.evaluate(batch.observations, batch.masks);
+        return Array.from(batch.actions, (a, k) => Math.fround(Math.log(Math.max(probs[k * NUM_ACTIONS + a]!, 1e-30))));
+      };
+      expect(logProbsUnder(learner)).toEqual(Array.from(batch.logProbs));
+      expect(logProbsUnder(plain)).not.toEqual(Array.from(batch.logProbs));
+    } finally {
+      actor.dispose();
+      learner.dispose();
     }
   }, 60_000);
 

@@ -26,6 +26,7 @@ export interface ActorSetup {
   rewardScale: number;
   rewardNormalization: 'chips' | 'pot';
   hiddenSizes: number[];
+  suitSymmetry: boolean;
   backend: TrainConfig['backend'];
   league: TrainConfig['league'];
   imitationTeacher: TrainConfig['imitationTeacher'];
@@ -76,7 +77,7 @@ export class RolloutActor {
 
   private constructor(private readonly setup: ActorSetup) {
     this.collector = new RolloutCollector(setup);
-    this.learner = new PolicyAgent({ architecture: { hiddenSizes: setup.hiddenSizes }, name: 'learner' });
+    this.learner = new PolicyAgent({ architecture: { hiddenSizes: setup.hiddenSizes }, name: 'learner', suitSymmetry: setup.suitSymmetry });
     this.league = new League(setup.league, setup.numPlayers);
   }
 
@@ -91,7 +92,7 @@ export class RolloutActor {
 
   /** A frozen copy of the learner joins this actor's league, as in the trainer's. */
   addSnapshot(name: string, weights: Float32Array[]): void {
-    const agent = new PolicyAgent({ architecture: { hiddenSizes: this.setup.hiddenSizes }, name, mode: 'sample' });
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: this.setup.hiddenSizes }, name, mode: 'sample', suitSymmetry: this.setup.suitSymmetry });
     setWeights(agent, weights);
     this.league.addSnapshot(agent);
   }
@@ -261,6 +262,7 @@ export function actorSetup(config: TrainConfig, numPlayers: number): ActorSetup 
     rewardScale: config.rewardScale,
     rewardNormalization: config.rewardNormalization,
     hiddenSizes: config.hiddenSizes,
+    suitSymmetry: config.suitSymmetry,
     backend: config.backend,
     league: config.league,
     imitationTeacher: config.imitationTeacher,

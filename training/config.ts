@@ -64,6 +64,13 @@ export const trainConfigSchema = z.strictObject({
   rolloutSteps: z.number().int().positive().max(MAX_ROLLOUT_ROWS).default(64),
   /** Hidden layer widths of the policy/value MLP. @default [128, 128] */
   hiddenSizes: hiddenSizesSchema.default([128, 128]),
+  /**
+   * The policy (and the oracle critic) read the cards with the suits relabelled so that trump is
+   * suit 0, and map their actions back (env/suit-symmetry.ts): what they learn about one trump
+   * suit holds for all four. Kept in the checkpoint; a run from `initialPolicy` must use that
+   * policy's setting. @default false
+   */
+  suitSymmetry: z.boolean().default(false),
   /** Adam's step size; above 1 every step overshoots. @default 1e-3 */
   learningRate: z.number().positive().max(1).default(1e-3),
   /**

@@ -9,6 +9,7 @@
 
 import { OBS_SIZE } from '../env/observation.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
+import { canonicalCardRows, canonicalObservations } from '../env/suit-symmetry.js';
 import { tf } from '../agents/tfjs.js';
 import type { PolicyAgent } from '../agents/policy-agent.js';
 import type { Batch } from './rollout.js';
@@ -70,7 +71,10 @@ export class OracleCritic {
     for (let start = 0; start < batch.size; start += CHUNK) {
       const end = Math.min(batch.size, start + CHUNK);
       const obs = batch.observations.subarray(start * OBS_SIZE, end * OBS_SIZE);
-      values.set(this.values(this.onTrunk ? learner.features(obs) : obs, hands.subarray(start * ORACLE_SIZE, end * ORACLE_SIZE)), start);
+      const chunkHands = hands.subarray(start * ORACLE_SIZE, end * ORACLE_SIZE);
+      // A policy that relabels suits has its critic read relabelled cards too (as PpoLearner feeds it).
+      const input = this.onTrunk ? learner.features(obs) : learner.suitSymmetry ? canonicalObservations(obs) : obs;
+      values.set(this.values(input, learner.suitSymmetry ? canonicalCardRows(chunkHands, ORACLE_SIZE, obs) : chunkHands), start);
     }
     return values;
   }

@@ -12,6 +12,7 @@ import type { PolicyAgent } from '../agents/policy-agent.js';
 import type { Batch } from './rollout.js';
 import type { NamedArray } from '../checkpoints/optimizer-state.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
+import { canonicalCardRows } from '../env/suit-symmetry.js';
 import type { OracleCritic } from './critic.js';
 
 export interface PpoHyperparameters {
@@ -86,7 +87,7 @@ export class PpoLearner {
     const { hp, agent } = this;
     const names = withCritic(this.critic, ['policyLoss', 'valueLoss', 'entropy', 'approxKl', 'clipFraction'] as const);
     const advantages = batch.size ? normalized(batch.advantages) : batch.advantages;
-    return this.optimize(batch, advantages, `${seed}/minibatches`, names, (t) => {
+    return this.optimize(inNetworkLabels(agent, batch), advantages, `${seed}/minibatches`, names, (t) => {
       const { logits, value, features } = agent.forward(t.obs, t.masks, true, this.critic?.onTrunk);
       const logAll = tf.logSoftmax(logits);
       const logProb = tf.sum(tf.mul(logAll, t.chosen), 1);
@@ -119,7 +120,7 @@ export class PpoLearner {
   imitate(batch: Batch, seed: string): ImitationMetrics {
     const { hp, agent } = this;
     const names = withCritic(this.critic, ['imitationLoss', 'valueLoss', 'accuracy'] as const);
-    return this.optimize(batch, batch.advantages, `${seed}/imitation`, names, (t) => {
+    return this.optimize(inNetworkLabels(agent, batch), batch.advantages, `${seed}/imitation`, names, (t) => {
       const { logits, value, features } = agent.forward(t.obs, t.masks, true, this.critic?.onTrunk);
       const crossEntropy = tf.neg(tf.mean(tf.sum(tf.mul(tf.logSoftmax(logits), t.chosen), 1))) as tf.Scalar;
       const valueLoss = tf.mean(tf.square(tf.sub(value, t.returns))) as tf.Scalar;
@@ -290,4 +291,21 @@ function shuffle(items: number[], random: () => number): void {
     const j = Math.floor(random() * (i + 1));
     [items[i], items[j]] = [items[j]!, items[i]!];
   }
+}
+
+/**
+ * The batch as the learner's network reads it (PolicyAgent.networkRows), once per update; with
+ * suit symmetry the other seats' hands are relabelled alike for the oracle critic (which values
+ * batches the same way, OracleCritic.batchValues).
+ */
+function inNetworkLabels(agent: PolicyAgent, batch: Batch): Batch {
+  if (!agent.suitSymmetry) return batch;
+  const rows = agent.networkRows(batch.observations, batch.masks, batch.actions);
+  return {
+    ...batch,
+    observations: rows.observations,
+    masks: rows.masks,
+    actions: rows.actions!,
+    ...(batch.otherHands && { otherHands: canonicalCardRows(batch.otherHands, ORACLE_SIZE, batch.observations) }),
+  };
 }

@@ -65,6 +65,30 @@ describe('PPO update', () => {
   });
 });
 
+describe('PPO with suit symmetry', () => {
+  it('trains the network exactly as a plain one trained on the relabelled batch (env/suit-symmetry.ts)', () => {
+    const hp = { learningRate: 1e-3, epochs: 2, minibatchSize: 64, clip: 0.2, valueCoef: 0.5, entropyCoef: 0.01, maxGradNorm: 0.5 };
+    const symmetric = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 8, suitSymmetry: true });
+    const plain = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 8 });
+    const collector = new RolloutCollector({ rules: { players: 4 }, numEnvs: 8, rolloutSteps: 24, rewardScale: 0.1 });
+    const heuristic = new HeuristicAgent();
+    const { batch } = collector.collect(symmetric, () => ({ seats: [LEARNER, heuristic, LEARNER, heuristic] }), { seed: 's', steps: 24, gamma: 1, lambda: 0.95 });
+    const rows = symmetric.networkRows(batch.observations, batch.masks, batch.actions);
+    expect(rows.trumps!.some((t) => t > 0)).toBe(true);
+    const relabelled = { ...batch, observations: rows.observations, masks: rows.masks, actions: rows.actions! };
+    const a = new PpoLearner(symmetric, hp).update(batch, 'u1');
+    const b = new PpoLearner(plain, hp).update(relabelled, 'u1');
+    expect(a).toEqual(b);
+    const weights = (agent: PolicyAgent) => agent.model.getWeights().map((w) => Array.from(w.dataSync()));
+    expect(weights(symmetric)).toEqual(weights(plain));
+    // ...and the relabelling matters: the plain network on the batch as dealt moves elsewhere.
+    const other = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 8 });
+    new PpoLearner(other, hp).update(batch, 'u1');
+    expect(weights(other)).not.toEqual(weights(plain));
+    [symmetric, plain, other].forEach((agent) => agent.dispose());
+  });
+});
+
 describe('reward normalization', () => {
   it("'pot' credits each decision chips / pot: returns are the 'chips' returns over rewardScale x pot", () => {
     const agent = new PolicyAgent({ architecture: { hiddenSizes: [8] }, seed: 5 });
@@ -339,6 +363,18 @@ describe('trainer', () => {
     expect(files('pointer')).toEqual(before);
     await expect(train({ ...TINY, name: 'refused', runsDir: dir, initialPolicy: join(dir, 'nowhere') }, { verbose: false })).rejects.toMatchObject({ field: 'initialPolicy' });
     expect(existsSync(join(dir, 'refused'))).toBe(false);
+  });
+
+  it('trains with the suit relabelling into checkpoints that keep it; an initial policy must read suits the same way', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    await train({ ...TINY, updates: 1, name: 'symmetric', runsDir: dir, suitSymmetry: true }, { verbose: false });
+    const latest = join(dir, 'symmetric', 'checkpoints', JSON.parse(readFileSync(join(dir, 'symmetric', 'checkpoints', 'latest.json'), 'utf8')).checkpoint);
+    const loaded = await loadCheckpoint(latest);
+    expect(loaded.manifest.suitSymmetry).toBe(true);
+    loaded.model.dispose();
+    await expect(train({ ...TINY, name: 'mismatch', runsDir: dir, initialPolicy: latest, suitSymmetry: false }, { verbose: false })).rejects.toMatchObject({ field: 'suitSymmetry' });
+    expect(existsSync(join(dir, 'mismatch'))).toBe(false);
+    await train({ ...TINY, updates: 1, name: 'finetune', runsDir: dir, initialPolicy: latest, suitSymmetry: true }, { verbose: false });
   });
 
   it('stops cleanly when asked (Ctrl-C), leaving a resumable checkpoint', async () => {

@@ -260,7 +260,7 @@ class TrainingRun {
       this.log(`resuming after update ${this.state.update}`);
     } else {
       if (this.options.resume) this.log('no checkpoint to resume from: the run starts again from update 0');
-      this.learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: hashSeed(config.seed), name: 'learner' });
+      this.learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: hashSeed(config.seed), name: 'learner', suitSymmetry: config.suitSymmetry });
       if (config.initialPolicy) await this.startFrom(config.initialPolicy);
     }
     if (this.options.resume) {
@@ -307,6 +307,9 @@ class TrainingRun {
       if (!sameArchitecture(agent.architecture, this.learner.architecture)) {
         const found = agent.architecture.hiddenSizes;
         throw new ValidationError('invalid training config', 'initialPolicy', `${dir} has hidden layers [${found.join(', ')}], the config [${this.config.hiddenSizes.join(', ')}]`);
+      }
+      if (agent.suitSymmetry !== this.learner.suitSymmetry) {
+        throw new ValidationError('invalid training config', 'suitSymmetry', `${dir} was trained with suitSymmetry ${agent.suitSymmetry}, the config says ${this.learner.suitSymmetry}`);
       }
       setWeights(this.learner, weightsOf(agent));
     } finally {
