@@ -35,12 +35,15 @@ describe.each([
   ['tavern5-p4-finetune.config.json', 'tavern5-p4/finetune-metrics.jsonl'],
   ['tavern5-p4-finetune2.config.json', 'tavern5-p4/finetune2-metrics.jsonl'],
 ])('pretrained config %s', (configFile, metricsFile) => {
-  it('takes the environment steps per update of the shipped run, at a constant learning rate', () => {
+  it('takes the environment steps per update of the shipped run, at its learning rate, entropy bonus and input', () => {
     const config = parseTrainConfig(JSON.parse(readFileSync(path.join(ROOT, configFile), 'utf8')));
     const firstLine = JSON.parse(readFileSync(path.join(ROOT, metricsFile), 'utf8').split('\n')[0]!) as { update: number; envSteps: number };
     expect(firstLine.update).toBe(1);
     // Changing a trainer default (numEnvs went from 64 to 128) must not change what these files train.
     expect(config.numEnvs * config.rolloutSteps).toBe(firstLine.envSteps);
     expect(config.learningRateDecay).toBe('none');
+    expect(config.entropyCoef).toBe(0.01);
+    // The shipped networks read the cards as dealt (their manifests do not say suitSymmetry).
+    expect(config.suitSymmetry).toBe(false);
   });
 });

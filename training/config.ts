@@ -68,9 +68,10 @@ export const trainConfigSchema = z.strictObject({
    * The policy (and the oracle critic) read the cards with the suits relabelled so that trump is
    * suit 0, and map their actions back (env/suit-symmetry.ts): what they learn about one trump
    * suit holds for all four. Kept in the checkpoint; a run from `initialPolicy` must use that
-   * policy's setting. @default false
+   * policy's setting. With `entropyCoef` 0.02 it gained +0.069 +- 0.053 (95%, 12 seeds) chips/hand
+   * over the heuristic, seed for seed, against the plain policy at 0.01 (README, Training). @default true
    */
-  suitSymmetry: z.boolean().default(false),
+  suitSymmetry: z.boolean().default(true),
   /** Adam's step size; above 1 every step overshoots. @default 1e-3 */
   learningRate: z.number().positive().max(1).default(1e-3),
   /**
@@ -110,7 +111,12 @@ export const trainConfigSchema = z.strictObject({
    * rules, same hiddenSizes). Only the weights: optimizer and league start fresh. @default none
    */
   initialPolicy: z.string().min(1).optional(),
-  entropyCoef: z.number().nonnegative().default(0.01),
+  /**
+   * Weight of the entropy bonus. A policy that relabels suits clones the heuristic more exactly
+   * and leaves imitation surer of itself (policy entropy about half of a plain one's); twice the
+   * old 0.01 keeps it exploring. @default 0.02
+   */
+  entropyCoef: z.number().nonnegative().default(0.02),
   maxGradNorm: z.number().positive().default(5),
   /** Rewards are chips times this. @default 0.1 */
   rewardScale: z.number().positive().default(0.1),

@@ -123,6 +123,8 @@ describe('training config', () => {
     const config = parseTrainConfig({}, new Date('2026-01-02T03:04:05Z'));
     expect(config.name).toBe('train-20260102-030405');
     expect(config.rules).toEqual({ profile: 'didactic4', players: 4 });
+    // The default recipe (README, Training): suits relabelled, with twice the old entropy bonus.
+    expect([config.suitSymmetry, config.entropyCoef]).toEqual([true, 0.02]);
     expect(() => parseTrainConfig({ updates: 0 })).toThrow(/updates/);
     expect(() => parseTrainConfig({ league: { selfPlay: -1 } })).toThrow(/league\.selfPlay/);
     expect(() => parseTrainConfig({ rules: { players: 9 } })).toThrow(/rules\.players/);
@@ -297,7 +299,7 @@ describe('trainer', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
     expect(() => parseTrainConfig({ learningRate: 1e308 })).toThrow(expect.objectContaining({ field: 'learningRate' }));
     // Weights near float32's largest (what steps too large lead to): every activation overflows.
-    const agent = new PolicyAgent({ architecture: { hiddenSizes: TINY.hiddenSizes }, seed: 1 });
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: TINY.hiddenSizes }, seed: 1, suitSymmetry: true });
     agent.model.setWeights(agent.model.getWeights().map((w) => tf.fill(w.shape, 3e38)));
     const { dir: huge } = await new CheckpointStore(join(dir, 'huge'), { rules: TINY.rules }).save(agent, { step: 1 });
     const diverging = train({ ...TINY, initialPolicy: huge, name: 'diverged', runsDir: dir }, { verbose: false });
