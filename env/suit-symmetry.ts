@@ -44,7 +44,7 @@ export const TRUMP_OFFSET = spec.slices.find((s) => s.name === 'trump')!.offset;
  * For trump `trump`: column j of the canonical observation is column `result[j]` of the
  * observation (a permutation of 0..OBS_SIZE-1; the identity for trump 0).
  */
-export function canonicalObservationSources(trump: number): Int32Array {
+function canonicalObservationSources(trump: number): Int32Array {
   const sources = new Int32Array(OBS_SIZE);
   for (let j = 0; j < OBS_SIZE; j++) sources[j] = j;
   for (const slice of cardSlices) {
