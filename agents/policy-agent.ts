@@ -224,7 +224,7 @@ export class PolicyAgent implements Agent {
     if (!this.suitSymmetry) return { observations, masks, ...(actions && { actions }), trumps: null };
     const trumps = observedTrumps(observations);
     return {
-      observations: canonicalObservations(observations),
+      observations: canonicalObservations(observations, trumps),
       masks: relabelActionRows(masks, trumps, true),
       ...(actions && { actions: relabelActions(actions, trumps, true) }),
       trumps,

@@ -12,6 +12,13 @@ export function integerFlag(value: string | boolean | undefined, field: string):
   return Number(value);
 }
 
+/** An `on|off` flag as a boolean (undefined when absent). */
+export function onOffFlag(value: string | boolean | undefined, field: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value !== 'on' && value !== 'off') throw new ValidationError('invalid arguments', field, `--${field} must be on or off, got ${quoteInput(String(value))}`);
+  return value === 'on';
+}
+
 /**
  * A --seed value: an integer when it reads as a safe one, else the string itself (0 when absent),
  * so 10^30 and 10^30 + 1 stay two seeds rather than one rounded double.

@@ -5,7 +5,7 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ValidationError, isJsonObject } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
-import { integerFlag, outputFolderFlag, rulesFromFlags, seedFlag } from './flags.js';
+import { integerFlag, onOffFlag, outputFolderFlag, rulesFromFlags, seedFlag } from './flags.js';
 import { MAX_CONFIG_BYTES, readInputText } from './read-input.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 
@@ -40,12 +40,6 @@ function number(value: string | undefined, flag: string): number | undefined {
     throw new ValidationError('invalid arguments', flag, `--${flag} must be a number, got "${value}"`);
   }
   return Number(value);
-}
-
-function onOff(value: string | undefined, flag: string): boolean | undefined {
-  if (value === undefined) return undefined;
-  if (value !== 'on' && value !== 'off') throw new ValidationError('invalid arguments', flag, `--${flag} must be on or off, got "${value}"`);
-  return value === 'on';
 }
 
 /** Builds the config object from a file and flags (flags win). */
@@ -86,7 +80,7 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
   set('finalEvalDeals', integerFlag(values['final-eval-deals'], 'final-eval-deals'));
   set('actors', integerFlag(values.actors, 'actors'));
   set('critic', values.critic);
-  set('suitSymmetry', onOff(values['suit-symmetry'], 'suit-symmetry'));
+  set('suitSymmetry', onOffFlag(values['suit-symmetry'], 'suit-symmetry'));
   set('initialPolicy', values['initial-policy']);
   return { config, resume: values.resume ?? false, redis: values.redis };
 }

@@ -61,13 +61,19 @@ export function observedTrump(observation: Float32Array, offset = 0): number {
   return -1;
 }
 
+// Per trump suit: observation columns (canonicalObservationSources), card and action labels.
 const SOURCES = Array.from({ length: NUM_SUITS }, (_, t) => canonicalObservationSources(t));
+const CANONICAL_CARDS = Array.from({ length: NUM_SUITS }, (_, t) => Int32Array.from({ length: NUM_CARDS }, (_, c) => canonicalCard(c, t)));
+const CANONICAL_ACTIONS = Array.from({ length: NUM_SUITS }, (_, t) => Int32Array.from({ length: NUM_ACTIONS }, (_, a) => canonicalAction(a, t)));
 
-/** The canonical form of `rows` observation rows (N x OBS_SIZE) as a new array. */
-export function canonicalObservations(rows: Float32Array): Float32Array {
+/**
+ * The canonical form of `rows` observation rows (N x OBS_SIZE) as a new array; `trumps`, the
+ * rows' `observedTrumps` when the caller has them already.
+ */
+export function canonicalObservations(rows: Float32Array, trumps: Int8Array = observedTrumps(rows)): Float32Array {
   const out = new Float32Array(rows.length);
-  for (let offset = 0; offset < rows.length; offset += OBS_SIZE) {
-    const trump = observedTrump(rows, offset);
+  for (let i = 0, offset = 0; offset < rows.length; i++, offset += OBS_SIZE) {
+    const trump = trumps[i]!;
     if (trump <= 0) {
       out.set(rows.subarray(offset, offset + OBS_SIZE), offset);
       continue;
@@ -80,17 +86,17 @@ export function canonicalObservations(rows: Float32Array): Float32Array {
 
 /**
  * The canonical form of rows made of whole card blocks (N x rowSize, rowSize a multiple of
- * NUM_CARDS: the other seats' hands of env/oracle.ts), each relabelled by the trump that row i of
- * `observations` shows.
+ * NUM_CARDS: the other seats' hands of env/oracle.ts), row i relabelled by `trumps[i]` (the
+ * `observedTrumps` of the observations they go with).
  */
-export function canonicalCardRows(rows: Float32Array, rowSize: number, observations: Float32Array): Float32Array {
-  const n = observations.length / OBS_SIZE;
+export function canonicalCardRows(rows: Float32Array, rowSize: number, trumps: Int8Array): Float32Array {
+  const n = trumps.length;
   if (rowSize % NUM_CARDS !== 0 || rows.length !== n * rowSize) throw new RangeError(`card rows of ${rows.length} floats do not fit ${n} rows of ${rowSize} whole card blocks`);
   const out = new Float32Array(rows.length);
   for (let i = 0; i < n; i++) {
-    const trump = observedTrump(observations, i * OBS_SIZE);
+    const labels = CANONICAL_CARDS[Math.max(0, trumps[i]!)]!;
     for (let block = i * rowSize; block < (i + 1) * rowSize; block += NUM_CARDS) {
-      for (let card = 0; card < NUM_CARDS; card++) out[block + (trump > 0 ? canonicalCard(card, trump) : card)] = rows[block + card]!;
+      for (let card = 0; card < NUM_CARDS; card++) out[block + labels[card]!] = rows[block + card]!;
     }
   }
   return out;
@@ -129,7 +135,5 @@ export function relabelActionRows<T extends Uint8Array | Float32Array>(rows: T, 
 
 /** Action ids relabelled per row (`toCanonical`, or back). */
 export function relabelActions(actions: Int32Array, trumps: Int8Array, toCanonical: boolean): Int32Array {
-  return actions.map((a, i) => (toCanonical ? canonicalAction(a, Math.max(0, trumps[i]!)) : envAction(a, trumps[i]!)));
+  return actions.map((a, i) => (toCanonical ? CANONICAL_ACTIONS[Math.max(0, trumps[i]!)]![a]! : envAction(a, trumps[i]!)));
 }
-
-const CANONICAL_ACTIONS = Array.from({ length: NUM_SUITS }, (_, t) => Int32Array.from({ length: NUM_ACTIONS }, (_, a) => canonicalAction(a, t)));
