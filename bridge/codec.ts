@@ -27,7 +27,7 @@ export interface BatchView {
   /** Row i holds env i's final observation when env i is in `final`. */
   finalObservations: Float32Array;
   final: FinalEntry[];
-  /** When the observations are written through ObservationRows: their non-zero entries, so CSR need not scan. */
+  /** When the observations are written through ObservationRows that list their entries: so CSR need not scan. */
   observationRows?: ObservationRows;
 }
 
@@ -235,8 +235,9 @@ export class BinaryEncoderState {
 export function encodeBinary(id: string | number, view: BatchView, state: BinaryEncoderState): Buffer {
   const { csr, finalCsr } = state;
   const n = view.numEnvs;
-  // Observations written through ObservationRows go into the frame directly; others are scanned.
-  const rows = view.observationRows;
+  // Observations written through ObservationRows that list their entries go into the frame
+  // directly; others are scanned.
+  const rows = view.observationRows?.listsEntries ? view.observationRows : undefined;
   const obs = rows ? null : csr.encode(view.observations, n);
   const fin = view.final.length === 0 ? finalCsr.encode(view.finalObservations, 0) : finalCsr.encode(view.finalObservations, view.final.map((f) => f.env));
   let head: string;

@@ -381,7 +381,7 @@ class MultiSession extends BaseSession {
 
   constructor(options: SessionOptions, config: EnvConfig, numPlayers: number) {
     super(options, config, numPlayers);
-    this.vec = new VecEnv({ numEnvs: options.numEnvs, config, keepEndedStates: true });
+    this.vec = new VecEnv({ numEnvs: options.numEnvs, config, keepEndedStates: true, listObservationEntries: true });
     this.rewards = new Float32Array(options.numEnvs * numPlayers);
     this.rewardWidth = numPlayers;
   }
@@ -476,7 +476,7 @@ class SingleSession extends BaseSession {
 
   protected async prepare(seed: number | string): Promise<void> {
     const opponents = await this.buildOpponents(seed);
-    this.vec = new VecEnv({ numEnvs: this.numEnvs, config: this.config, opponents, learnerSeat: this.learnerSeat, keepEndedStates: true });
+    this.vec = new VecEnv({ numEnvs: this.numEnvs, config: this.config, opponents, learnerSeat: this.learnerSeat, keepEndedStates: true, listObservationEntries: true });
   }
 
   protected playedSeed(seed: number | string): string {

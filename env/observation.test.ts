@@ -227,7 +227,7 @@ function replayWithPermutation(game: ReturnType<typeof createGame>, state: Kratz
 describe('ObservationRows', () => {
   it('lists exactly the non-zero entries of each row, each once, after every write (sparse encodings rely on it)', () => {
     for (const [rules, clearWhole] of CONFIGS.flatMap((rules) => [[rules, false], [rules, true]] as const)) {
-      const rows = new ObservationRows(new Float32Array(2 * OBS_SIZE), 2, clearWhole);
+      const rows = new ObservationRows(new Float32Array(2 * OBS_SIZE), 2, clearWhole, true);
       let checked = 0;
       for (const { state } of randomStates(rules, 3, 1)) {
         for (let seat = 0; seat < state.numPlayers; seat++) {
@@ -239,6 +239,29 @@ describe('ObservationRows', () => {
         }
       }
       expect(checked).toBeGreaterThan(100);
+    }
+  });
+
+  it('rows cleared whole list nothing unless asked, and write the same rows as encodeObservation either way', () => {
+    for (const rules of CONFIGS) {
+      const quiet = new ObservationRows(new Float32Array(2 * OBS_SIZE), 2, true);
+      const listing = new ObservationRows(new Float32Array(2 * OBS_SIZE), 2, true, true);
+      expect(quiet.listsEntries).toBe(false);
+      expect(quiet.setIndices.length).toBe(0);
+      expect(listing.listsEntries).toBe(true);
+      expect(new ObservationRows(new Float32Array(OBS_SIZE), 1, false).listsEntries).toBe(true);
+      const expected = new Float32Array(OBS_SIZE);
+      let row = 0;
+      for (const { state } of randomStates(rules, 2, 3)) {
+        for (let seat = 0; seat < state.numPlayers; seat++, row = 1 - row) {
+          quiet.write(state, seat, row);
+          listing.write(state, seat, row);
+          encodeObservation(state, seat, expected);
+          expect(quiet.out.subarray(row * OBS_SIZE, (row + 1) * OBS_SIZE)).toEqual(expected);
+          expect(listing.out.subarray(row * OBS_SIZE, (row + 1) * OBS_SIZE)).toEqual(expected);
+          expect(quiet.setCounts[row]).toBe(listing.setCounts[row]);
+        }
+      }
     }
   });
 });

@@ -242,12 +242,14 @@ function symexp(y: number): number {
 }
 
 // The encoder writes the observation's non-zero entries (at most MAX_NONZERO) straight into the
-// target row and lists their indices. Callers either clear the whole row first (the list then
-// goes to `scratchIndices` and is ignored), or, for rows they own, keep the list per row and clear
-// only those entries next time (ObservationRows). Rows in shared memory need the latter:
-// TypedArray.fill on a SharedArrayBuffer takes V8's slow relaxed-atomic path.
+// target row, and lists their indices when asked. Callers either clear the whole row first, or,
+// for rows they own, keep the list per row and clear only those entries next time
+// (ObservationRows). Rows in shared memory need the latter: TypedArray.fill on a
+// SharedArrayBuffer takes V8's slow relaxed-atomic path. The list costs: a vector env's step was
+// 4-9% faster without it (n64 and n1024, in one process), so rows cleared whole list their
+// entries only for sparse wire formats (the bridge).
 const MAX_NONZERO = 256;
-const scratchIndices = new Uint16Array(MAX_NONZERO);
+const NO_LIST = new Uint16Array(0);
 
 // A direct-mapped memo of symlog over amounts in units: a session sees few distinct amounts,
 // and ln1p costs more than the rest of the encoding of a seat.
@@ -314,15 +316,15 @@ function prepareRuleEntries(game: KratzenGame): void {
 
 /**
  * Writes the entries of the observation of `seat` that may be non-zero into `out` at `offset`
- * (the rest of the row must already be zero) and lists their indices in `w` from `wBase`; returns their
- * count. Reads only what `seat` may know: see the file header.
+ * (the rest of the row must already be zero) and, if `list`, lists their indices in `w` from
+ * `wBase`; returns their count. Reads only what `seat` may know: see the file header.
  *
- * Written straight-line, one `i = index; out[offset + i] = value; w[k++] = i` per entry:
+ * Written straight-line, one `i = index; out[offset + i] = value; if (list) w[k] = i; k++` per entry:
  * with ~40 calls to small helpers this function passed TurboFan's inlining budget, and the
  * calls left un-inlined were a third of the encoding time. Entries that are 0 are skipped: fewer
  * to clear next time in shared rows.
  */
-function writeNonZeros(v: LiveSeatView, out: Float32Array, offset: number, w: Uint16Array, wBase: number): number {
+function writeNonZeros(v: LiveSeatView, out: Float32Array, offset: number, list: boolean, w: Uint16Array, wBase: number): number {
   const n = v.numPlayers;
   const seat = v.seat;
   const chip = v.game.unitsPerChip;
@@ -335,23 +337,27 @@ function writeNonZeros(v: LiveSeatView, out: Float32Array, offset: number, w: Ui
   for (let j = 0; j < v.handLength; j++) {
     i = O_hand + hand[j]!;
     out[offset + i] = 1;
-    w[k++] = i;
+    if (list) w[k] = i;
+    k++;
   }
   const ownDiscards = v.ownDiscards;
   for (let j = 0; j < v.numOwnDiscards; j++) {
     i = O_ownDiscards + ownDiscards[j]!;
     out[offset + i] = 1;
-    w[k++] = i;
+    if (list) w[k] = i;
+    k++;
   }
   for (let j = 0; j < v.numFaceUp; j++) {
     i = O_faceUp + bytes[TableAt.faceUp + j]!;
     out[offset + i] = 1;
-    w[k++] = i;
+    if (list) w[k] = i;
+    k++;
   }
   if (v.trump >= 0) {
     i = O_trump + v.trump;
     out[offset + i] = 1;
-    w[k++] = i;
+    if (list) w[k] = i;
+    k++;
   }
 
   const lastTrick = Math.min(v.trickNumber, MAX_TRICKS - 1);
@@ -363,120 +369,146 @@ function writeNonZeros(v: LiveSeatView, out: Float32Array, offset: number, w: Ui
       const r = s >= seat ? s - seat : s - seat + n;
       i = O_playedBy + r * NUM_CARDS + card;
       out[offset + i] = 1;
-      w[k++] = i;
+      if (list) w[k] = i;
+      k++;
       i = O_playedTrick + card;
       out[offset + i] = trickValue;
-      w[k++] = i;
+      if (list) w[k] = i;
+      k++;
     }
   }
   if (v.phase === 'play') {
     for (let j = 0; j < v.trickLength; j++) {
       i = O_currentTrick + bytes[TableAt.trickCards + j]!;
       out[offset + i] = 1;
-      w[k++] = i;
+      if (list) w[k] = i;
+      k++;
     }
     const leader = v.leader;
     i = O_trickLeader + (leader >= seat ? leader - seat : leader - seat + n);
     out[offset + i] = 1;
-    w[k++] = i;
+    if (list) w[k] = i;
+    k++;
   }
 
   for (let s = 0; s < n; s++) {
     const r = s >= seat ? s - seat : s - seat + n;
     i = O_declarations + r * NUM_DECLARATIONS + ubytes[TableAt.declaration + s]!;
     out[offset + i] = 1;
-    w[k++] = i;
+    if (list) w[k] = i;
+    k++;
     if (ubytes[TableAt.exchanged + s]) {
       i = O_exchanged + r;
       out[offset + i] = ubytes[TableAt.exchanged + s]! / 5;
-      w[k++] = i;
+      if (list) w[k] = i;
+      k++;
     }
     if (ubytes[TableAt.tricksWon + s]) {
       i = O_tricksWon + r;
       out[offset + i] = ubytes[TableAt.tricksWon + s]! / MAX_TRICKS;
-      w[k++] = i;
+      if (list) w[k] = i;
+      k++;
     }
     if (ubytes[TableAt.quotas + s]) {
       i = O_quotas + r;
       out[offset + i] = ubytes[TableAt.quotas + s]! / MAX_TRICKS;
-      w[k++] = i;
+      if (list) w[k] = i;
+      k++;
     }
     if (ubytes[TableAt.dealtIn + s]) {
       i = O_dealtIn + r;
       out[offset + i] = 1;
-      w[k++] = i;
+      if (list) w[k] = i;
+      k++;
     }
     i = O_seatExists + r;
     out[offset + i] = 1;
-    w[k++] = i;
+    if (list) w[k] = i;
+    k++;
     if (units[TableAt.balances + s] !== 0) {
       i = O_balances + r;
       writeAmount(out, offset + i, units[TableAt.balances + s]!, chip);
-      w[k++] = i;
+      if (list) w[k] = i;
+      k++;
     }
   }
   const dealer = v.dealer;
   i = O_dealer + (dealer >= seat ? dealer - seat : dealer - seat + n);
   out[offset + i] = 1;
-  w[k++] = i;
+  if (list) w[k] = i;
+  k++;
   const toAct = v.toAct;
   if (toAct >= 0) {
     i = O_toAct + (toAct >= seat ? toAct - seat : toAct - seat + n);
     out[offset + i] = 1;
-    w[k++] = i;
+    if (list) w[k] = i;
+    k++;
   }
   i = O_seat + seat;
   out[offset + i] = 1;
-  w[k++] = i;
+  if (list) w[k] = i;
+  k++;
   i = O_numPlayers + n - 3;
   out[offset + i] = 1;
-  w[k++] = i;
+  if (list) w[k] = i;
+  k++;
   const rules = v.rules;
   const tavern = rules.profile === 'tavern5';
   i = O_profile + (tavern ? 1 : 0);
   out[offset + i] = 1;
-  w[k++] = i;
+  if (list) w[k] = i;
+  k++;
   i = O_kind + handKindIndex(v.kind);
   out[offset + i] = 1;
-  w[k++] = i;
+  if (list) w[k] = i;
+  k++;
   i = O_phase + phaseIndex(v.phase);
   out[offset + i] = 1;
-  w[k++] = i;
+  if (list) w[k] = i;
+  k++;
   if (v.trickNumber > 0) {
     out[offset + O_trickNumber] = v.trickNumber / MAX_TRICKS;
-    w[k++] = O_trickNumber;
+    if (list) w[k] = O_trickNumber;
+    k++;
   }
   if (v.talonLeft > 0) {
     out[offset + O_talonLeft] = v.talonLeft / NUM_CARDS;
-    w[k++] = O_talonLeft;
+    if (list) w[k] = O_talonLeft;
+    k++;
   }
   if (v.pot !== 0) {
     writeAmount(out, offset + O_pot, v.pot, chip);
-    w[k++] = O_pot;
+    if (list) w[k] = O_pot;
+    k++;
   }
   if (v.potBeforePlay !== 0) {
     writeAmount(out, offset + O_potBeforePlay, v.potBeforePlay, chip);
-    w[k++] = O_potBeforePlay;
+    if (list) w[k] = O_potBeforePlay;
+    k++;
   }
   if (v.handsPlayed > 0) {
     out[offset + O_handsPlayed] = v.handsPlayed / rules.hands;
-    w[k++] = O_handsPlayed;
+    if (list) w[k] = O_handsPlayed;
+    k++;
   }
   if (v.isTieBreak) {
     out[offset + O_tieBreak] = 1;
-    w[k++] = O_tieBreak;
+    if (list) w[k] = O_tieBreak;
+    k++;
   } else {
     const handsLeft = rules.hands - v.handsPlayed;
     if (handsLeft > 0) {
       writeAmount(out, offset + O_handsLeft, handsLeft, 1);
-      w[k++] = O_handsLeft;
+      if (list) w[k] = O_handsLeft;
+      k++;
     }
   }
   if (v.game !== ruleEntriesGame) prepareRuleEntries(v.game);
   for (let j = 0; j < numRuleEntries; j++) {
     i = ruleIndices[j]!;
     out[offset + i] = ruleValues[j]!;
-    w[k++] = i;
+    if (list) w[k] = i;
+    k++;
   }
   return k - wBase;
 }
@@ -487,20 +519,23 @@ const scratchView = new LiveSeatView();
 /** Writes the observation of `seat` into `out` at `offset` (OBS_SIZE floats). Allocates nothing. */
 export function encodeObservation(state: KratzenState, seat: number, out: Float32Array, offset = 0): void {
   out.fill(0, offset, offset + OBS_SIZE);
-  writeNonZeros(liveSeatView(state, seat, scratchView), out, offset, scratchIndices, 0);
+  writeNonZeros(liveSeatView(state, seat, scratchView), out, offset, false, NO_LIST, 0);
 }
 
 /**
- * Observation rows that this writer alone fills, each with the list of the entries its last write
- * set (`setCounts` / `setIndices`, in no particular order): exactly the row's non-zero entries,
- * each once, so sparse encodings need not scan the row (tested). Rows in
- * shared memory are cleared entry by entry (`clearWhole` false); private ones with a plain fill,
- * which is faster there. Callers must treat the rows as read-only (an entry written by someone
- * else would not be cleared).
+ * Observation rows that this writer alone fills. Rows in shared memory (`clearWhole` false) are
+ * cleared entry by entry; private ones with a plain fill, which is faster there. With
+ * `listEntries` (always when not `clearWhole`) each row keeps the list of the entries its last
+ * write set (`setCounts` / `setIndices`, in no particular order): exactly the row's non-zero
+ * entries, each once, so sparse encodings need not scan the row (tested). Callers must treat the
+ * rows as read-only (an entry written by someone else would not be cleared).
  */
 export class ObservationRows {
-  /** Per row, MAX_NONZERO slots: the indices within the row that the last write set. */
+  /** Whether `setIndices` lists each row's entries. */
+  readonly listsEntries: boolean;
+  /** Per row, MAX_NONZERO slots: the indices within the row that the last write set (empty when not listed). */
   readonly setIndices: Uint16Array;
+  /** Per row, how many entries the last write set (kept either way). */
   readonly setCounts: Uint16Array;
   /** Slots per row in `setIndices`. */
   readonly stride = MAX_NONZERO;
@@ -509,8 +544,10 @@ export class ObservationRows {
     readonly out: Float32Array,
     readonly numRows: number,
     private readonly clearWhole = false,
+    listEntries = false,
   ) {
-    this.setIndices = new Uint16Array(numRows * MAX_NONZERO);
+    this.listsEntries = listEntries || !clearWhole;
+    this.setIndices = this.listsEntries ? new Uint16Array(numRows * MAX_NONZERO) : NO_LIST;
     this.setCounts = new Uint16Array(numRows);
     out.fill(0, 0, numRows * OBS_SIZE);
   }
@@ -524,10 +561,9 @@ export class ObservationRows {
       const previous = this.setCounts[row]!;
       for (let k = 0; k < previous; k++) out[offset + this.setIndices[base + k]!] = 0;
     }
-    this.setCounts[row] = writeNonZeros(liveSeatView(state, seat, scratchView), out, offset, this.setIndices, base);
+    this.setCounts[row] = writeNonZeros(liveSeatView(state, seat, scratchView), out, offset, this.listsEntries, this.setIndices, base);
   }
 }
-
 
 /** The structured view of an observation; seats here are absolute. */
 export interface ObservationView {
