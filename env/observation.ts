@@ -246,7 +246,7 @@ function symexp(y: number): number {
 // for rows they own, keep the list per row and clear only those entries next time
 // (ObservationRows). Rows in shared memory need the latter: TypedArray.fill on a
 // SharedArrayBuffer takes V8's slow relaxed-atomic path. The list costs: a vector env's step was
-// 4-9% faster without it (n64 and n1024, in one process), so rows cleared whole list their
+// about 8-10% faster without it (n64 and n1024), so rows cleared whole list their
 // entries only for sparse wire formats (the bridge).
 const MAX_NONZERO = 256;
 const NO_LIST = new Uint16Array(0);
