@@ -8,7 +8,7 @@ import { OBS_SIZE } from '../env/observation.js';
 import { VecEnv } from '../env/vec-env.js';
 import { assertLegal } from './agent.js';
 import { DEFAULT_ARCHITECTURE, MASKED_LOGIT, PolicyAgent, VALUE_OUTPUT, createPolicyModel } from './policy-agent.js';
-import { canonicalAction, canonicalObservations, observedTrump } from '../env/suit-symmetry.js';
+import { canonicalAction, canonicalObservations, observedTrump, relabelActionRows, relabelActions, relabellings, rotationId } from '../env/suit-symmetry.js';
 import { selectBackend, tf } from './tfjs.js';
 
 const SMALL = { hiddenSizes: [32, 32] };
@@ -254,26 +254,30 @@ describe('PolicyAgent', () => {
     const masks = vec.masks.slice();
     const trumps = Array.from({ length: 48 }, (_, i) => observedTrump(observations, i * OBS_SIZE));
     expect(new Set(trumps).size).toBeGreaterThanOrEqual(4);
-    const symmetric = make({ architecture: SMALL, seed: 9, suitSymmetry: true });
-    const plain = make({ model: symmetric.model, ownsModel: false });
-    const canonicalMasks = new Uint8Array(masks.length);
-    trumps.forEach((trump, i) => {
-      for (let a = 0; a < NUM_ACTIONS; a++) canonicalMasks[i * NUM_ACTIONS + canonicalAction(a, Math.max(trump, 0))] = masks[i * NUM_ACTIONS + a]!;
-    });
-    const got = symmetric.evaluate(observations, masks);
-    const want = plain.evaluate(canonicalObservations(observations), canonicalMasks);
-    expect(Array.from(got.values)).toEqual(Array.from(want.values));
-    trumps.forEach((trump, i) => {
-      for (let a = 0; a < NUM_ACTIONS; a++) {
-        expect(got.probs[i * NUM_ACTIONS + a]).toBe(want.probs[i * NUM_ACTIONS + canonicalAction(a, Math.max(trump, 0))]);
-      }
-    });
-    symmetric.mode = 'greedy';
-    plain.mode = 'greedy';
-    const chosen = symmetric.act(observations, masks, new Int32Array(48));
-    const canonicalChosen = plain.act(canonicalObservations(observations), canonicalMasks, new Int32Array(48));
-    chosen.forEach((a, i) => expect(canonicalAction(a, Math.max(trumps[i]!, 0))).toBe(canonicalChosen[i]));
-    assertLegal(chosen, masks, NUM_ACTIONS, 'symmetric');
-    expect(symmetric.suitSymmetry && !plain.suitSymmetry).toBe(true);
+    for (const suitSymmetry of [true, 'holding'] as const) {
+      const symmetric = make({ architecture: SMALL, seed: 9, suitSymmetry });
+      const plain = make({ model: symmetric.model, ownsModel: false });
+      const ids = relabellings(observations, suitSymmetry);
+      if (suitSymmetry === true) expect(Array.from(ids)).toEqual(trumps.map(rotationId));
+      else expect(ids.some((id, i) => id !== rotationId(trumps[i]!))).toBe(true); // the plain suits moved too
+      const canonicalMasks = relabelActionRows(masks, ids, true);
+      const got = symmetric.evaluate(observations, masks);
+      const want = plain.evaluate(canonicalObservations(observations, ids), canonicalMasks);
+      expect(Array.from(got.values)).toEqual(Array.from(want.values));
+      expect(Array.from(got.probs)).toEqual(Array.from(relabelActionRows(want.probs, ids, false)));
+      trumps.forEach((trump, i) => {
+        if (suitSymmetry !== true) return;
+        for (let a = 0; a < NUM_ACTIONS; a++) {
+          expect(got.probs[i * NUM_ACTIONS + a]).toBe(want.probs[i * NUM_ACTIONS + canonicalAction(a, Math.max(trump, 0))]);
+        }
+      });
+      symmetric.mode = 'greedy';
+      plain.mode = 'greedy';
+      const chosen = symmetric.act(observations, masks, new Int32Array(48));
+      const canonicalChosen = plain.act(canonicalObservations(observations, ids), canonicalMasks, new Int32Array(48));
+      expect(Array.from(relabelActions(chosen, ids, true))).toEqual(Array.from(canonicalChosen));
+      assertLegal(chosen, masks, NUM_ACTIONS, 'symmetric');
+      expect(symmetric.suitSymmetry === suitSymmetry && !plain.suitSymmetry).toBe(true);
+    }
   });
 });

@@ -4,7 +4,7 @@
 import seedrandom from 'seedrandom';
 import { NUM_ACTIONS } from '../env/rules/index.js';
 import { OBS_SIZE } from '../env/observation.js';
-import { canonicalObservations, envAction, observedTrumps, relabelActionRows, relabelActions } from '../env/suit-symmetry.js';
+import { canonicalObservations, envAction, relabelActionRows, relabelActions, relabellings, type SuitSymmetry } from '../env/suit-symmetry.js';
 import type { Agent } from './agent.js';
 import { tf } from './tfjs.js';
 
@@ -161,11 +161,12 @@ export interface PolicyAgentOptions {
   /** Whether `dispose()` disposes the model. @default true when built here, false for a given `model` */
   ownsModel?: boolean;
   /**
-   * The network reads the cards with the suits relabelled so that trump is suit 0, and its
-   * actions are relabelled back (env/suit-symmetry.ts): what it learns about one trump suit holds
-   * for all four. A property of the weights, kept in checkpoints. @default false
+   * The network reads the cards with the suits relabelled so that trump is suit 0 (`true`), and
+   * with `'holding'` the plain suits ordered by the observer's holding; its actions are
+   * relabelled back (env/suit-symmetry.ts): what it learns about one trump suit holds for all
+   * four. A property of the weights, kept in checkpoints. @default false
    */
-  suitSymmetry?: boolean;
+  suitSymmetry?: SuitSymmetry;
 }
 
 /** Rows as the network reads them (see `PolicyAgent.networkRows`). */
@@ -174,8 +175,8 @@ export interface NetworkRows {
   masks: Uint8Array;
   /** With actions given: the same actions in the network's labels. */
   actions?: Int32Array;
-  /** Each row's trump (-1: none); null when the network reads rows as they are. */
-  trumps: Int8Array | null;
+  /** Each row's relabelling id (env/suit-symmetry.ts); null when the network reads rows as they are. */
+  relabellings: Int8Array | null;
 }
 
 export interface PolicyEvaluation {
@@ -196,7 +197,7 @@ export class PolicyAgent implements Agent {
   private rng: () => number;
   private readonly ownsModel: boolean;
   private withFeatures: tf.LayersModel | null = null;
-  readonly suitSymmetry: boolean;
+  readonly suitSymmetry: SuitSymmetry;
 
   constructor(options: PolicyAgentOptions = {}) {
     this.seed = options.seed ?? 0;
@@ -217,17 +218,17 @@ export class PolicyAgent implements Agent {
 
   /**
    * N rows (observations N x OBS_SIZE, masks N x NUM_ACTIONS, optionally the actions taken) as
-   * the network reads them: with suit symmetry relabelled by each row's trump, else the very same
-   * arrays. `forward` takes these; a learner converts its batch once per update.
+   * the network reads them: with suit symmetry each row relabelled as its suits say, else the very
+   * same arrays. `forward` takes these; a learner converts its batch once per update.
    */
   networkRows(observations: Float32Array, masks: Uint8Array, actions?: Int32Array): NetworkRows {
-    if (!this.suitSymmetry) return { observations, masks, ...(actions && { actions }), trumps: null };
-    const trumps = observedTrumps(observations);
+    if (!this.suitSymmetry) return { observations, masks, ...(actions && { actions }), relabellings: null };
+    const ids = relabellings(observations, this.suitSymmetry);
     return {
-      observations: canonicalObservations(observations, trumps),
-      masks: relabelActionRows(masks, trumps, true),
-      ...(actions && { actions: relabelActions(actions, trumps, true) }),
-      trumps,
+      observations: canonicalObservations(observations, ids),
+      masks: relabelActionRows(masks, ids, true),
+      ...(actions && { actions: relabelActions(actions, ids, true) }),
+      relabellings: ids,
     };
   }
 
@@ -255,7 +256,7 @@ export class PolicyAgent implements Agent {
   /** The last hidden layer's activations of N observations (N x its width), e.g. for a critic head. */
   features(observations: Float32Array): Float32Array {
     const n = observations.length / OBS_SIZE;
-    if (this.suitSymmetry) observations = canonicalObservations(observations);
+    if (this.suitSymmetry) observations = canonicalObservations(observations, relabellings(observations, this.suitSymmetry));
     // apply, not predict: predict would cut the rows into batches of 32.
     return tf.tidy(() => (this.featureModel().apply(tf.tensor2d(observations, [n, OBS_SIZE])) as tf.Tensor[])[2]!.dataSync() as Float32Array);
   }
@@ -287,8 +288,9 @@ export class PolicyAgent implements Agent {
         logits: logits.dataSync() as Float32Array,
       };
     });
-    if (!rows.trumps) return out;
-    return { probs: relabelActionRows(out.probs, rows.trumps, false), values: out.values, logits: relabelActionRows(out.logits, rows.trumps, false) };
+    const ids = rows.relabellings;
+    if (!ids) return out;
+    return { probs: relabelActionRows(out.probs, ids, false), values: out.values, logits: relabelActionRows(out.logits, ids, false) };
   }
 
   act(observations: Float32Array, masks: Uint8Array, _seats: Int32Array): Int32Array {
@@ -303,7 +305,7 @@ export class PolicyAgent implements Agent {
     const actions = new Int32Array(n);
     for (let i = 0; i < n; i++) {
       const chosen = this.mode === 'greedy' ? greedyLegal(logits, rows.masks, i) : this.sampleLegal(logits, rows.masks, i);
-      actions[i] = rows.trumps ? envAction(chosen, rows.trumps[i]!) : chosen;
+      actions[i] = rows.relabellings ? envAction(chosen, rows.relabellings[i]!) : chosen;
     }
     return actions;
   }

@@ -6,14 +6,16 @@ import os from 'node:os';
 import path from 'node:path';
 import seedrandom from 'seedrandom';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NUM_ACTIONS } from '../env/rules/index.js';
-import { OBS_SIZE, OBS_VERSION } from '../env/observation.js';
+import { NUM_ACTIONS, NUM_CARDS, NUM_RANKS } from '../env/rules/index.js';
+import { OBS_SIZE, OBS_VERSION, observationSpec } from '../env/observation.js';
 import { PolicyAgent } from '../agents/policy-agent.js';
 import { selectBackend, tf } from '../agents/tfjs.js';
 import { loadCheckpoint, readManifest, writeCheckpoint } from './checkpoint.js';
 import { CheckpointError, type CheckpointErrorCode } from './errors.js';
 import { sha256 } from './manifest.js';
 import { TRUMP_OFFSET } from '../env/suit-symmetry.js';
+
+const HAND_OFFSET = observationSpec().slices.find((slice) => slice.name === 'hand')!.offset;
 
 const RULES = { profile: 'tavern5', players: 5, exchange: {} };
 let tmp: string;
@@ -109,7 +111,22 @@ describe('checkpoint directory', () => {
     const { observations, masks } = batch(16);
     // Rows that show a trump suit, so that the relabelling moves cards.
     for (let i = 0; i < 16; i++) observations.fill(0, i * OBS_SIZE + TRUMP_OFFSET, i * OBS_SIZE + TRUMP_OFFSET + 4)[i * OBS_SIZE + TRUMP_OFFSET + (i % 4)] = 1;
+    // ...and hands whose longest plain suit is the last in rotated order, which 'holding' moves.
+    for (let i = 0; i < 16; i++) {
+      observations.fill(0, i * OBS_SIZE + HAND_OFFSET, i * OBS_SIZE + HAND_OFFSET + NUM_CARDS);
+      for (let rank = 0; rank < 3; rank++) observations[i * OBS_SIZE + HAND_OFFSET + ((i + 3) % 4) * NUM_RANKS + rank] = 1;
+    }
     expect(copy.evaluate(observations, masks).probs).toEqual(symmetric.evaluate(observations, masks).probs);
+    // 'holding' is kept as such: played as a rotation it would read other cards.
+    const holding = new PolicyAgent({ model: symmetric.model, ownsModel: false, suitSymmetry: 'holding' });
+    const holdingDir = path.join(tmp, 'holding');
+    await writeCheckpoint(holdingDir, { agent: holding, rules: RULES, step: 2 });
+    expect((await readManifest(holdingDir)).manifest.suitSymmetry).toBe('holding');
+    const holdingCopy = (await loadCheckpoint(holdingDir, { rules: RULES })).toAgent();
+    expect(holdingCopy.suitSymmetry).toBe('holding');
+    expect(holdingCopy.evaluate(observations, masks).probs).toEqual(holding.evaluate(observations, masks).probs);
+    expect(holdingCopy.evaluate(observations, masks).probs).not.toEqual(copy.evaluate(observations, masks).probs);
+    holdingCopy.dispose();
     copy.dispose();
     symmetric.dispose();
   });

@@ -87,7 +87,7 @@ export async function writeCheckpoint(dir: string, content: CheckpointContent): 
     numActions: NUM_ACTIONS,
     observationSize: OBS_SIZE,
     architecture: content.agent.architecture,
-    ...(content.agent.suitSymmetry ? { suitSymmetry: true } : {}),
+    ...(content.agent.suitSymmetry ? { suitSymmetry: content.agent.suitSymmetry } : {}),
     step: content.step,
     metrics: content.metrics ?? {},
     seed: content.agent.seed,

@@ -10,6 +10,8 @@ export const CHECKPOINT_FORMAT_VERSION = 1;
 
 /** Hidden layer widths of a network (a policy's or a critic's), as configs and manifests give them. */
 export const hiddenSizesSchema = z.array(z.number().int().positive().max(MAX_HIDDEN_WIDTH)).min(1).max(MAX_HIDDEN_LAYERS);
+/** How a network relabels the suits (env/suit-symmetry.ts' SuitSymmetry), as configs and manifests give it. */
+export const suitSymmetrySchema = z.union([z.boolean(), z.literal('holding')]);
 export const MANIFEST_FILE = 'manifest.json';
 export const MODEL_FILE = 'model.json';
 export const WEIGHTS_FILE = 'weights.bin';
@@ -42,10 +44,11 @@ export const manifestSchema = z
       activation: z.enum(ACTIVATIONS),
     }),
     /**
-     * The network reads the cards with the suits relabelled so that trump is suit 0
-     * (env/suit-symmetry.ts). Absent in checkpoints of networks that read them as dealt.
+     * The network reads the cards with the suits relabelled so that trump is suit 0 (`true`), the
+     * plain suits also ordered by the observer's holding with `"holding"` (env/suit-symmetry.ts).
+     * Absent in checkpoints of networks that read them as dealt.
      */
-    suitSymmetry: z.boolean().optional(),
+    suitSymmetry: suitSymmetrySchema.optional(),
     /** Training step the weights belong to (the learner decides the unit, e.g. env steps). */
     step: z.number().int().nonnegative(),
     metrics: z.record(z.string(), z.number()),

@@ -3,6 +3,7 @@
 
 import { ValidationError, quoteInput } from '../env/rules/index.js';
 import { unwritableFolderReason } from '../checkpoints/durable-fs.js';
+import type { SuitSymmetry } from '../env/suit-symmetry.js';
 
 export function integerFlag(value: string | boolean | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
@@ -12,11 +13,11 @@ export function integerFlag(value: string | boolean | undefined, field: string):
   return Number(value);
 }
 
-/** An `on|off` flag as a boolean (undefined when absent). */
-export function onOffFlag(value: string | boolean | undefined, field: string): boolean | undefined {
+/** `--suit-symmetry on|off|holding` as a SuitSymmetry (undefined when absent). */
+export function suitSymmetryFlag(value: string | boolean | undefined, field: string): SuitSymmetry | undefined {
   if (value === undefined) return undefined;
-  if (value !== 'on' && value !== 'off') throw new ValidationError('invalid arguments', field, `--${field} must be on or off, got ${quoteInput(String(value))}`);
-  return value === 'on';
+  if (value !== 'on' && value !== 'off' && value !== 'holding') throw new ValidationError('invalid arguments', field, `--${field} must be on, off or holding, got ${quoteInput(String(value))}`);
+  return value === 'holding' ? 'holding' : value === 'on';
 }
 
 /**

@@ -18,7 +18,9 @@ describe('kratzen train flags', () => {
     expect(() => trainConfigFromArgs(['--lr', 'fast'])).toThrow(/lr/);
     expect(parseTrainConfig(trainConfigFromArgs(['--suit-symmetry', 'on']).config).suitSymmetry).toBe(true);
     expect(parseTrainConfig(trainConfigFromArgs(['--suit-symmetry', 'off']).config).suitSymmetry).toBe(false);
+    expect(parseTrainConfig(trainConfigFromArgs(['--suit-symmetry', 'holding']).config).suitSymmetry).toBe('holding');
     expect(() => trainConfigFromArgs(['--suit-symmetry', 'yes'])).toThrow(expect.objectContaining({ field: 'suit-symmetry' }));
+    expect(() => parseTrainConfig({ suitSymmetry: 'sorted' })).toThrow(/suitSymmetry/);
     // A config that never ends is refused after 16 MiB instead of being read until memory runs out.
     expect(() => trainConfigFromArgs(['--config', '/dev/zero'])).toThrow(expect.objectContaining({ field: 'config', reason: expect.stringMatching(/larger than/) }));
   });

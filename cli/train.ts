@@ -5,7 +5,7 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ValidationError, isJsonObject } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
-import { integerFlag, onOffFlag, outputFolderFlag, rulesFromFlags, seedFlag } from './flags.js';
+import { integerFlag, outputFolderFlag, rulesFromFlags, seedFlag, suitSymmetryFlag } from './flags.js';
 import { MAX_CONFIG_BYTES, readInputText } from './read-input.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 
@@ -80,7 +80,7 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
   set('finalEvalDeals', integerFlag(values['final-eval-deals'], 'final-eval-deals'));
   set('actors', integerFlag(values.actors, 'actors'));
   set('critic', values.critic);
-  set('suitSymmetry', onOffFlag(values['suit-symmetry'], 'suit-symmetry'));
+  set('suitSymmetry', suitSymmetryFlag(values['suit-symmetry'], 'suit-symmetry'));
   set('initialPolicy', values['initial-policy']);
   return { config, resume: values.resume ?? false, redis: values.redis };
 }

@@ -15,6 +15,7 @@ import { League } from './league.js';
 import { LEARNER, RolloutCollector, type Batch, type RolloutStats, type SeatController } from './rollout.js';
 import type { TrainConfig } from './config.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
+import type { SuitSymmetry } from '../env/suit-symmetry.js';
 import { builtModule } from '../env/built-module.js';
 
 /** What every actor needs to build its collector, learner copy and league. */
@@ -26,7 +27,7 @@ export interface ActorSetup {
   rewardScale: number;
   rewardNormalization: 'chips' | 'pot';
   hiddenSizes: number[];
-  suitSymmetry: boolean;
+  suitSymmetry: SuitSymmetry;
   backend: TrainConfig['backend'];
   league: TrainConfig['league'];
   imitationTeacher: TrainConfig['imitationTeacher'];

@@ -9,7 +9,7 @@
 
 import { OBS_SIZE } from '../env/observation.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
-import { canonicalCardRows, canonicalObservations, observedTrumps } from '../env/suit-symmetry.js';
+import { canonicalCardRows, canonicalObservations, relabellings } from '../env/suit-symmetry.js';
 import { tf } from '../agents/tfjs.js';
 import type { PolicyAgent } from '../agents/policy-agent.js';
 import type { Batch } from './rollout.js';
@@ -73,9 +73,9 @@ export class OracleCritic {
       const obs = batch.observations.subarray(start * OBS_SIZE, end * OBS_SIZE);
       const chunkHands = hands.subarray(start * ORACLE_SIZE, end * ORACLE_SIZE);
       // A policy that relabels suits has its critic read relabelled cards too (as PpoLearner feeds it).
-      const trumps = learner.suitSymmetry ? observedTrumps(obs) : null;
-      const input = this.onTrunk ? learner.features(obs) : trumps ? canonicalObservations(obs, trumps) : obs;
-      values.set(this.values(input, trumps ? canonicalCardRows(chunkHands, ORACLE_SIZE, trumps) : chunkHands), start);
+      const ids = learner.suitSymmetry ? relabellings(obs, learner.suitSymmetry) : null;
+      const input = this.onTrunk ? learner.features(obs) : ids ? canonicalObservations(obs, ids) : obs;
+      values.set(this.values(input, ids ? canonicalCardRows(chunkHands, ORACLE_SIZE, ids) : chunkHands), start);
     }
     return values;
   }

@@ -306,6 +306,6 @@ function inNetworkLabels(agent: PolicyAgent, batch: Batch): Batch {
     observations: rows.observations,
     masks: rows.masks,
     actions: rows.actions!,
-    ...(batch.otherHands && { otherHands: canonicalCardRows(batch.otherHands, ORACLE_SIZE, rows.trumps!) }),
+    ...(batch.otherHands && { otherHands: canonicalCardRows(batch.otherHands, ORACLE_SIZE, rows.relabellings!) }),
   };
 }

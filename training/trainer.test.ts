@@ -66,15 +66,15 @@ describe('PPO update', () => {
 });
 
 describe('PPO with suit symmetry', () => {
-  it('trains the network exactly as a plain one trained on the relabelled batch (env/suit-symmetry.ts)', () => {
+  for (const suitSymmetry of [true, 'holding'] as const) it(`trains the network exactly as a plain one trained on the relabelled batch (env/suit-symmetry.ts; ${suitSymmetry})`, () => {
     const hp = { learningRate: 1e-3, epochs: 2, minibatchSize: 64, clip: 0.2, valueCoef: 0.5, entropyCoef: 0.01, maxGradNorm: 0.5 };
-    const symmetric = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 8, suitSymmetry: true });
+    const symmetric = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 8, suitSymmetry });
     const plain = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 8 });
     const collector = new RolloutCollector({ rules: { players: 4 }, numEnvs: 8, rolloutSteps: 24, rewardScale: 0.1 });
     const heuristic = new HeuristicAgent();
     const { batch } = collector.collect(symmetric, () => ({ seats: [LEARNER, heuristic, LEARNER, heuristic] }), { seed: 's', steps: 24, gamma: 1, lambda: 0.95 });
     const rows = symmetric.networkRows(batch.observations, batch.masks, batch.actions);
-    expect(rows.trumps!.some((t) => t > 0)).toBe(true);
+    expect(rows.relabellings!.some((id) => id > 0)).toBe(true);
     const relabelled = { ...batch, observations: rows.observations, masks: rows.masks, actions: rows.actions! };
     const a = new PpoLearner(symmetric, hp).update(batch, 'u1');
     const b = new PpoLearner(plain, hp).update(relabelled, 'u1');
@@ -377,6 +377,7 @@ describe('trainer', () => {
     await expect(train({ ...TINY, name: 'mismatch', runsDir: dir, initialPolicy: latest, suitSymmetry: false }, { verbose: false })).rejects.toMatchObject({ field: 'suitSymmetry' });
     expect(existsSync(join(dir, 'mismatch'))).toBe(false);
     await train({ ...TINY, updates: 1, name: 'finetune', runsDir: dir, initialPolicy: latest, suitSymmetry: true }, { verbose: false });
+    await expect(train({ ...TINY, name: 'holding', runsDir: dir, initialPolicy: latest, suitSymmetry: 'holding' }, { verbose: false })).rejects.toMatchObject({ field: 'suitSymmetry' });
   });
 
   it('stops cleanly when asked (Ctrl-C), leaving a resumable checkpoint', async () => {
