@@ -55,7 +55,8 @@ report.html. Ctrl-C saves after the current update; --resume continues from the 
                                 also sees the other hands during training (config critic)
   --suit-symmetry on|off|holding   the policy reads the cards with trump relabelled as suit 0, so
                                 it learns each trump suit's play once; holding: the plain suits
-                                also ordered by its own cards (config suitSymmetry; default on)
+                                also ordered by its own cards (config suitSymmetry; default
+                                holding)
   --initial-policy DIR          start from this checkpoint's policy weights (fine-tuning; same
                                 rules and hidden sizes; no imitation updates unless the config asks)
   --redis URL                   collect the K rollout blocks on kratzen workers through this Redis

@@ -123,8 +123,8 @@ describe('training config', () => {
     const config = parseTrainConfig({}, new Date('2026-01-02T03:04:05Z'));
     expect(config.name).toBe('train-20260102-030405');
     expect(config.rules).toEqual({ profile: 'didactic4', players: 4 });
-    // The default recipe (README, Training): suits relabelled, with twice the old entropy bonus.
-    expect([config.suitSymmetry, config.entropyCoef]).toEqual([true, 0.02]);
+    // The default recipe (README, Training): suits relabelled by trump and holding, with twice the old entropy bonus.
+    expect([config.suitSymmetry, config.entropyCoef]).toEqual(['holding', 0.02]);
     expect(() => parseTrainConfig({ updates: 0 })).toThrow(/updates/);
     expect(() => parseTrainConfig({ league: { selfPlay: -1 } })).toThrow(/league\.selfPlay/);
     expect(() => parseTrainConfig({ rules: { players: 9 } })).toThrow(/rules\.players/);
