@@ -107,18 +107,27 @@ const ENV_ACTIONS = CANONICAL_ACTIONS.map((labels) => {
   return back;
 });
 
+/** Relabelling ids by `labels[0] * 64 + labels[1] * 16 + labels[2] * 4 + labels[3]`. */
+const ID_BY_CODE = new Int8Array(256);
+RELABELLINGS.forEach((labels, id) => (ID_BY_CODE[labels.reduce((code, label) => code * 4 + label, 0)] = id));
+/** rotationId(trump) at trump + 1. */
+const ROTATION_IDS = Int8Array.from({ length: NUM_SUITS + 1 }, (_, i) => rotationId(i - 1));
+
 /**
  * The relabelling of `'holding'` for one observation row: trump becomes suit 0, and the plain
- * suits follow by how many of their cards the observer holds, then by the ranks it holds
- * (higher first), then in rotated order (which keeps it a function of what the seat sees that
- * a rotation of the suits does not change). Nothing moves while no trump is set.
+ * suits follow by how many of their cards the observer holds (most first), then by which ranks
+ * it holds (the set of rank indices read as a binary number, larger first: a fixed tie-break),
+ * then in rotated order (so that it stays a function of what the seat sees that a rotation of
+ * the suits does not change). Nothing moves while no trump is set.
  */
 function holdingId(observation: Float32Array, offset: number): number {
   const trump = observedTrump(observation, offset);
   if (trump < 0) return 0;
-  const plain: { suit: number; count: number; ranks: number; rotated: number }[] = [];
-  for (let suit = 0; suit < NUM_SUITS; suit++) {
-    if (suit === trump) continue;
+  // The plain suits in rotated order, each with its key; then a stable insertion sort on the key.
+  const suits = [0, 0, 0];
+  const keys = [0, 0, 0];
+  for (let k = 0; k < 3; k++) {
+    const suit = (trump + 1 + k) % NUM_SUITS;
     let count = 0;
     let ranks = 0;
     for (let rank = 0; rank < NUM_RANKS; rank++) {
@@ -126,13 +135,19 @@ function holdingId(observation: Float32Array, offset: number): number {
       count++;
       ranks += 1 << rank;
     }
-    plain.push({ suit, count, ranks, rotated: rotatedSuit(suit, trump) });
+    let at = k;
+    const key = count * 256 + ranks;
+    while (at > 0 && keys[at - 1]! < key) {
+      keys[at] = keys[at - 1]!;
+      suits[at] = suits[at - 1]!;
+      at--;
+    }
+    keys[at] = key;
+    suits[at] = suit;
   }
-  plain.sort((a, b) => b.count - a.count || b.ranks - a.ranks || a.rotated - b.rotated);
-  const labels = new Array<number>(NUM_SUITS);
-  labels[trump] = 0;
-  plain.forEach((p, k) => (labels[p.suit] = k + 1));
-  return RELABELLING_ID.get(labels.join())!;
+  const labels = [0, 0, 0, 0];
+  for (let k = 0; k < 3; k++) labels[suits[k]!] = k + 1;
+  return ID_BY_CODE[labels[0]! * 64 + labels[1]! * 16 + labels[2]! * 4 + labels[3]!]!;
 }
 
 /** Each row's relabelling id under `symmetry` (N x OBS_SIZE observations; all 0 without symmetry). */
@@ -141,7 +156,7 @@ export function relabellings(observations: Float32Array, symmetry: SuitSymmetry)
   if (symmetry === false) return ids;
   for (let i = 0; i < ids.length; i++) {
     const offset = i * OBS_SIZE;
-    ids[i] = symmetry === 'holding' ? holdingId(observations, offset) : rotationId(observedTrump(observations, offset));
+    ids[i] = symmetry === 'holding' ? holdingId(observations, offset) : ROTATION_IDS[observedTrump(observations, offset) + 1]!;
   }
   return ids;
 }
