@@ -68,9 +68,10 @@ describe('actors', () => {
   }, 60_000);
 
   it('an actor plays the learner with the suit relabelling the setup asks for', async () => {
-    const learner = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 5, suitSymmetry: true });
+    const learner = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 5, suitSymmetry: 'holding' });
     const plain = new PolicyAgent({ model: learner.model, ownsModel: false });
-    const actor = await RolloutActor.create({ ...setup, rolloutSteps: 64, suitSymmetry: true });
+    const rotating = new PolicyAgent({ model: learner.model, ownsModel: false, suitSymmetry: true });
+    const actor = await RolloutActor.create({ ...setup, rolloutSteps: 64, suitSymmetry: 'holding' });
     try {
       actor.setWeights(weightsOf(learner));
       const { batch } = actor.collect({ seed: 'actors/symmetry', steps: 64, gamma: 1, lambda: 0.95, imitating: false });
@@ -81,6 +82,7 @@ describe('actors', () => {
       };
       expect(logProbsUnder(learner)).toEqual(Array.from(batch.logProbs));
       expect(logProbsUnder(plain)).not.toEqual(Array.from(batch.logProbs));
+      expect(logProbsUnder(rotating)).not.toEqual(Array.from(batch.logProbs));
     } finally {
       actor.dispose();
       learner.dispose();

@@ -299,7 +299,7 @@ describe('trainer', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
     expect(() => parseTrainConfig({ learningRate: 1e308 })).toThrow(expect.objectContaining({ field: 'learningRate' }));
     // Weights near float32's largest (what steps too large lead to): every activation overflows.
-    const agent = new PolicyAgent({ architecture: { hiddenSizes: TINY.hiddenSizes }, seed: 1, suitSymmetry: true });
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: TINY.hiddenSizes }, seed: 1, suitSymmetry: parseTrainConfig({}).suitSymmetry });
     agent.model.setWeights(agent.model.getWeights().map((w) => tf.fill(w.shape, 3e38)));
     const { dir: huge } = await new CheckpointStore(join(dir, 'huge'), { rules: TINY.rules }).save(agent, { step: 1 });
     const diverging = train({ ...TINY, initialPolicy: huge, name: 'diverged', runsDir: dir }, { verbose: false });
