@@ -3,7 +3,7 @@
 // both canonicalise to the same rows.
 import { describe, expect, it } from 'vitest';
 import seedrandom from 'seedrandom';
-import { ACTION_DISCARD, ACTION_PLAY, ACTION_TRUMP, NUM_ACTIONS, NUM_CARDS, NUM_RANKS, WELI, createGame } from './rules/index.js';
+import { ACTION_DISCARD, ACTION_PLAY, ACTION_TRUMP, NUM_ACTIONS, NUM_CARDS, NUM_RANKS, WELI, createGame, type KratzenGame } from './rules/index.js';
 import { OBS_SIZE, encodeObservation, observationSpec } from './observation.js';
 import { ORACLE_SIZE, encodeOtherHands } from './oracle.js';
 import {
@@ -36,6 +36,20 @@ function relabel(card: number, shift: number): number {
 /** The same relabelling of an action: canonicalAction with trump -shift moves suits by +shift. */
 function relabelAction(action: number, shift: number): number {
   return canonicalAction(action, (4 - shift) % 4);
+}
+
+/** A session of random play: its decks, first dealer and actions, to deal again beside a twin. */
+function randomSession(game: KratzenGame, seed: number, label: string): { decks: number[][]; dealer: number; actions: number[] } {
+  const random = seedrandom(label);
+  const state = game.newState({ seed });
+  const dealer = state.dealer;
+  const actions: number[] = [];
+  while (!state.isTerminal) {
+    const action = state.legalActionAt(Math.floor(random() * state.numLegalActions()));
+    actions.push(action);
+    state.apply(action);
+  }
+  return { decks: state.handLogs().map((h) => h.deck), dealer, actions };
 }
 
 /** `action` with its card (play, discard) or its suit (naming trump) relabelled by `relabelCard`. */
@@ -98,18 +112,9 @@ describe('suit symmetry', () => {
     for (const rules of RULE_SETS) {
       const game = createGame(rules);
       for (let seed = 0; seed < 4; seed++) {
-        const random = seedrandom(`holding-${seed}`);
-        const first = game.newState({ seed });
-        const dealer = first.dealer;
-        const actions: number[] = [];
-        while (!first.isTerminal) {
-          const action = first.legalActionAt(Math.floor(random() * first.numLegalActions()));
-          actions.push(action);
-          first.apply(action);
-        }
+        const { decks, dealer, actions } = randomSession(game, seed, `holding-${seed}`);
         // Any relabelling of the suits plays the same; this one is not a rotation.
         const [a, b] = [1 + (seed % 2), 3];
-        const decks = first.handLogs().map((h) => h.deck);
         const original = game.newState({ seed, decks, start: { dealer } });
         const twin = game.newState({ seed, decks: decks.map((d) => d.map((c) => swap(c, a!, b!))), start: { dealer } });
         const rows = new Float32Array(2 * OBS_SIZE);
@@ -137,17 +142,8 @@ describe('suit symmetry', () => {
       const game = createGame(rules);
       const n = game.numPlayers;
       for (let seed = 0; seed < 6; seed++) {
-        const random = seedrandom(`symmetry-${seed}`);
         // Play the session once to learn its decks, then again beside its relabelled twin.
-        const first = game.newState({ seed });
-        const dealer = first.dealer;
-        const actions: number[] = [];
-        while (!first.isTerminal) {
-          const action = first.legalActionAt(Math.floor(random() * first.numLegalActions()));
-          actions.push(action);
-          first.apply(action);
-        }
-        const decks = first.handLogs().map((h) => h.deck);
+        const { decks, dealer, actions } = randomSession(game, seed, `symmetry-${seed}`);
         const shift = 1 + (seed % 3);
         const original = game.newState({ seed, decks, start: { dealer } });
         const twin = game.newState({ seed, decks: decks.map((d) => d.map((c) => relabel(c, shift))), start: { dealer } });
