@@ -7,7 +7,7 @@ import path from 'node:path';
 import seedrandom from 'seedrandom';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NUM_ACTIONS, NUM_CARDS, NUM_RANKS } from '../env/rules/index.js';
-import { OBS_SIZE, OBS_VERSION, observationSpec } from '../env/observation.js';
+import { OBS_SIZE, OBS_VERSION, sliceOffset } from '../env/observation.js';
 import { PolicyAgent } from '../agents/policy-agent.js';
 import { selectBackend, tf } from '../agents/tfjs.js';
 import { loadCheckpoint, readManifest, writeCheckpoint } from './checkpoint.js';
@@ -15,7 +15,7 @@ import { CheckpointError, type CheckpointErrorCode } from './errors.js';
 import { sha256 } from './manifest.js';
 import { TRUMP_OFFSET } from '../env/suit-symmetry.js';
 
-const HAND_OFFSET = observationSpec().slices.find((slice) => slice.name === 'hand')!.offset;
+const HAND_OFFSET = sliceOffset('hand');
 
 const RULES = { profile: 'tavern5', players: 5, exchange: {} };
 let tmp: string;

@@ -13,7 +13,7 @@ import {
   observationView,
   type KratzenState,
 } from '../index.js';
-import { ObservationRows, symlog } from './observation.js';
+import { ObservationRows, sliceOffset, symlog } from './observation.js';
 
 const CONFIGS = [
   { profile: 'didactic4', players: 3 },
@@ -229,7 +229,6 @@ describe('amounts', () => {
     // A large ante takes tavern5 pots and balances past the table (1024 units); didactic4 stays under it.
     const games = [{ profile: 'didactic4', players: 4 }, { profile: 'tavern5', players: 4, ante: 300 }, { profile: 'tavern5', players: 3, ante: 0.2 }].map((rules) => createGame(rules));
     const states = games.map((game, i) => game.newState({ seed: i }));
-    const at = (name: string) => observationSpec().slices.find((slice) => slice.name === name)!.offset;
     const vector = new Float32Array(OBS_SIZE);
     const random = seedrandom('amounts');
     const sizes = new Set<string>();
@@ -240,8 +239,8 @@ describe('amounts', () => {
       const seat = step % state.numPlayers;
       encodeObservation(state, seat, vector);
       const view = observationView(state, seat);
-      const amounts: [number, number][] = [[vector[at('pot')]!, view.pot], [vector[at('potBeforePlay')]!, view.potBeforePlay]];
-      for (let r = 0; r < state.numPlayers; r++) amounts.push([vector[at('balances') + r]!, view.balances[(seat + r) % state.numPlayers]!]);
+      const amounts: [number, number][] = [[vector[sliceOffset('pot')]!, view.pot], [vector[sliceOffset('potBeforePlay')]!, view.potBeforePlay]];
+      for (let r = 0; r < state.numPlayers; r++) amounts.push([vector[sliceOffset('balances') + r]!, view.balances[(seat + r) % state.numPlayers]!]);
       for (const [encoded, chips] of amounts) {
         expect(encoded).toBe(Math.fround(symlog(chips)));
         if (chips !== 0) sizes.add(`${k}:${Math.abs(chips * games[k]!.unitsPerChip) < 1024 ? 'small' : 'large'}`);

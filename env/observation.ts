@@ -192,39 +192,40 @@ const MAX_JSON_NUMBER_CHARS = 25;
  */
 export const MAX_OBSERVATION_JSON_BYTES =
   1 + SLICES.reduce((bytes, s) => bytes + s.size * (ZERO_ONE_SLICES.has(s.name) ? 2 : MAX_JSON_NUMBER_CHARS + 1), 0);
-function offsetOf(name: SliceName): number {
+/** Where slice `name` starts in an observation row. */
+export function sliceOffset(name: SliceName): number {
   return SLICES.find((s) => s.name === name)!.offset;
 }
 // Offsets as plain constants: the hot encoder must not look names up in an object.
-const O_hand = offsetOf('hand');
-const O_ownDiscards = offsetOf('ownDiscards');
-const O_faceUp = offsetOf('faceUp');
-const O_trump = offsetOf('trump');
-const O_currentTrick = offsetOf('currentTrick');
-const O_playedBy = offsetOf('playedBy');
-const O_playedTrick = offsetOf('playedTrick');
-const O_trickLeader = offsetOf('trickLeader');
-const O_declarations = offsetOf('declarations');
-const O_exchanged = offsetOf('exchanged');
-const O_tricksWon = offsetOf('tricksWon');
-const O_quotas = offsetOf('quotas');
-const O_dealtIn = offsetOf('dealtIn');
-const O_seatExists = offsetOf('seatExists');
-const O_dealer = offsetOf('dealer');
-const O_toAct = offsetOf('toAct');
-const O_seat = offsetOf('seat');
-const O_numPlayers = offsetOf('numPlayers');
-const O_profile = offsetOf('profile');
-const O_kind = offsetOf('kind');
-const O_phase = offsetOf('phase');
-const O_trickNumber = offsetOf('trickNumber');
-const O_talonLeft = offsetOf('talonLeft');
-const O_pot = offsetOf('pot');
-const O_potBeforePlay = offsetOf('potBeforePlay');
-const O_balances = offsetOf('balances');
-const O_handsPlayed = offsetOf('handsPlayed');
-const O_tieBreak = offsetOf('tieBreak');
-const O_handsLeft = offsetOf('handsLeft');
+const O_hand = sliceOffset('hand');
+const O_ownDiscards = sliceOffset('ownDiscards');
+const O_faceUp = sliceOffset('faceUp');
+const O_trump = sliceOffset('trump');
+const O_currentTrick = sliceOffset('currentTrick');
+const O_playedBy = sliceOffset('playedBy');
+const O_playedTrick = sliceOffset('playedTrick');
+const O_trickLeader = sliceOffset('trickLeader');
+const O_declarations = sliceOffset('declarations');
+const O_exchanged = sliceOffset('exchanged');
+const O_tricksWon = sliceOffset('tricksWon');
+const O_quotas = sliceOffset('quotas');
+const O_dealtIn = sliceOffset('dealtIn');
+const O_seatExists = sliceOffset('seatExists');
+const O_dealer = sliceOffset('dealer');
+const O_toAct = sliceOffset('toAct');
+const O_seat = sliceOffset('seat');
+const O_numPlayers = sliceOffset('numPlayers');
+const O_profile = sliceOffset('profile');
+const O_kind = sliceOffset('kind');
+const O_phase = sliceOffset('phase');
+const O_trickNumber = sliceOffset('trickNumber');
+const O_talonLeft = sliceOffset('talonLeft');
+const O_pot = sliceOffset('pot');
+const O_potBeforePlay = sliceOffset('potBeforePlay');
+const O_balances = sliceOffset('balances');
+const O_handsPlayed = sliceOffset('handsPlayed');
+const O_tieBreak = sliceOffset('tieBreak');
+const O_handsLeft = sliceOffset('handsLeft');
 
 const O: Record<SliceName, number> = Object.fromEntries(SLICES.map((s) => [s.name, s.offset])) as Record<SliceName, number>;
 

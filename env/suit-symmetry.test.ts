@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import seedrandom from 'seedrandom';
 import { ACTION_DISCARD, ACTION_PLAY, ACTION_TRUMP, NUM_ACTIONS, NUM_CARDS, NUM_RANKS, WELI, createGame, type KratzenGame } from './rules/index.js';
-import { OBS_SIZE, encodeObservation, observationSpec } from './observation.js';
+import { OBS_SIZE, encodeObservation, observationSpec, sliceOffset } from './observation.js';
 import { ORACLE_SIZE, encodeOtherHands } from './oracle.js';
 import {
   TRUMP_OFFSET,
@@ -100,7 +100,7 @@ describe('suit symmetry', () => {
   });
 
   it("'holding' maps a session dealt with two plain suits swapped to the same rows wherever the seat's plain suits differ in length", () => {
-    const HAND = observationSpec().slices.find((slice) => slice.name === 'hand')!.offset;
+    const HAND = sliceOffset('hand');
     const swap = (card: number, a: number, b: number) => {
       const suit = Math.floor(card / NUM_RANKS);
       if (card === WELI || (suit !== a && suit !== b)) return card;

@@ -17,7 +17,7 @@
 // canonical observations, masks and actions, so neither its graph nor its gradients change.
 
 import { ACTION_DISCARD, ACTION_PLAY, ACTION_TRUMP, NUM_ACTIONS, NUM_CARDS, NUM_RANKS, NUM_SUITS, WELI } from './rules/index.js';
-import { CARD_INDEXED_SLICES, OBS_SIZE, observationSpec } from './observation.js';
+import { CARD_INDEXED_SLICES, OBS_SIZE, observationSpec, sliceOffset } from './observation.js';
 
 /**
  * How a policy relabels the suits: not at all (`false`); trump first (`true`: a rotation); or
@@ -31,8 +31,7 @@ function rotatedSuit(suit: number, trump: number): number {
 
 /** The canonical label of card `card` when `trump` is trump: its suit rotated so trump is suit 0. */
 export function canonicalCard(card: number, trump: number): number {
-  if (card === WELI) return WELI;
-  return rotatedSuit(Math.floor(card / NUM_RANKS), trump) * NUM_RANKS + (card % NUM_RANKS);
+  return permutedCard(card, rotation(trump));
 }
 
 /** The canonical label of action `action` when `trump` is trump. */
@@ -63,18 +62,23 @@ const RELABELLINGS: number[][] = [];
   if (prefix.length === NUM_SUITS) RELABELLINGS.push(prefix);
   for (let s = 0; s < NUM_SUITS; s++) if (!prefix.includes(s)) permute([...prefix, s]);
 })([]);
-const RELABELLING_ID = new Map(RELABELLINGS.map((labels, id) => [labels.join(), id]));
+/** Relabelling ids by `labels[0] * 64 + labels[1] * 16 + labels[2] * 4 + labels[3]`. */
+const ID_BY_CODE = new Int8Array(256);
+const codeOf = (labels: readonly number[]) => labels[0]! * 64 + labels[1]! * 16 + labels[2]! * 4 + labels[3]!;
+RELABELLINGS.forEach((labels, id) => (ID_BY_CODE[codeOf(labels)] = id));
+/** rotationId(trump) at trump + 1. */
+const ROTATION_IDS = Int8Array.from({ length: NUM_SUITS + 1 }, (_, i) => ID_BY_CODE[codeOf(rotation(i - 1))]!);
 
 /** The relabelling id of the rotation that puts `trump` at suit 0 (0, the identity, while no trump is set). */
 export function rotationId(trump: number): number {
-  return RELABELLING_ID.get(rotation(trump).join())!;
+  return ROTATION_IDS[trump + 1]!;
 }
 
 const spec = observationSpec();
 const cardSlices = spec.slices.filter((s) => CARD_INDEXED_SLICES.includes(s.name));
 /** Where the observation says which suit is trump (one-hot, all 0 while none is set). */
-export const TRUMP_OFFSET = spec.slices.find((s) => s.name === 'trump')!.offset;
-const HAND_OFFSET = spec.slices.find((s) => s.name === 'hand')!.offset;
+export const TRUMP_OFFSET = sliceOffset('trump');
+const HAND_OFFSET = sliceOffset('hand');
 
 /**
  * For relabelling `labels`: column j of the canonical observation is column `result[j]` of the
@@ -106,12 +110,6 @@ const ENV_ACTIONS = CANONICAL_ACTIONS.map((labels) => {
   labels.forEach((canonical, action) => (back[canonical] = action));
   return back;
 });
-
-/** Relabelling ids by `labels[0] * 64 + labels[1] * 16 + labels[2] * 4 + labels[3]`. */
-const ID_BY_CODE = new Int8Array(256);
-RELABELLINGS.forEach((labels, id) => (ID_BY_CODE[labels.reduce((code, label) => code * 4 + label, 0)] = id));
-/** rotationId(trump) at trump + 1. */
-const ROTATION_IDS = Int8Array.from({ length: NUM_SUITS + 1 }, (_, i) => rotationId(i - 1));
 
 /**
  * The relabelling of `'holding'` for one observation row: trump becomes suit 0, and the plain
@@ -147,7 +145,7 @@ function holdingId(observation: Float32Array, offset: number): number {
   }
   const labels = [0, 0, 0, 0];
   for (let k = 0; k < 3; k++) labels[suits[k]!] = k + 1;
-  return ID_BY_CODE[labels[0]! * 64 + labels[1]! * 16 + labels[2]! * 4 + labels[3]!]!;
+  return ID_BY_CODE[codeOf(labels)]!;
 }
 
 /** Each row's relabelling id under `symmetry` (N x OBS_SIZE observations; all 0 without symmetry). */
@@ -156,7 +154,7 @@ export function relabellings(observations: Float32Array, symmetry: SuitSymmetry)
   if (symmetry === false) return ids;
   for (let i = 0; i < ids.length; i++) {
     const offset = i * OBS_SIZE;
-    ids[i] = symmetry === 'holding' ? holdingId(observations, offset) : ROTATION_IDS[observedTrump(observations, offset) + 1]!;
+    ids[i] = symmetry === 'holding' ? holdingId(observations, offset) : rotationId(observedTrump(observations, offset));
   }
   return ids;
 }
