@@ -204,6 +204,13 @@ describe('SingleAgentEnv', () => {
   });
 });
 
+/** The first index where two arrays of the same length differ, -1 when none does (toEqual is slow on big typed arrays). */
+function firstDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) return 0;
+  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return i;
+  return -1;
+}
+
 describe('VecEnv', () => {
   it('states its autoreset mode and gives each env its own seed', () => {
     const vec = new VecEnv({ numEnvs: 3 }).reset(9);
@@ -213,6 +220,33 @@ describe('VecEnv', () => {
     const again = new VecEnv({ numEnvs: 3 }).reset(9);
     expect(Array.from(again.observations)).toEqual(Array.from(vec.observations));
     expect(vec.rewards.length).toBe(3 * MAX_SEATS);
+  });
+
+  it('steps a chunk of envs at a time, with the same buffers as each env stepped in a VecEnv of its own', () => {
+    // 150 envs cross two chunk boundaries (vec-env.ts' STEP_CHUNK).
+    const n = 150;
+    const config = { rules: { profile: 'tavern5', players: 5, exchange: {} }, episode: 'hand' as const };
+    const whole = new VecEnv({ numEnvs: n, config }).reset(21);
+    const alone = Array.from({ length: n }, (_, i) => new VecEnv({ numEnvs: 1, config, firstEnvIndex: i }).reset(21));
+    const random = seedrandom('chunks');
+    const actions = new Int32Array(n);
+    let ends = 0;
+    for (let t = 0; t < 120; t++) {
+      for (let i = 0; i < n; i++) actions[i] = randomLegalAction(whole.masks, i, NUM_ACTIONS, random);
+      whole.step(actions);
+      for (let i = 0; i < n; i++) {
+        const one = alone[i]!;
+        one.step([actions[i]!]);
+        const rows = { observations: OBS_SIZE, finalObservations: OBS_SIZE, masks: NUM_ACTIONS, rewards: MAX_SEATS, seats: 1, terminated: 1, truncated: 1 };
+        for (const [name, size] of Object.entries(rows) as [keyof typeof rows, number][]) {
+          const mine = whole[name].subarray(i * size, (i + 1) * size);
+          expect(firstDifference(mine, one[name]), `${name} of env ${i} at step ${t}`).toBe(-1);
+        }
+        expect(whole.finalInfo(i)).toEqual(one.finalInfo(0));
+      }
+      ends += whole.terminated.reduce((a, b) => a + b, 0);
+    }
+    expect(ends).toBeGreaterThan(n);
   });
 
   it('keepEndedStates: the last finished session stays readable, in two state objects that alternate', () => {

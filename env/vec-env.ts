@@ -48,6 +48,11 @@ export type VecBuffers = { [N in keyof Layout]: TypedOf<Layout[N][0]> };
 export type VecBufferName = keyof Layout;
 export const VEC_BUFFER_NAMES = Object.keys(VEC_BUFFER_LAYOUT) as VecBufferName[];
 
+// Envs are stepped a chunk at a time: the chunk's actions first, then its observation rows, then
+// its masks, so that each loop runs one part of the code (fewer instruction-cache and branch
+// predictor misses) while the chunk's states are still in the data cache.
+const STEP_CHUNK = 64;
+
 const BYTES = { f32: 4, f64: 8, i32: 4, u8: 1 } as const;
 
 function viewOf(kind: 'f32' | 'f64' | 'i32' | 'u8', buffer: ArrayBufferLike): ArrayBufferView {
@@ -353,6 +358,17 @@ export class VecEnv extends VecEnvBuffers {
 
   /** Steps envs [start, end) with `actions[i]` (a long step can be done a range at a time). */
   stepRange(actions: ArrayLike<number>, start: number, end: number): this {
+    for (let from = start; from < end; from += STEP_CHUNK) {
+      const to = Math.min(end, from + STEP_CHUNK);
+      this.applyActions(actions, from, to);
+      for (let i = from; i < to; i++) this.writeRow(i);
+      for (let i = from; i < to; i++) this.writeMask(i);
+    }
+    return this;
+  }
+
+  /** Applies `actions` to envs [start, end), ending and restarting episodes, without writing rows or masks. */
+  private applyActions(actions: ArrayLike<number>, start: number, end: number): void {
     const b = this.buffers;
     for (let i = start; i < end; i++) {
       const table = this.tables[i]!;
@@ -360,7 +376,6 @@ export class VecEnv extends VecEnvBuffers {
       if (outcome === RUNNING) {
         b.terminated[i] = 0;
         b.truncated[i] = 0;
-        this.writeCurrent(i);
         continue;
       }
       b.terminated[i] = outcome === TRUNCATED ? 0 : 1;
@@ -373,18 +388,25 @@ export class VecEnv extends VecEnvBuffers {
       b.finalHands[i] = state.numResults;
       b.finalIllegalSeat[i] = table.illegalActionSeat;
       table.reset();
-      this.writeCurrent(i);
     }
-    return this;
   }
 
   close(): void {}
 
   private writeCurrent(i: number): void {
+    this.writeRow(i);
+    this.writeMask(i);
+  }
+
+  private writeRow(i: number): void {
+    const table = this.tables[i]!;
+    this.buffers.seats[i] = table.seatToAct;
+    this.rows.write(table.state, table.observer, i);
+  }
+
+  private writeMask(i: number): void {
     const table = this.tables[i]!;
     const b = this.buffers;
-    b.seats[i] = table.seatToAct;
-    this.rows.write(table.state, table.observer, i);
     if (!this.sparseWrites) {
       table.state.legalActionMask(b.masks, i * NUM_ACTIONS);
       return;
