@@ -51,8 +51,8 @@ export const trainConfigSchema = z.strictObject({
   seed: z.union([z.number().int(), z.string()]).default(0),
   /** TF.js backend. @default 'auto' */
   backend: z.enum(['auto', 'tensorflow', 'wasm', 'cpu']).default('auto'),
-  /** PPO updates to run (after the imitation updates). @default 140 */
-  updates: z.number().int().positive().default(140),
+  /** PPO updates to run (after the imitation updates). @default 150 */
+  updates: z.number().int().positive().default(150),
   /**
    * Tables stepped together. Fewer, larger updates learn more from the same environment steps:
    * over 12 seeds, 128 envs x 120 updates beat the heuristic by +0.65 chips/hand on average on the
@@ -136,13 +136,13 @@ export const trainConfigSchema = z.strictObject({
   /**
    * Updates of behaviour cloning from the heuristic before PPO (0 = none). Measured here: PPO
    * alone needs far longer than a few minutes to reach the heuristic; cloned first, it passes it.
-   * The clone's accuracy levels off by about update 20, so 20 of them and 140 PPO updates beat
-   * 40 and 120 (the same time: a cloning update costs about one and a half PPO updates) by +0.095
-   * +- 0.078 chips/hand (95%) over 12 seeds, seed for seed (README, Training).
+   * The clone matches 98% of the heuristic's actions by about update 10, so 10 of them and 150 PPO
+   * updates beat 40 and 120 (in the same time: a cloning update costs about one and a half PPO
+   * updates) by +0.198 +- 0.085 chips/hand (95%) over 12 seeds, seed for seed (README, Training).
    * A run from `initialPolicy` would clone the heuristic over the policy it loaded, so there the
-   * default is 0. @default 20, or 0 with `initialPolicy`
+   * default is 0. @default 10, or 0 with `initialPolicy`
    */
-  imitationUpdates: z.number().int().nonnegative().default(20),
+  imitationUpdates: z.number().int().nonnegative().default(10),
   /**
    * Who is cloned: the heuristic, or pimc for the bidding decisions (declarations, discards,
    * exchange, trump) with the heuristic for trick play. @default 'heuristic'

@@ -151,8 +151,8 @@ describe('training config', () => {
   });
 
   it('does not clone the heuristic over an initial policy unless asked', () => {
-    expect(parseTrainConfig({}).imitationUpdates).toBe(20);
-    expect(parseTrainConfig({}).updates).toBe(140);
+    expect(parseTrainConfig({}).imitationUpdates).toBe(10);
+    expect(parseTrainConfig({}).updates).toBe(150);
     expect(parseTrainConfig({ initialPolicy: 'checkpoints/pretrained/didactic4-p4/checkpoint' }).imitationUpdates).toBe(0);
     expect(parseTrainConfig({ initialPolicy: 'some/checkpoint', imitationUpdates: 5 }).imitationUpdates).toBe(5);
   });
