@@ -6,7 +6,7 @@ import { NUM_ACTIONS } from '../env/rules/index.js';
 import { OBS_SIZE } from '../env/observation.js';
 import { canonicalObservations, envAction, relabelActionRows, relabelActions, relabellings, type SuitSymmetry } from '../env/suit-symmetry.js';
 import type { Agent } from './agent.js';
-import { tf } from './tfjs.js';
+import { tf, tidyData } from './tfjs.js';
 
 /**
  * The logit given to illegal actions. Finite on purpose: softmax still sends it to exactly 0,
@@ -258,7 +258,7 @@ export class PolicyAgent implements Agent {
     const n = observations.length / OBS_SIZE;
     if (this.suitSymmetry) observations = canonicalObservations(observations, relabellings(observations, this.suitSymmetry));
     // apply, not predict: predict would cut the rows into batches of 32.
-    return tf.tidy(() => (this.featureModel().apply(tf.tensor2d(observations, [n, OBS_SIZE])) as tf.Tensor[])[2]!.dataSync() as Float32Array);
+    return tidyData(() => [(this.featureModel().apply(tf.tensor2d(observations, [n, OBS_SIZE])) as tf.Tensor[])[2]!])[0]!;
   }
 
   /** Width of the last hidden layer (what `features` returns per row). */
@@ -280,14 +280,11 @@ export class PolicyAgent implements Agent {
   evaluate(observations: Float32Array, masks: Uint8Array): PolicyEvaluation {
     const n = checkBatch(observations, masks);
     const rows = this.networkRows(observations, masks);
-    const out = tf.tidy(() => {
+    const [probs, values, logits] = tidyData(() => {
       const { logits, value } = this.forward(tf.tensor2d(rows.observations, [n, OBS_SIZE]), tf.tensor2d(rows.masks, [n, NUM_ACTIONS], 'bool'));
-      return {
-        probs: tf.softmax(logits).dataSync() as Float32Array,
-        values: value.dataSync() as Float32Array,
-        logits: logits.dataSync() as Float32Array,
-      };
-    });
+      return [tf.softmax(logits), value, logits];
+    }) as [Float32Array, Float32Array, Float32Array];
+    const out = { probs, values, logits };
     const ids = rows.relabellings;
     if (!ids) return out;
     return { probs: relabelActionRows(out.probs, ids, false), values: out.values, logits: relabelActionRows(out.logits, ids, false) };
@@ -298,10 +295,7 @@ export class PolicyAgent implements Agent {
     const n = checkBatch(observations, masks);
     if (n === 0) return new Int32Array(0);
     const rows = this.networkRows(observations, masks);
-    const logits = tf.tidy(() => {
-      const [raw] = this.model.predict(tf.tensor2d(rows.observations, [n, OBS_SIZE])) as tf.Tensor[];
-      return raw!.dataSync() as Float32Array;
-    });
+    const [logits] = tidyData(() => [(this.model.predict(tf.tensor2d(rows.observations, [n, OBS_SIZE])) as tf.Tensor[])[0]!]) as [Float32Array];
     const actions = new Int32Array(n);
     for (let i = 0; i < n; i++) {
       const chosen = this.mode === 'greedy' ? greedyLegal(logits, rows.masks, i) : this.sampleLegal(logits, rows.masks, i);

@@ -10,6 +10,21 @@ import { untransposeWasmMatMul } from './wasm-matmul.js';
 
 export { tf };
 
+/**
+ * The data of the float32 tensors `build` returns, computed inside a tidy (everything else it
+ * makes is released). Reading outside the tidy matters: `tf.tidy` walks whatever its function
+ * returns, looking for tensors, and a typed array it walks element by element (about 70 ns each:
+ * 10 ms for a gradient's 130k floats, ~1.5 ms for a 128-row policy evaluation).
+ */
+export function tidyData(build: () => tf.Tensor[]): Float32Array[] {
+  const tensors = tf.tidy(build);
+  try {
+    return tensors.map((t) => t.dataSync() as Float32Array);
+  } finally {
+    tf.dispose(tensors);
+  }
+}
+
 export type BackendChoice = 'auto' | 'tensorflow' | 'wasm' | 'cpu';
 export const BACKEND_CHOICES: readonly BackendChoice[] = ['auto', 'tensorflow', 'wasm', 'cpu'];
 

@@ -10,7 +10,7 @@
 import { OBS_SIZE } from '../env/observation.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
 import { canonicalCardRows, canonicalObservations, relabellings } from '../env/suit-symmetry.js';
-import { tf } from '../agents/tfjs.js';
+import { tf, tidyData } from '../agents/tfjs.js';
 import type { PolicyAgent } from '../agents/policy-agent.js';
 import type { Batch } from './rollout.js';
 
@@ -56,7 +56,7 @@ export class OracleCritic {
     if (!Number.isInteger(n) || otherHands.length !== n * ORACLE_SIZE) {
       throw new RangeError(`critic batch mismatch: ${inputs.length} input floats, ${otherHands.length} hand floats`);
     }
-    return tf.tidy(() => this.forward(tf.tensor2d(inputs, [n, width]), tf.tensor2d(otherHands, [n, ORACLE_SIZE])).dataSync() as Float32Array);
+    return tidyData(() => [this.forward(tf.tensor2d(inputs, [n, width]), tf.tensor2d(otherHands, [n, ORACLE_SIZE]))])[0]!;
   }
 
   /**
