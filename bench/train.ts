@@ -1,16 +1,19 @@
 // Training throughput and how much of the machine it uses: environment steps per second of the
 // default PPO configuration (rollouts with inference, and updates), the backend's one-thread
-// matmul rate on the network's own layer shapes, and their ratio (utilisation); `train.actors2.*`
-// the same with the rollouts in two actor threads, overlapped with the updates (training/actors.ts).
+// matmul rate on the network's own layer shapes, and their ratio (utilisation), with the default
+// learner threads (config `learnerThreads`); `train.oneLearnerThread.*` the same with one, and
+// `train.actors2.*` with the rollouts in two actor threads, overlapped with the updates
+// (training/actors.ts).
 
 import { availableParallelism } from 'node:os';
-import { HeuristicAgent, PolicyAgent, RandomAgent, selectBackend, tf } from '../agents/index.js';
+import { HeuristicAgent, PolicyAgent, RandomAgent, selectBackend, tf, type BackendChoice } from '../agents/index.js';
 import { OBS_SIZE } from '../env/observation.js';
 import { NUM_ACTIONS } from '../env/rules/actions.js';
 import { parseTrainConfig } from '../training/config.js';
 import { PpoLearner } from '../training/ppo.js';
 import { LEARNER, RolloutCollector, type LeagueDraw } from '../training/rollout.js';
 import { ActorPool, actorSetup, weightsOf } from '../training/actors.js';
+import { GradientHelper } from '../training/gradient-helper.js';
 
 /** The layer shapes [inputs, outputs] of the policy network: the trunk, then both heads side by side. */
 export function layerShapes(hiddenSizes: readonly number[]): [number, number][] {
@@ -58,20 +61,27 @@ export async function benchTrain(seconds: number): Promise<Record<string, number
   const { backend } = await selectBackend('auto');
   const config = parseTrainConfig({ critic: 'shared' });
   const learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: 1, suitSymmetry: config.suitSymmetry });
-  const ppo = new PpoLearner(learner, config);
+  const helper = config.learnerThreads > 1 ? await GradientHelper.start({ backend: backend as BackendChoice, architecture: learner.architecture, suitSymmetry: learner.suitSymmetry, hp: config, critic: null }) : null;
   const collector = new RolloutCollector(config);
   const heuristic = new HeuristicAgent();
   const random = new RandomAgent();
   const draw = (u: () => number): LeagueDraw => ({ seats: [LEARNER, u() < 0.5 ? heuristic : LEARNER, LEARNER, random] });
   const gflops = matmulGflops(config.hiddenSizes, Math.min(3, seconds / 2));
-  let steps = 0;
-  const started = performance.now();
-  for (let update = 0; update === 0 || performance.now() - started < seconds * 1000; update++) {
-    const { batch, stats } = collector.collect(learner, draw, { seed: `bench/${update}`, steps: config.rolloutSteps, gamma: 1, lambda: 0.95 });
-    ppo.update(batch, `bench/${update}`);
-    steps += stats.envSteps;
-  }
-  const rate = steps / ((performance.now() - started) / 1000);
+  /** Env steps per second of rollouts in this thread, each followed by its update. */
+  const stepsPerSec = (ppo: PpoLearner, label: string): number => {
+    let steps = 0;
+    const started = performance.now();
+    for (let update = 0; update === 0 || performance.now() - started < seconds * 1000; update++) {
+      const { batch, stats } = collector.collect(learner, draw, { seed: `bench/${update}`, steps: config.rolloutSteps, gamma: 1, lambda: 0.95 });
+      ppo.update(batch, `bench/${label}/${update}`);
+      steps += stats.envSteps;
+    }
+    return steps / ((performance.now() - started) / 1000);
+  };
+  const ppo = new PpoLearner(learner, config, null, helper);
+  const rate = stepsPerSec(ppo, 'default');
+  // The same with one learner thread, for the ratio in the same run.
+  const oneThreadRate = helper ? stepsPerSec(new PpoLearner(learner, config), 'one') : rate;
   // The same with the rollouts in two actor threads (the default league, `--actors 2`), each
   // asked for before the update before it, as the trainer does (`overlapRollouts`).
   const threaded = parseTrainConfig({ actors: 2 });
@@ -89,19 +99,23 @@ export async function benchTrain(seconds: number): Promise<Record<string, number
   const threadedRate = threadedSteps / ((performance.now() - threadedStart) / 1000);
   await pending;
   await pool.close();
+  await helper?.close();
   const cores = availableParallelism();
   const perStep = flopsPerStep(config.hiddenSizes, config.epochs);
+  const utilisation = (stepsPerSec: number) => Math.round(((stepsPerSec * perStep) / (cores * gflops * 1e9)) * 1000) / 1000;
   process.stderr.write(
     `train bench: TF.js backend ${backend}, ${config.numEnvs} envs x ${config.rolloutSteps} steps per update, ` +
-      `network [${config.hiddenSizes}], ${cores} cores\n`,
+      `network [${config.hiddenSizes}], ${config.learnerThreads} learner threads, ${cores} cores\n`,
   );
   learner.dispose();
   return {
     'tfjs.matmulGflops': Math.round(gflops * 100) / 100,
     'train.stepsPerSec': Math.round(rate),
     'train.flopsPerStep': perStep,
-    'train.utilisation': Math.round(((rate * perStep) / (cores * gflops * 1e9)) * 1000) / 1000,
+    'train.utilisation': utilisation(rate),
+    'train.oneLearnerThread.stepsPerSec': Math.round(oneThreadRate),
+    'train.oneLearnerThread.utilisation': utilisation(oneThreadRate),
     'train.actors2.stepsPerSec': Math.round(threadedRate),
-    'train.actors2.utilisation': Math.round(((threadedRate * perStep) / (cores * gflops * 1e9)) * 1000) / 1000,
+    'train.actors2.utilisation': utilisation(threadedRate),
   };
 }

@@ -22,7 +22,7 @@ export class OracleCritic {
    * last hidden layer for a head on it (`onTrunk`).
    */
   constructor(
-    hiddenSizes: readonly number[],
+    readonly hiddenSizes: readonly number[],
     seed: number,
     readonly onTrunk = false,
     inputSize = OBS_SIZE,

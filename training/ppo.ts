@@ -7,13 +7,14 @@
 import seedrandom from 'seedrandom';
 import { NUM_ACTIONS } from '../env/rules/index.js';
 import { OBS_SIZE } from '../env/observation.js';
-import { tf } from '../agents/tfjs.js';
+import { tf, tidyData } from '../agents/tfjs.js';
 import type { PolicyAgent } from '../agents/policy-agent.js';
 import type { Batch } from './rollout.js';
 import type { NamedArray } from '../checkpoints/optimizer-state.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
 import { canonicalCardRows } from '../env/suit-symmetry.js';
 import type { OracleCritic } from './critic.js';
+import type { GradientHelper } from './gradient-helper.js';
 
 export interface PpoHyperparameters {
   learningRate: number;
@@ -59,7 +60,11 @@ interface MinibatchTensors {
   otherHands: tf.Tensor2D | null;
 }
 
-type GatheredRows = ReturnType<typeof gather>;
+/** A minibatch's rows packed for tensors (what `gather` returns). */
+export type GatheredRows = ReturnType<typeof gather>;
+
+/** Which loss a minibatch step differentiates: PPO's (optionally the oracle critic's alone), or behaviour cloning's. */
+export type LossKind = { loss: 'ppo'; criticOnly: boolean } | { loss: 'imitation' };
 
 export class PpoLearner {
   readonly optimizer: tf.AdamOptimizer;
@@ -73,6 +78,7 @@ export class PpoLearner {
     readonly agent: PolicyAgent,
     readonly hp: PpoHyperparameters,
     readonly critic: OracleCritic | null = null,
+    private readonly helper: GradientHelper | null = null,
   ) {
     this.optimizer = tf.train.adam(hp.learningRate);
   }
@@ -84,28 +90,9 @@ export class PpoLearner {
    */
   update(batch: Batch, seed: string, criticOnly = false): UpdateMetrics {
     if (criticOnly && !this.critic) throw new Error('criticOnly needs an oracle critic');
-    const { hp, agent } = this;
     const names = withCritic(this.critic, ['policyLoss', 'valueLoss', 'entropy', 'approxKl', 'clipFraction'] as const);
     const advantages = batch.size ? normalized(batch.advantages) : batch.advantages;
-    return this.optimize(inNetworkLabels(agent, batch), advantages, `${seed}/minibatches`, names, (t) => {
-      const { logits, value, features } = agent.forward(t.obs, t.masks, true, this.critic?.onTrunk);
-      const logAll = tf.logSoftmax(logits);
-      const logProb = tf.sum(tf.mul(logAll, t.chosen), 1);
-      const ratio = tf.exp(tf.sub(logProb, t.oldLogProbs));
-      const clipped = tf.clipByValue(ratio, 1 - hp.clip, 1 + hp.clip);
-      const policyLoss = tf.neg(tf.mean(tf.minimum(tf.mul(ratio, t.advantages), tf.mul(clipped, t.advantages)))) as tf.Scalar;
-      const valueLoss = tf.mean(tf.square(tf.sub(value, t.returns))) as tf.Scalar;
-      // Masked logits are -1e9: their probability is exactly 0, so p * log p adds 0 there.
-      const entropy = tf.neg(tf.mean(tf.sum(tf.mul(tf.exp(logAll), logAll), 1))) as tf.Scalar;
-      const approxKl = tf.mean(tf.sub(t.oldLogProbs, logProb)) as tf.Scalar;
-      const clipFraction = tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), hp.clip), 'float32')) as tf.Scalar;
-      const critic = this.criticLoss(t, features);
-      const valueLosses = tf.mul(critic ? tf.add(valueLoss, critic) : valueLoss, hp.valueCoef);
-      const full = tf.add(policyLoss, tf.sub(valueLosses, tf.mul(entropy, hp.entropyCoef)));
-      // Zero times the policy's losses keeps its weights in the gradient list (Adam keys its moments by position).
-      const loss = (criticOnly ? tf.add(tf.mul(critic!, hp.valueCoef), tf.mul(full, 0)) : full) as tf.Scalar;
-      return { loss, report: [policyLoss, valueLoss, entropy, approxKl, clipFraction, ...(critic ? [critic] : [])] };
-    });
+    return this.optimize(inNetworkLabels(this.agent, batch), advantages, `${seed}/minibatches`, names, { loss: 'ppo', criticOnly });
   }
 
   /** Adam's step size from the next step on (a schedule's value for this update). */
@@ -118,17 +105,35 @@ export class PpoLearner {
    * policy plus the value loss on the observed returns. Warms up the policy before PPO.
    */
   imitate(batch: Batch, seed: string): ImitationMetrics {
-    const { hp, agent } = this;
     const names = withCritic(this.critic, ['imitationLoss', 'valueLoss', 'accuracy'] as const);
-    return this.optimize(inNetworkLabels(agent, batch), batch.advantages, `${seed}/imitation`, names, (t) => {
-      const { logits, value, features } = agent.forward(t.obs, t.masks, true, this.critic?.onTrunk);
+    return this.optimize(inNetworkLabels(this.agent, batch), batch.advantages, `${seed}/imitation`, names, { loss: 'imitation' });
+  }
+
+  /** The minibatch's loss of `kind`, and the scalars it reports (named as `update` and `imitate` name them). */
+  private lossOf(kind: LossKind, t: MinibatchTensors): { loss: tf.Scalar; report: tf.Scalar[] } {
+    const { hp, agent } = this;
+    const { logits, value, features } = agent.forward(t.obs, t.masks, true, this.critic?.onTrunk);
+    const valueLoss = tf.mean(tf.square(tf.sub(value, t.returns))) as tf.Scalar;
+    const critic = this.criticLoss(t, features);
+    const valueLosses = tf.mul(critic ? tf.add(valueLoss, critic) : valueLoss, hp.valueCoef);
+    if (kind.loss === 'imitation') {
       const crossEntropy = tf.neg(tf.mean(tf.sum(tf.mul(tf.logSoftmax(logits), t.chosen), 1))) as tf.Scalar;
-      const valueLoss = tf.mean(tf.square(tf.sub(value, t.returns))) as tf.Scalar;
       const accuracy = tf.mean(tf.cast(tf.equal(tf.argMax(logits, 1), t.actions), 'float32')) as tf.Scalar;
-      const critic = this.criticLoss(t, features);
-      const loss = tf.add(crossEntropy, tf.mul(critic ? tf.add(valueLoss, critic) : valueLoss, hp.valueCoef)) as tf.Scalar;
-      return { loss, report: [crossEntropy, valueLoss, accuracy, ...(critic ? [critic] : [])] };
-    });
+      return { loss: tf.add(crossEntropy, valueLosses) as tf.Scalar, report: [crossEntropy, valueLoss, accuracy, ...(critic ? [critic] : [])] };
+    }
+    const logAll = tf.logSoftmax(logits);
+    const logProb = tf.sum(tf.mul(logAll, t.chosen), 1);
+    const ratio = tf.exp(tf.sub(logProb, t.oldLogProbs));
+    const clipped = tf.clipByValue(ratio, 1 - hp.clip, 1 + hp.clip);
+    const policyLoss = tf.neg(tf.mean(tf.minimum(tf.mul(ratio, t.advantages), tf.mul(clipped, t.advantages)))) as tf.Scalar;
+    // Masked logits are -1e9: their probability is exactly 0, so p * log p adds 0 there.
+    const entropy = tf.neg(tf.mean(tf.sum(tf.mul(tf.exp(logAll), logAll), 1))) as tf.Scalar;
+    const approxKl = tf.mean(tf.sub(t.oldLogProbs, logProb)) as tf.Scalar;
+    const clipFraction = tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), hp.clip), 'float32')) as tf.Scalar;
+    const full = tf.add(policyLoss, tf.sub(valueLosses, tf.mul(entropy, hp.entropyCoef)));
+    // Zero times the policy's losses keeps its weights in the gradient list (Adam keys its moments by position).
+    const loss = (kind.criticOnly ? tf.add(tf.mul(critic!, hp.valueCoef), tf.mul(full, 0)) : full) as tf.Scalar;
+    return { loss, report: [policyLoss, valueLoss, entropy, approxKl, clipFraction, ...(critic ? [critic] : [])] };
   }
 
   /** The oracle critic's squared error against the returns; null without a critic. */
@@ -145,13 +150,7 @@ export class PpoLearner {
    * (global norm). Returns the mean over minibatches of the scalars `lossOf` reports (named by
    * `names`) and of the gradient norm before clipping.
    */
-  private optimize<K extends string>(
-    batch: Batch,
-    advantages: Float32Array,
-    stream: string,
-    names: readonly K[],
-    lossOf: (t: MinibatchTensors) => { loss: tf.Scalar; report: tf.Scalar[] },
-  ): Record<K | 'gradNorm', number> {
+  private optimize<K extends string>(batch: Batch, advantages: Float32Array, stream: string, names: readonly K[], kind: LossKind): Record<K | 'gradNorm', number> {
     const { hp } = this;
     const sums = Object.fromEntries([...names, 'gradNorm'].map((k) => [k, 0])) as Record<K | 'gradNorm', number>;
     if (batch.size === 0) return sums;
@@ -164,7 +163,7 @@ export class PpoLearner {
         const rows = order.slice(start, start + hp.minibatchSize);
         // A tail much smaller than a minibatch adds noise and time for little signal.
         if (rows.length < Math.min(hp.minibatchSize, batch.size) / 4) continue;
-        const values = this.step(gather(batch, rows, advantages), lossOf);
+        const values = this.step(batch, rows, advantages, kind);
         names.forEach((k, j) => (sums[k] += values[j]!));
         sums.gradNorm += values[names.length]!;
         minibatches++;
@@ -174,39 +173,90 @@ export class PpoLearner {
     return sums;
   }
 
-  /** One clipped Adam step; returns the reported scalars, then the gradient norm. */
-  private step(rows: GatheredRows, lossOf: (t: MinibatchTensors) => { loss: tf.Scalar; report: tf.Scalar[] }): number[] {
-    const m = rows.actions.length;
-    const { hp } = this;
+  /**
+   * One clipped Adam step on the minibatch `rows` of `batch`; returns the reported scalars, then
+   * the gradient norm. With a helper thread, it differentiates the second half of the rows while
+   * this thread does the first, and the gradients (and scalars) are averaged, weighted by rows.
+   */
+  private step(batch: Batch, rows: number[], advantages: Float32Array, kind: LossKind): number[] {
+    const { hp, helper } = this;
+    const own = helper && rows.length > 1 ? rows.slice(0, Math.ceil(rows.length / 2)) : rows;
+    if (own !== rows) helper!.begin({ kind, rows: gather(batch, rows.slice(own.length), advantages), weights: this.variableValues() });
     return tf.tidy(() => {
-      const actions = tf.tensor1d(rows.actions, 'int32');
-      const t: MinibatchTensors = {
-        obs: tf.tensor2d(rows.obs, [m, OBS_SIZE]),
-        masks: tf.tensor2d(rows.masks, [m, NUM_ACTIONS], 'bool') as tf.Tensor2D,
-        actions,
-        chosen: tf.oneHot(actions, NUM_ACTIONS),
-        oldLogProbs: tf.tensor1d(rows.oldLogProbs),
-        advantages: tf.tensor1d(rows.adv),
-        returns: tf.tensor1d(rows.returns),
-        otherHands: rows.otherHands ? tf.tensor2d(rows.otherHands, [m, ORACLE_SIZE]) : null,
-      };
-      let report: tf.Scalar[] = [];
-      const { grads } = tf.variableGrads(() => {
-        const out = lossOf(t);
-        report = out.report.map((r) => tf.keep(r));
-        return out.loss;
-      }, this.variables());
-      const keys = Object.keys(grads);
-      const norm = tf.sqrt(tf.addN(keys.map((k) => tf.sum(tf.square(grads[k]!)))));
+      let { grads, report: values } = this.gradients(gather(batch, own, advantages), kind);
+      if (own !== rows) {
+        const other = helper!.finish();
+        const ownShare = own.length / rows.length;
+        const otherShare = 1 - ownShare;
+        grads = grads.map((g, i) => tf.add(tf.mul(g, ownShare), tf.mul(tf.tensor(other.grads[i]!, g.shape), otherShare)));
+        values = values.map((v, j) => v * ownShare + other.report[j]! * otherShare);
+      }
+      const norm = tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g)))));
       const normValue = norm.dataSync()[0]!;
       const scale = normValue > hp.maxGradNorm ? hp.maxGradNorm / normValue : 1;
+      const variables = this.variables();
       const clipped: Record<string, tf.Tensor> = {};
-      for (const k of keys) clipped[k] = scale === 1 ? grads[k]! : tf.mul(grads[k]!, scale);
+      grads.forEach((g, i) => (clipped[variables[i]!.name] = scale === 1 ? g : tf.mul(g, scale)));
       this.optimizer.applyGradients(clipped as unknown as Parameters<tf.AdamOptimizer['applyGradients']>[0]);
-      const values = report.map((r) => r.dataSync()[0]!);
-      report.forEach((r) => r.dispose());
       return [...values, normValue];
     });
+  }
+
+  /** The gradients of the mean loss over `rows`, one per variable in `variables()` order, and the reported scalars. */
+  private gradients(rows: GatheredRows, kind: LossKind): { grads: tf.Tensor[]; report: number[] } {
+    const m = rows.actions.length;
+    const actions = tf.tensor1d(rows.actions, 'int32');
+    const t: MinibatchTensors = {
+      obs: tf.tensor2d(rows.obs, [m, OBS_SIZE]),
+      masks: tf.tensor2d(rows.masks, [m, NUM_ACTIONS], 'bool') as tf.Tensor2D,
+      actions,
+      chosen: tf.oneHot(actions, NUM_ACTIONS),
+      oldLogProbs: tf.tensor1d(rows.oldLogProbs),
+      advantages: tf.tensor1d(rows.adv),
+      returns: tf.tensor1d(rows.returns),
+      otherHands: rows.otherHands ? tf.tensor2d(rows.otherHands, [m, ORACLE_SIZE]) : null,
+    };
+    let report: tf.Scalar[] = [];
+    const variables = this.variables();
+    const { grads } = tf.variableGrads(() => {
+      const out = this.lossOf(kind, t);
+      // Kept: variableGrads disposes everything its function made but the loss.
+      report = out.report.map((r) => tf.keep(r));
+      return out.loss;
+    }, variables);
+    const values = report.map((r) => r.dataSync()[0]!);
+    report.forEach((r) => r.dispose());
+    return {
+      grads: variables.map((v) => {
+        // Adam keys its moments by position: every variable needs its gradient, every step.
+        if (!grads[v.name]) throw new Error(`the loss does not reach ${v.name}`);
+        return grads[v.name]!;
+      }),
+      report: values,
+    };
+  }
+
+  /** A helper's part of a minibatch (training/gradient-worker.ts): gradients and scalars as arrays. */
+  partGradients(rows: GatheredRows, kind: LossKind): { grads: Float32Array[]; report: number[] } {
+    let report: number[] = [];
+    const grads = tidyData(() => {
+      const part = this.gradients(rows, kind);
+      report = part.report;
+      return part.grads;
+    });
+    return { grads, report };
+  }
+
+  /** Every trainable variable's value, in `variables()` order (what a helper thread is sent). */
+  private variableValues(): Float32Array[] {
+    return this.variables().map((v) => v.dataSync() as Float32Array);
+  }
+
+  /** Sets the trainable variables from arrays in `variables()` order (a helper's replica). */
+  setVariables(values: readonly Float32Array[]): void {
+    const variables = this.variables();
+    if (values.length !== variables.length) throw new Error(`expected ${variables.length} weight arrays, got ${values.length}`);
+    tf.tidy(() => variables.forEach((v, i) => v.assign(tf.tensor(values[i]!, v.shape))));
   }
 
   /**

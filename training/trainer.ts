@@ -11,11 +11,12 @@ import { availableParallelism } from 'node:os';
 import { loadCheckpoint as loadCheckpointAgent } from '../checkpoints/agent-loader.js';
 import seedrandom from 'seedrandom';
 import { createGame, isJsonObject, ValidationError } from '../env/rules/index.js';
-import { PolicyAgent, sameArchitecture, selectBackend, type Agent } from '../agents/index.js';
+import { PolicyAgent, sameArchitecture, selectBackend, tf, type Agent, type BackendChoice } from '../agents/index.js';
 import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, loadCheckpoint, type NamedArray } from '../checkpoints/index.js';
 import { parseTrainConfig, type TrainConfig } from './config.js';
 import { writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
+import { GradientHelper } from './gradient-helper.js';
 import { OracleCritic } from './critic.js';
 import { LEARNER, RolloutCollector, revalue, type SeatController } from './rollout.js';
 import { League } from './league.js';
@@ -125,6 +126,8 @@ class TrainingRun {
   private learner!: PolicyAgent;
   private critic: OracleCritic | null = null;
   private ppo!: PpoLearner;
+  /** The second learner thread when `learnerThreads` is 2. */
+  private helper: GradientHelper | null = null;
   private league!: League;
   private collector: RolloutCollector | null = null;
   /** Rollouts in worker threads when `actors` > 0. */
@@ -272,7 +275,11 @@ class TrainingRun {
         if (stale.length) this.log(`removed ${stale.join(', ')}: written after update ${this.state.update}, redone now`);
       }
     }
-    this.ppo = new PpoLearner(this.learner, config, this.critic);
+    if (config.learnerThreads > 1) {
+      const critic = this.critic && { hiddenSizes: [...this.critic.hiddenSizes], onTrunk: this.critic.onTrunk, inputSize: this.critic.inputSize };
+      this.helper = await GradientHelper.start({ backend: tf.getBackend() as BackendChoice, architecture: this.learner.architecture, suitSymmetry: this.learner.suitSymmetry, hp: config, critic });
+    }
+    this.ppo = new PpoLearner(this.learner, config, this.critic, this.helper);
     if (optimizerState) await this.ppo.restoreOptimizer(optimizerState);
     this.league = new League(config.league, this.numPlayers);
     for (const name of this.state.snapshots) this.league.addSnapshot((await this.leagueStore.load(name)).toAgent({ name, mode: 'sample' }));
@@ -519,6 +526,7 @@ class TrainingRun {
     this.critic?.dispose();
     this.league?.dispose();
     await this.actors?.close();
+    await this.helper?.close();
     this.lock.release();
   }
 }

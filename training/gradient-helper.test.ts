@@ -1,0 +1,106 @@
+// Data-parallel updates (config `learnerThreads`, training/gradient-helper.ts): a helper thread
+// differentiates half of each minibatch. The update must be the one-thread update up to float
+// rounding, for every loss (PPO, critic-only, imitation), and reproducible bit for bit.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HeuristicAgent, PolicyAgent, selectBackend } from '../agents/index.js';
+import { NUM_ACTIONS } from '../env/rules/index.js';
+import { OracleCritic } from './critic.js';
+import { GradientHelper } from './gradient-helper.js';
+import { PpoLearner } from './ppo.js';
+import { LEARNER, RolloutCollector, revalue, type Batch } from './rollout.js';
+
+const HP = { learningRate: 1e-3, epochs: 2, minibatchSize: 96, clip: 0.2, valueCoef: 0.5, entropyCoef: 0.01, maxGradNorm: 0.5 };
+const HIDDEN = [32, 16];
+const CRITIC_HIDDEN = [16];
+
+let helper: GradientHelper;
+
+beforeAll(async () => {
+  const { backend } = await selectBackend('wasm');
+  const architecture = new PolicyAgent({ architecture: { hiddenSizes: HIDDEN } }).architecture;
+  helper = await GradientHelper.start({ backend: backend as 'wasm', architecture, suitSymmetry: 'holding', hp: HP, critic: { hiddenSizes: CRITIC_HIDDEN, onTrunk: false, inputSize: new OracleCritic(CRITIC_HIDDEN, 0).inputSize } });
+});
+
+afterAll(async () => {
+  await helper.close();
+});
+
+/** A learner and its oracle critic, both from fixed seeds. */
+function learner(withHelper: boolean) {
+  const agent = new PolicyAgent({ architecture: { hiddenSizes: HIDDEN }, seed: 5, suitSymmetry: 'holding' });
+  const critic = new OracleCritic(CRITIC_HIDDEN, 5);
+  return { agent, critic, ppo: new PpoLearner(agent, HP, critic, withHelper ? helper : null) };
+}
+
+/** A rollout of 8 tables, the learner at two seats, valued by `critic`. */
+function rollout(agent: PolicyAgent, critic: OracleCritic): Batch {
+  const heuristic = new HeuristicAgent();
+  const collector = new RolloutCollector({ rules: { players: 4 }, numEnvs: 8, rolloutSteps: 40, rewardScale: 0.1 });
+  const { batch } = collector.collect(agent, () => ({ seats: [LEARNER, heuristic, LEARNER, heuristic] }), { seed: 'helper', steps: 40, gamma: 1, lambda: 0.95, recordOtherHands: true });
+  revalue(batch, critic.batchValues(batch, agent), 1, 0.95);
+  return batch;
+}
+
+const weights = (l: ReturnType<typeof learner>) => [...l.agent.model.getWeights(), ...l.critic.model.getWeights()].map((w) => Float32Array.from(w.dataSync()));
+
+/** Runs imitation, a critic-only update and a PPO update; returns the metrics of each and the weights after. */
+function threeUpdates(withHelper: boolean) {
+  const l = learner(withHelper);
+  const batch = rollout(l.agent, l.critic);
+  const metrics = [l.ppo.imitate(batch, 'i'), l.ppo.update(batch, 'c', true), l.ppo.update(batch, 'p')];
+  const result = { metrics, weights: weights(l) };
+  l.agent.dispose();
+  l.critic.dispose();
+  return result;
+}
+
+describe('learner with a gradient helper thread', () => {
+  it('updates as one thread does, up to float rounding, for imitation, critic-only and PPO steps', () => {
+    const one = threeUpdates(false);
+    const two = threeUpdates(true);
+    let worst = 0;
+    let moved = 0;
+    two.weights.forEach((w, i) => w.forEach((v, j) => (worst = Math.max(worst, Math.abs(v - one.weights[i]![j]!)))));
+    const start = weights(learner(false));
+    one.weights.forEach((w, i) => w.forEach((v, j) => (moved = Math.max(moved, Math.abs(v - start[i]![j]!)))));
+    // Adam moved the weights by ~1e-3 a step; the two-thread halves' average differs by rounding only.
+    expect(moved).toBeGreaterThan(1e-3);
+    expect(worst).toBeLessThan(1e-5);
+    for (const [k, m] of one.metrics.entries()) {
+      for (const [name, value] of Object.entries(m)) expect(two.metrics[k]![name as keyof typeof m], name).toBeCloseTo(value as number, 4);
+    }
+  });
+
+  it('is reproducible bit for bit', () => {
+    const a = threeUpdates(true);
+    const b = threeUpdates(true);
+    expect(a.weights).toEqual(b.weights);
+    expect(a.metrics).toEqual(b.metrics);
+  });
+
+  it('reports a failing job as an error and keeps serving the next', () => {
+    const l = learner(true);
+    const values = [...l.agent.model.trainableWeights, ...l.critic.model.trainableWeights].map((w) => Float32Array.from(w.read().dataSync()));
+    const rows = (m: number, obsWidth: number) => ({
+      obs: new Float32Array(m * obsWidth),
+      masks: new Uint8Array(m * NUM_ACTIONS).fill(1),
+      actions: new Int32Array(m),
+      oldLogProbs: new Float32Array(m),
+      adv: new Float32Array(m),
+      returns: new Float32Array(m),
+      otherHands: new Float32Array(m * l.critic.model.inputs[1]!.shape[1]!),
+    });
+    const obsSize = l.agent.model.inputs[0]!.shape[1]!;
+    helper.begin({ kind: { loss: 'ppo', criticOnly: false }, rows: rows(4, obsSize - 1), weights: values });
+    expect(() => helper.finish()).toThrow(/gradient helper: .*values/);
+    helper.begin({ kind: { loss: 'ppo', criticOnly: false }, rows: rows(4, obsSize), weights: values.slice(1) });
+    expect(() => helper.finish()).toThrow(/gradient helper: .*weight arrays/);
+    helper.begin({ kind: { loss: 'imitation' }, rows: rows(4, obsSize), weights: values });
+    const part = helper.finish();
+    expect(part.grads.map((g) => g.length)).toEqual(values.map((v) => v.length));
+    expect(part.report.every(Number.isFinite)).toBe(true);
+    expect(() => helper.finish()).toThrow(/no job in flight/);
+    l.agent.dispose();
+    l.critic.dispose();
+  });
+});
