@@ -15,6 +15,9 @@ describe('kratzen train flags', () => {
     expect(parseTrainConfig(config).critic).toBe('oracle');
     expect(() => parseTrainConfig(trainConfigFromArgs(['--critic', 'psychic']).config)).toThrow(/critic/);
     expect(parseTrainConfig(trainConfigFromArgs(['--critic', 'oracle', '--actors', '2']).config)).toMatchObject({ critic: 'oracle', actors: 2 });
+    expect(parseTrainConfig(trainConfigFromArgs(['--learner-threads', '1']).config).learnerThreads).toBe(1);
+    expect(() => parseTrainConfig(trainConfigFromArgs(['--learner-threads', '3']).config)).toThrow(/learnerThreads/);
+    expect(() => trainConfigFromArgs(['--learner-threads', 'two'])).toThrow(/learner-threads/);
     expect(() => trainConfigFromArgs(['--lr', 'fast'])).toThrow(/lr/);
     expect(parseTrainConfig(trainConfigFromArgs(['--suit-symmetry', 'on']).config).suitSymmetry).toBe(true);
     expect(parseTrainConfig(trainConfigFromArgs(['--suit-symmetry', 'off']).config).suitSymmetry).toBe(false);

@@ -26,6 +26,7 @@ const FLAGS = {
   'eval-every': { type: 'string' },
   'final-eval-deals': { type: 'string' },
   actors: { type: 'string' },
+  'learner-threads': { type: 'string' },
   critic: { type: 'string' },
   'suit-symmetry': { type: 'string' },
   'initial-policy': { type: 'string' },
@@ -79,6 +80,7 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
   set('evalEvery', integerFlag(values['eval-every'], 'eval-every'));
   set('finalEvalDeals', integerFlag(values['final-eval-deals'], 'final-eval-deals'));
   set('actors', integerFlag(values.actors, 'actors'));
+  set('learnerThreads', integerFlag(values['learner-threads'], 'learner-threads'));
   set('critic', values.critic);
   set('suitSymmetry', suitSymmetryFlag(values['suit-symmetry'], 'suit-symmetry'));
   set('initialPolicy', values['initial-policy']);

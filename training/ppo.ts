@@ -1,8 +1,9 @@
 // The PPO learner: clipped surrogate objective, value loss, entropy bonus, minibatch epochs and
 // global-norm gradient clipping, on a PolicyAgent's model. Masked logits come from the agent's
 // `forward`, so illegal actions get no probability and no gradient. With an oracle critic
-// (training/critic.ts) its value loss joins the loss and its weights the optimizer. Every tensor
-// is created and released inside tf.tidy.
+// (training/critic.ts) its value loss joins the loss and its weights the optimizer. With a
+// gradient helper (training/gradient-helper.ts) a second thread differentiates half of each
+// minibatch. Every tensor is created and released inside tf.tidy.
 
 import seedrandom from 'seedrandom';
 import { NUM_ACTIONS } from '../env/rules/index.js';
@@ -146,9 +147,9 @@ export class PpoLearner {
 
   /**
    * The one minibatch loop: `epochs` passes over the batch in an order drawn from `stream`, one
-   * Adam step per minibatch on `lossOf`'s loss with its gradients clipped to `maxGradNorm`
-   * (global norm). Returns the mean over minibatches of the scalars `lossOf` reports (named by
-   * `names`) and of the gradient norm before clipping.
+   * Adam step per minibatch on the loss of `kind` (`lossOf`) with its gradients clipped to
+   * `maxGradNorm` (global norm). Returns the mean over minibatches of the scalars `lossOf`
+   * reports (named by `names`) and of the gradient norm before clipping.
    */
   private optimize<K extends string>(batch: Batch, advantages: Float32Array, stream: string, names: readonly K[], kind: LossKind): Record<K | 'gradNorm', number> {
     const { hp } = this;
