@@ -1,6 +1,9 @@
 // Data-parallel updates (config `learnerThreads`, training/gradient-helper.ts): a helper thread
 // differentiates half of each minibatch. The update must be the one-thread update up to float
 // rounding, for every loss (PPO, critic-only, imitation), and reproducible bit for bit.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HeuristicAgent, PolicyAgent, selectBackend } from '../agents/index.js';
 import { NUM_ACTIONS } from '../env/rules/index.js';
@@ -8,6 +11,7 @@ import { OracleCritic } from './critic.js';
 import { GradientHelper } from './gradient-helper.js';
 import { PpoLearner } from './ppo.js';
 import { LEARNER, RolloutCollector, revalue, type Batch } from './rollout.js';
+import { train, withoutTimings } from './trainer.js';
 
 const HP = { learningRate: 1e-3, epochs: 2, minibatchSize: 96, clip: 0.2, valueCoef: 0.5, entropyCoef: 0.01, maxGradNorm: 0.5 };
 const HIDDEN = [32, 16];
@@ -102,5 +106,31 @@ describe('learner with a gradient helper thread', () => {
     expect(() => helper.finish()).toThrow(/no job in flight/);
     l.agent.dispose();
     l.critic.dispose();
+  });
+});
+
+describe('training with learnerThreads', () => {
+  it('gives other runs with 1 and 2 threads; a run saved before the setting existed resumes with one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-threads-'));
+    const config = {
+      rules: { players: 3 }, seed: 4, imitationUpdates: 1, updates: 2, numEnvs: 6, rolloutSteps: 40, hiddenSizes: [16],
+      minibatchSize: 64, epochs: 2, evalEvery: 0, finalEvalDeals: 0, checkpointEvery: 1, runsDir: dir,
+    };
+    const one = await train({ ...config, learnerThreads: 1, name: 'one' }, { verbose: false });
+    const two = await train({ ...config, learnerThreads: 2, name: 'two' }, { verbose: false });
+    // The same algorithm, rounded differently: the losses part from the first update on, a little.
+    expect(two.metrics.map(withoutTimings)).not.toEqual(one.metrics.map(withoutTimings));
+    expect(two.metrics[0]!.imitationLoss).toBeCloseTo(one.metrics[0]!.imitationLoss as number, 4);
+    await train({ ...config, learnerThreads: 1, name: 'old' }, { verbose: false, stopAfter: 2 });
+    const path = join(dir, 'old', 'config.json');
+    const saved = JSON.parse(readFileSync(path, 'utf8'));
+    delete saved.learnerThreads;
+    writeFileSync(path, JSON.stringify(saved));
+    const resumed = await train({ ...config, name: 'old' }, { verbose: false, resume: true });
+    expect(resumed.metrics.map(withoutTimings)).toEqual(one.metrics.map(withoutTimings));
+    // The metrics keep 6 digits, where one update's rounding hardly shows: the weights keep every bit.
+    const weights = (run: { checkpoint: string }) => readFileSync(join(run.checkpoint, 'weights.bin'));
+    expect(weights(resumed).equals(weights(one))).toBe(true);
+    expect(weights(two).equals(weights(one))).toBe(false);
   });
 });

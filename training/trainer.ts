@@ -188,8 +188,9 @@ class TrainingRun {
       if (!isJsonObject(savedJson) || !('name' in savedJson) || !('rules' in savedJson)) {
         throw new ValidationError('cannot resume', 'config.json', `${configPath} is not the config this run saved (a JSON object with its name, rules and settings)`);
       }
-      // Runs saved before the oracle critic existed learned with the policy's value head.
-      const saved = parseTrainConfig({ critic: 'shared', ...savedJson });
+      // Runs saved before the oracle critic existed learned with the policy's value head, and
+      // those saved before the gradient helper existed in one thread.
+      const saved = parseTrainConfig({ critic: 'shared', learnerThreads: 1, ...savedJson });
       const asked = askedFields(input);
       refuseChangedFields(asked, config, saved);
       // A linear schedule is drawn over the run's length: more updates would bend it mid-run.
