@@ -179,8 +179,8 @@ export const trainConfigSchema = z.strictObject({
   /**
    * Threads that differentiate each minibatch: with 2, a helper thread takes the second half of
    * every minibatch while the learner's thread takes the first, and the halves' gradients are
-   * averaged, weighted by rows (training/gradient-helper.ts): the update takes ~0.6 of the time.
-   * Runs are reproducible for a given seed and `learnerThreads`; 1 and 2 round differently, so
+   * averaged, weighted by rows (training/gradient-helper.ts): on two free cores the update takes
+   * ~0.6 of the time (on one core, 2 gains nothing). Runs are reproducible for a given seed and `learnerThreads`; 1 and 2 round differently, so
    * their runs part from the first update on. `kratzen exploit` keeps one thread. @default 2
    */
   learnerThreads: z.number().int().min(1).max(2).default(2),
