@@ -61,7 +61,7 @@ export async function benchTrain(seconds: number): Promise<Record<string, number
   const { backend } = await selectBackend('auto');
   const config = parseTrainConfig({ critic: 'shared' });
   const learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: 1, suitSymmetry: config.suitSymmetry });
-  const helper = config.learnerThreads > 1 ? await GradientHelper.start({ backend: backend as BackendChoice, architecture: learner.architecture, suitSymmetry: learner.suitSymmetry, hp: config, critic: null }) : null;
+  const helpers = await GradientHelper.startMany(config.learnerThreads - 1, { backend: backend as BackendChoice, architecture: learner.architecture, suitSymmetry: learner.suitSymmetry, hp: config, critic: null });
   const collector = new RolloutCollector(config);
   const heuristic = new HeuristicAgent();
   const random = new RandomAgent();
@@ -78,10 +78,10 @@ export async function benchTrain(seconds: number): Promise<Record<string, number
     }
     return steps / ((performance.now() - started) / 1000);
   };
-  const ppo = new PpoLearner(learner, config, null, helper);
+  const ppo = new PpoLearner(learner, config, null, helpers);
   const rate = stepsPerSec(ppo, 'default');
   // The same with one learner thread, for the ratio in the same run.
-  const oneThreadRate = helper ? stepsPerSec(new PpoLearner(learner, config), 'one') : rate;
+  const oneThreadRate = helpers.length ? stepsPerSec(new PpoLearner(learner, config), 'one') : rate;
   // The same with the rollouts in two actor threads (the default league, `--actors 2`), each
   // asked for before the update before it, as the trainer does (`overlapRollouts`).
   const threaded = parseTrainConfig({ actors: 2 });
@@ -99,7 +99,7 @@ export async function benchTrain(seconds: number): Promise<Record<string, number
   const threadedRate = threadedSteps / ((performance.now() - threadedStart) / 1000);
   await pending;
   await pool.close();
-  await helper?.close();
+  await Promise.all(helpers.map((h) => h.close()));
   const cores = availableParallelism();
   const perStep = flopsPerStep(config.hiddenSizes, config.epochs);
   const utilisation = (stepsPerSec: number) => Math.round(((stepsPerSec * perStep) / (cores * gflops * 1e9)) * 1000) / 1000;

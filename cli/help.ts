@@ -50,8 +50,8 @@ report.html. Ctrl-C saves after the current update; --resume continues from the 
   --actors K                    collect rollouts in K worker threads (numEnvs / K envs each),
                                 the next one while the learner updates (config overlapRollouts);
                                 reproducible for a seed and K (default 0: in this thread)
-  --learner-threads 1|2         threads that differentiate each minibatch, half each (default 2);
-                                reproducible for a seed and this count (config learnerThreads)
+  --learner-threads K           threads that differentiate each minibatch, a part each (default 2,
+                                at most 16); reproducible for a seed and K (config learnerThreads)
   --critic shared|oracle|oracle-head   (default oracle)
                                 values for the advantages: the policy's own head, or a critic that
                                 also sees the other hands during training (config critic)

@@ -16,7 +16,8 @@ describe('kratzen train flags', () => {
     expect(() => parseTrainConfig(trainConfigFromArgs(['--critic', 'psychic']).config)).toThrow(/critic/);
     expect(parseTrainConfig(trainConfigFromArgs(['--critic', 'oracle', '--actors', '2']).config)).toMatchObject({ critic: 'oracle', actors: 2 });
     expect(parseTrainConfig(trainConfigFromArgs(['--learner-threads', '1']).config).learnerThreads).toBe(1);
-    expect(() => parseTrainConfig(trainConfigFromArgs(['--learner-threads', '3']).config)).toThrow(/learnerThreads/);
+    expect(parseTrainConfig(trainConfigFromArgs(['--learner-threads', '4']).config).learnerThreads).toBe(4);
+    expect(() => parseTrainConfig(trainConfigFromArgs(['--learner-threads', '17']).config)).toThrow(/learnerThreads/);
     expect(() => trainConfigFromArgs(['--learner-threads', 'two'])).toThrow(/learner-threads/);
     expect(() => trainConfigFromArgs(['--lr', 'fast'])).toThrow(/lr/);
     expect(parseTrainConfig(trainConfigFromArgs(['--suit-symmetry', 'on']).config).suitSymmetry).toBe(true);

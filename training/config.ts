@@ -177,13 +177,15 @@ export const trainConfigSchema = z.strictObject({
    */
   actors: z.number().int().min(0).max(32).default(0),
   /**
-   * Threads that differentiate each minibatch: with 2, a helper thread takes the second half of
-   * every minibatch while the learner's thread takes the first, and the halves' gradients are
-   * averaged, weighted by rows (training/gradient-helper.ts): on two free cores the update takes
-   * ~0.6 of the time (on one core, 2 gains nothing). Runs are reproducible for a given seed and `learnerThreads`; 1 and 2 round differently, so
-   * their runs part from the first update on. `kratzen exploit` keeps one thread. @default 2
+   * Threads that differentiate each minibatch: with K > 1, K - 1 helper threads each take one of
+   * K consecutive parts of every minibatch while the learner's thread takes the first, and the
+   * parts' gradients are averaged, weighted by rows (training/gradient-helper.ts). With 2 on two
+   * free cores the update takes ~0.6 of one thread's time; more threads than free cores gain
+   * nothing. Runs are reproducible for a given seed and `learnerThreads`; different counts round
+   * differently, so their runs part from the first update on. `kratzen exploit` keeps one
+   * thread. @default 2
    */
-  learnerThreads: z.number().int().min(1).max(2).default(2),
+  learnerThreads: z.number().int().min(1).max(16).default(2),
   /**
    * With actors: each update's rollout is collected while the learner runs the update before it,
    * with the weights that update started from (one version stale, as in APPO; PPO's ratio is

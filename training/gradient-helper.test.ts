@@ -1,5 +1,5 @@
-// Data-parallel updates (config `learnerThreads`, training/gradient-helper.ts): a helper thread
-// differentiates half of each minibatch. The update must be the one-thread update up to float
+// Data-parallel updates (config `learnerThreads`, training/gradient-helper.ts): helper threads
+// differentiate parts of each minibatch. The update must be the one-thread update up to float
 // rounding, for every loss (PPO, critic-only, imitation), and reproducible bit for bit.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,23 +17,25 @@ const HP = { learningRate: 1e-3, epochs: 2, minibatchSize: 96, clip: 0.2, valueC
 const HIDDEN = [32, 16];
 const CRITIC_HIDDEN = [16];
 
+let helpers: GradientHelper[];
 let helper: GradientHelper;
 
 beforeAll(async () => {
   const { backend } = await selectBackend('wasm');
   const architecture = new PolicyAgent({ architecture: { hiddenSizes: HIDDEN } }).architecture;
-  helper = await GradientHelper.start({ backend: backend as 'wasm', architecture, suitSymmetry: 'holding', hp: HP, critic: { hiddenSizes: CRITIC_HIDDEN, onTrunk: false, inputSize: new OracleCritic(CRITIC_HIDDEN, 0).inputSize } });
+  helpers = await GradientHelper.startMany(2, { backend: backend as 'wasm', architecture, suitSymmetry: 'holding', hp: HP, critic: { hiddenSizes: CRITIC_HIDDEN, onTrunk: false, inputSize: new OracleCritic(CRITIC_HIDDEN, 0).inputSize } });
+  helper = helpers[0]!;
 });
 
 afterAll(async () => {
-  await helper.close();
+  await Promise.all(helpers.map((h) => h.close()));
 });
 
-/** A learner and its oracle critic, both from fixed seeds. */
-function learner(withHelper: boolean) {
+/** A learner in `threads` threads and its oracle critic, both from fixed seeds. */
+function learner(threads: number) {
   const agent = new PolicyAgent({ architecture: { hiddenSizes: HIDDEN }, seed: 5, suitSymmetry: 'holding' });
   const critic = new OracleCritic(CRITIC_HIDDEN, 5);
-  return { agent, critic, ppo: new PpoLearner(agent, HP, critic, withHelper ? helper : null) };
+  return { agent, critic, ppo: new PpoLearner(agent, HP, critic, helpers.slice(0, threads - 1)) };
 }
 
 /** A rollout of 8 tables, the learner at two seats, valued by `critic`. */
@@ -48,8 +50,8 @@ function rollout(agent: PolicyAgent, critic: OracleCritic): Batch {
 const weights = (l: ReturnType<typeof learner>) => [...l.agent.model.getWeights(), ...l.critic.model.getWeights()].map((w) => Float32Array.from(w.dataSync()));
 
 /** Runs imitation, a critic-only update and a PPO update; returns the metrics of each and the weights after. */
-function threeUpdates(withHelper: boolean) {
-  const l = learner(withHelper);
+function threeUpdates(threads: number) {
+  const l = learner(threads);
   const batch = rollout(l.agent, l.critic);
   const metrics = [l.ppo.imitate(batch, 'i'), l.ppo.update(batch, 'c', true), l.ppo.update(batch, 'p')];
   const result = { metrics, weights: weights(l) };
@@ -60,30 +62,35 @@ function threeUpdates(withHelper: boolean) {
 
 describe('learner with a gradient helper thread', () => {
   it('updates as one thread does, up to float rounding, for imitation, critic-only and PPO steps', () => {
-    const one = threeUpdates(false);
-    const two = threeUpdates(true);
-    let worst = 0;
+    const one = threeUpdates(1);
+    const start = weights(learner(1));
     let moved = 0;
-    two.weights.forEach((w, i) => w.forEach((v, j) => (worst = Math.max(worst, Math.abs(v - one.weights[i]![j]!)))));
-    const start = weights(learner(false));
     one.weights.forEach((w, i) => w.forEach((v, j) => (moved = Math.max(moved, Math.abs(v - start[i]![j]!)))));
-    // Adam moved the weights by ~1e-3 a step; the two-thread halves' average differs by rounding only.
+    // Adam moved the weights by ~1e-3 a step; the parts' weighted average differs by rounding only.
     expect(moved).toBeGreaterThan(1e-3);
-    expect(worst).toBeLessThan(1e-5);
-    for (const [k, m] of one.metrics.entries()) {
-      for (const [name, value] of Object.entries(m)) expect(two.metrics[k]![name as keyof typeof m], name).toBeCloseTo(value as number, 4);
+    for (const threads of [2, 3]) {
+      const many = threeUpdates(threads);
+      let worst = 0;
+      many.weights.forEach((w, i) => w.forEach((v, j) => (worst = Math.max(worst, Math.abs(v - one.weights[i]![j]!)))));
+      expect(worst, `${threads} threads`).toBeLessThan(1e-5);
+      expect(many.weights).not.toEqual(one.weights);
+      for (const [k, m] of one.metrics.entries()) {
+        for (const [name, value] of Object.entries(m)) expect(many.metrics[k]![name as keyof typeof m], name).toBeCloseTo(value as number, 4);
+      }
     }
   });
 
-  it('is reproducible bit for bit', () => {
-    const a = threeUpdates(true);
-    const b = threeUpdates(true);
-    expect(a.weights).toEqual(b.weights);
-    expect(a.metrics).toEqual(b.metrics);
+  it('is reproducible bit for bit for a given number of threads', () => {
+    for (const threads of [2, 3]) {
+      const a = threeUpdates(threads);
+      const b = threeUpdates(threads);
+      expect(a.weights).toEqual(b.weights);
+      expect(a.metrics).toEqual(b.metrics);
+    }
   });
 
   it('reports a failing job as an error and keeps serving the next', () => {
-    const l = learner(true);
+    const l = learner(2);
     const values = [...l.agent.model.trainableWeights, ...l.critic.model.trainableWeights].map((w) => Float32Array.from(w.read().dataSync()));
     const rows = (m: number, obsWidth: number) => ({
       obs: new Float32Array(m * obsWidth),

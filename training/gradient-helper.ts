@@ -1,6 +1,6 @@
-// A second learner thread for data-parallel updates: the learner cuts each minibatch in two, sends
-// the second half with its current weights here, computes the first half's gradients meanwhile and
-// averages both, weighted by rows (training/ppo.ts). The helper keeps no state between minibatches
+// Learner threads for data-parallel updates: the learner cuts each minibatch into parts, sends
+// each helper one part with its current weights, computes the first part's gradients meanwhile and
+// averages them all, weighted by rows (training/ppo.ts). The helper keeps no state between minibatches
 // (no optimizer, weights arrive with every job), so a resumed run and a run with a reloaded policy
 // need nothing from it, and the result depends only on the rows and weights it is sent.
 //
@@ -26,7 +26,7 @@ export interface GradientHelperSetup {
   critic: { hiddenSizes: number[]; onTrunk: boolean; inputSize: number } | null;
 }
 
-/** One half minibatch: its rows, the loss to differentiate, and every trainable variable's value. */
+/** One part of a minibatch: its rows, the loss to differentiate, and every trainable variable's value. */
 export interface GradientJob {
   kind: LossKind;
   rows: GatheredRows;
@@ -46,7 +46,7 @@ export type GradientReply = GradientPart | { error: string };
 export const JOBS = 0;
 export const REPLIES = 1;
 
-/** A helper that takes this long over half a minibatch has died (a thread cannot be watched while the learner waits). */
+/** A helper that takes this long over its part of a minibatch has died (a thread cannot be watched while the learner waits). */
 const REPLY_TIMEOUT_MS = 600_000;
 
 export class GradientHelper {
@@ -73,6 +73,18 @@ export class GradientHelper {
     // A thread that fails later is noticed by the learner's next wait (it reports, or times out).
     worker.on('error', () => undefined);
     return new GradientHelper(worker, port1, signal);
+  }
+
+  /** `count` helpers, all started or none (the started ones are closed if one fails). */
+  static async startMany(count: number, setup: GradientHelperSetup): Promise<GradientHelper[]> {
+    const started = await Promise.allSettled(Array.from({ length: count }, () => GradientHelper.start(setup)));
+    const failure = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    const helpers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    if (failure) {
+      await Promise.all(helpers.map((h) => h.close()));
+      throw failure.reason;
+    }
+    return helpers;
   }
 
   /** Sends a job; `finish` waits for its gradients. One job at a time. */

@@ -1,5 +1,5 @@
 // The thread of a GradientHelper (training/gradient-helper.ts): builds replicas of the learner's
-// networks, then computes one half minibatch's gradients per job until told to stop. It blocks on
+// networks, then computes one minibatch part's gradients per job until told to stop. It blocks on
 // the shared signal between jobs: it has nothing else to do, and the learner waits on it.
 
 import { receiveMessageOnPort, workerData, parentPort, type MessagePort } from 'node:worker_threads';

@@ -1,8 +1,8 @@
 // The PPO learner: clipped surrogate objective, value loss, entropy bonus, minibatch epochs and
 // global-norm gradient clipping, on a PolicyAgent's model. Masked logits come from the agent's
 // `forward`, so illegal actions get no probability and no gradient. With an oracle critic
-// (training/critic.ts) its value loss joins the loss and its weights the optimizer. With a
-// gradient helper (training/gradient-helper.ts) a second thread differentiates half of each
+// (training/critic.ts) its value loss joins the loss and its weights the optimizer. With
+// gradient helpers (training/gradient-helper.ts) other threads differentiate parts of each
 // minibatch. Every tensor is created and released inside tf.tidy.
 
 import seedrandom from 'seedrandom';
@@ -73,13 +73,13 @@ export class PpoLearner {
   /**
    * With `critic`, its value loss joins the loss (same `valueCoef`), its weights the optimizer
    * and the gradient clipping; the advantages are whatever the batch carries (the rollout's,
-   * from the critic).
+   * from the critic). `helpers`: threads that differentiate parts of each minibatch.
    */
   constructor(
     readonly agent: PolicyAgent,
     readonly hp: PpoHyperparameters,
     readonly critic: OracleCritic | null = null,
-    private readonly helper: GradientHelper | null = null,
+    private readonly helpers: readonly GradientHelper[] = [],
   ) {
     this.optimizer = tf.train.adam(hp.learningRate);
   }
@@ -176,21 +176,29 @@ export class PpoLearner {
 
   /**
    * One clipped Adam step on the minibatch `rows` of `batch`; returns the reported scalars, then
-   * the gradient norm. With a helper thread, it differentiates the second half of the rows while
-   * this thread does the first, and the gradients (and scalars) are averaged, weighted by rows.
+   * the gradient norm. With K - 1 helper threads the rows are cut into K consecutive parts: this
+   * thread differentiates the first while each helper does one of the others, and the gradients
+   * (and scalars) are averaged, weighted by rows, in part order.
    */
   private step(batch: Batch, rows: number[], advantages: Float32Array, kind: LossKind): number[] {
-    const { hp, helper } = this;
-    const own = helper && rows.length > 1 ? rows.slice(0, Math.ceil(rows.length / 2)) : rows;
-    if (own !== rows) helper!.begin({ kind, rows: gather(batch, rows.slice(own.length), advantages), weights: this.variableValues() });
+    const { hp, helpers } = this;
+    const parts = Math.min(helpers.length + 1, rows.length);
+    const bounds = Array.from({ length: parts + 1 }, (_, j) => Math.ceil((j * rows.length) / parts));
+    const weights = parts > 1 ? this.variableValues() : [];
+    for (let j = 1; j < parts; j++) helpers[j - 1]!.begin({ kind, rows: gather(batch, rows.slice(bounds[j], bounds[j + 1]), advantages), weights });
     return tf.tidy(() => {
-      let { grads, report: values } = this.gradients(gather(batch, own, advantages), kind);
-      if (own !== rows) {
-        const other = helper!.finish();
-        const ownShare = own.length / rows.length;
-        const otherShare = 1 - ownShare;
-        grads = grads.map((g, i) => tf.add(tf.mul(g, ownShare), tf.mul(tf.tensor(other.grads[i]!, g.shape), otherShare)));
-        values = values.map((v, j) => v * ownShare + other.report[j]! * otherShare);
+      let { grads, report: values } = this.gradients(gather(batch, parts > 1 ? rows.slice(0, bounds[1]) : rows, advantages), kind);
+      if (parts > 1) {
+        // Each part's share of the rows; the last takes what the others leave, so that the shares sum to 1.
+        const shares = bounds.slice(1, -1).map((b, j) => (b - bounds[j]!) / rows.length);
+        shares.push(1 - shares.reduce((sum, share) => sum + share, 0));
+        grads = grads.map((g) => tf.mul(g, shares[0]!));
+        values = values.map((v) => v * shares[0]!);
+        for (let j = 1; j < parts; j++) {
+          const part = helpers[j - 1]!.finish();
+          grads = grads.map((g, i) => tf.add(g, tf.mul(tf.tensor(part.grads[i]!, g.shape), shares[j]!)));
+          values = values.map((v, k) => v + part.report[k]! * shares[j]!);
+        }
       }
       const norm = tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g)))));
       const normValue = norm.dataSync()[0]!;

@@ -125,9 +125,9 @@ describe('training config', () => {
     expect(config.rules).toEqual({ profile: 'didactic4', players: 4 });
     // The default recipe (README, Training): suits relabelled by trump and holding, with twice the old entropy bonus.
     expect([config.suitSymmetry, config.entropyCoef]).toEqual(['holding', 0.02]);
-    // Both cores differentiate each minibatch (training/gradient-helper.ts); more has no helper to run it.
+    // Both cores differentiate each minibatch (training/gradient-helper.ts).
     expect(config.learnerThreads).toBe(2);
-    expect(() => parseTrainConfig({ learnerThreads: 3 })).toThrow(/learnerThreads/);
+    for (const learnerThreads of [0, 17, 1.5]) expect(() => parseTrainConfig({ learnerThreads })).toThrow(/learnerThreads/);
     expect(() => parseTrainConfig({ updates: 0 })).toThrow(/updates/);
     expect(() => parseTrainConfig({ league: { selfPlay: -1 } })).toThrow(/league\.selfPlay/);
     expect(() => parseTrainConfig({ rules: { players: 9 } })).toThrow(/rules\.players/);

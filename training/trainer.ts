@@ -126,8 +126,8 @@ class TrainingRun {
   private learner!: PolicyAgent;
   private critic: OracleCritic | null = null;
   private ppo!: PpoLearner;
-  /** The second learner thread when `learnerThreads` is 2. */
-  private helper: GradientHelper | null = null;
+  /** The other learner threads (`learnerThreads` - 1). */
+  private helpers: GradientHelper[] = [];
   private league!: League;
   private collector: RolloutCollector | null = null;
   /** Rollouts in worker threads when `actors` > 0. */
@@ -276,11 +276,10 @@ class TrainingRun {
         if (stale.length) this.log(`removed ${stale.join(', ')}: written after update ${this.state.update}, redone now`);
       }
     }
-    if (config.learnerThreads > 1) {
-      const critic = this.critic && { hiddenSizes: [...this.critic.hiddenSizes], onTrunk: this.critic.onTrunk, inputSize: this.critic.inputSize };
-      this.helper = await GradientHelper.start({ backend: tf.getBackend() as BackendChoice, architecture: this.learner.architecture, suitSymmetry: this.learner.suitSymmetry, hp: config, critic });
-    }
-    this.ppo = new PpoLearner(this.learner, config, this.critic, this.helper);
+    const critic = this.critic && { hiddenSizes: [...this.critic.hiddenSizes], onTrunk: this.critic.onTrunk, inputSize: this.critic.inputSize };
+    const helperSetup = { backend: tf.getBackend() as BackendChoice, architecture: this.learner.architecture, suitSymmetry: this.learner.suitSymmetry, hp: config, critic };
+    this.helpers = await GradientHelper.startMany(config.learnerThreads - 1, helperSetup);
+    this.ppo = new PpoLearner(this.learner, config, this.critic, this.helpers);
     if (optimizerState) await this.ppo.restoreOptimizer(optimizerState);
     this.league = new League(config.league, this.numPlayers);
     for (const name of this.state.snapshots) this.league.addSnapshot((await this.leagueStore.load(name)).toAgent({ name, mode: 'sample' }));
@@ -527,7 +526,7 @@ class TrainingRun {
     this.critic?.dispose();
     this.league?.dispose();
     await this.actors?.close();
-    await this.helper?.close();
+    await Promise.all(this.helpers.map((h) => h.close()));
     this.lock.release();
   }
 }
