@@ -89,6 +89,17 @@ describe('learner with a gradient helper thread', () => {
     }
   });
 
+  it('takes every helper\'s reply when a job fails, so the next update runs', () => {
+    // Helpers built for another network refuse these weights.
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: [8] }, seed: 1, suitSymmetry: 'holding' });
+    const critic = new OracleCritic(CRITIC_HIDDEN, 5);
+    expect(() => new PpoLearner(agent, HP, critic, helpers).update(rollout(agent, critic), 'x')).toThrow(/gradient helper: .*weight arrays/);
+    const l = learner(3);
+    expect(l.ppo.update(rollout(l.agent, l.critic), 'y').gradNorm).toBeGreaterThan(0);
+    for (const a of [agent, l.agent]) a.dispose();
+    for (const c of [critic, l.critic]) c.dispose();
+  });
+
   it('reports a failing job as an error and keeps serving the next', () => {
     const l = learner(2);
     const values = [...l.agent.model.trainableWeights, ...l.critic.model.trainableWeights].map((w) => Float32Array.from(w.read().dataSync()));

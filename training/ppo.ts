@@ -15,7 +15,7 @@ import type { NamedArray } from '../checkpoints/optimizer-state.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
 import { canonicalCardRows } from '../env/suit-symmetry.js';
 import type { OracleCritic } from './critic.js';
-import type { GradientHelper } from './gradient-helper.js';
+import type { GradientHelper, GradientPart } from './gradient-helper.js';
 
 export interface PpoHyperparameters {
   learningRate: number;
@@ -187,18 +187,25 @@ export class PpoLearner {
     const weights = parts > 1 ? this.variableValues() : [];
     for (let j = 1; j < parts; j++) helpers[j - 1]!.begin({ kind, rows: gather(batch, rows.slice(bounds[j], bounds[j + 1]), advantages), weights });
     return tf.tidy(() => {
-      let { grads, report: values } = this.gradients(gather(batch, parts > 1 ? rows.slice(0, bounds[1]) : rows, advantages), kind);
+      let own;
+      let others: GradientPart[];
+      try {
+        own = this.gradients(gather(batch, parts > 1 ? rows.slice(0, bounds[1]) : rows, advantages), kind);
+      } finally {
+        // Every helper's reply is taken, whatever failed: a helper left in flight refuses the next job.
+        others = finishAll(helpers.slice(0, parts - 1));
+      }
+      let { grads, report: values } = own;
       if (parts > 1) {
         // Each part's share of the rows; the last takes what the others leave, so that the shares sum to 1.
         const shares = bounds.slice(1, -1).map((b, j) => (b - bounds[j]!) / rows.length);
         shares.push(1 - shares.reduce((sum, share) => sum + share, 0));
         grads = grads.map((g) => tf.mul(g, shares[0]!));
         values = values.map((v) => v * shares[0]!);
-        for (let j = 1; j < parts; j++) {
-          const part = helpers[j - 1]!.finish();
-          grads = grads.map((g, i) => tf.add(g, tf.mul(tf.tensor(part.grads[i]!, g.shape), shares[j]!)));
-          values = values.map((v, k) => v + part.report[k]! * shares[j]!);
-        }
+        others.forEach((part, j) => {
+          grads = grads.map((g, i) => tf.add(g, tf.mul(tf.tensor(part.grads[i]!, g.shape), shares[j + 1]!)));
+          values = values.map((v, k) => v + part.report[k]! * shares[j + 1]!);
+        });
       }
       const norm = tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g)))));
       const normValue = norm.dataSync()[0]!;
@@ -299,6 +306,20 @@ export class PpoLearner {
     const powers = adamPowers(this.optimizer);
     for (const w of state) if (isAdamPower(w.name) && w.data.length === 1) powers[w.name].assign(tf.scalar(w.data[0]!));
   }
+}
+
+/** The replies of `helpers`, each with a job in flight; throws the first failure once all have answered. */
+function finishAll(helpers: readonly GradientHelper[]): GradientPart[] {
+  const replies = helpers.map((h) => {
+    try {
+      return h.finish();
+    } catch (e) {
+      return e as Error;
+    }
+  });
+  const failure = replies.find((r): r is Error => r instanceof Error);
+  if (failure) throw failure;
+  return replies as GradientPart[];
 }
 
 /** Adam's running products of beta1 and beta2 (tfjs keeps them in fields of these names). */
