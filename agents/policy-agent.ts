@@ -284,10 +284,9 @@ export class PolicyAgent implements Agent {
       const { logits, value } = this.forward(tf.tensor2d(rows.observations, [n, OBS_SIZE]), tf.tensor2d(rows.masks, [n, NUM_ACTIONS], 'bool'));
       return [tf.softmax(logits), value, logits];
     }) as [Float32Array, Float32Array, Float32Array];
-    const out = { probs, values, logits };
     const ids = rows.relabellings;
-    if (!ids) return out;
-    return { probs: relabelActionRows(out.probs, ids, false), values: out.values, logits: relabelActionRows(out.logits, ids, false) };
+    if (!ids) return { probs, values, logits };
+    return { probs: relabelActionRows(probs, ids, false), values, logits: relabelActionRows(logits, ids, false) };
   }
 
   act(observations: Float32Array, masks: Uint8Array, _seats: Int32Array): Int32Array {

@@ -6,14 +6,14 @@
 // (training/actors.ts).
 
 import { availableParallelism } from 'node:os';
-import { HeuristicAgent, PolicyAgent, RandomAgent, selectBackend, tf, type BackendChoice } from '../agents/index.js';
+import { HeuristicAgent, PolicyAgent, RandomAgent, selectBackend, tf } from '../agents/index.js';
 import { OBS_SIZE } from '../env/observation.js';
 import { NUM_ACTIONS } from '../env/rules/actions.js';
 import { parseTrainConfig } from '../training/config.js';
 import { PpoLearner } from '../training/ppo.js';
 import { LEARNER, RolloutCollector, type LeagueDraw } from '../training/rollout.js';
 import { ActorPool, actorSetup, weightsOf } from '../training/actors.js';
-import { GradientHelper } from '../training/gradient-helper.js';
+import { GradientHelper, helperSetup } from '../training/gradient-helper.js';
 
 /** The layer shapes [inputs, outputs] of the policy network: the trunk, then both heads side by side. */
 export function layerShapes(hiddenSizes: readonly number[]): [number, number][] {
@@ -61,7 +61,7 @@ export async function benchTrain(seconds: number): Promise<Record<string, number
   const { backend } = await selectBackend('auto');
   const config = parseTrainConfig({ critic: 'shared' });
   const learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: 1, suitSymmetry: config.suitSymmetry });
-  const helpers = await GradientHelper.startMany(config.learnerThreads - 1, { backend: backend as BackendChoice, architecture: learner.architecture, suitSymmetry: learner.suitSymmetry, hp: config, critic: null });
+  const helpers = await GradientHelper.startMany(config.learnerThreads - 1, helperSetup(learner, config, null));
   const collector = new RolloutCollector(config);
   const heuristic = new HeuristicAgent();
   const random = new RandomAgent();

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HeuristicAgent, PolicyAgent, selectBackend } from '../agents/index.js';
 import { NUM_ACTIONS } from '../env/rules/index.js';
 import { OracleCritic } from './critic.js';
-import { GradientHelper } from './gradient-helper.js';
+import { GradientHelper, helperSetup } from './gradient-helper.js';
 import { PpoLearner } from './ppo.js';
 import { LEARNER, RolloutCollector, revalue, type Batch } from './rollout.js';
 import { train, withoutTimings } from './trainer.js';
@@ -21,9 +21,8 @@ let helpers: GradientHelper[];
 let helper: GradientHelper;
 
 beforeAll(async () => {
-  const { backend } = await selectBackend('wasm');
-  const architecture = new PolicyAgent({ architecture: { hiddenSizes: HIDDEN } }).architecture;
-  helpers = await GradientHelper.startMany(2, { backend: backend as 'wasm', architecture, suitSymmetry: 'holding', hp: HP, critic: { hiddenSizes: CRITIC_HIDDEN, onTrunk: false, inputSize: new OracleCritic(CRITIC_HIDDEN, 0).inputSize } });
+  await selectBackend('wasm');
+  helpers = await GradientHelper.startMany(2, helperSetup(new PolicyAgent({ architecture: { hiddenSizes: HIDDEN }, suitSymmetry: 'holding' }), HP, new OracleCritic(CRITIC_HIDDEN, 0)));
   helper = helpers[0]!;
 });
 

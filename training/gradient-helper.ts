@@ -10,10 +10,11 @@
 
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { builtModule } from '../env/built-module.js';
-import type { PolicyArchitecture } from '../agents/policy-agent.js';
+import type { PolicyAgent, PolicyArchitecture } from '../agents/policy-agent.js';
 import type { SuitSymmetry } from '../env/suit-symmetry.js';
-import type { BackendChoice } from '../agents/tfjs.js';
+import { tf, type BackendChoice } from '../agents/tfjs.js';
 import type { GatheredRows, LossKind, PpoHyperparameters } from './ppo.js';
+import type { OracleCritic } from './critic.js';
 
 /** What the helper needs to build replicas of the learner's networks. */
 export interface GradientHelperSetup {
@@ -24,6 +25,17 @@ export interface GradientHelperSetup {
   hp: PpoHyperparameters;
   /** The oracle critic's shape, or null without one (training/critic.ts). */
   critic: { hiddenSizes: number[]; onTrunk: boolean; inputSize: number } | null;
+}
+
+/** The setup of helpers for a learner (`agent`, `critic`) on the active backend. */
+export function helperSetup(agent: PolicyAgent, hp: PpoHyperparameters, critic: OracleCritic | null): GradientHelperSetup {
+  return {
+    backend: tf.getBackend() as BackendChoice,
+    architecture: agent.architecture,
+    suitSymmetry: agent.suitSymmetry,
+    hp,
+    critic: critic && { hiddenSizes: [...critic.hiddenSizes], onTrunk: critic.onTrunk, inputSize: critic.inputSize },
+  };
 }
 
 /** One part of a minibatch: its rows, the loss to differentiate, and every trainable variable's value. */
@@ -90,9 +102,8 @@ export class GradientHelper {
   /** Sends a job; `finish` waits for its gradients. One job at a time. */
   begin(job: GradientJob): void {
     if (this.inFlight) throw new Error('gradient helper: a job is already in flight');
-    const { rows } = job;
-    const buffers = [rows.obs, rows.masks, rows.actions, rows.oldLogProbs, rows.adv, rows.returns, rows.otherHands].flatMap((a) => (a ? [a.buffer as ArrayBuffer] : []));
-    this.port.postMessage(job, buffers);
+    // The rows' arrays are gathered for this job alone: moved, not copied.
+    this.port.postMessage(job, Object.values(job.rows).flatMap((a) => (a ? [a.buffer as ArrayBuffer] : [])));
     this.inFlight = true;
     Atomics.add(this.signal, JOBS, 1);
     Atomics.notify(this.signal, JOBS);

@@ -11,12 +11,12 @@ import { availableParallelism } from 'node:os';
 import { loadCheckpoint as loadCheckpointAgent } from '../checkpoints/agent-loader.js';
 import seedrandom from 'seedrandom';
 import { createGame, isJsonObject, ValidationError } from '../env/rules/index.js';
-import { PolicyAgent, sameArchitecture, selectBackend, tf, type Agent, type BackendChoice } from '../agents/index.js';
+import { PolicyAgent, sameArchitecture, selectBackend, type Agent } from '../agents/index.js';
 import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, loadCheckpoint, type NamedArray } from '../checkpoints/index.js';
 import { parseTrainConfig, type TrainConfig } from './config.js';
 import { writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
-import { GradientHelper } from './gradient-helper.js';
+import { GradientHelper, helperSetup } from './gradient-helper.js';
 import { OracleCritic } from './critic.js';
 import { LEARNER, RolloutCollector, revalue, type SeatController } from './rollout.js';
 import { League } from './league.js';
@@ -276,9 +276,7 @@ class TrainingRun {
         if (stale.length) this.log(`removed ${stale.join(', ')}: written after update ${this.state.update}, redone now`);
       }
     }
-    const critic = this.critic && { hiddenSizes: [...this.critic.hiddenSizes], onTrunk: this.critic.onTrunk, inputSize: this.critic.inputSize };
-    const helperSetup = { backend: tf.getBackend() as BackendChoice, architecture: this.learner.architecture, suitSymmetry: this.learner.suitSymmetry, hp: config, critic };
-    this.helpers = await GradientHelper.startMany(config.learnerThreads - 1, helperSetup);
+    this.helpers = await GradientHelper.startMany(config.learnerThreads - 1, helperSetup(this.learner, config, this.critic));
     this.ppo = new PpoLearner(this.learner, config, this.critic, this.helpers);
     if (optimizerState) await this.ppo.restoreOptimizer(optimizerState);
     this.league = new League(config.league, this.numPlayers);
