@@ -127,6 +127,13 @@ export function maxPolicyRowsFor(maxMessageBytes: number): number {
 export const MAX_PRE_HELLO_FRAME_BYTES = 16 << 10;
 /** The close code for a frame past MAX_PRE_HELLO_FRAME_BYTES (RFC 6455: message too big). */
 export const CLOSE_TOO_BIG = 1009;
+/**
+ * The most frames a connection may send before its hello succeeds, the hello included; the next
+ * closes it (1008) unread. Frames before hello are handled as they are read, not in turn: three
+ * sockets writing 60,000 tiny pings each in one go had ~450,000 refusals answered and held a
+ * greeted client's ping up for over a second.
+ */
+export const MAX_FRAMES_BEFORE_HELLO = 8;
 
 /** Stands in the queue for a binary frame, which is refused when its turn comes (replies keep request order). */
 const BINARY_FRAME: RawData = Buffer.alloc(0);
@@ -180,6 +187,8 @@ export class Connection implements Servable {
   lastActivity = Date.now();
   readonly number = nextConnectionNumber++;
   private greetedFlag = false;
+  /** Frames received while not greeted (MAX_FRAMES_BEFORE_HELLO). */
+  private framesBeforeHello = 0;
   private readonly owned = new Map<string, Owned>();
   private envsInUse = 0;
   private handsInUse = 0;
@@ -217,6 +226,11 @@ export class Connection implements Servable {
   /** Queues a frame; frames are handled strictly one after another (binary ones are refused in turn). */
   receive(data: RawData, isBinary = false): void {
     if (this.closed) return;
+    if (!this.greetedFlag && ++this.framesBeforeHello > MAX_FRAMES_BEFORE_HELLO) {
+      this.ws.pause();
+      this.drop(1008, `at most ${MAX_FRAMES_BEFORE_HELLO} frames before hello`);
+      return;
+    }
     // Only the first frame can be a pending hello; later ones wait for it behind it in the queue.
     if (!this.busy && this.queue.length === 0 && this.refusedBeforeHello(data)) return;
     if (isBinary) data = BINARY_FRAME;

@@ -23,7 +23,7 @@ import { BridgeClient } from './client.js';
 import { MAX_HANDS_PER_REPLY, PROTOCOL_VERSION } from './protocol.js';
 import { BridgeServer, CLOSE_HELLO_TIMEOUT, MAX_FRAGMENTS } from './server.js';
 import { MIN_NETWORK_TOKEN_CHARS } from './http-guard.js';
-import { CLOSE_TOO_BIG, MAX_PRE_HELLO_FRAME_BYTES, MAX_QUEUED_BYTES, MIN_MESSAGE_BYTES, maxPolicyRowsFor } from './connection.js';
+import { CLOSE_TOO_BIG, MAX_FRAMES_BEFORE_HELLO, MAX_PRE_HELLO_FRAME_BYTES, MAX_QUEUED_BYTES, MIN_MESSAGE_BYTES, maxPolicyRowsFor } from './connection.js';
 
 const HELLO = JSON.stringify({ id: 0, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION } });
 let tmp: string;
@@ -353,7 +353,8 @@ describe('before authentication [issue: silent sockets locking out the token hol
     const chatty = rawSocket(server.url);
     await chatty.opened;
     const started = Date.now();
-    const timer = setInterval(() => chatty.ws.readyState === WebSocket.OPEN && chatty.ws.send('{"id":1,"method":"ping"}'), 30);
+    // Every 60 ms: fewer frames before the deadline than MAX_FRAMES_BEFORE_HELLO.
+    const timer = setInterval(() => chatty.ws.readyState === WebSocket.OPEN && chatty.ws.send('{"id":1,"method":"ping"}'), 60);
     const code = await chatty.closed;
     clearInterval(timer);
     expect(code).toBe(CLOSE_HELLO_TIMEOUT);
@@ -706,6 +707,41 @@ describe('heavy work [issue: one request freezing every client]', () => {
     expect(await heavy).toBe(0);
     expect(latencies.length).toBeGreaterThan(3);
     expect(Math.max(...latencies)).toBeLessThan(100);
+    await light.close();
+  });
+
+  it('closes a socket past MAX_FRAMES_BEFORE_HELLO frames without hello, so floods of tiny frames do not hold others up [probe F1]', { retry: 2, timeout: 60_000 }, async () => {
+    // Frames before hello are handled as they are read: three sockets writing 60,000 pings each
+    // got ~450,000 refusals answered and held a greeted client's ping up for over a second.
+    const light = await BridgeClient.open(server.url);
+    let done = false;
+    const flood = clientsInWorker(
+      `async function client() {
+         const ws = new WebSocket(w.url, { perMessageDeflate: false });
+         await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+         let replies = 0;
+         ws.on('message', () => replies++);
+         const closed = new Promise((resolve) => ws.once('close', resolve));
+         for (let k = 0; k < 60000 && ws.readyState === WebSocket.OPEN; k++) ws.send('{"id":1,"method":"ping"}');
+         const code = await closed;
+         return code === 1008 ? replies : 1e9;
+       }`,
+      { clients: 3, url: server.url },
+    );
+    void flood.then(() => (done = true));
+    const latencies = await pingLatenciesUntil(light, () => done);
+    expect(await flood).toBeLessThanOrEqual(3 * MAX_FRAMES_BEFORE_HELLO);
+    expect(Math.max(...latencies)).toBeLessThan(100);
+    // A client's requests before its hello are answered, and its hello still taken.
+    const early = rawSocket(server.url);
+    await early.opened;
+    for (let k = 0; k < MAX_FRAMES_BEFORE_HELLO - 1; k++) early.ws.send('{"id":1,"method":"ping"}');
+    early.ws.send(HELLO);
+    early.ws.send('{"id":2,"method":"ping"}');
+    for (let wait = 0; wait < 100 && early.messages.length < MAX_FRAMES_BEFORE_HELLO + 1; wait++) await new Promise((r) => setTimeout(r, 10));
+    const codes = early.messages.map((m) => JSON.parse(m).error?.code ?? 'ok');
+    expect(codes).toEqual([...Array(MAX_FRAMES_BEFORE_HELLO - 1).fill('handshake_required'), 'ok', 'ok']);
+    early.ws.close();
     await light.close();
   });
 
