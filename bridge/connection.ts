@@ -227,8 +227,7 @@ export class Connection implements Servable {
   receive(data: RawData, isBinary = false): void {
     if (this.closed) return;
     if (!this.greetedFlag && ++this.framesBeforeHello > MAX_FRAMES_BEFORE_HELLO) {
-      this.ws.pause();
-      this.drop(1008, `at most ${MAX_FRAMES_BEFORE_HELLO} frames before hello`);
+      this.dropUnread(1008, `at most ${MAX_FRAMES_BEFORE_HELLO} frames before hello`);
       return;
     }
     // Only the first frame can be a pending hello; later ones wait for it behind it in the queue.
@@ -282,14 +281,19 @@ export class Connection implements Servable {
    */
   private refusedBeforeHello(data: RawData): boolean {
     if (this.greetedFlag || rawBytes(data) <= MAX_PRE_HELLO_FRAME_BYTES) return false;
-    this.ws.pause();
-    this.drop(CLOSE_TOO_BIG, `at most ${MAX_PRE_HELLO_FRAME_BYTES} bytes a frame before hello`);
+    this.dropUnread(CLOSE_TOO_BIG, `at most ${MAX_PRE_HELLO_FRAME_BYTES} bytes a frame before hello`);
     return true;
   }
 
   private drop(code: number, reason: string): void {
     this.dispose();
     closeSoon(this.ws, code, reason);
+  }
+
+  /** Drops the connection and stops reading its socket, so what it sends meanwhile is not even decoded. */
+  private dropUnread(code: number, reason: string): void {
+    this.ws.pause();
+    this.drop(code, reason);
   }
 
   /** Handles the next queued request (the scheduler calls it in turn); true if another can follow at once. */

@@ -105,8 +105,7 @@ export class GradientHelper {
     // The rows' arrays are gathered for this job alone: moved, not copied.
     this.port.postMessage(job, Object.values(job.rows).flatMap((a) => (a ? [a.buffer as ArrayBuffer] : [])));
     this.inFlight = true;
-    Atomics.add(this.signal, JOBS, 1);
-    Atomics.notify(this.signal, JOBS);
+    this.wakeHelper();
   }
 
   /** Blocks until the helper has posted the gradients of the job in flight. */
@@ -131,10 +130,15 @@ export class GradientHelper {
   /** Stops the thread (a job still in flight is dropped). */
   async close(): Promise<void> {
     this.port.postMessage({ stop: true });
-    Atomics.add(this.signal, JOBS, 1);
-    Atomics.notify(this.signal, JOBS);
+    this.wakeHelper();
     this.port.close();
     await this.worker.terminate();
+  }
+
+  /** Tells the thread a message is waiting: it blocks on JOBS between messages. */
+  private wakeHelper(): void {
+    Atomics.add(this.signal, JOBS, 1);
+    Atomics.notify(this.signal, JOBS);
   }
 }
 
