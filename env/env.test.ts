@@ -14,6 +14,7 @@ import {
   VecEnv,
   WorkerVecEnv,
   checkEnv,
+  decodeObservation,
   randomLegalAction,
   type Policy,
 } from '../index.js';
@@ -294,6 +295,30 @@ describe('VecEnv', () => {
     }
     // Hands 1 and 2 of the first session, then of the next one: the second of each ended it.
     expect(seen).toEqual([1, 2, 1, 2]);
+  });
+
+  // An episode that ends before the learner acts (here cut off by maxSteps during the bots'
+  // moves) is played through by the reset and never reported: "ended" must still show the
+  // episode the last reported end described (probe finding: it showed the unreported one).
+  it.each(['hand', 'session'] as const)('single-agent %s episodes: an episode played through unseen does not replace the ended one', (episode) => {
+    const config = { episode, maxSteps: 3, rules: { players: 3, hands: 2 } };
+    const vec = new VecEnv({ numEnvs: 1, config, opponents: new RandomPolicy(5), learnerSeat: 0, keepEndedStates: true }).reset(1);
+    const random = seedrandom('unseen');
+    let ends = 0;
+    for (let t = 0; t < 300; t++) {
+      vec.step([randomLegalAction(vec.masks, 0, NUM_ACTIONS, random)]);
+      if (!vec.terminated[0] && !vec.truncated[0]) continue;
+      ends++;
+      const reported = decodeObservation(vec.finalObservations, 0);
+      const ended = vec.tableView(0, 0, 'ended').view;
+      expect({ hand: ended.hand, dealer: ended.dealer, playedBy: ended.playedBy, declarations: ended.declarations }).toEqual({
+        hand: reported.hand,
+        dealer: reported.dealer,
+        playedBy: reported.playedBy,
+        declarations: reported.declarations,
+      });
+    }
+    expect(ends).toBeGreaterThan(50);
   });
 
   // A tavern5 hand whose walkover the learner deals has no learner decision: reset plays it

@@ -9,7 +9,9 @@
 // episode's rewards sum to its net. Episodes that end before the learner acts at all (a tavern5
 // hand episode whose walkover the learner deals) are played through at the reset: their rewards
 // go into the next episode's first step like the stakes do (so the rewards of a session sum to
-// its net even then), and the learner's part of them is also in `skippedReward`.
+// its net even then), and the learner's part of them is also in `skippedReward`. Such an
+// episode was never reported, so it does not become the kept ended episode (Table.reset's
+// `unseen`): that stays the one the learner's last step ended.
 
 import { MAX_SEATS, NUM_ACTIONS } from './rules/index.js';
 import { OBS_SIZE, encodeObservation } from './observation.js';
@@ -80,7 +82,7 @@ export class SingleAgentTable {
       if (outcome === RUNNING) return;
       this.skippedReward = this.pending[this.learnerSeat]!;
       if (guard > 1000) throw new Error('the learner never gets to act');
-      this.table.reset();
+      this.table.reset(undefined, true);
     }
   }
 

@@ -98,6 +98,8 @@ export class Table {
 
   /** The state of the last session this table finished (kept with `recycling: 'keep-last'`). */
   endedState: KratzenState | null = null;
+  /** Whether the last episode reported as ended is a hand of the session still in `state` (hand episodes). */
+  private endedInCurrentSession = false;
 
   /**
    * @param recycling `none`: every session gets a fresh state object; `reuse`: new sessions start
@@ -122,8 +124,12 @@ export class Table {
    * Starts an episode. With a seed, a new session from that seed; without one, hand episodes
    * continue the session (next hand) and session episodes start the next session of the seed's
    * sequence (`<seed>/<k>`), so a seeded run stays reproducible across auto-resets.
+   *
+   * `unseen`: the episode that just ended was never reported (a single-agent table played it
+   * through before its learner could act), so it does not displace the kept ended episode, the
+   * one the last reported end described: a new session then starts in its state object.
    */
-  reset(seed?: number | string): void {
+  reset(seed?: number | string, unseen = false): void {
     const handEpisode = this.config.episode === 'hand';
     if (seed !== undefined) {
       this.sessionSeed = String(seed);
@@ -135,7 +141,8 @@ export class Table {
     if (seed !== undefined || !this.state || !handEpisode || this.state.complete || handUnfinished || !this.dealNextHand()) {
       const sessionSeed = this.sessions === 0 ? this.sessionSeed : `${this.sessionSeed}/${this.sessions}`;
       this.sessions++;
-      if (this.state && this.recycling === 'reuse') this.state.restart(sessionSeed);
+      const keepEnded = unseen && !this.endedInCurrentSession;
+      if (this.state && (this.recycling === 'reuse' || (keepEnded && this.recycling === 'keep-last'))) this.state.restart(sessionSeed);
       else if (this.state && this.recycling === 'keep-last') {
         const spare = this.endedState;
         this.endedState = this.state;
@@ -143,7 +150,8 @@ export class Table {
         this.state = spare ?? this.game.newState({ seed: sessionSeed, pauseBetweenHands: handEpisode });
       } else this.state = this.game.newState({ seed: sessionSeed, pauseBetweenHands: handEpisode });
       this.baseline.fill(0);
-    }
+      this.endedInCurrentSession = false;
+    } else if (!unseen) this.endedInCurrentSession = true;
     this.steps = 0;
     this.illegalActionSeat = -1;
     this.lastActor = Math.max(0, this.state.currentSeat);
@@ -171,12 +179,13 @@ export class Table {
   }
 
   /**
-   * The state holding the last episode this table finished (null when it is not kept): a hand
+   * The state holding the last episode this table reported as ended (null when it is not kept;
+   * episodes reset with `unseen` do not count): a hand
    * episode's session goes on in the current state, which then holds the hands it finished; a
    * new session starts with none, and the finished one is `endedState` like every session's.
    */
   get endedEpisodeState(): KratzenState | null {
-    return this.config.episode === 'hand' && this.state.numResults > 0 ? this.state : this.endedState;
+    return this.endedInCurrentSession ? this.state : this.endedState;
   }
 
   /**
