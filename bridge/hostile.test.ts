@@ -996,6 +996,27 @@ describe('hidden cards [issue: a client computing every hidden card]', () => {
     await fixed.close();
   });
 
+  it('env.view "ended" shows the episode the last final entry reported, not one played through unseen [probe round 2]', async () => {
+    // maxSteps 3 cuts hands off during the bots' moves, so some episodes end before the learner
+    // acts: the reset plays them through, and "ended" used to show such an unreported deal.
+    const client = await BridgeClient.open(server.url);
+    const config = { rules: { players: 3, hands: 2 }, episode: 'hand', maxSteps: 3 };
+    const session = (await client.call('env.create', { mode: 'single', numEnvs: 1, opponents: 'random', config })).result.session;
+    let r = (await client.call('env.reset', { session, seed: 1 })).result;
+    let ends = 0;
+    for (let k = 0; k < 40; k++) {
+      r = (await client.call('env.step', { session, actions: [(r.masks as number[][])[0]!.indexOf(1)] })).result;
+      const final = r.final as { observation: number[] }[];
+      if (final.length === 0) continue;
+      ends++;
+      const reported = decodeObservation(Float32Array.from(final[0]!.observation));
+      const ended = (await client.call('env.view', { session, episode: 'ended' })).result.view as ReturnType<typeof decodeObservation>;
+      expect([ended.hand, ended.dealer, ended.playedBy]).toEqual([reported.hand, reported.dealer, reported.playedBy]);
+    }
+    expect(ends).toBeGreaterThan(10);
+    await client.close();
+  });
+
   it('a multi-agent record holds finished hands only (no seed, no deck of the hand in progress)', async () => {
     const client = await BridgeClient.open(server.url);
     const session = (await client.call('env.create', { numEnvs: 1, config: { rules: { profile: 'tavern5' } } })).result.session;
