@@ -2,9 +2,10 @@
 // entry lists when the vector env keeps them and scanned from the dense rows otherwise.
 
 import { describe, expect, it } from 'vitest';
-import { NUM_ACTIONS, VecEnv, randomLegalActions } from '../index.js';
+import { NUM_ACTIONS, OBS_SIZE, VecEnv, randomLegalActions } from '../index.js';
 import seedrandom from 'seedrandom';
-import { BinaryEncoderState, decodeBinaryFrame, denseFromCsr, encodeBinary, type BatchView } from './codec.js';
+import { BinaryEncoderState, decodeBinaryFrame, denseFromCsr, encodeBinary, encodeJsonSteps, type BatchView } from './codec.js';
+import { drain } from '../env/rules/index.js';
 
 function view(vec: VecEnv): BatchView {
   return {
@@ -38,6 +39,38 @@ describe('encodeBinary', () => {
         expect(dense).toEqual(vec.observations);
         vec.step(randomLegalActions(vec.masks, vec.numEnvs, NUM_ACTIONS, random, actions));
       }
+    }
+  });
+});
+
+describe('encodeJsonSteps', () => {
+  it('writes in slices (giving way between them) the text JSON.stringify gives for the whole reply [probe round 2]', () => {
+    const vec = new VecEnv({ numEnvs: 150, config: { rules: { players: 3 } } }).reset(2);
+    const random = seedrandom('json');
+    const actions = new Int32Array(vec.numEnvs);
+    for (let step = 0; step < 30; step++) vec.step(randomLegalActions(vec.masks, vec.numEnvs, NUM_ACTIONS, random, actions));
+    for (const rewardWidth of [1, vec.numPlayers]) {
+      const v = { ...view(vec), rewardWidth, rewards: rewardWidth === 1 ? vec.rewards.subarray(0, vec.numEnvs) : vec.rewards, final: [0, 7, 149].map((env) => ({ env, info: { hands: env } })) };
+      const rows = <T extends Float32Array | Uint8Array>(a: T, width: number, i: number) => Array.from(a.subarray(i * width, (i + 1) * width));
+      const whole = JSON.stringify({
+        id: 'x"1',
+        result: {
+          session: v.session,
+          numEnvs: v.numEnvs,
+          observations: Array.from({ length: v.numEnvs }, (_, i) => rows(v.observations, OBS_SIZE, i)),
+          masks: Array.from({ length: v.numEnvs }, (_, i) => rows(v.masks, NUM_ACTIONS, i)),
+          seats: Array.from(v.seats),
+          rewards: rewardWidth === 1 ? Array.from(v.rewards) : Array.from({ length: v.numEnvs }, (_, i) => rows(v.rewards, rewardWidth, i)),
+          terminated: Array.from(v.terminated, Boolean),
+          truncated: Array.from(v.truncated, Boolean),
+          final: v.final.map((f) => ({ env: f.env, observation: rows(v.finalObservations, OBS_SIZE, f.env), info: f.info })),
+        },
+      });
+      const steps = encodeJsonSteps('x"1', v);
+      let slices = 1;
+      while (steps.next().done === false) slices++;
+      expect(slices).toBeGreaterThan(4); // 150 rows of observations and of masks, 64 a slice
+      expect(drain(encodeJsonSteps('x"1', v))).toBe(whole);
     }
   });
 });

@@ -10,6 +10,7 @@ import type { AgentLimits } from '../agents/registry.js';
 import { BridgeError, toErrorBody } from './errors.js';
 import type { ParamsOf } from './protocol.js';
 import { BatchEncoder, errorReply, ok, type Id, type Reply } from './replies.js';
+import type { BatchView } from './codec.js';
 import { createSession, drive, type EnvSession, type StepControl } from './session.js';
 import { actWithPolicy, loadCheckpointAgent, loadPolicy, type ServedPolicy } from './policies.js';
 import type { PolicyActParams } from './policy-rows.js';
@@ -106,13 +107,14 @@ export class SessionHost {
       case 'env.reset': {
         const p = params as ParamsOf<'env.reset'>;
         const entry = this.session(key, p.session);
-        return entry.session.reset(p.seed, control).then((view) => entry.encoder.encode(id, view));
+        return entry.session.reset(p.seed, control).then((view) => drive(entry.encoder.encodeSteps(id, view), control));
       }
       case 'env.step': {
         const p = params as ParamsOf<'env.step'>;
         const entry = this.session(key, p.session);
+        const encode = (view: BatchView) => drive(entry.encoder.encodeSteps(id, view), control);
         const view = entry.session.step(p.actions, control);
-        return view instanceof Promise ? view.then((v) => entry.encoder.encode(id, v)) : entry.encoder.encode(id, view);
+        return view instanceof Promise ? view.then(encode) : encode(view);
       }
       case 'env.close': {
         const p = params as ParamsOf<'env.close'>;

@@ -654,6 +654,37 @@ describe('heavy work [issue: one request freezing every client]', () => {
     await light.close();
   });
 
+  it('answers a single-agent step within 100 ms while another connection\'s 4096-env JSON resets are encoded in the same worker [probe round 2]', { retry: 2, timeout: 120_000 }, async () => {
+    // Encoding one 4096-env JSON reply (~6 MB) ran ~0.1 s in one piece in the heavy worker, where
+    // single-agent sessions live: their steps took 100-120 ms (median) while it ran.
+    const heavy = new WebSocket(server.url, { perMessageDeflate: false });
+    let received = 0;
+    let session = '';
+    heavy.on('message', (data, isBinary) => {
+      received++;
+      if (!isBinary && received === 2) session = (JSON.parse(data.toString()) as { result: { session: string } }).result.session;
+    });
+    await new Promise((resolve) => heavy.once('open', resolve));
+    heavy.send(HELLO);
+    heavy.send(JSON.stringify({ id: 1, method: 'env.create', params: { numEnvs: 4096, config: { rules: { profile: 'tavern5', players: 6 } } } }));
+    const light = await BridgeClient.open(server.url);
+    const lightSession = (await light.call('env.create', { mode: 'single', numEnvs: 1, opponents: 'random' })).result.session;
+    let r = (await light.call('env.reset', { session: lightSession, seed: 1 })).result;
+    while (!session) await new Promise((resolve) => setTimeout(resolve, 5));
+    const resets = 6;
+    for (let k = 0; k < resets; k++) heavy.send(JSON.stringify({ id: 10 + k, method: 'env.reset', params: { session, seed: k } }));
+    const latencies: number[] = [];
+    while (received < 2 + resets) {
+      const t = performance.now();
+      r = (await light.call('env.step', { session: lightSession, actions: [(r.masks as number[][])[0]!.indexOf(1)] })).result;
+      latencies.push(performance.now() - t);
+    }
+    expect(latencies.length).toBeGreaterThan(10);
+    expect(Math.max(...latencies)).toBeLessThan(100);
+    heavy.close();
+    await light.close();
+  });
+
   it('runs a main-thread reset in slices that give way, and the step of a multi session at once', async () => {
     // The first reset of a 1024-env session, before the JIT had compiled the deal, held other
     // connections' pings up 0.12-0.15 s: main-thread resets ran in one go (a cold start, so a

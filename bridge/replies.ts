@@ -2,7 +2,7 @@
 // and env.step in the session's encoding. Built where the work happens (main thread or worker).
 
 import type { ErrorBody } from './errors.js';
-import { BinaryEncoderState, encodeBinary, encodeJson, type BatchView, type Encoding } from './codec.js';
+import { BinaryEncoderState, encodeBinary, encodeJsonSteps, type BatchView, type Encoding } from './codec.js';
 
 export type Id = string | number;
 export type Reply = string | Uint8Array;
@@ -21,7 +21,12 @@ export class BatchEncoder {
 
   constructor(readonly encoding: Encoding) {}
 
-  encode(id: Id, view: BatchView): Reply {
-    return this.encoding === 'binary' ? encodeBinary(id, view, this.state) : encodeJson(id, view);
+  /**
+   * The reply, built a slice at a time (JSON; a binary frame is one copy, written whole): the
+   * caller drives the steps, giving way between them, or drains them.
+   */
+  *encodeSteps(id: Id, view: BatchView): Generator<void, Reply> {
+    if (this.encoding === 'binary') return encodeBinary(id, view, this.state);
+    return yield* encodeJsonSteps(id, view);
   }
 }
