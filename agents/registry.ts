@@ -35,6 +35,11 @@ export interface AgentContext {
 
 export const BUILTIN_AGENTS = ['random', 'heuristic', 'pimc'] as const;
 
+/** Whether `spec` names a built-in agent (`pimc:samples=8`); anything else is a checkpoint path. */
+export function isBuiltinAgent(spec: string): boolean {
+  return BUILTIN_AGENTS.includes(spec.split(':', 1)[0] as never);
+}
+
 function parseOptions(text: string | undefined, spec: string): Record<string, string> {
   // No prototype: a key such as `__proto__` or `constructor` is an unknown option, not a field.
   const options: Record<string, string> = Object.create(null);
@@ -71,7 +76,7 @@ function boundedOption(options: Record<string, string>, key: string, spec: strin
 /** Creates an agent from its spec; throws an error naming the spec when it is not one. */
 export async function createAgent(spec: string, context: AgentContext): Promise<Agent> {
   const [kind, optionText] = spec.split(/:(.*)/s, 2) as [string, string | undefined];
-  const options = BUILTIN_AGENTS.includes(kind as never) ? parseOptions(optionText, spec) : {};
+  const options = isBuiltinAgent(spec) ? parseOptions(optionText, spec) : {};
   const allowed: Record<string, string[]> = { random: [], heuristic: ['caution'], pimc: ['samples', 'timeBudgetMs', 'rollout'] };
   if (allowed[kind]) {
     for (const key of Object.keys(options)) {

@@ -21,6 +21,7 @@ function context(): ConnectionContext {
     maxTotalHands: 1,
     totals: { envs: 0, hands: 0 },
     maxPoliciesPerConnection: 1,
+    maxCheckpointOpponentsPerConnection: 1,
     maxBufferedBytes: 1 << 20,
     maxQueuedRequests: 8,
     maxMessageBytes: 1 << 20,

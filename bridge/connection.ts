@@ -8,8 +8,10 @@
 import { isAscii } from 'node:buffer';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
+import path from 'node:path';
 import { MAX_SEATS, NUM_ACTIONS, actionToString } from '../env/rules/index.js';
 import { MAX_OBSERVATION_JSON_BYTES, OBS_SIZE, observationSpec } from '../env/observation.js';
+import { isBuiltinAgent } from '../agents/registry.js';
 import { BridgeError, toErrorBody, type ErrorBody } from './errors.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
 import { MAX_POLICY_ROWS, METHODS, PROTOCOL_VERSION, REQUEST_SCHEMAS, type Method, type ParamsOf } from './protocol.js';
@@ -35,6 +37,8 @@ export interface ConnectionContext {
   /** What all connections' sessions hold now; each connection adds and takes back its own. */
   totals: { envs: number; hands: number };
   maxPoliciesPerConnection: number;
+  /** Checkpoints loaded as opponents, over the connection's single sessions (each counts its distinct ones). */
+  maxCheckpointOpponentsPerConnection: number;
   maxBufferedBytes: number;
   maxQueuedRequests: number;
   maxMessageBytes: number;
@@ -73,6 +77,20 @@ interface Owned {
   numEnvs: number;
   /** numEnvs x the session's rules.hands: the hands its envs may keep. */
   hands: number;
+  /** The checkpoints the session loads as opponents (countCheckpointOpponents). */
+  checkpoints: number;
+}
+
+/**
+ * The distinct checkpoints an env.create's opponents name: each spec that is no built-in agent,
+ * spellings of one path (`ck`, `ck/`, `./ck/.`) counted once. Other spellings (an absolute path, a
+ * link) count apart here and share one agent in the session (host.ts keys them by real path).
+ */
+export function countCheckpointOpponents(opponents: string | readonly (string | null)[] | undefined): number {
+  const specs = opponents === undefined ? [] : typeof opponents === 'string' ? [opponents] : opponents;
+  const paths = new Set<string>();
+  for (const spec of specs) if (spec !== null && !isBuiltinAgent(spec)) paths.add(path.normalize(spec).replace(/(.)\/+$/, '$1'));
+  return paths.size;
 }
 
 /**
@@ -194,6 +212,7 @@ export class Connection implements Servable {
   private handsInUse = 0;
   private numSessions = 0;
   private numPolicies = 0;
+  private checkpointOpponents = 0;
   private nextId = 1;
   private readonly queue: RawData[] = [];
   private busy = false;
@@ -518,6 +537,7 @@ export class Connection implements Servable {
         maxEnvs: this.context.maxEnvsPerConnection,
         maxHands: this.context.maxHandsPerConnection,
         maxPolicies: this.context.maxPoliciesPerConnection,
+        maxCheckpointOpponents: this.context.maxCheckpointOpponentsPerConnection,
         maxMessageBytes: this.context.maxMessageBytes,
         maxQueuedRequests: this.context.maxQueuedRequests,
         maxPolicyRows: maxPolicyRowsFor(this.context.maxMessageBytes),
@@ -537,19 +557,30 @@ export class Connection implements Servable {
         // one (nested 20,000 deep) still gets the error naming its field.
         const perEnvHands = checkSessionConfig(p.config).game.rules.hands;
         const hands = this.checkCreate(p.numEnvs, perEnvHands);
+        const checkpoints = p.mode === 'single' ? countCheckpointOpponents(p.opponents) : 0;
+        if (this.checkpointOpponents + checkpoints > this.context.maxCheckpointOpponentsPerConnection) {
+          throw new BridgeError(
+            'limit_exceeded',
+            `params.opponents: ${checkpoints} checkpoint(s) would pass the limit of ${this.context.maxCheckpointOpponentsPerConnection} checkpoint opponents per connection (${this.checkpointOpponents} loaded by its sessions); close a session first`,
+            'params.opponents',
+            { limit: 'maxCheckpointOpponents' },
+          );
+        }
         target = `s${this.nextId++}`;
         // Bots play on the server in single sessions, and large batches take long per request:
         // that work goes to the pool, so the main thread stays free for everyone's light requests.
         const heavy = p.mode === 'single' || p.numEnvs > MAIN_THREAD_MAX_ENVS[p.encoding] || perEnvHands > MAIN_THREAD_MAX_HANDS;
         place = heavy ? this.context.pool.pick() : 'main';
         this.numSessions++;
+        this.checkpointOpponents += checkpoints;
         this.holdEnvs(p.numEnvs, hands);
-        const created: Owned = { place, numEnvs: p.numEnvs, hands };
+        const created: Owned = { place, numEnvs: p.numEnvs, hands, checkpoints };
         this.owned.set(target, created);
         onReply = (succeeded) => {
           if (succeeded || this.closed) return;
           this.owned.delete(target);
           this.numSessions--;
+          this.checkpointOpponents -= checkpoints;
           this.holdEnvs(-p.numEnvs, -hands);
         };
         break;
@@ -565,7 +596,7 @@ export class Connection implements Servable {
         // take 100-200 ms even for the heuristic.
         place = this.context.pool.pick();
         this.numPolicies++;
-        this.owned.set(target, { place, numEnvs: 0, hands: 0 });
+        this.owned.set(target, { place, numEnvs: 0, hands: 0, checkpoints: 0 });
         onReply = (succeeded) => {
           if (succeeded || this.closed) return;
           this.owned.delete(target);
@@ -587,6 +618,7 @@ export class Connection implements Servable {
             if (!succeeded || !this.owned.delete(target)) return;
             if (method === 'env.close') {
               this.numSessions--;
+              this.checkpointOpponents -= owned.checkpoints;
               this.holdEnvs(-owned.numEnvs, -owned.hands);
             } else this.numPolicies--;
           };

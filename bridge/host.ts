@@ -170,8 +170,8 @@ export class SessionHost {
       opponents: params.opponents ?? 'random',
       limits: agentLimits,
       seedSecret,
-      loadCheckpoint: async (spec, context) =>
-        loadCheckpointAgent(await resolveCheckpoint(spec, checkpointRoots, 'params.opponents'), { rules: context.rules, backend }),
+      resolveCheckpoint: (spec) => resolveCheckpoint(spec, checkpointRoots, 'params.opponents'),
+      loadCheckpoint: (dir, context) => loadCheckpointAgent(dir, { rules: context.rules, backend }),
     });
     this.releaseIfGone(connection, () => session.close());
     this.sessions.set(key, { session, encoder: new BatchEncoder(params.encoding) });

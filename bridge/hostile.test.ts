@@ -951,6 +951,30 @@ describe('filesystem [issue: probing and hangs through policy.load]', () => {
     expect(performance.now() - t).toBeLessThan(1_000);
   });
 
+  it('counts checkpoint opponents per connection, each path once however spelled, and gives them back on close [probe round 2]', async () => {
+    // Opponents were not counted: 16 sessions naming one checkpoint three ways held 48 models.
+    const own = await BridgeClient.open(server.url);
+    const good = path.join(root, 'good');
+    const hello = (await own.call('hello', { protocolVersion: PROTOCOL_VERSION })).result as { limits: { maxCheckpointOpponents: number } };
+    expect(hello.limits.maxCheckpointOpponents).toBe(8);
+    const create = (opponents: (string | null)[] | string) => own.request('env.create', { mode: 'single', numEnvs: 1, opponents });
+    const sessions: string[] = [];
+    for (let k = 0; k < 8; k++) {
+      const reply = await create([null, good, `${good}/`, `${good}/.`]);
+      expect(reply.error).toBeUndefined();
+      sessions.push((reply.result as { session: string }).session);
+    }
+    const refused = await create(good);
+    expect(refused.error?.code).toBe('limit_exceeded');
+    expect(refused.error?.field).toBe('params.opponents');
+    expect((refused.error?.details as { limit: string }).limit).toBe('maxCheckpointOpponents');
+    expect((await create('heuristic')).error).toBeUndefined(); // built-in agents are not counted
+    await own.call('env.close', { session: sessions[0] });
+    expect((await create(good)).error).toBeUndefined();
+    expect((await create(good)).error?.code).toBe('limit_exceeded');
+    await own.close();
+  });
+
   it('a FIFO named manifest.json does not hang anyone; a 768 MiB sparse weights.bin is refused by its size before reading', async () => {
     const by = await bystander(server.url);
     const t = performance.now();

@@ -79,6 +79,11 @@ export interface BridgeServerOptions {
   /** @default 4 */
   maxPoliciesPerConnection?: number;
   /**
+   * Checkpoints a connection's single sessions load as opponents, each session counting the
+   * distinct ones it names (a model each, ~1-2 MB for the pretrained ones). @default 8
+   */
+  maxCheckpointOpponentsPerConnection?: number;
+  /**
    * Replies queued for one client that does not read them: past a quarter of this, no further
    * request of that client is started until it reads; past all of it, it is dropped. @default 16 MiB
    */
@@ -153,6 +158,7 @@ const DEFAULTS = {
   maxTotalEnvs: 16384,
   maxTotalHands: 131072,
   maxPoliciesPerConnection: 4,
+  maxCheckpointOpponentsPerConnection: 8,
   maxBufferedBytes: 16 << 20,
   maxTotalBufferedBytes: 256 << 20,
   idleTimeoutMs: 600_000,
@@ -375,6 +381,7 @@ export class BridgeServer {
       maxTotalHands: o.maxTotalHands,
       totals: this.sessionTotals,
       maxPoliciesPerConnection: o.maxPoliciesPerConnection,
+      maxCheckpointOpponentsPerConnection: o.maxCheckpointOpponentsPerConnection,
       maxBufferedBytes: o.maxBufferedBytes,
       maxQueuedRequests: o.maxQueuedRequests,
       maxMessageBytes: o.maxMessageBytes,

@@ -1,7 +1,9 @@
 // slicedControl: the main thread's (and each worker's) long work gives way in slices that are
 // the thread's, resumed one piece per turn of the event loop, least used client first, and timed for the client's use.
 import { describe, expect, it } from 'vitest';
-import { slicedControl } from './session.js';
+import { createSession, slicedControl } from './session.js';
+import { RandomAgent } from '../agents/random.js';
+import { DEFAULT_AGENT_LIMITS } from '../agents/registry.js';
 import type { RecentUse } from './fair-scheduler.js';
 
 /** A client that has used none of the thread lately. */
@@ -108,5 +110,37 @@ describe('slicedControl', () => {
     const paused = control.pause();
     gone = true;
     await expect(paused).rejects.toThrow(/gone/);
+  });
+});
+
+describe('createSession', () => {
+  it('loads one agent per checkpoint folder however the opponents spell it, and disposes it once [probe round 2]', async () => {
+    // Each spelling used to load its own copy: ["ck", "ck/", "ck/."] held three models.
+    const loads: string[] = [];
+    let disposed = 0;
+    class CountedAgent extends RandomAgent {
+      dispose(): void {
+        disposed++;
+      }
+    }
+    const session = await createSession({
+      id: 's1',
+      mode: 'single',
+      numEnvs: 2,
+      config: { rules: { players: 4 } },
+      learnerSeat: 0,
+      opponents: [null, 'ck', 'ck/', './ck/.'],
+      limits: DEFAULT_AGENT_LIMITS,
+      seedSecret: 'test',
+      resolveCheckpoint: async (spec) => `/real/${spec.replace(/^\.\//, '').replace(/\/\.?$/, '')}`,
+      loadCheckpoint: async (dir) => {
+        loads.push(dir);
+        return new CountedAgent();
+      },
+    });
+    await session.reset(3); // opponents are rebuilt for a seeded reset: from the same agent
+    expect(loads).toEqual(['/real/ck']);
+    session.close();
+    expect(disposed).toBe(1);
   });
 });

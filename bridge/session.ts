@@ -30,7 +30,12 @@ export interface SessionOptions {
   config?: EnvConfigInput;
   learnerSeat: number;
   opponents: string | (string | null)[];
-  /** Loads checkpoint directories named as opponents. */
+  /**
+   * The checkpoint folder an opponent spec names, as a key that is the same for every spelling
+   * of it (the real path); throws for a spec that names none the session may load.
+   */
+  resolveCheckpoint: (spec: string) => Promise<string>;
+  /** Loads a checkpoint folder resolveCheckpoint returned. */
   loadCheckpoint: (dir: string, context: { rules: unknown; seed: number | string }) => Promise<Agent>;
   /** Caps on the opponents' options (pimc samples, time budget). */
   limits: AgentLimits;
@@ -457,7 +462,9 @@ class SingleSession extends BaseSession {
         rules,
         seed: `${seed}:seat${s}`,
         limits: this.options.limits,
-        loadCheckpoint: async (dir: string) => {
+        // One agent per checkpoint folder, however the specs spell it (`ck`, `ck/`, `ck/.`, a link).
+        loadCheckpoint: async (spec: string) => {
+          const dir = await this.options.resolveCheckpoint(spec);
           if (!this.checkpoints.has(dir)) this.checkpoints.set(dir, await this.options.loadCheckpoint(dir, { rules, seed: 0 }));
           return this.checkpoints.get(dir)!;
         },
