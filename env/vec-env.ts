@@ -230,7 +230,8 @@ export class VecEnv extends VecEnvBuffers {
   }
 
   /**
-   * The state of the last session env i finished, with `keepEndedStates` (null before its first);
+   * The state of the last session env i finished, with `keepEndedStates` (null before its first;
+   * a single-agent session that ended before its learner acted, never reported, is not kept);
    * valid until the next one finishes. A hand episode's state continues into the next hand.
    */
   endedStateOf(i: number): KratzenState | null {
