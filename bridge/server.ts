@@ -174,6 +174,9 @@ const DEFAULTS = {
  * The most fragments a message may come in; past it `ws` closes the connection (1008). Each
  * fragment is a frame to read, however small, and no client fragments its requests this much.
  */
+/** The body of a 431: the request line and headers passed Node's limit (16 KiB), say a long address. */
+export const CLIENT_ERROR_TOO_LONG =
+  'Request too long: the address and headers may hold at most 16 KiB. The web table takes its settings from the #fragment too (not sent to the server).\n';
 export const MAX_FRAGMENTS = 16_384;
 
 /** Close codes beyond RFC 6455's: 4000 idle timeout, 4001 no hello in time. */
@@ -293,7 +296,12 @@ export class BridgeServer {
     http.on('clientError', (e: NodeJS.ErrnoException, socket) => {
       if (socket.writable && e.code !== 'ECONNRESET' && e.code !== 'ERR_HTTP_REQUEST_TIMEOUT') {
         const status = e.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : e.code === 'HPE_INVALID_METHOD' ? '501 Not Implemented' : '400 Bad Request';
-        socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());
+        // A browser shows the body: say what was wrong (a long address: settings can go in the #fragment).
+        const why = e.code === 'HPE_HEADER_OVERFLOW' ? CLIENT_ERROR_TOO_LONG : `${status}\n`;
+        socket.end(
+          `HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(why)}\r\n\r\n${why}`,
+          () => socket.destroy(),
+        );
         return;
       }
       socket.destroy();

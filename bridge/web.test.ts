@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CARD_NAMES, cardLongName, replayRecord, type HandReport } from '../env/rules/index.js';
 import { PROTOCOL_VERSION } from './protocol.js';
 import { BridgeClient } from './client.js';
-import { BridgeServer } from './server.js';
+import { BridgeServer, CLIENT_ERROR_TOO_LONG } from './server.js';
+import { webTablePolicy } from './web/assets.js';
 
 // Page-side callbacks run in the browser; the project compiles without the DOM library.
 declare const document: any;
@@ -90,10 +91,37 @@ describe('kratzen serve --web: HTTP', () => {
       });
     const host = `Host: 127.0.0.1:${port}\r\n`;
     expect(await statusOf(`GET / HTTP/1.1\r\n${host}X-Big: ${'a'.repeat(100_000)}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 431/);
+    // A long address (10,000 opponents in the query) got an empty 431, a blank page: the body says why [probe round 2].
+    const long = await new Promise<string>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(`GET /?opponents=${'heuristic,'.repeat(10_000)} HTTP/1.1\r\n${host}\r\n`));
+      let data = '';
+      socket.on('data', (d) => (data += d));
+      socket.on('close', () => resolve(data));
+      socket.on('error', () => resolve(data));
+    });
+    expect(long).toMatch(/^HTTP\/1\.1 431/);
+    expect(long).toMatch(/content-type: text\/plain/i);
+    expect(long.split('\r\n\r\n')[1]).toBe(CLIENT_ERROR_TOO_LONG);
     expect(await statusOf(`FOO / HTTP/1.1\r\n${host}\r\n`)).toMatch(/^HTTP\/1\.1 (400|501)/);
     expect(await statusOf('GARBAGE\r\n\r\n')).toMatch(/^HTTP\/1\.1 (400|501)/);
     expect(await statusOf(`CONNECT example.org:443 HTTP/1.1\r\n${host}\r\n`)).toMatch(/^HTTP\/1\.1 405/);
     expect((await get(`${base}/`)).status).toBe(200); // and it still serves
+  });
+
+  it('sends a policy that lets the page reach only its own server, send no form and set no <base> [probe round 2]', async () => {
+    const policy = await new Promise<string>((resolve, reject) => {
+      httpGet(`${base}/`, (res) => (res.resume(), resolve(String(res.headers['content-security-policy']))))
+        .on('error', reject)
+        .end();
+    });
+    const directives = new Map(policy.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name!, values]));
+    // `ws: wss:` let the page open WebSockets to any host.
+    expect(directives.get('connect-src')).toEqual(["'self'", `ws://127.0.0.1:${server.port}`, `wss://127.0.0.1:${server.port}`]);
+    expect(directives.get('form-action')).toEqual(["'none'"]);
+    expect(directives.get('base-uri')).toEqual(["'none'"]);
+    expect(directives.get('default-src')).toEqual(["'self'"]);
+    expect(directives.get('frame-ancestors')).toEqual(["'none'"]);
+    expect(webTablePolicy('evil;script-src *')).not.toContain('evil'); // a Host that could add a directive is left out
   });
 
   it('does not serve the page without --web', async () => {
@@ -199,6 +227,59 @@ describe('the web table in headless Chromium', () => {
         expect(await page.evaluate(() => document.querySelector('input[name=seed]').value)).toBe('4');
         await page.close();
       }
+    } finally {
+      await browser.close();
+      await guarded.close();
+    }
+  }, 60_000);
+
+  browserIt('says which settings of the address it does not offer, names a refused token, and sends no form without scripts [probe round 2]', async () => {
+    expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
+    const guarded = await new BridgeServer({ port: 0, web: true, token: 'right+token/x=' }).start();
+    const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const url = `http://127.0.0.1:${guarded.port}`;
+      // An unknown profile or player count emptied its select, and null went to the server:
+      // tavern6 started didactic4 unannounced, players=7 said "Too small: expected >=3".
+      let page = await browser.newPage();
+      await page.goto(`${url}/?profile=tavern6&players=7#token=right+token/x=`);
+      await page.waitForFunction(() => document.body.dataset.status === 'setup');
+      const status = await page.evaluate(() => document.querySelector('#status').textContent);
+      expect(status).toContain('profile "tavern6"');
+      expect(status).toContain('players "7"');
+      expect(await page.evaluate(() => [document.querySelector('[name=profile]').value, document.querySelector('[name=players]').value])).toEqual(['didactic4', '4']);
+      // The page reaches only its own server.
+      const foreign = await page.evaluate(
+        () =>
+          new Promise((resolve) => {
+            document.addEventListener('securitypolicyviolation', (e: any) => resolve(e.effectiveDirective));
+            try {
+              new WebSocket('ws://127.0.0.1:9/');
+            } catch (e: any) {
+              resolve(e.name);
+            }
+            setTimeout(() => resolve('allowed'), 2000);
+          }),
+      );
+      expect(foreign).not.toBe('allowed');
+      await page.close();
+      // A wrong token: the reason stays on screen after the server closes the connection.
+      page = await browser.newPage();
+      await page.goto(`${url}/#token=wrong`);
+      await page.waitForFunction(() => document.body.dataset.status === 'setup');
+      await page.click('#start');
+      await page.waitForFunction(() => (document.querySelector('#status').textContent ?? '').includes('Disconnected'));
+      expect(await page.evaluate(() => document.querySelector('#status').textContent)).toMatch(/^Error: .*token.* Disconnected/);
+      await page.close();
+      // Without scripts the form would go into the address (and the server's log) with its token.
+      const noScript = await browser.newContext({ javaScriptEnabled: false });
+      page = await noScript.newPage();
+      await page.goto(`${url}/`);
+      await page.fill('input[name=token]', 'typed-token');
+      await page.click('#start', { noWaitAfter: true, timeout: 5000 });
+      await page.waitForTimeout(500);
+      expect(page.url()).not.toContain('typed-token');
+      await noScript.close();
     } finally {
       await browser.close();
       await guarded.close();

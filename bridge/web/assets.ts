@@ -39,6 +39,17 @@ function publicDir(): string {
   return fileURLToPath(found);
 }
 
+/**
+ * The page's Content-Security-Policy: its own files only, WebSockets to this server only (named
+ * by the request's Host, which HttpGuard has checked, as well as by 'self': older browsers do not
+ * match ws: against 'self'), no forms sent anywhere (the form holds the token: without scripts a
+ * browser would submit it into the query) and no <base> to move relative URLs elsewhere.
+ */
+export function webTablePolicy(host: string | undefined): string {
+  const sockets = host && /^[A-Za-z0-9.:[\]-]+$/.test(host) ? ` ws://${host} wss://${host}` : '';
+  return `default-src 'self'; connect-src 'self'${sockets}; img-src 'self' data:; frame-ancestors 'none'; form-action 'none'; base-uri 'none'`;
+}
+
 /** Answers GET/HEAD of the page's files; returns false for any other request. */
 export function serveWebAsset(req: IncomingMessage, res: ServerResponse): boolean {
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
@@ -66,8 +77,7 @@ export function serveWebAsset(req: IncomingMessage, res: ServerResponse): boolea
     'content-length': body.length,
     'cache-control': 'no-cache',
     'x-content-type-options': 'nosniff',
-    // The page loads only its own files and talks only to this server's WebSocket.
-    'content-security-policy': "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; frame-ancestors 'none'",
+    'content-security-policy': webTablePolicy(req.headers.host),
   });
   res.end(req.method === 'HEAD' ? undefined : body);
   return true;

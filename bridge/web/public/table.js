@@ -28,7 +28,10 @@ function connect() {
     ws.onerror = () => reject(new Error('cannot reach the bridge server'));
     ws.onclose = (e) => {
       for (const p of table.pending.splice(0)) p.reject(new Error(`connection closed (${e.code} ${e.reason})`));
-      setStatus(`Disconnected from the server (${e.code}${e.reason ? `: ${e.reason}` : ''}). Reload to reconnect.`, 'error');
+      // An error shown just before (a refused hello: "wrong token") says why: keep it in front.
+      const shown = $('status');
+      const why = shown.className === 'error' && shown.textContent.startsWith('Error:') ? `${shown.textContent} ` : '';
+      setStatus(`${why}Disconnected from the server (${e.code}${e.reason ? `: ${e.reason}` : ''}). Reload to reconnect.`, 'error');
     };
     // Replies arrive in request order, so pending requests are a queue.
     ws.onmessage = (e) => {
@@ -386,9 +389,18 @@ async function main() {
   // or a Referer). A token is then taken out of the address bar, so it stays out of the history.
   const query = new URLSearchParams(location.search);
   const fragment = fragmentParams(location.hash);
+  const unknown = [];
   for (const key of ['opponents', 'profile', 'players', 'seed', 'deckStyle', 'token']) {
     const value = fragment.values.get(key) ?? query.get(key);
-    if (value !== undefined && value !== null && form.elements[key]) form.elements[key].value = value;
+    const field = form.elements[key];
+    if (value === undefined || value === null || !field) continue;
+    const before = field.value;
+    field.value = value;
+    // A select takes only its own options: any other value would leave it empty (and send null).
+    if (field.value !== value) {
+      field.value = before;
+      unknown.push(`${key} "${value.length > 40 ? `${value.slice(0, 40)}…` : value}"`);
+    }
   }
   if (query.has('token') || fragment.values.has('token')) {
     query.delete('token');
@@ -426,7 +438,8 @@ async function main() {
     }
   });
   document.body.dataset.status = 'setup';
-  setStatus('Choose the table and start a session.');
+  if (unknown.length) setStatus(`The address asks for ${unknown.join(' and ')}, which this table does not offer: choose below.`, 'error');
+  else setStatus('Choose the table and start a session.');
   // For scripts and tests: the same protocol calls the page makes.
   window.kratzenTable = { call, get session() { return table.session; }, get view() { return table.view; }, record: (episode = 'current') => call('env.record', { session: table.session, episode }) };
 }
