@@ -1,7 +1,7 @@
 // File writes that survive a crash: data is fsynced before it is renamed into place, and the
 // directory is fsynced after, so a name never points at a half-written file or directory.
 
-import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -78,11 +78,25 @@ export function makeDirs(dir: string): void {
  * checked before long work whose results would otherwise be lost at the first write. Creates
  * nothing: it probes the folder, or the nearest existing one above it, with a file it removes.
  */
+/**
+ * Whether a directory entry named `p` exists, a symlink counting as one even when it points
+ * nowhere or in a loop (existsSync follows links and calls those missing).
+ */
+export function entryExists(p: string): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function unwritableFolderReason(dir: string): string | null {
   let at = path.resolve(dir);
   const missing: string[] = [];
   try {
-    while (!existsSync(at) && path.dirname(at) !== at) {
+    // A dangling or looping link is an entry, not a missing name: statSync below names its error.
+    while (!entryExists(at) && path.dirname(at) !== at) {
       missing.push(path.basename(at));
       at = path.dirname(at);
     }

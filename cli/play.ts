@@ -36,7 +36,7 @@ import { createAgent } from '../agents/registry.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { HistoryRecorder, type TrickView } from '../env/table-view.js';
 import { writeFileAtomic } from '../training/files.js';
-import { fsErrorReason, unwritableFolderReason } from '../checkpoints/durable-fs.js';
+import { entryExists, fsErrorReason, unwritableFolderReason } from '../checkpoints/durable-fs.js';
 
 export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed S] [--profile didactic4|tavern5] [--players N]
              [--hands H] [--variant JSON] [--deck-style german|french|french-joker]
@@ -451,7 +451,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   // goes to an existing path, and its folder must exist.
   const recordProblem = recordPath === ''
     ? 'the record path is empty'
-    : existsSync(recordPath)
+    : entryExists(recordPath)
     ? `${recordPath} exists: kratzen play never overwrites a file; name a new one`
     : typeof values.record === 'string' && !existsSync(dirname(resolve(recordPath)))
       ? `the folder of ${recordPath} does not exist`
@@ -487,7 +487,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     reader.close();
     for (const agent of agents) agent?.dispose?.();
     // A file that appeared at that path during the game is not replaced either.
-    if (existsSync(recordPath)) recordPath = defaultRecordPath();
+    if (entryExists(recordPath)) recordPath = defaultRecordPath();
     try {
       writeFileAtomic(recordPath, `${JSON.stringify(stateToRecord(state), null, 2)}\n`);
       out(`\n${finished ? 'Session over.' : 'Session stopped.'} Record saved: ${recordPath}\nReplay it: npx kratzen replay ${recordPath}\n`);
