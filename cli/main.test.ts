@@ -1,6 +1,6 @@
 // The `kratzen` command end to end: replay and random through the built bin, as a user runs them.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -155,6 +155,19 @@ describe('kratzen eval', () => {
       expect(JSON.parse(run.stdout)).toMatchObject({ field: 'out' });
     }
   });
+});
+
+describe('eval report that cannot be written', () => {
+  it('says so in one line, exit 3, and leaves no half of the report (a stack trace and a lone result.json before) [probe round 2]', () => {
+    const out = mkdtempSync(join(tmpdir(), 'kratzen-eval-out-'));
+    mkdirSync(join(out, 'report.html')); // the report's name is taken by a folder: its rename fails
+    const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', 'random,random', '--hands', '8', '--workers', '1', '--out', out], { encoding: 'utf8' });
+    expect(run.status).toBe(3);
+    const lines = run.stderr.trim().split('\n');
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ error: 'cannot write output', field: 'out', reason: expect.stringMatching(/EISDIR/) });
+    expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(readdirSync(out)).toEqual(['report.html']);
+  }, 60_000);
 });
 
 describe('output to a reader that stops early', () => {

@@ -2,7 +2,9 @@
 // The `kratzen` command: parses flags and calls the modules; no game logic lives here.
 
 import { availableParallelism } from 'node:os';
+import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { fsErrorReason } from '../checkpoints/durable-fs.js';
 import { parseArgs } from 'node:util';
 import {
   errorReport,
@@ -187,7 +189,18 @@ async function runEval(args: string[]): Promise<void> {
     return badInput('agents', (e as Error).message, 'evaluation failed');
   }
   const out = values.out ?? join('runs', `eval-${new Date().toISOString().replace(/[:.]/g, '-')}`);
-  const path = writeTournamentReport(result, out);
+  let path: string;
+  try {
+    path = writeTournamentReport(result, out);
+  } catch (e) {
+    // A full disk, or a name taken by a folder: say so (exit 3), and leave no half of the report.
+    for (const file of ['result.json', 'report.html']) {
+      const written = join(out, file);
+      if (statSync(written, { throwIfNoEntry: false })?.isFile()) rmSync(written, { force: true });
+    }
+    process.stderr.write(`${JSON.stringify({ error: 'cannot write output', field: 'out', reason: fsErrorReason(e) })}\n`);
+    process.exit(3);
+  }
   if (values.json) {
     printJson(result);
     process.stderr.write(`report: ${path}\n`);
