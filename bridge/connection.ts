@@ -84,7 +84,7 @@ interface Owned {
 /**
  * The distinct checkpoints an env.create's opponents name: each spec that is no built-in agent,
  * spellings of one path (`ck`, `ck/`, `./ck/.`) counted once. Other spellings (an absolute path, a
- * link) count apart here and share one agent in the session (host.ts keys them by real path).
+ * link) count apart here and share one agent in the session (session.ts keys them by real path).
  */
 export function countCheckpointOpponents(opponents: string | readonly (string | null)[] | undefined): number {
   const specs = opponents === undefined ? [] : typeof opponents === 'string' ? [opponents] : opponents;
@@ -571,17 +571,13 @@ export class Connection implements Servable {
         // that work goes to the pool, so the main thread stays free for everyone's light requests.
         const heavy = p.mode === 'single' || p.numEnvs > MAIN_THREAD_MAX_ENVS[p.encoding] || perEnvHands > MAIN_THREAD_MAX_HANDS;
         place = heavy ? this.context.pool.pick() : 'main';
-        this.numSessions++;
-        this.checkpointOpponents += checkpoints;
-        this.holdEnvs(p.numEnvs, hands);
         const created: Owned = { place, numEnvs: p.numEnvs, hands, checkpoints };
+        this.holdSession(created, 1);
         this.owned.set(target, created);
         onReply = (succeeded) => {
           if (succeeded || this.closed) return;
           this.owned.delete(target);
-          this.numSessions--;
-          this.checkpointOpponents -= checkpoints;
-          this.holdEnvs(-p.numEnvs, -hands);
+          this.holdSession(created, -1);
         };
         break;
       }
@@ -616,11 +612,8 @@ export class Connection implements Servable {
         if (method === 'env.close' || method === 'policy.close') {
           onReply = (succeeded) => {
             if (!succeeded || !this.owned.delete(target)) return;
-            if (method === 'env.close') {
-              this.numSessions--;
-              this.checkpointOpponents -= owned.checkpoints;
-              this.holdEnvs(-owned.numEnvs, -owned.hands);
-            } else this.numPolicies--;
+            if (method === 'env.close') this.holdSession(owned, -1);
+            else this.numPolicies--;
           };
         }
       }
@@ -698,6 +691,13 @@ export class Connection implements Servable {
       );
     }
     return hands;
+  }
+
+  /** Counts a session with its envs, hands and checkpoint opponents (`sign` -1: gives them back). */
+  private holdSession(session: Owned, sign: 1 | -1): void {
+    this.numSessions += sign;
+    this.checkpointOpponents += sign * session.checkpoints;
+    this.holdEnvs(sign * session.numEnvs, sign * session.hands);
   }
 
   /** Counts envs and hands (negative: gives them back) for this connection and the server. */
