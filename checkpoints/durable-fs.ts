@@ -132,5 +132,27 @@ export function fsErrorReason(e: unknown, withPath = true): string {
     ELOOP: 'too many symbolic links',
   };
   const reason = (error.code && what[error.code]) ?? error.message;
-  return `${withPath && error.path ? `${error.path}: ` : ''}${reason}${error.code ? ` (${error.code})` : ''}`;
+  // A rename names its source first, a temp file the user never chose: the target is what failed.
+  const where = (error as { dest?: string }).dest ?? error.path;
+  return `${withPath && where ? `${where}: ` : ''}${reason}${error.code ? ` (${error.code})` : ''}`;
+}
+
+/** Whether `e` came from a file-system call (Node's system errors name the call and the OS's code). */
+export function isFileSystemError(e: unknown): e is NodeJS.ErrnoException {
+  const error = e as NodeJS.ErrnoException;
+  return e instanceof Error && typeof error.syscall === 'string' && typeof error.code === 'string';
+}
+
+/**
+ * Output that could not be written (a full disk, no permission, a name taken): `field` names the
+ * flag or config field that chose where it goes. The CLI reports it as `cannot write output`, exit 3.
+ */
+export class OutputError extends Error {
+  constructor(
+    readonly field: string,
+    readonly reason: string,
+  ) {
+    super(`cannot write output: ${field}: ${reason}`);
+    this.name = 'OutputError';
+  }
 }

@@ -29,4 +29,5 @@ export {
   type PointerName,
   type SaveOptions,
 } from './store.js';
+export { OutputError } from './durable-fs.js';
 export { OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, type NamedArray } from './optimizer-state.js';

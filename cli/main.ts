@@ -4,7 +4,7 @@
 import { availableParallelism } from 'node:os';
 import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fsErrorReason } from '../checkpoints/durable-fs.js';
+import { OutputError, fsErrorReason } from '../checkpoints/durable-fs.js';
 import { parseArgs } from 'node:util';
 import {
   errorReport,
@@ -70,6 +70,12 @@ function printJson(value: unknown): void {
 function fail(code: number, value: Record<string, unknown>): never {
   printJson(value);
   process.exit(code);
+}
+
+/** Output that could not be written: one JSON line on stderr (stdout may be the output that failed), exit 3. */
+function failOutput(field: string, reason: string): never {
+  process.stderr.write(`${JSON.stringify({ error: 'cannot write output', field, reason })}\n`);
+  process.exit(3);
 }
 
 function badInput(field: string, reason: string, error = 'invalid arguments'): never {
@@ -138,6 +144,7 @@ async function reportingAsyncErrors(run: () => Promise<void>): Promise<void> {
  * (exit 2, naming its path); returns for any other error.
  */
 function failOnKnownError(e: unknown): void {
+  if (e instanceof OutputError) failOutput(e.field, e.reason);
   if (e instanceof CheckpointError) fail(2, { error: 'checkpoint error', field: 'checkpoint', code: e.code, path: e.path, reason: e.reason });
   const report = errorReport(e);
   if (report) fail(report.exitCode, report.output);
@@ -198,8 +205,7 @@ async function runEval(args: string[]): Promise<void> {
       const written = join(out, file);
       if (statSync(written, { throwIfNoEntry: false })?.isFile()) rmSync(written, { force: true });
     }
-    process.stderr.write(`${JSON.stringify({ error: 'cannot write output', field: 'out', reason: fsErrorReason(e) })}\n`);
-    process.exit(3);
+    failOutput('out', fsErrorReason(e));
   }
   if (values.json) {
     printJson(result);
@@ -230,8 +236,7 @@ function endQuietlyOnClosedStdout(verb: string | undefined): void {
       return;
     }
     // The output is lost (a full disk, a closed descriptor): say so on stderr, not with a stack trace.
-    process.stderr.write(`${JSON.stringify({ error: 'cannot write output', field: 'stdout', reason: e.message })}\n`);
-    process.exit(3);
+    failOutput('stdout', e.message);
   });
 }
 

@@ -1,6 +1,6 @@
 // `kratzen train` flags: each lands on its config field; a bad value names the flag.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -73,5 +73,22 @@ describe('kratzen train signals', () => {
     expect(code).toBe(0);
     expect(stderr).toMatch(/interrupted after update \d+; resume with --resume/);
     expect(existsSync(join(dir, 'sig', 'checkpoints', 'latest.json'))).toBe(true);
+  });
+});
+
+describe('kratzen train output', () => {
+  it('a run file that cannot be written exits 3 with one JSON line naming --runs-dir and the file (it was a stack trace)', { timeout: 120_000 }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-out-'));
+    // The name of the run's metrics file is taken by a folder.
+    mkdirSync(join(dir, 'r1', 'metrics.jsonl'), { recursive: true });
+    const run = spawnSync(process.execPath, [join(import.meta.dirname, '..', 'dist/cli/main.js'), 'train', '--runs-dir', dir, '--name', 'r1', '--players', '3', '--num-envs', '6', '--rollout-steps', '16', '--hidden', '16', '--updates', '1', '--final-eval-deals', '0'], { encoding: 'utf8' });
+    expect(run.status).toBe(3);
+    const last = run.stderr.trim().split('\n').at(-1)!;
+    expect(JSON.parse(last)).toEqual({
+      error: 'cannot write output',
+      field: 'runs-dir',
+      reason: `cannot write the run ${join(dir, 'r1')}: ${join(dir, 'r1', 'metrics.jsonl')}: is a directory (EISDIR)`,
+    });
+    expect(existsSync(join(dir, 'r1', '.lock'))).toBe(false);
   });
 });

@@ -5,6 +5,7 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ValidationError, isJsonObject } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
+import { OutputError } from '../checkpoints/durable-fs.js';
 import { integerFlag, outputFolderFlag, rulesFromFlags, seedFlag, suitSymmetryFlag } from './flags.js';
 import { MAX_CONFIG_BYTES, readInputText } from './read-input.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
@@ -111,6 +112,10 @@ export async function runTrain(args: string[]): Promise<void> {
   try {
     const result = await train(config, { resume, redis, shouldStop: () => stopRequested });
     if (result.interrupted) process.stderr.write(`${interruptedMessage(config, result.runDir, result.updates)}\n`);
+  } catch (e) {
+    // The trainer names its config field; here the flag chose the folder.
+    if (e instanceof OutputError && e.field === 'runsDir') throw new OutputError('runs-dir', e.reason);
+    throw e;
   } finally {
     for (const signal of stopSignals) process.off(signal, onStopSignal);
   }

@@ -2,8 +2,8 @@
 // run's metrics and pruned its checkpoints. The lock is a file holding the owner's process id,
 // created exclusively; one whose process is gone (a crash, kill -9) is taken over.
 
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, mkdirSync, openSync, readFileSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { ValidationError } from '../env/rules/index.js';
 
 /** The lock's file name in a run folder. */
@@ -15,24 +15,29 @@ const held = new Set<string>();
 export class RunLock {
   private constructor(
     private readonly path: string,
-    /** The folder, when taking the lock made it: removed again if the run leaves it empty. */
+    private readonly runDir: string,
+    /** The outermost folder taking the lock made (null if runDir existed): removed again, with those inside it, if the run leaves them empty. */
     private readonly madeFolder: string | null,
   ) {}
 
-  /** Takes the run folder `runDir` (made if absent), or refuses naming the process that trains it. */
+  /**
+   * Takes the run folder `runDir` (made if absent), or refuses naming the process that trains it.
+   * A lock that cannot be written (a full disk, no permission) throws the file system's error and
+   * leaves no lock file, and no folder it made.
+   */
   static acquire(runDir: string): RunLock {
-    const madeFolder = existsSync(runDir) ? null : runDir;
-    mkdirSync(runDir, { recursive: true });
+    const madeFolder = mkdirSync(runDir, { recursive: true }) ?? null;
     const path = join(runDir, RUN_LOCK_FILE);
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        const fd = openSync(path, 'wx');
-        writeSync(fd, `${process.pid}\n`);
-        closeSync(fd);
+        writeLockFile(path);
         held.add(path);
-        return new RunLock(path, madeFolder);
+        return new RunLock(path, runDir, madeFolder);
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
+          removeMadeFolders(runDir, madeFolder);
+          throw e;
+        }
       }
       const owner = Number.parseInt(readLockOwner(path), 10);
       if (isAlive(owner) && (owner !== process.pid || held.has(path))) {
@@ -52,11 +57,38 @@ export class RunLock {
     if (!held.delete(this.path)) return;
     try {
       unlinkSync(this.path);
-      // A run refused before it wrote anything leaves no folder behind.
-      if (this.madeFolder) rmdirSync(this.madeFolder);
     } catch {
-      // Already gone, or the folder holds the run: nothing more to do.
+      // Already gone.
     }
+    // A run refused before it wrote anything leaves no folder behind.
+    removeMadeFolders(this.runDir, this.madeFolder);
+  }
+}
+
+/** Creates the lock file holding this process's id; one that could not be written whole is removed. */
+function writeLockFile(path: string): void {
+  const fd = openSync(path, 'wx');
+  try {
+    writeSync(fd, `${process.pid}\n`);
+  } catch (e) {
+    closeSync(fd);
+    unlinkSync(path);
+    throw e;
+  }
+  closeSync(fd);
+}
+
+/** Removes the empty folders from `runDir` up to `top` (the outermost one mkdir made); stops at the first that holds something. */
+function removeMadeFolders(runDir: string, top: string | null): void {
+  if (top === null) return;
+  const outermost = resolve(top);
+  for (let dir = resolve(runDir); ; dir = dirname(dir)) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      return; // not empty (the run wrote into it), or already gone
+    }
+    if (dir === outermost || dirname(dir) === dir) return;
   }
 }
 

@@ -5,7 +5,7 @@
 // metrics (timings aside): every update's randomness derives from (seed, update).
 
 import { appendFileSync, existsSync, readFileSync, readdirSync } from 'node:fs';
-import { makeDirs } from '../checkpoints/durable-fs.js';
+import { OutputError, fsErrorReason, isFileSystemError, makeDirs } from '../checkpoints/durable-fs.js';
 import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { loadCheckpoint as loadCheckpointAgent } from '../checkpoints/agent-loader.js';
@@ -79,15 +79,28 @@ export function withoutTimings(line: MetricsLine): MetricsLine {
   return copy;
 }
 
+/**
+ * Trains a run. A file of the run that cannot be written (a full disk, no permission) throws an
+ * OutputError naming `runsDir`; the run keeps its last checkpoint and can be resumed.
+ */
 export async function train(input: unknown, options: TrainOptions = {}): Promise<TrainResult> {
   const run = await TrainingRun.open(input, options);
   try {
     await run.restore();
     await run.loop();
     return await run.finish();
+  } catch (e) {
+    throw run.outputError(e);
   } finally {
     await run.close();
   }
+}
+
+/** `e` as an OutputError when a file-system call failed writing the run at `runDir`; other errors as they are. */
+function runOutputError(e: unknown, runDir: string, resumable: string | null): unknown {
+  if (!isFileSystemError(e)) return e;
+  const resume = resumable ? `; the run keeps checkpoint ${resumable}: free space (or fix the folder) and resume it` : '';
+  return new OutputError('runsDir', `cannot write the run ${runDir}: ${fsErrorReason(e)}${resume}`);
 }
 
 /** What a resumed run may be asked to change: its length, where it lives, and the machine's backend. */
@@ -208,7 +221,12 @@ class TrainingRun {
     } else if (existsSync(join(runDir, 'checkpoints'))) {
       throw new ValidationError('run exists', 'name', `${runDir} already holds a run: pass --resume to continue it, or choose another --name`);
     }
-    const lock = RunLock.acquire(runDir);
+    let lock: RunLock;
+    try {
+      lock = RunLock.acquire(runDir);
+    } catch (e) {
+      throw runOutputError(e, runDir, null);
+    }
     try {
       const { backend } = await selectBackend(config.backend);
       const run = new TrainingRun(config, options, runDir, createGame(config.rules).numPlayers, lock);
@@ -517,6 +535,11 @@ class TrainingRun {
     const checkpoint = join(this.store.root, this.checkpointName);
     if (this.verbose) process.stdout.write(`checkpoint: ${checkpoint}\nreport: ${this.reportPath}\n`);
     return { runDir: this.runDir, updates: this.state.update, checkpoint, metrics: this.metrics, finalEval, interrupted: this.interrupted };
+  }
+
+  /** `e` as train() reports it: a failed write of the run as an OutputError, saying which checkpoint resumes it. */
+  outputError(e: unknown): unknown {
+    return runOutputError(e, this.runDir, this.checkpointName || null);
   }
 
   async close(): Promise<void> {
