@@ -1,6 +1,7 @@
 // The registry's checkpoint loader: a checkpoint or store directory becomes a legal, greedy agent.
 
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ import { PolicyAgent } from '../agents/policy-agent.js';
 import { selectBackend } from '../agents/tfjs.js';
 import { loadCheckpoint } from './agent-loader.js';
 import { CheckpointStore } from './store.js';
+import { loadCheckpoint as loadCheckpointDir } from './checkpoint.js';
 
 const RULES = { profile: 'didactic4', players: 4 };
 let tmp: string;
@@ -42,4 +44,16 @@ it('loads a checkpoint or a store as a greedy agent for the rules, and refuses o
   }
   await expect(loadCheckpoint(dir, { rules: { profile: 'didactic4', players: 3 }, seed: 0 })).rejects.toMatchObject({ code: 'incompatible-rules' });
   agent.dispose();
+});
+
+it('a file or FIFO named as a checkpoint is refused as not a folder, not with the OS message about a file inside it (probe finding)', async () => {
+  const file = path.join(tmp, 'not-a-checkpoint');
+  await writeFile(file, 'hello\n');
+  const fifo = path.join(tmp, 'a-fifo');
+  execFileSync('mkfifo', [fifo]);
+  for (const target of [file, fifo]) {
+    await expect(loadCheckpoint(target, { rules: RULES, seed: 'x' })).rejects.toMatchObject({ code: 'missing-file', path: target, reason: expect.stringMatching(/^not a folder: a checkpoint is a folder holding manifest\.json/) });
+    // The checkpoint reader alone (train's initialPolicy) says the same.
+    await expect(loadCheckpointDir(target)).rejects.toMatchObject({ code: 'missing-file', path: target, reason: 'not a folder: a checkpoint is a folder holding manifest.json' });
+  }
 });

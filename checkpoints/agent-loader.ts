@@ -2,7 +2,7 @@
 // workers (which import this module by URL) use for an agent spec that is a directory.
 
 import { existsSync } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Agent } from '../agents/agent.js';
 import { unknownAgent, type AgentContext } from '../agents/registry.js';
@@ -10,6 +10,7 @@ import { selectBackend } from '../agents/tfjs.js';
 import { loadCheckpoint as loadCheckpointDir, type LoadedCheckpoint, type RulesInput } from './checkpoint.js';
 import { MANIFEST_FILE } from './manifest.js';
 import { CheckpointStore } from './store.js';
+import { CheckpointError } from './errors.js';
 
 /**
  * The policy of `dir`, a checkpoint or a store (whose `latest` is taken), for `rules` (its own
@@ -17,6 +18,10 @@ import { CheckpointStore } from './store.js';
  * server loading client-named checkpoints reads no more than it plays.
  */
 export async function loadPolicyCheckpoint(dir: string, rules: RulesInput | undefined): Promise<LoadedCheckpoint> {
+  // A file named as the checkpoint: said as such, not as a store without its latest.json.
+  if ((await stat(dir).catch(() => null))?.isDirectory() === false) {
+    throw new CheckpointError('missing-file', dir, `not a folder: a checkpoint is a folder holding ${MANIFEST_FILE}, a run's store one holding latest.json`);
+  }
   const isCheckpoint = await access(path.join(dir, MANIFEST_FILE)).then(
     () => true,
     () => false,

@@ -4,6 +4,7 @@
 
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
+import path from 'node:path';
 import { CheckpointError } from './errors.js';
 
 /** Largest manifest or pointer file read (they are a few KiB). */
@@ -11,8 +12,8 @@ export const MAX_METADATA_BYTES = 1 << 20;
 
 /**
  * Reads `file` (in checkpoint `where`) when it is a regular file of exactly `exactBytes` (or at
- * most `maxBytes`). Throws CheckpointError `missing-file` when absent, `hash-mismatch` when the
- * size is wrong, `bad-manifest` when it is not a regular file.
+ * most `maxBytes`). Throws CheckpointError `missing-file` when absent (or `where` is not a folder),
+ * `hash-mismatch` when the size is wrong, `bad-manifest` when it is not a regular file.
  */
 export async function readRegularFile(file: string, where: string, limit: { exactBytes?: number; maxBytes?: number }): Promise<Buffer> {
   let handle;
@@ -22,6 +23,8 @@ export async function readRegularFile(file: string, where: string, limit: { exac
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new CheckpointError('missing-file', where, `${file} is missing`);
+    // A file (or FIFO) named as the checkpoint: the OS's message named a file inside it.
+    if (code === 'ENOTDIR') throw new CheckpointError('missing-file', where, `not a folder: a checkpoint is a folder holding ${path.basename(file)}`);
     if (code === 'ELOOP') throw new CheckpointError('bad-manifest', where, `${file} is a symbolic link`);
     throw e;
   }
