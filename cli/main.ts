@@ -2,7 +2,6 @@
 // The `kratzen` command: parses flags and calls the modules; no game logic lives here.
 
 import { availableParallelism } from 'node:os';
-import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { OutputError, fsErrorReason } from '../checkpoints/durable-fs.js';
 import { parseArgs } from 'node:util';
@@ -200,11 +199,8 @@ async function runEval(args: string[]): Promise<void> {
   try {
     path = writeTournamentReport(result, out);
   } catch (e) {
-    // A full disk, or a name taken by a folder: say so (exit 3), and leave no half of the report.
-    for (const file of ['result.json', 'report.html']) {
-      const written = join(out, file);
-      if (statSync(written, { throwIfNoEntry: false })?.isFile()) rmSync(written, { force: true });
-    }
+    // A full disk, or a name taken by a folder: say so (exit 3). The report is written whole or
+    // not at all, so an earlier one in the folder stays as it was.
     failOutput('out', fsErrorReason(e));
   }
   if (values.json) {

@@ -1,7 +1,7 @@
 // Writes a tournament's result.json and an HTML report with an SVG chart, atomically.
 
 import { join } from 'node:path';
-import { writeFileAtomic } from './files.js';
+import { writeFilesAtomic } from './files.js';
 import { barChartSvg, escapeHtml, heatMapSvg } from './svg.js';
 import type { TournamentResult } from './tournament.js';
 
@@ -48,8 +48,11 @@ ${heatMap}
 
 /** Writes `result.json` and `report.html` into `dir`; returns the report's path. */
 export function writeTournamentReport(result: TournamentResult, dir: string): string {
-  writeFileAtomic(join(dir, 'result.json'), `${JSON.stringify(result, null, 2)}\n`);
   const path = join(dir, 'report.html');
-  writeFileAtomic(path, tournamentHtml(result));
+  // Both or neither: a full disk leaves an earlier report in `dir` whole.
+  writeFilesAtomic([
+    [join(dir, 'result.json'), `${JSON.stringify(result, null, 2)}\n`],
+    [path, tournamentHtml(result)],
+  ]);
   return path;
 }

@@ -1,28 +1,48 @@
 // Atomic file writes: write a temporary file beside the target, flush it, then rename, so a
 // reader (or a crash) never sees half a file.
 
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, lstatSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { makeDirs } from '../checkpoints/durable-fs.js';
 
 let tempCounter = 0;
 
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
-  makeDirs(dirname(path));
-  // A short name of its own (not the target's plus a suffix): a target name near the file
-  // system's limit must not fail only at its temporary file.
-  const temp = join(dirname(path), `.tmp-${process.pid}-${tempCounter++}`);
+  writeFilesAtomic([[path, data]]);
+}
+
+/**
+ * Writes files that belong together (a report and its data): every one is written and flushed
+ * under a temporary name first, and only then renamed into place, so a write that fails (a full
+ * disk) leaves every target as it was, an earlier report included.
+ */
+export function writeFilesAtomic(files: readonly (readonly [path: string, data: string | Uint8Array])[]): void {
+  const temps: string[] = [];
   try {
-    const fd = openSync(temp, 'w');
-    try {
-      writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
+    for (const [path, data] of files) {
+      makeDirs(dirname(path));
+      // A short name of its own (not the target's plus a suffix): a target name near the file
+      // system's limit must not fail only at its temporary file.
+      const temp = join(dirname(path), `.tmp-${process.pid}-${tempCounter++}`);
+      const fd = openSync(temp, 'w');
+      temps.push(temp);
+      try {
+        writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
     }
-    renameSync(temp, path);
+    // A rename needs no space; it fails on a target that is a folder. Those go first, so that
+    // such a failure comes before any other target has changed.
+    const order = files.map((_, k) => k).sort((a, b) => Number(isFolder(files[b]![0])) - Number(isFolder(files[a]![0])));
+    for (const k of order) renameSync(temps[k]!, files[k]![0]);
   } catch (e) {
-    rmSync(temp, { force: true });
+    for (const temp of temps) rmSync(temp, { force: true });
     throw e;
   }
+}
+
+function isFolder(path: string): boolean {
+  return lstatSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
 }
