@@ -184,6 +184,19 @@ describe('output to a reader that stops early', () => {
   });
 });
 
+describe('play with its output lost', () => {
+  it.runIf(existsSync('/dev/full'))('plays on and saves its record, then exits 3 with one JSON line on stderr (it exited at once, the record lost) [probe round 3]', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-play-full-'));
+    const record = join(dir, 'p.json');
+    const run = spawnSync('/bin/sh', ['-c', `printf '1\\n1\\nquit\\n' | "${process.execPath}" "${BIN}" play --seed 1 --opponents random --record "${record}" > /dev/full; echo "status $?"`], { encoding: 'utf8' });
+    expect(run.stdout).toBe('status 3\n');
+    expect(JSON.parse(run.stderr.trim().split('\n')[0]!)).toMatchObject({ error: 'cannot write output', field: 'stdout', reason: expect.stringMatching(/ENOSPC/) });
+    const replay = spawnSync(process.execPath, [BIN, 'replay', record], { encoding: 'utf8' });
+    expect(replay.status).toBe(0);
+    expect(JSON.parse(readFileSync(record, 'utf8')).hands[0].actions.length).toBeGreaterThan(0);
+  });
+});
+
 describe('the package', () => {
   it("can be imported as 'kratzen-gym'", () => {
     const run = spawnSync(process.execPath, ['--input-type=module', '-e', "import { createGame, NUM_ACTIONS } from 'kratzen-gym'; console.log(NUM_ACTIONS, createGame({}).numPlayers)"], {

@@ -231,10 +231,16 @@ function endQuietlyOnClosedStdout(verb: string | undefined): void {
       if (verb !== 'play') process.exit(0);
       return;
     }
-    // The output is lost (a full disk, a closed descriptor): say so on stderr, not with a stack trace.
-    failOutput('stdout', e.message);
+    // The output is lost (a full disk, a closed descriptor): say so on stderr, not with a stack
+    // trace. `play` still finishes and saves its record, then exits 3.
+    if (verb !== 'play') failOutput('stdout', e.message);
+    process.stderr.write(`${JSON.stringify({ error: 'cannot write output', field: 'stdout', reason: e.message })}\n`);
+    stdoutLost = true;
   });
 }
+
+/** Whether stdout failed (not a reader that stopped early) while `play` went on. */
+let stdoutLost = false;
 
 async function main(argv: string[]): Promise<void> {
   const [verb, ...rest] = argv;
@@ -289,6 +295,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     case 'play':
       process.exitCode = await runPlay(rest);
+      if (stdoutLost && process.exitCode === 0) process.exitCode = 3;
       return;
     case undefined:
     case 'help':

@@ -3,11 +3,11 @@
 // complete and consistent through `kratzen replay`.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ACTION_IN, ACTION_OUT, actionToString, createGame, parseAction, replayRecord, replayToJson, type GameRecord } from '../env/rules/index.js';
 import { CardNames, parseMove, runPlay } from './play.js';
 
@@ -204,6 +204,36 @@ describe('kratzen play', () => {
     const output = new Writable({ write: (_chunk, _e, done) => done() });
     expect(await runPlay(['--seed', '1', '--record', `${dir}/nodir/../r.json`], { input: Readable.from(['quit\n']), output })).toBe(0);
     expect(existsSync(join(dir, 'r.json'))).toBe(true);
+  });
+
+  it('a record that cannot be saved after the game (its folder replaced by a file) is output that cannot be written: exit 3, one JSON line on stderr [probe round 3]', async () => {
+    const dir = mkdtempSync(join(tmp, 'gone-'));
+    const input = new PassThrough();
+    let prompted = false;
+    const output = new Writable({
+      write(chunk, _e, done) {
+        // At the first prompt the record's folder becomes a file (checked before the game, it was a folder).
+        if (!prompted && chunk.toString().includes('Your move')) {
+          prompted = true;
+          rmSync(dir, { recursive: true });
+          writeFileSync(dir, 'not a folder\n');
+          input.end('quit\n');
+        }
+        done();
+      },
+    });
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    let code: number;
+    let written: string[];
+    try {
+      code = await runPlay(['--seed', '1', '--record', join(dir, 'r.json')], { input, output });
+    } finally {
+      written = stderr.mock.calls.map(([text]) => String(text));
+      stderr.mockRestore();
+    }
+    expect(code).toBe(3);
+    const line = written.find((text) => text.startsWith('{'))!;
+    expect(JSON.parse(line)).toEqual({ error: 'cannot write output', field: 'record', reason: expect.stringMatching(/\((EEXIST|ENOTDIR)\)$/) });
   });
 
   it('ends the session after 1 MiB of input with no newline, saving the record (< /dev/zero ran out of memory)', async () => {

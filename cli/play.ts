@@ -493,8 +493,9 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
       out(`\n${finished ? 'Session over.' : 'Session stopped.'} Record saved: ${recordPath}\nReplay it: npx kratzen replay ${recordPath}\n`);
     } catch (e) {
       // Checked before the game; the disk can still fill up or the folder go away meanwhile.
-      out(`\n${JSON.stringify({ error: 'cannot save the record', field: 'record', reason: fsErrorReason(e) })}\n`);
-      return 1;
+      // Output that cannot be written, as every verb reports it: one line on stderr, exit 3.
+      process.stderr.write(`${JSON.stringify({ error: 'cannot write output', field: 'record', reason: fsErrorReason(e) })}\n`);
+      return 3;
     }
   }
   return stoppedBy ? reportStop(stoppedBy) : 0;
