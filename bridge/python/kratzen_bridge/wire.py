@@ -191,7 +191,11 @@ class WireConnection:
 
     def request(self, text: str):
         """Sends `text`; returns the next message: `str` for text frames, `bytes` for binary ones."""
-        with self._lock:
+        # The keepalive thread may be reading a frame the server sent between calls; it gives up
+        # at its own deadline, and the call waits for it no longer than its timeout.
+        if not self._lock.acquire(timeout=self.timeout):
+            raise self._fail(f"no reply from the server within {self.timeout} s (a frame it began between calls never ended)")
+        try:
             if self._closed is not None:
                 raise self._closed
             self._send_frame(OP_TEXT, text.encode("utf-8"))
@@ -200,6 +204,8 @@ class WireConnection:
                 opcode, payload = self._next_message()
             finally:
                 self._deadline = None
+        finally:
+            self._lock.release()
         return payload.decode("utf-8") if opcode == OP_TEXT else payload
 
     def _keep_alive(self, interval: float) -> None:
@@ -211,7 +217,11 @@ class WireConnection:
                 if self._closed is not None:
                     return
                 while self._buffer or select.select([self._sock], [], [], 0)[0]:
+                    # A frame begun must end within the timeout, as a reply must: a server
+                    # dripping it would hold the lock, and every call, forever.
+                    self._deadline = time.monotonic() + self.timeout
                     fin, op, payload = self._read_frame(0)
+                    self._deadline = None
                     if op == OP_PING:
                         self._send_frame(OP_PONG, payload)
                     elif op == OP_CLOSE:
@@ -220,6 +230,7 @@ class WireConnection:
             except WireClosed:
                 return
             finally:
+                self._deadline = None
                 self._lock.release()
 
     @property

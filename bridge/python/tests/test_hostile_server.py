@@ -142,6 +142,12 @@ class HostileServer:
         hello = json.dumps({"id": 1, "result": {"protocolVersion": 2}}).encode()
         conn.sendall(struct.pack("!BB", 0x81, len(hello)) + hello)
         try:
+            if self.mode == "between":
+                # Between calls: a frame header nobody asked for, its payload dripped.
+                conn.sendall(struct.pack("!BB", 0x81, 100))
+                while not self.stop.wait(0.2):
+                    conn.sendall(b"x")
+                return
             conn.recv(65536)  # the call under test
             if self.mode == "fragments":
                 conn.sendall(struct.pack("!BB", 0x01, 1) + b"{")
@@ -169,6 +175,20 @@ class DeadlineTest(unittest.TestCase):
                 self.assertEqual(caught.exception.code, "connection_closed")
                 server.stop.set()
                 client.close()
+
+
+    def test_a_frame_dripped_between_calls_does_not_hold_the_next_call_past_its_timeout(self):
+        # The keepalive thread read it with no deadline, holding the lock the call waited on: forever.
+        server = HostileServer("between")
+        client = BridgeClient(f"ws://127.0.0.1:{server.port}", timeout=0.5)
+        time.sleep(1.0)  # the keepalive thread (every 0.5 s) has begun reading the frame
+        started = time.monotonic()
+        with self.assertRaises(BridgeError) as caught:
+            client.call("ping")
+        self.assertLess(time.monotonic() - started, 1.5)
+        self.assertEqual(caught.exception.code, "connection_closed")
+        server.stop.set()
+        client.close()
 
 
 class HandshakeDeadlineTest(unittest.TestCase):
