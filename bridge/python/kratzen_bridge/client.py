@@ -10,12 +10,13 @@ BridgeError.
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import struct
 import subprocess
 from pathlib import Path
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -69,6 +70,51 @@ def _loads(text) -> Any:
         return json.loads(text, parse_constant=_reject_constant)
     except RecursionError:
         raise ValueError("nested too deeply") from None
+
+
+def _json_default(value: Any) -> Any:
+    # numpy scalars and arrays, as RL code holds its numbers, go as the JSON values they are.
+    if isinstance(value, np.generic) and isinstance(value.item(), (bool, int, float)):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"a {type(value).__name__} is not a JSON value")
+
+
+def _unsendable(value: Any, path: str) -> Optional[Tuple[str, str]]:
+    """The path of the first value in `value` that is not JSON (NaN, Infinity, an object), and why."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _unsendable(item, f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = _unsendable(item, f"{path}[{index}]")
+            if found:
+                return found
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return path, f"{value} is not a JSON number"
+    if value is not None and not isinstance(value, (str, bool, int, float)):
+        return path, f"a {type(value).__name__} is not a JSON value"
+    return None
+
+
+def _dumps(method: str, message: Dict[str, Any]) -> str:
+    """The request as strict JSON; a value that is not JSON (NaN, Infinity, an object) is a
+    BridgeError("invalid_params") naming its field, raised before anything is sent."""
+    try:
+        return json.dumps(message, separators=(",", ":"), allow_nan=False, default=_json_default)
+    except (ValueError, TypeError, RecursionError) as e:
+        found = _unsendable(message.get("params"), "params")
+        field, reason = found if found else (None, str(e))
+        raise BridgeError("invalid_params", f"{method}: {field + ': ' if field else ''}{reason}", field) from None
 
 
 def _bad_frame(reason: str) -> "BridgeError":
@@ -164,7 +210,7 @@ class BridgeClient:
         message: Dict[str, Any] = {"id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        text = json.dumps(message, separators=(",", ":"))
+        text = _dumps(method, message)
         limit = self.max_message_bytes
         # json.dumps escapes to ASCII, so characters are bytes.
         if limit is not None and len(text) > limit:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ._compat import SAME_STEP, AECEnv, Dict as DictSpace, Discrete, Env, MultiDiscrete, VectorEnv
 from .client import NUM_ACTIONS, BridgeClient
-from .session import Seed, Session, as_action, env_config
+from .session import Seed, Session, as_action, as_actions, as_opponents, as_seed, env_config
 
 Opponents = Union[str, Sequence[Optional[str]]]
 
@@ -66,7 +66,7 @@ class KratzenEnv(Env):
             url,
             client,
             token,
-            {"mode": "single", "numEnvs": 1, "config": config, "learnerSeat": learner_seat, "opponents": opponents if isinstance(opponents, str) else list(opponents)},
+            {"mode": "single", "numEnvs": 1, "config": config, "learnerSeat": learner_seat, "opponents": as_opponents(opponents)},
         )
         self.learner_seat = learner_seat
         self.observation_space = self._session.observation_box()
@@ -75,6 +75,7 @@ class KratzenEnv(Env):
         self._needs_reset = True
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        seed = as_seed(seed)
         super().reset(seed=seed)
         batch = self._session.reset(seed)
         self._mask = batch.masks[0].copy()
@@ -174,7 +175,7 @@ class KratzenAECEnv(AECEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
-        batch = self._session.reset(seed)
+        batch = self._session.reset(as_seed(seed))
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -192,6 +193,8 @@ class KratzenAECEnv(AECEnv):
         self._mask = batch.masks[0].copy()
 
     def observe(self, agent: str) -> Dict[str, np.ndarray]:
+        if agent not in self.possible_agents:
+            raise ValueError(f"unknown agent {agent!r:.100}: the agents are {', '.join(self.possible_agents)}")
         if self._done(agent) or agent not in self.agents:
             return {"observation": self._seen.get(agent, self._zero_obs).copy(), "action_mask": self._zero_mask.copy()}
         if agent == self.agent_selection:
@@ -298,7 +301,7 @@ class KratzenVecEnv(VectorEnv):
         config = env_config(rules, episode, illegal_action, illegal_action_penalty, reward_scale, max_steps, reward_normalization)
         params: Dict[str, Any] = {"mode": mode, "numEnvs": int(num_envs), "config": config}
         if mode == "single":
-            params.update(learnerSeat=learner_seat, opponents=opponents if isinstance(opponents, str) else list(opponents))
+            params.update(learnerSeat=learner_seat, opponents=as_opponents(opponents))
         self._session = Session(url, client, token, params)
         self.num_envs = int(num_envs)
         self.mode = mode
@@ -314,16 +317,15 @@ class KratzenVecEnv(VectorEnv):
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         if isinstance(seed, (list, tuple)):
             raise ValueError("one seed for all envs: env i plays the sessions '<seed>:<i>', ...")
+        seed = as_seed(seed)
         if seed is not None:
             self._np_random = np.random.default_rng(seed)
         batch = self._session.reset(seed)
         return batch.observations, {"action_mask": batch.masks, "seat": batch.seats}
 
     def step(self, actions):
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,):
-            raise ValueError(f"expected {self.num_envs} actions, got shape {actions.shape}")
-        wire = np.where((actions >= 0) & (actions < NUM_ACTIONS), actions, -1).astype(np.int64).tolist()
+        actions = as_actions(actions, self.num_envs)
+        wire = np.where((actions >= 0) & (actions < NUM_ACTIONS), actions, -1).tolist()
         batch = self._session.step(wire)
         infos: Dict[str, Any] = {"action_mask": batch.masks, "seat": batch.seats}
         if batch.final:

@@ -26,6 +26,8 @@ class RemotePolicy:
         split further while a request would pass its message limit."""
         obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))
         mask = np.atleast_2d(np.asarray(masks)).astype(int)
+        if len(obs) == 0:
+            return np.zeros(0, dtype=np.int64), None
         max_rows = self.client.hello.get("limits", {}).get("maxPolicyRows") or max(1, len(obs))
         actions, probs = [], []
         for start in range(0, len(obs), max_rows):

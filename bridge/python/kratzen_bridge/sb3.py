@@ -26,7 +26,7 @@ import numpy as np
 
 from ._compat import HAVE_GYMNASIUM
 from .client import NUM_ACTIONS, BridgeClient
-from .session import Session, env_config
+from .session import Session, as_actions, as_opponents, env_config
 
 try:  # pragma: no cover - depends on the environment
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _SB3VecEnv
@@ -119,7 +119,7 @@ class KratzenSB3VecEnv(Base):  # type: ignore[misc, valid-type]
             "numEnvs": int(num_envs),
             "config": config,
             "learnerSeat": learner_seat,
-            "opponents": opponents if isinstance(opponents, str) else list(opponents),
+            "opponents": as_opponents(opponents),
         }
         self._session = Session(url, client, token, params)
         self.render_mode = None
@@ -142,14 +142,14 @@ class KratzenSB3VecEnv(Base):  # type: ignore[misc, valid-type]
         return batch.observations
 
     def step_async(self, actions) -> None:
-        self._actions = np.asarray(actions).reshape(self.num_envs)
+        self._actions = as_actions(np.asarray(actions).reshape(-1), self.num_envs)
 
     def step_wait(self):
         if self._actions is None:
             raise RuntimeError("step_wait() without step_async()")
         actions = self._actions
         self._actions = None
-        wire = np.where((actions >= 0) & (actions < NUM_ACTIONS), actions, -1).astype(np.int64).tolist()
+        wire = np.where((actions >= 0) & (actions < NUM_ACTIONS), actions, -1).tolist()
         batch = self._session.step(wire)
         self._masks = batch.masks.copy()
         dones = batch.terminated | batch.truncated

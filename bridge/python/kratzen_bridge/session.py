@@ -50,6 +50,8 @@ class Session:
     ):
         if client is None and url is None:
             raise ValueError("pass a server url (ws://127.0.0.1:8765) or a BridgeClient")
+        if client is None and not isinstance(url, str):
+            raise TypeError(f"url must be a ws:// URL string, not {url!r:.100}")
         self.owns_client = client is None
         self.client = client if client is not None else BridgeClient(url, token=token)  # type: ignore[arg-type]
         self.info = self.client.call("env.create", {**params, "encoding": "binary"})
@@ -103,6 +105,8 @@ REWARD_NORMALIZATIONS = ("chips", "pot")
 def env_config(rules, episode, illegal_action, illegal_action_penalty, reward_scale, max_steps, reward_normalization="chips") -> Dict[str, Any]:
     """The server's env config (bridge/protocol.ts, env/table.ts). `reward_normalization="pot"`
     divides each seat's chip changes by the pot at its latest decision, as the trainer does."""
+    if rules is not None and not isinstance(rules, dict):
+        raise TypeError(f"rules must be a dict of rule-set fields ({{'profile': 'tavern5', 'players': 5}}), not {rules!r:.100}")
     if reward_normalization not in REWARD_NORMALIZATIONS:
         raise ValueError(f"reward_normalization must be one of {REWARD_NORMALIZATIONS}, not {reward_normalization!r}")
     return {
@@ -117,10 +121,42 @@ def env_config(rules, episode, illegal_action, illegal_action_penalty, reward_sc
 
 
 def as_action(action) -> int:
-    """Python and numpy integers (and 0-d arrays) as an int; anything else is a TypeError."""
+    """Python and numpy integers (and 0-d integer arrays) as an int; anything else, a float
+    that would be truncated included, is a TypeError."""
+    if isinstance(action, np.ndarray) and action.ndim == 0:
+        action = action[()]
     if isinstance(action, (bool, np.bool_)):
         raise TypeError(f"an action is an integer id, not {action!r}")
     try:
-        return int(np.asarray(action).item()) if isinstance(action, np.ndarray) else int(action.__index__())
+        return int(action.__index__())
     except (AttributeError, TypeError, ValueError):
-        raise TypeError(f"an action is an integer id 0..{NUM_ACTIONS - 1}, not {action!r}") from None
+        raise TypeError(f"an action is an integer id 0..{NUM_ACTIONS - 1}, not {action!r:.100}") from None
+
+
+def as_actions(actions, num_envs: int) -> np.ndarray:
+    """One integer action id per env as an int64 array; floats (truncated silently before),
+    booleans and other kinds are a TypeError naming the actions."""
+    array = np.asarray(actions)
+    if array.shape != (num_envs,):
+        raise ValueError(f"expected {num_envs} actions, got shape {array.shape}")
+    if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"actions must be integer action ids 0..{NUM_ACTIONS - 1}, got an array of {array.dtype}")
+    return array.astype(np.int64)
+
+
+def as_opponents(opponents) -> Union[str, List[Optional[str]]]:
+    """One agent name for every other seat, or a list with one per seat (None at the learner's)."""
+    if isinstance(opponents, str):
+        return opponents
+    if isinstance(opponents, (list, tuple)) and all(o is None or isinstance(o, str) for o in opponents):
+        return list(opponents)
+    raise TypeError(f"opponents must be an agent name (random, heuristic, pimc, a checkpoint) or a list of one per seat, not {opponents!r:.100}")
+
+
+def as_seed(seed) -> Optional[int]:
+    """A Gymnasium reset seed: an integer or None."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an integer or None, not {seed!r:.100}")
+    return int(seed)

@@ -374,5 +374,72 @@ class VecTest(unittest.TestCase):
             self.assertTrue(set(infos["seat"].tolist()) <= {0, 1, 2})
 
 
+class HostileArgumentsTest(unittest.TestCase):
+    """Bad arguments are refused on the client, naming what was wrong (probe round 3)."""
+
+    def test_actions_must_be_integers_everywhere(self):
+        # Floats were truncated to a legal id in the vector env and from 0-d arrays.
+        with KratzenVecEnv(2, SERVER.url, mode="multi") as venv:
+            _, infos = venv.reset(seed=1)
+            legal = np.array([first_legal(m) for m in infos["action_mask"]])
+            for bad in (legal + 0.9, legal.astype(complex), legal.astype(bool), np.array(["a", "b"])):
+                with self.subTest(dtype=str(bad.dtype)), self.assertRaisesRegex(TypeError, "actions must be integer action ids"):
+                    venv.step(bad)
+            venv.step(legal.astype(np.int32))  # any integer dtype is fine
+        env = KratzenEnv(SERVER.url)
+        _, info = env.reset(seed=1)
+        legal_one = first_legal(info["action_mask"])
+        for bad in (np.array(legal_one + 0.9), np.float32(legal_one), float(legal_one), True):
+            with self.subTest(action=repr(bad)), self.assertRaisesRegex(TypeError, "an action is an integer id"):
+                env.step(bad)
+        env.step(np.array(legal_one))  # a 0-d integer array is an action
+        env.close()
+
+    def test_values_that_are_not_json_are_refused_naming_their_field(self):
+        cases = {
+            "params.config.illegalActionPenalty": dict(illegal_action_penalty=float("nan")),
+            "params.config.rewardScale": dict(reward_scale=float("inf")),
+        }
+        for field, kwargs in cases.items():
+            with self.subTest(field=field), self.assertRaises(BridgeError) as caught:
+                KratzenEnv(SERVER.url, **kwargs)
+            self.assertEqual((caught.exception.code, caught.exception.field), ("invalid_params", field))
+        # numpy numbers, as RL code holds them, are JSON numbers (int64 failed inside json.dumps).
+        env = KratzenEnv(SERVER.url, learner_seat=np.int64(1), rules={"players": np.int64(5)}, reward_scale=np.float32(0.5))
+        self.assertEqual(env.learner_seat, 1)
+        env.close()
+
+    def test_arguments_of_the_wrong_kind_name_themselves(self):
+        cases = [
+            ("rules must be a dict", lambda: KratzenEnv(SERVER.url, rules="x")),
+            ("opponents must be an agent name", lambda: KratzenEnv(SERVER.url, opponents=5)),
+            ("url must be a ws:// URL string", lambda: KratzenEnv(5)),
+        ]
+        for message, make in cases:
+            with self.subTest(message), self.assertRaisesRegex(TypeError, message):
+                make()
+        env = KratzenEnv(SERVER.url)
+        for seed in ("abc", [1, 2], 1.5):
+            with self.subTest(seed=seed), self.assertRaisesRegex(TypeError, "seed must be an integer or None"):
+                env.reset(seed=seed)
+        env.close()
+        aec = KratzenAECEnv(SERVER.url)
+        aec.reset(seed=1)
+        for agent in ("player_9", 5):
+            with self.subTest(agent=agent), self.assertRaisesRegex(ValueError, "unknown agent"):
+                aec.observe(agent)
+        aec.close()
+
+    def test_a_policy_asked_for_no_rows_answers_none(self):
+        from kratzen_bridge import RemotePolicy
+
+        client = BridgeClient(SERVER.url)
+        policy = RemotePolicy(client, "heuristic")
+        size = client.spec()["observation"]["size"]
+        actions, probabilities = policy.act(np.zeros((0, size), dtype=np.float32), np.zeros((0, NUM_ACTIONS), dtype=np.int8))
+        self.assertEqual((actions.shape, probabilities), ((0,), None))
+        client.close()
+
+
 if __name__ == "__main__":
     unittest.main()
