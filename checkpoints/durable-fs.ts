@@ -129,6 +129,7 @@ export function fsErrorReason(e: unknown, withPath = true): string {
     EISDIR: 'is a directory',
     ENAMETOOLONG: 'a name in the path is too long',
     ENOSPC: 'no space left on the device',
+    EFBIG: 'the file would pass the size limit',
     ELOOP: 'too many symbolic links',
   };
   const reason = (error.code && what[error.code]) ?? error.message;

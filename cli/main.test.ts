@@ -184,6 +184,34 @@ describe('output to a reader that stops early', () => {
   });
 });
 
+describe('output cut short by a full disk', () => {
+  // `ulimit -f` makes the write past 8 KiB short, then fail with EFBIG, as a disk that fills up
+  // does with ENOSPC (Node ignores SIGXFSZ). Node's own file stdout dropped the rest silently.
+  const limited = (command: string) =>
+    spawnSync('/bin/sh', ['-c', `ulimit -f 8; ${command}; echo "status $?"`], { encoding: 'utf8' });
+
+  it('a printed record or replay result that does not fit exits 3 with one line on stderr, not 0 with a cut file [probe round 3]', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-cut-'));
+    const record = join(dir, 'record.json');
+    writeFileSync(record, spawnSync(process.execPath, [BIN, 'random', '--seed', '2', '--hands', '200'], { encoding: 'utf8' }).stdout);
+    for (const args of [`random --seed 1 --hands 50`, `replay "${record}"`, `demo --seed 1 --hands 500`]) {
+      const run = limited(`"${process.execPath}" "${BIN}" ${args} > "${join(dir, 'out')}"`);
+      expect(run.stdout, args).toBe('status 3\n');
+      expect(JSON.parse(run.stderr), args).toEqual({ error: 'cannot write output', field: 'stdout', reason: 'the file would pass the size limit (EFBIG)' });
+    }
+  });
+
+  it.runIf(existsSync('/dev/full'))('a bad-input report that cannot reach stdout goes to stderr, with its own exit code (it was lost) [probe round 3]', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-cut-'));
+    writeFileSync(join(dir, 'bad.json'), '{}');
+    for (const args of ['random', `replay "${join(dir, 'bad.json')}"`]) {
+      const run = spawnSync('/bin/sh', ['-c', `"${process.execPath}" "${BIN}" ${args} > /dev/full; echo "status $?"`], { encoding: 'utf8' });
+      expect(run.stdout, args).toBe('status 2\n');
+      expect(JSON.parse(run.stderr), args).toMatchObject({ error: expect.any(String), field: expect.any(String) });
+    }
+  });
+});
+
 describe('play with its output lost', () => {
   it.runIf(existsSync('/dev/full'))('plays on and saves its record, then exits 3 with one JSON line on stderr (it exited at once, the record lost) [probe round 3]', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-play-full-'));

@@ -4,6 +4,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { OutputError, fsErrorReason } from '../checkpoints/durable-fs.js';
+import { failOutput, tryWriteStdout, writeStdout } from './output.js';
 import { parseArgs } from 'node:util';
 import {
   errorReport,
@@ -63,18 +64,14 @@ verbs:
 
 /** Exit codes: 0 ok, 1 illegal action or amount overflow, 2 bad input, 3 output that could not be written. */
 function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  writeStdout(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 function fail(code: number, value: Record<string, unknown>): never {
-  printJson(value);
+  const text = `${JSON.stringify(value, null, 2)}\n`;
+  // A report that cannot reach stdout (a full disk) goes to stderr rather than nowhere.
+  if (tryWriteStdout(text)) process.stderr.write(text);
   process.exit(code);
-}
-
-/** Output that could not be written: one JSON line on stderr (stdout may be the output that failed), exit 3. */
-function failOutput(field: string, reason: string): never {
-  process.stderr.write(`${JSON.stringify({ error: 'cannot write output', field, reason })}\n`);
-  process.exit(3);
 }
 
 function badInput(field: string, reason: string, error = 'invalid arguments'): never {
@@ -211,11 +208,11 @@ async function runEval(args: string[]): Promise<void> {
   // --hands rounds up to whole duplicate deals (each played from every seat), and tie-break hands
   // may add to them: say what was played.
   const note = result.hands === hands ? '' : ` (--hands ${hands}: whole deals, at least 2, plus any tie-break hands)`;
-  process.stdout.write(`${deals} deals x ${game.numPlayers} seatings: ${result.hands} hands${note}\n`);
+  writeStdout(`${deals} deals x ${game.numPlayers} seatings: ${result.hands} hands${note}\n`);
   for (const a of result.agents) {
-    process.stdout.write(`${a.name.padEnd(28)} ${a.meanChipsPerHand.toFixed(3).padStart(9)} ±${a.ci95.toFixed(3)} chips/hand, rating ${a.rating.toFixed(0)}\n`);
+    writeStdout(`${a.name.padEnd(28)} ${a.meanChipsPerHand.toFixed(3).padStart(9)} ±${a.ci95.toFixed(3)} chips/hand, rating ${a.rating.toFixed(0)}\n`);
   }
-  process.stdout.write(`report: ${path}\n`);
+  writeStdout(`report: ${path}\n`);
 }
 
 /**
@@ -247,7 +244,7 @@ async function main(argv: string[]): Promise<void> {
   endQuietlyOnClosedStdout(verb);
   const help = verb === undefined ? undefined : VERB_HELP[verb];
   if (help && wantsHelp(rest)) {
-    process.stdout.write(help);
+    writeStdout(help);
     return;
   }
   switch (verb) {
@@ -256,7 +253,9 @@ async function main(argv: string[]): Promise<void> {
       if (positionals.length !== 1) badInput('record', 'usage: kratzen replay <record.json|->');
       const record = readJson(positionals[0]!);
       const { exitCode, text } = replayToText(record);
-      process.stdout.write(`${text}\n`);
+      // A result that is lost is exit 3; a report of a bad record goes to stderr instead, as fail's.
+      if (exitCode === 0) writeStdout(`${text}\n`);
+      else if (tryWriteStdout(`${text}\n`)) process.stderr.write(`${text}\n`);
       process.exitCode = exitCode;
       return;
     }
@@ -274,12 +273,12 @@ async function main(argv: string[]): Promise<void> {
       const state = reportingErrors(() => randomSession(printedSessionRules(values), seed));
       const result = replayResult(state);
       result.hands.forEach((hand, h) => {
-        process.stdout.write(
+        writeStdout(
           `hand ${h}: dealer ${hand.dealer}, trump ${hand.trump}, ${hand.kind}${hand.walkover ? ' (walkover)' : ''}, ` +
             `pot ${hand.potBeforePlay} -> ${hand.potAfter}, tricks [${hand.tricks}], balances [${hand.balances}]\n`,
         );
       });
-      process.stdout.write(`final: balances [${result.final.balances}], pot ${result.final.pot}, winners [${result.final.winners}]\n`);
+      writeStdout(`final: balances [${result.final.balances}], pot ${result.final.pot}, winners [${result.final.winners}]\n`);
       return;
     }
     case 'eval':
@@ -301,7 +300,7 @@ async function main(argv: string[]): Promise<void> {
     case 'help':
     case '--help':
     case '-h':
-      process.stdout.write(USAGE);
+      writeStdout(USAGE);
       return;
     default:
       badInput('verb', `unknown verb ${quoteInput(verb)}; kratzen --help lists them`);

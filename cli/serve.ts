@@ -14,6 +14,7 @@ import { BridgeServer } from '../bridge/server.js';
 import { MIN_MESSAGE_BYTES } from '../bridge/connection.js';
 import { defaultCheckpointRoots } from '../bridge/checkpoint-roots.js';
 import { networkTokenProblem } from '../bridge/http-guard.js';
+import { writeStdout } from './output.js';
 
 export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (protocol: bridge/protocol.ts, docs/bridge.md)
 
@@ -66,7 +67,7 @@ Prints one JSON line when listening: {"event":"listening","url","host","port","p
 `;
 
 function fail(field: string, reason: string): never {
-  process.stdout.write(`${JSON.stringify({ error: 'invalid arguments', field, reason })}\n`);
+  writeStdout(`${JSON.stringify({ error: 'invalid arguments', field, reason })}\n`);
   process.exit(2);
 }
 
@@ -121,7 +122,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     fail('arguments', (e as Error).message);
   }
   if (values.help) {
-    process.stdout.write(SERVE_USAGE);
+    writeStdout(SERVE_USAGE);
     process.exit(0);
   }
   if (values.backend !== undefined && !BACKEND_CHOICES.includes(values.backend as BackendChoice)) {
@@ -188,7 +189,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     fail(['ENOTFOUND', 'EADDRNOTAVAIL', 'EAI_AGAIN', 'EAI_FAIL', 'EINVAL'].includes(code) ? 'host' : 'port', `cannot listen: ${(e as Error).message}`);
   }
   const web = server.options.web ? { web: server.url.replace(/^ws:/, 'http:') + '/' } : {};
-  process.stdout.write(`${JSON.stringify({ event: 'listening', url: server.url, host, port: server.port, protocolVersion: PROTOCOL_VERSION, ...web })}\n`);
+  writeStdout(`${JSON.stringify({ event: 'listening', url: server.url, host, port: server.port, protocolVersion: PROTOCOL_VERSION, ...web })}\n`);
   const stop = (signal: string) => {
     process.stderr.write(`kratzen serve: ${signal}, shutting down\n`);
     server.close().then(

@@ -1,0 +1,50 @@
+// The CLI's stdout: what a verb prints arrives whole, or its loss is reported (exit 3). Node
+// writes a stdout that is a file or a device with one write(2) and drops, without an error, what
+// a short write left over (a disk that fills up: `kratzen random > out.json` ended 0 with a cut
+// record). There the text is written here until all of it is out, so the write that finds no
+// room fails as it should. Pipes and terminals keep Node's stream (main.ts handles their errors).
+
+import { fstatSync, writeSync } from 'node:fs';
+import { isatty } from 'node:tty';
+import { fsErrorReason } from '../checkpoints/durable-fs.js';
+
+let writesSync: boolean | undefined;
+
+function stdoutWritesSync(): boolean {
+  if (writesSync === undefined) {
+    try {
+      const info = fstatSync(1);
+      writesSync = info.isFile() || (info.isCharacterDevice() && !isatty(1));
+    } catch {
+      writesSync = false; // no stdout at all: Node's stream reports it
+    }
+  }
+  return writesSync;
+}
+
+/** Writes `text` to stdout whole; returns the error that stopped it (a full disk), or null. */
+export function tryWriteStdout(text: string): Error | null {
+  if (!stdoutWritesSync()) {
+    process.stdout.write(text);
+    return null;
+  }
+  const bytes = Buffer.from(text);
+  try {
+    for (let offset = 0; offset < bytes.length; ) offset += writeSync(1, bytes, offset);
+    return null;
+  } catch (e) {
+    return e as Error;
+  }
+}
+
+/** Writes `text` to stdout whole, or exits 3 saying the output was lost. */
+export function writeStdout(text: string): void {
+  const error = tryWriteStdout(text);
+  if (error) failOutput('stdout', fsErrorReason(error));
+}
+
+/** Output that could not be written: one JSON line on stderr (stdout may be the output that failed), exit 3. */
+export function failOutput(field: string, reason: string): never {
+  process.stderr.write(`${JSON.stringify({ error: 'cannot write output', field, reason })}\n`);
+  process.exit(3);
+}
