@@ -84,7 +84,7 @@ result.json and report.html to --out.
   --json                        print the whole result as JSON
   --redis URL                   spread the deals over kratzen workers on this Redis
                                 (redis://HOST:PORT[/db]); same result as one machine (docs/scale-out.md)
-  --block-deals B               deals per Redis job (default 8)
+  --block-deals B               deals per Redis job, with --redis (default 8)
 ${SESSION_FLAGS}
 `,
   worker: `kratzen worker --redis URL [options]
@@ -99,7 +99,7 @@ once its lock expires. See docs/scale-out.md.
   --concurrency N               jobs of each queue at once, each in its own thread (default:
                                 the cores); tournament and rollout jobs together: up to 2N
   --lock-seconds S              job lock without renewal: how soon a dead worker's job is
-                                retried (default 30)
+                                retried, 1 to 86400 (default 30)
 `,
   exploit: `kratzen exploit --target <agent> [options]
 

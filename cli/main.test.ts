@@ -157,6 +157,23 @@ describe('kratzen eval', () => {
   });
 });
 
+describe('scale-out flags', () => {
+  it('refuse values no worker or evaluation can use, naming the flag, before connecting [probe round 3]', () => {
+    // A lock of 58 days overflowed Node's timers: the worker renewed it every millisecond.
+    for (const seconds of ['0', '86401', '99999999999999']) {
+      expect(kratzen('worker', '--redis', 'redis://127.0.0.1:1', '--lock-seconds', seconds), seconds).toMatchObject({ code: 2, json: { field: 'lock-seconds' } });
+    }
+    // A block of 0 or -1 deals was taken as 1; without --redis the flag was ignored.
+    for (const deals of ['0', '-1']) {
+      expect(kratzen('eval', '--agents', 'random,heuristic', '--hands', '8', '--redis', 'redis://127.0.0.1:1', `--block-deals=${deals}`), deals).toMatchObject({
+        code: 2,
+        json: { field: 'block-deals', reason: expect.stringMatching(/at least 1/) },
+      });
+    }
+    expect(kratzen('eval', '--agents', 'random,heuristic', '--hands', '8', '--block-deals', '4')).toMatchObject({ code: 2, json: { field: 'block-deals', reason: expect.stringMatching(/needs --redis/) } });
+  });
+});
+
 describe('eval report that cannot be written', () => {
   it('says so in one line, exit 3, and leaves no half of the report (a stack trace and a lone result.json before) [probe round 2]', () => {
     const out = mkdtempSync(join(tmpdir(), 'kratzen-eval-out-'));

@@ -172,6 +172,7 @@ async function runEval(args: string[]): Promise<void> {
   // Out-of-range worker counts are refused by runTournament, naming `workers`.
   const workers = reportingErrors(() => integerFlag(values.workers, 'workers')) ?? Math.min(2, availableParallelism());
   const seed = seedFlag(values.seed);
+  if (values['block-deals'] !== undefined && !values.redis) badInput('block-deals', '--block-deals sizes the blocks of an evaluation on Redis: it needs --redis');
   const config: TournamentConfig = { agents, rules: ruleSetToJson(game.rules), deals, seed, workers };
   const bar = new ProgressBar('eval', deals);
   let result: TournamentResult;
@@ -179,6 +180,7 @@ async function runEval(args: string[]): Promise<void> {
     if (values.redis) {
       const connection = reportingErrors(() => parseRedisUrl(values.redis!));
       const blockDeals = reportingErrors(() => integerFlag(values['block-deals'], 'block-deals'));
+      if (blockDeals !== undefined && blockDeals < 1) badInput('block-deals', `--block-deals must be at least 1, got ${blockDeals}`);
       result = await runTournamentOnRedis(config, { connection, blockDeals, onDeal: (done) => bar.update(done) });
     } else {
       result = await runTournament(config, {

@@ -5,7 +5,7 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../env/rules/index.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
-import { startWorkers } from '../training/distributed/worker.js';
+import { MAX_LOCK_SECONDS, startWorkers } from '../training/distributed/worker.js';
 import { integerFlag } from './flags.js';
 
 /** Prints a message unless it is the one printed last within a minute: a lost server is retried many times a second. */
@@ -27,7 +27,7 @@ export async function runWorker(args: string[]): Promise<void> {
   const concurrency = integerFlag(values.concurrency, 'concurrency') ?? availableParallelism();
   if (concurrency < 1 || concurrency > 256) throw new ValidationError('invalid arguments', 'concurrency', '--concurrency must be 1 to 256');
   const lockSeconds = integerFlag(values['lock-seconds'], 'lock-seconds') ?? 30;
-  if (lockSeconds < 1) throw new ValidationError('invalid arguments', 'lock-seconds', '--lock-seconds must be at least 1');
+  if (lockSeconds < 1 || lockSeconds > MAX_LOCK_SECONDS) throw new ValidationError('invalid arguments', 'lock-seconds', `--lock-seconds must be 1 to ${MAX_LOCK_SECONDS} (a day)`);
   let workers;
   try {
     workers = await startWorkers({ connection, concurrency, lockSeconds });

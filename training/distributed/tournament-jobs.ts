@@ -36,6 +36,8 @@ export interface DistributedOptions {
 export async function runTournamentOnRedis(config: TournamentConfig, options: DistributedOptions): Promise<TournamentResult> {
   if (config.agents.length < 2) throw new Error('a tournament needs at least two agents');
   if (!Number.isInteger(config.deals) || config.deals < 2) throw new Error('a tournament needs at least two deals (for intervals)');
+  const size = options.blockDeals ?? 8;
+  if (!Number.isInteger(size) || size < 1) throw new RangeError(`blockDeals must be a positive integer, got ${size}`);
   const players = createGame(config.rules).numPlayers;
   const blobs = new BlobStore(options.connection);
   await blobs.connect();
@@ -51,7 +53,6 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
     }
     await events.waitUntilReady();
     const run = randomUUID();
-    const size = Math.max(1, Math.floor(options.blockDeals ?? 8));
     const blocks: TournamentBlock[] = [];
     for (let from = 0; from < config.deals; from += size) blocks.push({ run, config, from, to: Math.min(config.deals, from + size), checkpoints });
     const progress = new Map<string, number>();

@@ -19,8 +19,17 @@ export interface WorkerOptions {
   lockSeconds?: number;
 }
 
+/**
+ * The longest job lock a worker takes: a day. BullMQ renews a lock every half of it with a timer,
+ * and past 2^31 ms (24.8 days) Node fires such a timer at once: the worker renewed its lock every
+ * millisecond, flooding Redis.
+ */
+export const MAX_LOCK_SECONDS = 86_400;
+
 /** BullMQ workers of the tournament and the rollout queues, their jobs in worker threads. */
 export async function startWorkers(options: WorkerOptions): Promise<Worker[]> {
+  const lockSeconds = options.lockSeconds ?? 30;
+  if (!(lockSeconds >= 1 && lockSeconds <= MAX_LOCK_SECONDS)) throw new RangeError(`lockSeconds must be 1 to ${MAX_LOCK_SECONDS}, got ${lockSeconds}`);
   // BullMQ would wait for an unreachable server forever, retrying: fail at once, naming it.
   const probe = new BlobStore(options.connection);
   await probe.connect();
@@ -32,7 +41,7 @@ export async function startWorkers(options: WorkerOptions): Promise<Worker[]> {
   const cacheRoot = mkdtempSync(join(tmpdir(), 'kratzen-blobs-'));
   process.once('exit', () => rmSync(cacheRoot, { recursive: true, force: true }));
   process.env[BLOB_CACHE_ENV] = cacheRoot;
-  const lockDuration = Math.round((options.lockSeconds ?? 30) * 1000);
+  const lockDuration = Math.round(lockSeconds * 1000);
   const make = (queue: string, processor: string) =>
     new Worker(queue, new URL(processor, import.meta.url), {
       connection: options.connection,
