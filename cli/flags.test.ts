@@ -4,7 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { agentListFlag, outputFolderFlag } from './flags.js';
+import { parseArgs } from 'node:util';
+import { agentListFlag, outputFolderFlag, parseArgsErrorField } from './flags.js';
 
 describe('agent lists', () => {
   it('keep an agent\'s key=value options together (pimc:samples=2,rollout=random was split into two agents)', () => {
@@ -25,5 +26,24 @@ describe('output folders', () => {
     for (const path of ['', file, join(file, 'sub')]) expect(() => outputFolderFlag(path, 'out'), path).toThrow(expect.objectContaining({ field: 'out' }));
     expect(outputFolderFlag(join(dir, 'new', 'deeper'), 'out')).toBe(join(dir, 'new', 'deeper'));
     expect(outputFolderFlag(dir, 'out')).toBe(dir);
+  });
+});
+
+describe('parse errors', () => {
+  const errorOf = (args: string[]) => {
+    try {
+      parseArgs({ args, options: { updates: { type: 'string' }, 'lock-seconds': { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+    } catch (e) {
+      return e;
+    }
+    throw new Error(`${args.join(' ')} parsed`);
+  };
+
+  it('name the flag they are about (a negative value after a space named "arguments") [probe round 3]', () => {
+    expect(parseArgsErrorField(errorOf(['--updates', '-1']))).toBe('updates');
+    expect(parseArgsErrorField(errorOf(['--lock-seconds', '-5']))).toBe('lock-seconds');
+    expect(parseArgsErrorField(errorOf(['--bogus', '1']))).toBe('bogus');
+    expect(parseArgsErrorField(errorOf(['-x']))).toBe('x');
+    expect(parseArgsErrorField(errorOf(['stray']))).toBe('arguments');
   });
 });

@@ -75,3 +75,11 @@ export function agentListFlag(value: string, field = 'agents'): string[] {
   }
   return agents;
 }
+
+/**
+ * The field of a node:util parseArgs error: the flag its message names (`--updates -1` is an
+ * ambiguous argument of `updates`, `--bogus` an unknown option), else `arguments`.
+ */
+export function parseArgsErrorField(error: unknown): string {
+  return /'--?([A-Za-z][\w-]*)/.exec((error as Error).message ?? '')?.[1] ?? 'arguments';
+}

@@ -21,7 +21,7 @@ import {
 import { ProgressBar, dealsForHands, runTournament, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
-import { agentListFlag, integerFlag, outputFolderFlag, rulesFromFlags, seedFlag } from './flags.js';
+import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, rulesFromFlags, seedFlag } from './flags.js';
 import { MAX_RECORD_BYTES, denseJsonReason, inputText, readInputBytes } from './read-input.js';
 import { runTrain } from './train.js';
 import { runServe } from './serve.js';
@@ -312,6 +312,6 @@ async function main(argv: string[]): Promise<void> {
 try {
   await main(process.argv.slice(2));
 } catch (e) {
-  if ((e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) badInput('arguments', (e as Error).message);
+  if ((e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) badInput(parseArgsErrorField(e), (e as Error).message);
   throw e;
 }

@@ -9,7 +9,7 @@ import { basename, dirname, normalize, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { agentListFlag, rulesFromFlags, seedFlag } from './flags.js';
+import { agentListFlag, parseArgsErrorField, rulesFromFlags, seedFlag } from './flags.js';
 import {
   NUM_ACTIONS,
   SUIT_LETTERS,
@@ -396,7 +396,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
       throw e;
     }
   } catch (e) {
-    const field = e instanceof BadArguments ? e.field : 'arguments';
+    const field = e instanceof BadArguments ? e.field : parseArgsErrorField(e);
     out(`${JSON.stringify({ error: 'invalid arguments', field, reason: (e as Error).message })}\n`);
     return 2;
   }

@@ -15,6 +15,7 @@ import { MIN_MESSAGE_BYTES } from '../bridge/connection.js';
 import { defaultCheckpointRoots } from '../bridge/checkpoint-roots.js';
 import { networkTokenProblem } from '../bridge/http-guard.js';
 import { writeStdout } from './output.js';
+import { parseArgsErrorField } from './flags.js';
 
 export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (protocol: bridge/protocol.ts, docs/bridge.md)
 
@@ -119,7 +120,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
       },
     }));
   } catch (e) {
-    fail('arguments', (e as Error).message);
+    fail(parseArgsErrorField(e), (e as Error).message);
   }
   if (values.help) {
     writeStdout(SERVE_USAGE);
