@@ -236,6 +236,8 @@ describe('trainer', () => {
     expect(weights(straight.checkpoint)).not.toEqual(weights(constant.checkpoint));
     await train({ ...linear, name: 'split', runsDir: dir }, { verbose: false, stopAfter: 3 });
     await expect(train({ ...linear, updates: 3, name: 'split', runsDir: dir }, { verbose: false, resume: true })).rejects.toThrow(/cannot resume: updates/);
+    // Fewer updates than the run was started for are refused, not ignored (probe round 3).
+    await expect(train({ ...TINY, evalEvery: 0, updates: 1, name: 'constant', runsDir: dir }, { verbose: false, resume: true })).rejects.toThrow(/cannot resume: updates: the run was started for 2 updates: a resume may make it longer, not shorter \(1\)/);
     // Resumed with no config at all (`--resume --name split`): its own length, not refused as growing to the default's.
     const resumed = await train({ name: 'split', runsDir: dir }, { verbose: false, resume: true });
     expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));

@@ -210,13 +210,17 @@ class TrainingRun {
       if (saved.learningRateDecay === 'linear' && asked.has('updates') && config.updates > saved.updates) {
         throw new ValidationError('cannot resume', 'updates', `the run's learning rate falls linearly over its ${saved.updates} updates (learningRateDecay "linear"): it cannot grow to ${config.updates}; start a new run (initialPolicy) instead`);
       }
+      // Taking the saved length instead would ignore the flag without a word.
+      if (asked.has('updates') && config.updates < saved.updates) {
+        throw new ValidationError('cannot resume', 'updates', `the run was started for ${saved.updates} updates: a resume may make it longer, not shorter (${config.updates}); stop it early with Ctrl-C instead, which saves a checkpoint`);
+      }
       // It lives where it is asked to (a renamed folder); the backend and a longer run only when asked.
       config = {
         ...saved,
         name: config.name,
         runsDir: config.runsDir,
         backend: asked.has('backend') ? config.backend : saved.backend,
-        updates: asked.has('updates') ? Math.max(saved.updates, config.updates) : saved.updates,
+        updates: asked.has('updates') ? config.updates : saved.updates,
       };
     } else if (existsSync(join(runDir, 'checkpoints'))) {
       throw new ValidationError('run exists', 'name', `${runDir} already holds a run: pass --resume to continue it, or choose another --name`);
