@@ -55,17 +55,21 @@ class Session:
         self.owns_client = client is None
         self.client = client if client is not None else BridgeClient(url, token=token)  # type: ignore[arg-type]
         self.info = self.client.call("env.create", {**params, "encoding": "binary"})
-        self.id: str = self.info["session"]
-        spec = self.client.spec()["observation"]
-        self.obs_size: int = spec["size"]
-        low = np.zeros(self.obs_size, dtype=np.float32)
-        high = np.zeros(self.obs_size, dtype=np.float32)
-        for s in spec["slices"]:
-            low[s["offset"] : s["offset"] + s["size"]] = s["low"]
-            high[s["offset"] : s["offset"] + s["size"]] = s["high"]
+        try:
+            self.id: str = self.info["session"]
+            spec = self.client.spec()["observation"]
+            self.obs_size: int = int(spec["size"])
+            low = np.zeros(self.obs_size, dtype=np.float32)
+            high = np.zeros(self.obs_size, dtype=np.float32)
+            for s in spec["slices"]:
+                low[s["offset"] : s["offset"] + s["size"]] = s["low"]
+                high[s["offset"] : s["offset"] + s["size"]] = s["high"]
+            self.num_players: int = int(self.info["numPlayers"])
+            self.num_envs: int = int(self.info["numEnvs"])
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            # A reply of the protocol's shape with fields of other kinds is the server's fault.
+            raise BridgeError("internal_error", f"the server's env.create or spec reply is not the protocol's: {e!r:.200}") from None
         self.obs_low, self.obs_high = low, high
-        self.num_players: int = self.info["numPlayers"]
-        self.num_envs: int = self.info["numEnvs"]
         self.closed = False
 
     def observation_box(self, batch: Optional[int] = None) -> Box:

@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from kratzen_bridge import NUM_ACTIONS, BridgeClient, BridgeError  # noqa: E402
 from kratzen_bridge.client import BINARY_ARRAYS, csr_to_dense, decode_frame  # noqa: E402
-from kratzen_bridge.session import Batch  # noqa: E402
+from kratzen_bridge.session import Batch, Session  # noqa: E402
 
 GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
@@ -251,6 +251,38 @@ class MalformedRepliesTest(unittest.TestCase):
             client.call("ping")
         self.assertEqual(caught.exception.code, "internal_error")
         self.assertTrue(client._wire.closed)
+
+
+class _FakeClient:
+    """A client whose env.create and spec replies are given (the protocol's shape, odd contents)."""
+
+    def __init__(self, created, spec):
+        self.created, self.spec_reply = created, spec
+
+    def call(self, method, params=None):
+        return self.created
+
+    def spec(self):
+        return self.spec_reply
+
+
+class SessionRepliesTest(unittest.TestCase):
+    def test_create_and_spec_replies_with_fields_of_other_kinds_are_bridge_errors(self):
+        # A bare TypeError or KeyError came out of Session (probe round 3).
+        good_spec = {"observation": {"size": 2, "slices": [{"offset": 0, "size": 2, "low": 0, "high": 1}]}}
+        good_created = {"session": "s1", "numPlayers": 4, "numEnvs": 1}
+        cases = {
+            "no session": ({"numPlayers": 4, "numEnvs": 1}, good_spec),
+            "numPlayers a list": ({**good_created, "numPlayers": [4]}, good_spec),
+            "size a string": (good_created, {"observation": {"size": "big", "slices": []}}),
+            "slices not a list": (good_created, {"observation": {"size": 2, "slices": 5}}),
+            "a slice without offset": (good_created, {"observation": {"size": 2, "slices": [{"size": 2}]}}),
+        }
+        for name, (created, spec) in cases.items():
+            with self.subTest(name), self.assertRaises(BridgeError) as caught:
+                Session(None, _FakeClient(created, spec), None, {})
+            self.assertEqual(caught.exception.code, "internal_error")
+        self.assertEqual(Session(None, _FakeClient(good_created, good_spec), None, {}).obs_size, 2)
 
 
 if __name__ == "__main__":
