@@ -116,6 +116,27 @@ describe('CheckpointStore', () => {
   });
 });
 
+describe('hostile arguments', () => {
+  it('removeAfter refuses a step that is no integer and removes nothing (NaN removed every checkpoint) [probe round 3]', async () => {
+    const store = await newStore();
+    for (const step of [1, 2, 3]) await store.save(agent, { step });
+    for (const bad of [Number.NaN, undefined, -Infinity, -1, 1.5, '2']) {
+      expect(await codeOf(store.removeAfter(bad as number)), String(bad)).toBe('invalid-argument');
+    }
+    expect((await store.list()).map((c) => c.step)).toEqual([1, 2, 3]);
+    expect(await store.removeAfter(2)).toEqual([checkpointName(3)]);
+  });
+
+  it('save refuses a name that is not a plain checkpoint name, as load does (../x was written beside the store) [probe round 3]', async () => {
+    const store = await newStore();
+    for (const name of ['../escape', '/tmp/abs', 'a/b', '', '.hidden', 5]) {
+      expect(await codeOf(store.save(agent, { step: 1, name: name as string })), String(name)).toBe('invalid-argument');
+    }
+    expect(await readdir(tmp)).not.toContain('escape');
+    expect(() => new CheckpointStore('', { rules: RULES })).toThrow(CheckpointError);
+  });
+});
+
 describe('atomic saves', () => {
   it('a write failing midway leaves no checkpoint, no temp directory, and the old latest', async () => {
     const store = await newStore();

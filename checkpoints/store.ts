@@ -65,13 +65,16 @@ export class CheckpointStore {
   private readonly options: CheckpointStoreOptions;
 
   constructor(root: string, options: CheckpointStoreOptions) {
+    // path.resolve('') is the working directory: a store there would list and prune its folders.
+    if (typeof root !== 'string' || root === '') throw new CheckpointError('invalid-argument', String(root), 'a checkpoint store needs a folder');
     this.root = path.resolve(root);
     this.options = options;
   }
 
   /** Writes a checkpoint, then points `latest` (and `best`, when it is) at it. */
   async save(agent: PolicyAgent, options: SaveOptions): Promise<WrittenCheckpoint & { name: string }> {
-    const name = options.name ?? checkpointName(options.step);
+    // Checked as load checks it: a name such as ../x would be written beside the store.
+    const name = this.checkName(options.name ?? checkpointName(options.step));
     if (name === 'latest' || name === 'best') throw new CheckpointError('invalid-argument', name, 'latest and best name the pointers');
     const written = await writeCheckpoint(this.dir(name), {
       agent,
@@ -134,6 +137,8 @@ export class CheckpointStore {
    * Returns the names removed.
    */
   async removeAfter(step: number): Promise<string[]> {
+    // Every comparison with NaN is false: removeAfter(NaN) removed every checkpoint.
+    if (!Number.isSafeInteger(step) || step < 0) throw new CheckpointError('invalid-argument', this.root, `removeAfter needs a step (a non-negative integer), got ${String(step).slice(0, 40)}`);
     const removed: string[] = [];
     for (const { name, step: saved } of await this.list()) {
       if (saved <= step) continue;
@@ -217,7 +222,7 @@ export class CheckpointStore {
   }
 
   private checkName(name: string): string {
-    if (!NAME_PATTERN.test(name)) throw new CheckpointError('invalid-argument', name, `checkpoint name must match ${NAME_PATTERN}`);
+    if (typeof name !== 'string' || !NAME_PATTERN.test(name)) throw new CheckpointError('invalid-argument', name, `checkpoint name must match ${NAME_PATTERN}`);
     return name;
   }
 
