@@ -11,6 +11,10 @@ import {
   encodeObservation,
   observationSpec,
   observationView,
+  seatView,
+  KratzenEnv,
+  VecEnv,
+  NUM_ACTIONS,
   type KratzenState,
 } from '../index.js';
 import { ObservationRows, sliceOffset, symlog } from './observation.js';
@@ -290,5 +294,33 @@ describe('ObservationRows', () => {
         }
       }
     }
+  });
+});
+
+describe('seats off the table', () => {
+  it('every view of a seat refuses a seat that is not at the table (seat -4 read the deck: other hands and undealt cards) [probe round 3b]', () => {
+    // 6-player didactic4: the deck lies just before the hands in the state's memory.
+    const env = new KratzenEnv({ rules: { profile: 'didactic4', players: 6 } });
+    env.reset({ seed: 10 });
+    const vec = new VecEnv({ numEnvs: 1, config: { rules: { profile: 'didactic4', players: 6 } } }).reset(10);
+    const state = vec.stateOf(0);
+    const obs = new Float32Array(OBS_SIZE);
+    const mask = new Uint8Array(NUM_ACTIONS);
+    for (const seat of [-4, -1, 6, 100, 1.5, Number.NaN, '1' as unknown as number]) {
+      const calls: [string, () => unknown][] = [
+        ['env.observe', () => env.observe(seat)],
+        ['env.view', () => env.view(seat)],
+        ['vec.observe', () => vec.observe(0, seat, obs, mask)],
+        ['vec.tableView', () => vec.tableView(0, seat)],
+        ['vec.seatRecord', () => vec.seatRecord(0, seat)],
+        ['encodeObservation', () => encodeObservation(state, seat, obs)],
+        ['observationView', () => observationView(state, seat)],
+        ['seatView', () => seatView(state, seat)],
+        ['handOf', () => state.handOf(seat)],
+      ];
+      for (const [name, call] of calls) expect(call, `${name}(${String(seat)})`).toThrow(/^seat must be a seat 0\.\.5, got /);
+    }
+    // The seats at the table still work.
+    for (let seat = 0; seat < 6; seat++) expect(observationView(state, seat).hand.length).toBeGreaterThan(0);
   });
 });

@@ -184,6 +184,7 @@ export function liveSeatView(state: KratzenState, seat: number, into: LiveSeatVi
 
 /** The scalars and `seat`'s own cards: the part both kinds of view copy. */
 function fillFacts(state: KratzenState, d: StateData, seat: number, v: SeatFacts): void {
+  state.assertSeat(seat);
   const { i8, u8 } = d;
   v.game = state.game;
   v.rules = state.rules;

@@ -106,14 +106,26 @@ export abstract class StateReader {
   /** The session's finished hands; `restart` begins a new array (an old one stays valid). */
   get results(): HandResult[] { return this.resultStore.all(); }
 
+  /**
+   * Throws a RangeError naming `field` unless `seat` is a seat at this table: a seat index off
+   * the table read other memory of the state block (the deck lies just before the hands).
+   */
+  assertSeat(seat: number, field = 'seat'): void {
+    if (!Number.isInteger(seat) || seat < 0 || seat >= this.d.numPlayers) {
+      throw new RangeError(`${field} must be a seat 0..${this.d.numPlayers - 1}, got ${typeof seat === 'number' ? seat : JSON.stringify(seat)?.slice(0, 40)}`);
+    }
+  }
+
   /** The cards `seat` holds (any seat: other layers see only their own, through SeatView). */
   handOf(seat: number): number[] {
+    this.assertSeat(seat);
     const start = Mem.hands + seat * HAND_CAPACITY;
     return Array.from(this.d.i8.subarray(start, start + this.d.u8[Mem.handLength + seat]!));
   }
 
   /** The cards `seat` discarded this hand, in order. */
   discardsOf(seat: number): number[] {
+    this.assertSeat(seat);
     const i8 = this.d.i8;
     return Array.from(i8.subarray(Mem.discards, Mem.discards + this.d.numDiscards)).filter((c) => i8[Mem.discardedBy + c] === seat);
   }
