@@ -533,3 +533,80 @@ describe('an amount overflow (docs/rules.md §3, Ledger)', () => {
     expect(stoppedAtDeal.length).toBeGreaterThan(0);
   });
 });
+
+describe('refused vector steps change nothing [probe round 3b]', () => {
+  const config = { rules: { players: 4 } };
+  type VecLike = { buffers: Record<string, ArrayLike<number>>; masks: Uint8Array; numEnvs: number; step(a: ArrayLike<number>): unknown };
+  const snapshot = (vec: VecLike) => Object.fromEntries(Object.entries(vec.buffers).map(([k, v]) => [k, Array.from(v)]));
+  const legal = (vec: VecLike) => Int32Array.from({ length: vec.numEnvs }, (_, i) => randomLegalAction(vec.masks, i, NUM_ACTIONS, () => 0.5));
+  /** Some action id not in env `i`'s mask row. */
+  const illegalIn = (vec: VecLike, i: number) => Array.from({ length: NUM_ACTIONS }, (_, a) => a).find((a) => vec.masks[i * NUM_ACTIONS + a] === 0)!;
+
+  it('VecEnv: a bad action at env 2 throws before env 0 moves, and the env steps on as a fresh one does', () => {
+    // Envs 0 and 1 had stepped, their rows stale: the next legal-looking step was refused.
+    const vec = new VecEnv({ numEnvs: 4, config }).reset(5);
+    const fresh = new VecEnv({ numEnvs: 4, config }).reset(5);
+    const before = snapshot(vec);
+    const good = legal(vec);
+    const cases: [string, ArrayLike<number>, RegExp][] = [
+      ['illegal', Int32Array.from(good, (a, i) => (i === 2 ? illegalIn(vec, 2) : a)), /env 2: /],
+      ['1.5', Float64Array.from(good, (a, i) => (i === 3 ? 1.5 : a)), /env 3: /],
+      ['NaN', Float64Array.from(good, (a, i) => (i === 1 ? Number.NaN : a)), /env 1: /],
+      ['a string', Array.from(good, (a, i) => (i === 0 ? (String(a) as unknown as number) : a)), /env 0: /],
+    ];
+    for (const [name, actions, message] of cases) {
+      expect(() => vec.step(actions), name).toThrow(IllegalActionError);
+      expect(() => vec.step(actions), name).toThrow(message);
+      expect(snapshot(vec), name).toEqual(before);
+    }
+    for (const actions of [good.subarray(0, 3), Int32Array.from([...good, 0])]) expect(() => vec.step(actions)).toThrow(RangeError);
+    expect(() => vec.stepRange(good, 0, 10)).toThrow(/env range \[0, 10\)/);
+    expect(() => vec.resetRange(-5, 100)).toThrow(RangeError);
+    expect(() => vec.resetEnvs([1])).toThrow(/one entry per env \(4\)/);
+    expect(snapshot(vec)).toEqual(before);
+    for (let step = 0; step < 30; step++) {
+      const actions = legal(fresh);
+      vec.step(actions);
+      fresh.step(actions);
+      expect(snapshot(vec)).toEqual(snapshot(fresh));
+    }
+  });
+
+  it('WorkerVecEnv: a bad action in one worker\'s block throws before any worker steps; 1.5, strings and short arrays are refused, not coerced', async () => {
+    // set() had truncated 1.5 to 1, read '39' as 39 and kept old actions past a short array.
+    const vec = new WorkerVecEnv({ numEnvs: 4, numWorkers: 2, config, spinMicroseconds: 0 }).reset(5);
+    const fresh = new VecEnv({ numEnvs: 4, config }).reset(5);
+    try {
+      const before = snapshot(vec);
+      const good = legal(vec);
+      for (const actions of [
+        Int32Array.from(good, (a, i) => (i === 3 ? illegalIn(vec, 3) : a)),
+        Float64Array.from(good, (a, i) => (i === 2 ? a + 0.5 : a)),
+        Array.from(good, (a, i) => (i === 1 ? (String(a) as unknown as number) : a)),
+        Float64Array.from(good, (a, i) => (i === 0 ? a + 2 ** 32 : a)),
+      ]) {
+        expect(() => vec.step(actions)).toThrow(IllegalActionError);
+        expect(snapshot(vec)).toEqual(before);
+      }
+      expect(() => vec.step(good.subarray(0, 3))).toThrow(RangeError);
+      expect(snapshot(vec)).toEqual(before);
+      for (let step = 0; step < 30; step++) {
+        const actions = legal(fresh);
+        vec.step(actions);
+        fresh.step(actions);
+        expect(Array.from(vec.observations)).toEqual(Array.from(fresh.observations));
+      }
+    } finally {
+      await vec.close();
+    }
+  });
+
+  it('WorkerVecEnv: sizes that are no positive integer are refused before any worker starts (numEnvs 0 crashed the process)', () => {
+    for (const numEnvs of [0, -1, 1.5, Number.NaN, '4' as unknown as number]) {
+      expect(() => new WorkerVecEnv({ numEnvs, config }), String(numEnvs)).toThrow(/^numEnvs must be a positive integer/);
+    }
+    for (const numWorkers of [0, -1, 1.5, '2' as unknown as number]) {
+      expect(() => new WorkerVecEnv({ numEnvs: 4, numWorkers, config }), String(numWorkers)).toThrow(/^numWorkers must be a positive integer/);
+    }
+  });
+});

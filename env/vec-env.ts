@@ -14,7 +14,7 @@
 // The buffers are the env's own: read them, copy them, but do not write into them (observation
 // rows are updated sparsely, clearing only what the previous step set).
 
-import { MAX_SEATS, NUM_ACTIONS, drain, stateToRecord, type KratzenState } from './rules/index.js';
+import { IllegalActionError, MAX_SEATS, NUM_ACTIONS, drain, stateToRecord, type KratzenState } from './rules/index.js';
 import { OBS_SIZE, OBS_VERSION, ObservationRows, encodeObservation } from './observation.js';
 import { encodeOtherHands } from './oracle.js';
 import { RUNNING, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
@@ -74,6 +74,28 @@ export function allocateVecMemory(numEnvs: number, allocate: (bytes: number) => 
     out[name] = allocate(numEnvs * width * BYTES[kind]);
   }
   return out as Record<VecBufferName, ArrayBufferLike>;
+}
+
+/**
+ * Checks a step's `actions` for envs [start, end) before any env moves: a step refused halfway
+ * had moved the envs before the bad action, leaving their rows stale. Throws a RangeError when
+ * `actions` is too short (or, stepping all `numEnvs`, of another length), and an
+ * IllegalActionError naming the env when an action is not an integer id legal in its mask row,
+ * unless illegal actions end episodes (`illegalAction: "terminate"`), which the step then does.
+ */
+export function checkStepActions(actions: ArrayLike<number>, start: number, end: number, numEnvs: number, b: VecBuffers, terminate: boolean, reason?: (env: number, action: number) => string | null): void {
+  if (actions === null || typeof actions !== 'object' || typeof actions.length !== 'number') throw new TypeError('actions must be an array of action ids, one per env');
+  if (start === 0 && end === numEnvs ? actions.length !== numEnvs : actions.length < end) {
+    throw new RangeError(`actions has ${actions.length} entries for ${end === numEnvs ? numEnvs : end} envs`);
+  }
+  if (terminate) return;
+  const masks = b.masks;
+  for (let i = start; i < end; i++) {
+    const a = actions[i]!;
+    if (Number.isInteger(a) && a >= 0 && a < NUM_ACTIONS && masks[i * NUM_ACTIONS + a] === 1) continue;
+    const why = reason?.(i, a) ?? (Number.isInteger(a) ? 'not legal for the seat to act' : 'an action is an integer id');
+    throw new IllegalActionError(a, b.seats[i]!, `env ${i}: ${why}`);
+  }
 }
 
 export interface EpisodeInfo {
@@ -335,12 +357,16 @@ export class VecEnv extends VecEnvBuffers {
    * next episode (the sequence of its last seed continues).
    */
   resetEnvs(mask: ArrayLike<number | boolean>, seed?: number | string): this {
+    if (mask === null || typeof mask !== 'object' || mask.length !== this.numEnvs) {
+      throw new RangeError(`the reset mask must hold one entry per env (${this.numEnvs}), got ${mask === null || typeof mask !== 'object' ? String(mask).slice(0, 40) : `${mask.length}`}`);
+    }
     for (let i = 0; i < this.numEnvs; i++) if (mask[i]) this.resetRange(i, i + 1, seed);
     return this;
   }
 
   /** Resets envs [start, end) (a long reset can be done a range at a time). */
   resetRange(start: number, end: number, seed?: number | string): this {
+    this.checkRange(start, end);
     const b = this.buffers;
     b.rewards.fill(0, start * MAX_SEATS, end * MAX_SEATS);
     b.terminated.fill(0, start, end);
@@ -357,8 +383,13 @@ export class VecEnv extends VecEnvBuffers {
     return this.stepRange(actions, 0, this.numEnvs);
   }
 
-  /** Steps envs [start, end) with `actions[i]` (a long step can be done a range at a time). */
+  /**
+   * Steps envs [start, end) with `actions[i]` (a long step can be done a range at a time). A
+   * refused action (checkStepActions) throws before any env moves.
+   */
   stepRange(actions: ArrayLike<number>, start: number, end: number): this {
+    this.checkRange(start, end);
+    checkStepActions(actions, start, end, this.numEnvs, this.buffers, this.config.illegalAction === 'terminate', this.explainRefused);
     for (let from = start; from < end; from += STEP_CHUNK) {
       const to = Math.min(end, from + STEP_CHUNK);
       this.applyActions(actions, from, to);
@@ -393,6 +424,15 @@ export class VecEnv extends VecEnvBuffers {
   }
 
   close(): void {}
+
+  /** A range of envs [start, end) within this vector env, checked before anything moves. */
+  private checkRange(start: number, end: number): void {
+    if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end > this.numEnvs || start > end) {
+      throw new RangeError(`env range [${start}, ${end}) is not within the ${this.numEnvs} envs`);
+    }
+  }
+
+  private readonly explainRefused = (env: number, action: number): string | null => this.tables[env]!.state.explainIllegal(action);
 
   private writeCurrent(i: number): void {
     this.writeRow(i);

@@ -4,7 +4,7 @@
 
 import { Worker } from 'node:worker_threads';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
-import { VecEnvBuffers, allocateVecMemory, vecMetadata, viewVecBuffers, type VecBuffers } from './vec-env.js';
+import { VecEnvBuffers, allocateVecMemory, checkStepActions, vecMetadata, viewVecBuffers, type VecBuffers } from './vec-env.js';
 import type { EnvMetadata } from './env.js';
 import { builtModule } from './built-module.js';
 
@@ -70,9 +70,14 @@ export class WorkerVecEnv extends VecEnvBuffers {
     super();
     const { config, game } = parseEnvConfig(options.config);
     this.config = config;
+    // Checked before any worker starts: numEnvs 0 threw inside a worker, taking the process down.
+    if (!Number.isSafeInteger(options.numEnvs) || options.numEnvs < 1) throw new RangeError(`numEnvs must be a positive integer, got ${String(options.numEnvs).slice(0, 40)}`);
+    const numWorkers = options.numWorkers ?? 2;
+    if (!Number.isSafeInteger(numWorkers) || numWorkers < 1) throw new RangeError(`numWorkers must be a positive integer, got ${String(numWorkers).slice(0, 40)}`);
     this.numEnvs = options.numEnvs;
     this.numPlayers = game.numPlayers;
-    this.numWorkers = Math.max(1, Math.min(options.numWorkers ?? 2, this.numEnvs));
+    // More workers than envs would leave some without any.
+    this.numWorkers = Math.min(numWorkers, this.numEnvs);
     const memory = allocateVecMemory(this.numEnvs, (bytes) => new SharedArrayBuffer(bytes));
     this.buffers = viewVecBuffers(memory);
     const shared: Partial<WorkerInit['shared']> = { ...(memory as Record<keyof VecBuffers, SharedArrayBuffer>) };
@@ -103,6 +108,8 @@ export class WorkerVecEnv extends VecEnvBuffers {
       };
       const worker = new Worker(script, { workerData: init });
       worker.unref();
+      // A worker that dies (out of memory) must not take the process down: this env breaks.
+      worker.on('error', (e) => (this.broken ??= `worker ${w} failed: ${e.message}; this WorkerVecEnv can only be closed`));
       this.workers.push(worker);
       start += count;
     }
@@ -117,8 +124,12 @@ export class WorkerVecEnv extends VecEnvBuffers {
     return this;
   }
 
+  /** Steps every env with `actions[i]`; refused actions (checkStepActions) throw before any env moves. */
   step(actions: ArrayLike<number>): this {
-    this.actions.set(actions);
+    checkStepActions(actions, 0, this.numEnvs, this.numEnvs, this.buffers, this.config.illegalAction === 'terminate');
+    // Copied one by one: set() converted 1.5 to 1 and '39' to 39, and kept old entries past a short array.
+    const shared = this.actions;
+    for (let i = 0; i < this.numEnvs; i++) shared[i] = Number.isInteger(actions[i]) && Math.abs(actions[i]!) < 2 ** 31 ? actions[i]! : -1;
     this.command(CMD_STEP);
     return this;
   }
