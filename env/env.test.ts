@@ -14,6 +14,7 @@ import {
   VecEnv,
   WorkerVecEnv,
   checkEnv,
+  createGame,
   decodeObservation,
   randomLegalAction,
   type Policy,
@@ -608,5 +609,40 @@ describe('refused vector steps change nothing [probe round 3b]', () => {
     for (const numWorkers of [0, -1, 1.5, '2' as unknown as number]) {
       expect(() => new WorkerVecEnv({ numEnvs: 4, numWorkers, config }), String(numWorkers)).toThrow(/^numWorkers must be a positive integer/);
     }
+  });
+});
+
+describe('seeds and decks [probe round 3b]', () => {
+  const config = { rules: { players: 4 } };
+
+  it('a seed is a safe integer or a string everywhere: every object was the seed "[object Object]", NaN the seed "NaN"', async () => {
+    const bad = [Number.NaN, Infinity, 1.5, 2 ** 53 + 2, {}, [], true] as unknown as (number | string)[];
+    const env = new KratzenEnv(config);
+    const vec = new VecEnv({ numEnvs: 2, config });
+    const workers = new WorkerVecEnv({ numEnvs: 2, numWorkers: 1, config, spinMicroseconds: 0 });
+    const game = createGame({ players: 4 });
+    try {
+      for (const seed of bad) {
+        const name = String(JSON.stringify(seed));
+        expect(() => env.reset({ seed }), name).toThrow(ValidationError);
+        expect(() => vec.reset(seed), name).toThrow(/invalid seed: seed: a seed is an integer/);
+        expect(() => vec.resetEnvs([1, 0], seed), name).toThrow(ValidationError);
+        expect(() => workers.reset(seed), name).toThrow(ValidationError);
+        expect(() => game.newState({ seed }), name).toThrow(ValidationError);
+      }
+      for (const seed of [0, -7, 2 ** 53 - 1, 'abc', '']) expect(() => vec.reset(seed)).not.toThrow();
+    } finally {
+      await workers.close();
+    }
+  });
+
+  it('newState copies the decks it checked: changing the caller\'s array afterwards changes nothing dealt', () => {
+    const game = createGame({ players: 4 });
+    const deck = Array.from({ length: 33 }, (_, c) => 32 - c);
+    const changed = game.newState({ seed: 1, decks: [deck] });
+    const kept = game.newState({ seed: 1, decks: [deck.slice()] });
+    deck.fill(0);
+    for (let s = 0; s < 4; s++) expect(changed.handOf(s)).toEqual(kept.handOf(s));
+    expect(() => game.newState({ seed: 1, decks: 'abc' as unknown as number[][] })).toThrow(/invalid deck: decks: /);
   });
 });

@@ -8,6 +8,7 @@ import {
   KratzenGame,
   RuleSetError,
   ValidationError,
+  checkSeed,
   rawJsonObject,
   type KratzenState,
 } from './rules/index.js';
@@ -132,6 +133,7 @@ export class Table {
   reset(seed?: number | string, unseen = false): void {
     const handEpisode = this.config.episode === 'hand';
     if (seed !== undefined) {
+      checkSeed(seed);
       this.sessionSeed = String(seed);
       this.sessions = 0;
     }

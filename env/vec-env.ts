@@ -14,7 +14,7 @@
 // The buffers are the env's own: read them, copy them, but do not write into them (observation
 // rows are updated sparsely, clearing only what the previous step set).
 
-import { IllegalActionError, MAX_SEATS, NUM_ACTIONS, drain, stateToRecord, type KratzenState } from './rules/index.js';
+import { IllegalActionError, MAX_SEATS, NUM_ACTIONS, checkSeed, drain, stateToRecord, type KratzenState } from './rules/index.js';
 import { OBS_SIZE, OBS_VERSION, ObservationRows, encodeObservation } from './observation.js';
 import { encodeOtherHands } from './oracle.js';
 import { RUNNING, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
@@ -225,6 +225,7 @@ export class VecEnv extends VecEnvBuffers {
     this.numEnvs = options.numEnvs;
     this.numPlayers = game.numPlayers;
     this.firstEnvIndex = options.firstEnvIndex ?? 0;
+    if (!Number.isSafeInteger(this.firstEnvIndex) || this.firstEnvIndex < 0) throw new RangeError(`firstEnvIndex must be a non-negative integer, got ${String(options.firstEnvIndex).slice(0, 40)}`);
     this.buffers = options.buffers ?? allocateVecBuffers(this.numEnvs);
     const recycling = options.keepEndedStates ? 'keep-last' : 'reuse';
     if (options.opponents) {
@@ -360,6 +361,7 @@ export class VecEnv extends VecEnvBuffers {
     if (mask === null || typeof mask !== 'object' || mask.length !== this.numEnvs) {
       throw new RangeError(`the reset mask must hold one entry per env (${this.numEnvs}), got ${mask === null || typeof mask !== 'object' ? String(mask).slice(0, 40) : `${mask.length}`}`);
     }
+    if (seed !== undefined) checkSeed(seed);
     for (let i = 0; i < this.numEnvs; i++) if (mask[i]) this.resetRange(i, i + 1, seed);
     return this;
   }
@@ -367,6 +369,7 @@ export class VecEnv extends VecEnvBuffers {
   /** Resets envs [start, end) (a long reset can be done a range at a time). */
   resetRange(start: number, end: number, seed?: number | string): this {
     this.checkRange(start, end);
+    if (seed !== undefined) checkSeed(seed);
     const b = this.buffers;
     b.rewards.fill(0, start * MAX_SEATS, end * MAX_SEATS);
     b.terminated.fill(0, start, end);

@@ -7,6 +7,7 @@ import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js'
 import { VecEnvBuffers, allocateVecMemory, checkStepActions, vecMetadata, viewVecBuffers, type VecBuffers } from './vec-env.js';
 import type { EnvMetadata } from './env.js';
 import { builtModule } from './built-module.js';
+import { checkSeed } from './rules/index.js';
 
 /**
  * Control words (Int32): command sequence, command, error flag, and the number of workers that
@@ -116,6 +117,7 @@ export class WorkerVecEnv extends VecEnvBuffers {
   }
 
   reset(seed: number | string = 0): this {
+    checkSeed(seed);
     const bytes = new TextEncoder().encode(String(seed));
     if (bytes.length > TEXT_BYTES) throw new RangeError(`seed longer than ${TEXT_BYTES} bytes`);
     new DataView(this.text.buffer).setInt32(TEXT_BYTES, bytes.length, true);

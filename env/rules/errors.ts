@@ -46,3 +46,11 @@ export class AmountOverflowError extends Error {
 export function quoteInput(text: string, max = 64): string {
   return text.length <= max ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, max))}... (${text.length} characters)`;
 }
+
+/** Throws a ValidationError naming `field` unless `seed` names one session: a safe integer or a string. */
+export function checkSeed(seed: unknown, field = 'seed'): asserts seed is number | string {
+  if (typeof seed === 'string' || Number.isSafeInteger(seed)) return;
+  // Every object was the seed "[object Object]", NaN the seed "NaN".
+  const shown = typeof seed === 'number' ? String(seed) : quoteInput(String(JSON.stringify(seed)));
+  throw new ValidationError('invalid seed', field, `a seed is an integer up to ±(2^53 - 1) or a string, got ${shown}`);
+}

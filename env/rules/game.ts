@@ -6,7 +6,7 @@
 import { aleaNext, aleaSeed, aleaShuffle } from './alea.js';
 import { NUM_CARDS } from './cards.js';
 import { ACTION_DISCARD, ACTION_DONE, ACTION_IN, ACTION_OUT, ACTION_TRUMP } from './actions.js';
-import { AmountOverflowError, IllegalActionError, ValidationError } from './errors.js';
+import { AmountOverflowError, IllegalActionError, ValidationError, checkSeed } from './errors.js';
 import { exceedsUnits, type Settlement } from './ledger.js';
 import { trickWinnerIndex } from './trick.js';
 import { everybodyPlays } from './profiles.js';
@@ -34,10 +34,10 @@ export class KratzenState extends StateReader {
 
   constructor(game: KratzenGame, options: NewStateOptions, copyOf?: KratzenState) {
     super(game);
-    this.deckSupply = options.decks ?? [];
-    if (!copyOf) this.deckSupply.forEach((deck, h) => deck && checkDeck(deck, `decks[${h}]`));
+    this.deckSupply = copyOf ? (options.decks ?? []) : copyDecks(options.decks);
     this.pauseBetweenHands = options.pauseBetweenHands ?? false;
     if (copyOf) return;
+    if (options.seed !== undefined) checkSeed(options.seed);
     this.d.seed = options.seed;
     this.d.seeded = options.seed !== undefined;
     if (this.d.seeded) aleaSeed(this.d.f64, String(options.seed));
@@ -64,6 +64,7 @@ export class KratzenState extends StateReader {
    * states would each survive a young-generation GC and scatter across the heap.
    */
   restart(seed: number | string): void {
+    checkSeed(seed);
     const d = this.d;
     d.seed = seed;
     d.seeded = true;
@@ -454,6 +455,13 @@ export class KratzenState extends StateReader {
 }
 
 /** Throws unless `deck` lists each card id once (33 entries). */
+/** The decks, checked and copied: a caller's array changed afterwards must not change what is dealt. */
+function copyDecks(decks: NewStateOptions['decks']): (Int8Array | null | undefined)[] {
+  if (decks === undefined) return [];
+  if (!Array.isArray(decks)) throw new ValidationError('invalid deck', 'decks', 'decks must be an array with a deck (or null) per hand');
+  return decks.map((deck, h) => (deck ? (checkDeck(deck, `decks[${h}]`), Int8Array.from(deck)) : deck));
+}
+
 function checkDeck(deck: ArrayLike<number>, field: string): void {
   const seen = new Set(Array.from(deck));
   if (deck.length !== NUM_CARDS || seen.size !== NUM_CARDS || [...seen].some((c) => !(c >= 0 && c < NUM_CARDS))) {
