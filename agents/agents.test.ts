@@ -147,3 +147,26 @@ describe('pimc on a row no deal fits [hostile input: a policy.act row]', () => {
     }
   });
 });
+
+describe('batches that do not fit [probe round 3b]', () => {
+  it('every agent refuses a batch whose observations, masks and seats disagree, or a seat off any table, naming it', async () => {
+    const { PolicyAgent } = await import('./policy-agent.js');
+    const { selectBackend } = await import('./tfjs.js');
+    await selectBackend('wasm');
+    const vec = new VecEnv({ numEnvs: 1, config: { rules: { players: 4 } } }).reset(3);
+    const agents: Agent[] = [new RandomAgent(), new HeuristicAgent(), new PimcAgent({ samples: 2 }), new PolicyAgent({ architecture: { hiddenSizes: [8] } })];
+    for (const agent of agents) {
+      // One row with two seats was answered with one action; a short observation read as a rule set.
+      expect(() => agent.act(vec.observations, vec.masks, Int32Array.from([0, 0])), agent.name).toThrow(/batch shape mismatch: 490 observation floats, 74 mask bytes and 2 seats/);
+      expect(() => agent.act(vec.observations.subarray(0, 10), vec.masks, Int32Array.from([0])), agent.name).toThrow(/batch shape mismatch/);
+      expect(() => agent.act(vec.observations, vec.masks, Int32Array.from([99])), agent.name).toThrow(/seats\[0\] is 99/);
+      expect(agent.act(vec.observations, vec.masks, vec.seats).length, agent.name).toBe(1);
+      agent.dispose?.();
+    }
+    // Garbage in the observation itself is named as such, not as an invalid rule set.
+    const legal = Uint8Array.from({ length: NUM_ACTIONS }, (_, a) => (a < 3 ? 1 : 0));
+    for (const agent of [new HeuristicAgent(), new PimcAgent({ samples: 2 })]) {
+      expect(() => agent.act(new Float32Array(OBS_SIZE).fill(Number.NaN), legal, Int32Array.from([0])), agent.name).toThrow(/^row 0: not an observation an env writes/);
+    }
+  });
+});

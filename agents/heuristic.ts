@@ -22,7 +22,7 @@ import {
   trickValue,
 } from '../env/rules/index.js';
 import { OBS_SIZE, decodeObservation, type ObservationView } from '../env/observation.js';
-import type { Agent } from './agent.js';
+import { checkBatch, decodeRow, type Agent } from './agent.js';
 import { observedGame } from './observed-game.js';
 
 export interface HeuristicOptions {
@@ -39,12 +39,23 @@ export class HeuristicAgent implements Agent {
   }
 
   act(observations: Float32Array, masks: Uint8Array, seats: Int32Array): Int32Array {
+    checkBatch(observations, masks, seats);
     const actions = new Int32Array(seats.length);
     for (let i = 0; i < seats.length; i++) {
       const legal: number[] = [];
       for (let a = 0; a < NUM_ACTIONS; a++) if (masks[i * NUM_ACTIONS + a]) legal.push(a);
       if (legal.length === 0) throw new Error(`heuristic agent: row ${i} has no legal action`);
-      actions[i] = legal.length === 1 ? legal[0]! : this.choose(decodeObservation(observations, i * OBS_SIZE), legal);
+      if (legal.length === 1) {
+        actions[i] = legal[0]!;
+        continue;
+      }
+      // The game is read from the observation too: garbage there made a rule set that failed.
+      const view = decodeRow(i, () => {
+        const decoded = decodeObservation(observations, i * OBS_SIZE);
+        observedGame(decoded);
+        return decoded;
+      });
+      actions[i] = this.choose(view, legal);
     }
     return actions;
   }

@@ -9,7 +9,7 @@
 import seedrandom from 'seedrandom';
 import { NUM_ACTIONS, SeatView, sampleState, type KratzenState } from '../env/rules/index.js';
 import { OBS_SIZE, decodeSeatView, encodeObservation, seatViewJson } from '../env/observation.js';
-import type { Agent } from './agent.js';
+import { checkBatch, decodeRow, type Agent } from './agent.js';
 import { HeuristicAgent } from './heuristic.js';
 
 export interface PimcOptions {
@@ -51,6 +51,7 @@ export class PimcAgent implements Agent {
   }
 
   act(observations: Float32Array, masks: Uint8Array, seats: Int32Array): Int32Array {
+    checkBatch(observations, masks, seats);
     const actions = new Int32Array(seats.length);
     for (let i = 0; i < seats.length; i++) actions[i] = this.decide(observations, masks, i);
     return actions;
@@ -61,7 +62,7 @@ export class PimcAgent implements Agent {
     for (let a = 0; a < NUM_ACTIONS; a++) if (masks[row * NUM_ACTIONS + a]) legal.push(a);
     if (legal.length === 0) throw new Error(`pimc agent: row ${row} has no legal action`);
     if (legal.length === 1) return legal[0]!;
-    const view = decodeSeatView(observations, row * OBS_SIZE, this.view);
+    const view = decodeRow(row, () => decodeSeatView(observations, row * OBS_SIZE, this.view));
     const totals = new Float64Array(legal.length);
     let simulations = 0;
     const started = Date.now();

@@ -5,7 +5,7 @@ import seedrandom from 'seedrandom';
 import { NUM_ACTIONS } from '../env/rules/index.js';
 import { OBS_SIZE } from '../env/observation.js';
 import { canonicalObservations, envAction, relabelActionRows, relabelActions, relabellings, type SuitSymmetry } from '../env/suit-symmetry.js';
-import type { Agent } from './agent.js';
+import { checkBatch, type Agent } from './agent.js';
 import { tf, tidyData } from './tfjs.js';
 
 /**
@@ -289,9 +289,9 @@ export class PolicyAgent implements Agent {
     return { probs: relabelActionRows(probs, ids, false), values, logits: relabelActionRows(logits, ids, false) };
   }
 
-  act(observations: Float32Array, masks: Uint8Array, _seats: Int32Array): Int32Array {
-    // Seats are not an input: the observation already encodes the observer's seat.
-    const n = checkBatch(observations, masks);
+  act(observations: Float32Array, masks: Uint8Array, seats: Int32Array): Int32Array {
+    // Seats are not an input (the observation encodes the observer's seat), but they size the batch.
+    const n = checkBatch(observations, masks, seats);
     if (n === 0) return new Int32Array(0);
     const rows = this.networkRows(observations, masks);
     const [logits] = tidyData(() => [(this.model.predict(tf.tensor2d(rows.observations, [n, OBS_SIZE])) as tf.Tensor[])[0]!]) as [Float32Array];
@@ -344,13 +344,3 @@ function greedyLegal(logits: Float32Array, masks: Uint8Array, row: number): numb
   return best;
 }
 
-function checkBatch(observations: Float32Array, masks: Uint8Array): number {
-  const n = masks.length / NUM_ACTIONS;
-  if (!Number.isInteger(n) || observations.length !== n * OBS_SIZE) {
-    throw new RangeError(
-      `batch shape mismatch: ${observations.length} observation floats and ${masks.length} mask bytes ` +
-        `(expected N x ${OBS_SIZE} and N x ${NUM_ACTIONS})`,
-    );
-  }
-  return n;
-}

@@ -3,7 +3,7 @@
 import seedrandom from 'seedrandom';
 import { NUM_ACTIONS } from '../env/rules/index.js';
 import { randomLegalActions } from '../env/policy.js';
-import type { Agent } from './agent.js';
+import { checkBatch, type Agent } from './agent.js';
 
 export class RandomAgent implements Agent {
   readonly name = 'random';
@@ -13,7 +13,8 @@ export class RandomAgent implements Agent {
     this.random = seedrandom(`random-agent/${options.seed ?? 0}`);
   }
 
-  act(_observations: Float32Array, masks: Uint8Array, seats: Int32Array): Int32Array {
+  act(observations: Float32Array, masks: Uint8Array, seats: Int32Array): Int32Array {
+    checkBatch(observations, masks, seats);
     const actions = randomLegalActions(masks, seats.length, NUM_ACTIONS, this.random, new Int32Array(seats.length));
     const empty = actions.indexOf(-1);
     if (empty >= 0) throw new Error(`random agent: row ${empty} has no legal action`);
