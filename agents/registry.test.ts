@@ -52,3 +52,11 @@ describe('createAgent', () => {
     await expect(createAgent(spec, context)).rejects.toThrow(`agent "${spec}"`);
   });
 });
+
+describe('createAgent with a spec that is no string [probe round 3b]', () => {
+  it('names the spec (it failed on .split)', async () => {
+    for (const spec of [null, 5, {}]) {
+      await expect(createAgent(spec as unknown as string, { rules: {}, seed: 0 }), String(spec)).rejects.toThrow(/^an agent spec is a string/);
+    }
+  });
+});

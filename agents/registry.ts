@@ -75,6 +75,7 @@ function boundedOption(options: Record<string, string>, key: string, spec: strin
 
 /** Creates an agent from its spec; throws an error naming the spec when it is not one. */
 export async function createAgent(spec: string, context: AgentContext): Promise<Agent> {
+  if (typeof spec !== 'string') throw new TypeError(`an agent spec is a string (random, heuristic, pimc[:options] or a checkpoint folder), got ${String(spec).slice(0, 40)}`);
   const [kind, optionText] = spec.split(/:(.*)/s, 2) as [string, string | undefined];
   const options = isBuiltinAgent(spec) ? parseOptions(optionText, spec) : {};
   const allowed: Record<string, string[]> = { random: [], heuristic: ['caution'], pimc: ['samples', 'timeBudgetMs', 'rollout'] };

@@ -15,6 +15,8 @@ import {
   WorkerVecEnv,
   checkEnv,
   createGame,
+  allocateVecBuffers,
+  encodeObservation,
   decodeObservation,
   randomLegalAction,
   type Policy,
@@ -644,5 +646,35 @@ describe('seeds and decks [probe round 3b]', () => {
     deck.fill(0);
     for (let s = 0; s < 4; s++) expect(changed.handOf(s)).toEqual(kept.handOf(s));
     expect(() => game.newState({ seed: 1, decks: 'abc' as unknown as number[][] })).toThrow(/invalid deck: decks: /);
+  });
+});
+
+describe('buffers, indices and opponents that do not fit [probe round 3b]', () => {
+  const config = { rules: { players: 4 } };
+
+  it('buffers, env indices and offsets off their size are refused, naming them (writes past the end were dropped)', () => {
+    expect(() => new VecEnv({ numEnvs: 4, config, buffers: allocateVecBuffers(1) })).toThrow(/buffers\.observations holds 490 entries, not 4 x 490/);
+    const vec = new VecEnv({ numEnvs: 2, config }).reset(1);
+    for (const i of [-1, 2, 1.5, Number.NaN]) {
+      expect(() => vec.stateOf(i), String(i)).toThrow(/env must be an index 0\.\.1/);
+      expect(() => vec.finalInfo(i), String(i)).toThrow(RangeError);
+      expect(() => vec.explainIllegal(i, 0), String(i)).toThrow(RangeError);
+    }
+    expect(() => vec.observe(0, 0, new Float32Array(10), new Uint8Array(NUM_ACTIONS))).toThrow(/an observation needs 490 floats/);
+    expect(() => vec.observe(0, 0, new Float32Array(OBS_SIZE), new Uint8Array(3))).toThrow(/mask must be a Uint8Array of 74/);
+    const state = vec.stateOf(0);
+    expect(() => encodeObservation(state, 0, new Float32Array(OBS_SIZE), OBS_SIZE)).toThrow(RangeError);
+    expect(() => state.legalActionMask(new Uint8Array(5))).toThrow(/a mask needs 74 entries/);
+    expect(() => state.legalActionMask(new Uint8Array(NUM_ACTIONS), -10)).toThrow(RangeError);
+    expect(() => state.applyAs('1' as unknown as number, 0)).toThrow(/seat must be a seat 0\.\.3/);
+  });
+
+  it('opponents must be policies, and one that chooses an illegal action is named, not the learner\'s episode ended', () => {
+    for (const opponents of [{}, 5, [null, 3, null, null]] as unknown as Policy[]) {
+      expect(() => new SingleAgentEnv({ rules: { players: 4 }, opponents }), JSON.stringify(opponents)).toThrow(/opponents: seat \d needs a policy/);
+    }
+    const broken: Policy = { act: () => Int32Array.from([99]) };
+    const env = new SingleAgentEnv({ rules: { players: 4 }, opponents: broken, learnerSeat: 3 });
+    expect(() => env.reset({ seed: 1 })).toThrow(/the opponent policy of seat [012] chose 99, not one of its legal actions/);
   });
 });

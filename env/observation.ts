@@ -544,6 +544,10 @@ const scratchView = new LiveSeatView();
 
 /** Writes the observation of `seat` into `out` at `offset` (OBS_SIZE floats). Allocates nothing. */
 export function encodeObservation(state: KratzenState, seat: number, out: Float32Array, offset = 0): void {
+  // A short buffer or an offset past it took the writes past its end without a word.
+  if (!(out instanceof Float32Array) || !Number.isInteger(offset) || offset < 0 || offset + OBS_SIZE > out.length) {
+    throw new RangeError(`an observation needs ${OBS_SIZE} floats of a Float32Array from offset ${offset}${out instanceof Float32Array ? `; it holds ${out.length}` : ''}`);
+  }
   out.fill(0, offset, offset + OBS_SIZE);
   writeNonZeros(liveSeatView(state, seat, scratchView), out, offset, false, NO_LIST, 0);
 }

@@ -42,7 +42,7 @@ export class SingleAgentTable {
       throw new RangeError(`learnerSeat must be a seat 0..${game.numPlayers - 1}`);
     }
     opponents.forEach((p, s) => {
-      if (!p && s !== learnerSeat) throw new Error(`no opponent policy for seat ${s}`);
+      if (s !== learnerSeat && typeof p?.act !== 'function') throw new TypeError(`opponents: seat ${s} needs a policy (an object with act()), got ${String(p).slice(0, 40)}`);
     });
     this.table = new Table(game, config, recycling);
   }
@@ -107,6 +107,10 @@ export class SingleAgentTable {
       state.legalActionMask(this.mask);
       this.seatBuffer[0] = seat;
       const action = this.opponents[seat]!.act(this.obs, this.mask, this.seatBuffer)[0]!;
+      // A policy's own fault, not the learner's episode to end: named as such, nothing applied.
+      if (!(Number.isInteger(action) && action >= 0 && action < NUM_ACTIONS && this.mask[action] === 1)) {
+        throw new Error(`the opponent policy of seat ${seat} chose ${String(action).slice(0, 40)}, not one of its legal actions`);
+      }
       const outcome = table.step(action, this.stepRewards, 0);
       for (let s = 0; s < MAX_SEATS; s++) rewards[offset + s]! += this.stepRewards[s]!;
       if (outcome !== RUNNING) return outcome;

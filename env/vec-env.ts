@@ -184,6 +184,7 @@ export abstract class VecEnvBuffers {
 
   /** What the episode that env i finished in the last step ended with (null if it did not). */
   finalInfo(i: number): EpisodeInfo | null {
+    if (!Number.isInteger(i) || i < 0 || i >= this.numEnvs) throw new RangeError(`env must be an index 0..${this.numEnvs - 1}, got ${String(i).slice(0, 40)}`);
     const b = this.buffers;
     if (!b.terminated[i] && !b.truncated[i]) return null;
     const info: EpisodeInfo = {
@@ -227,6 +228,11 @@ export class VecEnv extends VecEnvBuffers {
     this.firstEnvIndex = options.firstEnvIndex ?? 0;
     if (!Number.isSafeInteger(this.firstEnvIndex) || this.firstEnvIndex < 0) throw new RangeError(`firstEnvIndex must be a non-negative integer, got ${String(options.firstEnvIndex).slice(0, 40)}`);
     this.buffers = options.buffers ?? allocateVecBuffers(this.numEnvs);
+    for (const name of VEC_BUFFER_NAMES) {
+      const length = (this.buffers[name] as ArrayLike<number> | undefined)?.length;
+      // Buffers for fewer envs took the writes past their end without a word.
+      if (length !== this.numEnvs * VEC_BUFFER_LAYOUT[name][1]) throw new RangeError(`buffers.${name} holds ${length} entries, not ${this.numEnvs} x ${VEC_BUFFER_LAYOUT[name][1]}`);
+    }
     const recycling = options.keepEndedStates ? 'keep-last' : 'reuse';
     if (options.opponents) {
       const learnerSeat = options.learnerSeat ?? 0;
@@ -249,7 +255,13 @@ export class VecEnv extends VecEnvBuffers {
 
   /** The rules-core state of env i (read only; for the env layer and tests, not for agents or the bridge). */
   stateOf(i: number): KratzenState {
-    return this.tables[i]!.state;
+    return this.tableAt(i).state;
+  }
+
+  /** Env i's table; an index off the vector is a RangeError naming it. */
+  private tableAt(i: number): EnvTable {
+    if (!Number.isInteger(i) || i < 0 || i >= this.numEnvs) throw new RangeError(`env must be an index 0..${this.numEnvs - 1}, got ${String(i).slice(0, 40)}`);
+    return this.tables[i]!;
   }
 
   /**
@@ -258,7 +270,7 @@ export class VecEnv extends VecEnvBuffers {
    * valid until the next one finishes. A hand episode's state continues into the next hand.
    */
   endedStateOf(i: number): KratzenState | null {
-    return this.tables[i]!.endedState;
+    return this.tableAt(i).endedState;
   }
 
   /**
@@ -268,7 +280,7 @@ export class VecEnv extends VecEnvBuffers {
    */
   private episodeState(i: number, episode: 'current' | 'ended'): KratzenState {
     if (episode === 'current') return this.stateOf(i);
-    const ended = this.tables[i]!.endedEpisodeState;
+    const ended = this.tableAt(i).endedEpisodeState;
     if (!ended) throw new RangeError(`env ${i} has no finished episode kept (none yet, or keepEndedStates is off)`);
     return ended;
   }
@@ -287,6 +299,7 @@ export class VecEnv extends VecEnvBuffers {
   /** Writes `seat`'s current observation of env i into `obs` and its legal actions (all zero unless it is to act) into `mask`. */
   observe(i: number, seat: number, obs: Float32Array, mask: Uint8Array): void {
     const state = this.stateOf(i);
+    if (!(mask instanceof Uint8Array) || mask.length < NUM_ACTIONS) throw new RangeError(`mask must be a Uint8Array of ${NUM_ACTIONS} entries`);
     encodeObservation(state, seat, obs);
     if (state.currentSeat === seat) state.legalActionMask(mask);
     else mask.fill(0);

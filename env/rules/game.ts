@@ -160,6 +160,7 @@ export class KratzenState extends StateReader {
 
   /** Applies `action` as `seat`, checking that it is that seat's turn. */
   applyAs(seat: number, action: number): void {
+    this.assertSeat(seat);
     if (seat !== this.d.currentSeat) throw new IllegalActionError(action, seat, this.explainIllegal(action, seat)!);
     this.apply(action);
   }
