@@ -671,10 +671,10 @@ describe('buffers, indices and opponents that do not fit [probe round 3b]', () =
 
   it('opponents must be policies, and one that chooses an illegal action is named, not the learner\'s episode ended', () => {
     for (const opponents of [{}, 5, [null, 3, null, null]] as unknown as Policy[]) {
-      expect(() => new SingleAgentEnv({ rules: { players: 4 }, opponents }), JSON.stringify(opponents)).toThrow(/opponents: seat \d needs a policy/);
+      expect(() => new SingleAgentEnv({ config: { rules: { players: 4 } }, opponents }), JSON.stringify(opponents)).toThrow(/opponents: seat \d needs a policy/);
     }
     const broken: Policy = { act: () => Int32Array.from([99]) };
-    const env = new SingleAgentEnv({ rules: { players: 4 }, opponents: broken, learnerSeat: 3 });
+    const env = new SingleAgentEnv({ config: { rules: { players: 4 } }, opponents: broken, learnerSeat: 3 });
     expect(() => env.reset({ seed: 1 })).toThrow(/the opponent policy of seat [012] chose 99, not one of its legal actions/);
   });
 });

@@ -184,7 +184,7 @@ export abstract class VecEnvBuffers {
 
   /** What the episode that env i finished in the last step ended with (null if it did not). */
   finalInfo(i: number): EpisodeInfo | null {
-    if (!Number.isInteger(i) || i < 0 || i >= this.numEnvs) throw new RangeError(`env must be an index 0..${this.numEnvs - 1}, got ${String(i).slice(0, 40)}`);
+    this.checkEnvIndex(i);
     const b = this.buffers;
     if (!b.terminated[i] && !b.truncated[i]) return null;
     const info: EpisodeInfo = {
@@ -193,6 +193,11 @@ export abstract class VecEnvBuffers {
     };
     if (b.finalIllegalSeat[i]! >= 0) info.illegalActionSeat = b.finalIllegalSeat[i]!;
     return info;
+  }
+
+  /** Throws a RangeError naming `env` unless `i` is an index of this vector. */
+  protected checkEnvIndex(i: number): void {
+    if (!Number.isInteger(i) || i < 0 || i >= this.numEnvs) throw new RangeError(`env must be an index 0..${this.numEnvs - 1}, got ${String(i).slice(0, 40)}`);
   }
 }
 
@@ -260,7 +265,7 @@ export class VecEnv extends VecEnvBuffers {
 
   /** Env i's table; an index off the vector is a RangeError naming it. */
   private tableAt(i: number): EnvTable {
-    if (!Number.isInteger(i) || i < 0 || i >= this.numEnvs) throw new RangeError(`env must be an index 0..${this.numEnvs - 1}, got ${String(i).slice(0, 40)}`);
+    this.checkEnvIndex(i);
     return this.tables[i]!;
   }
 
