@@ -678,3 +678,13 @@ describe('buffers, indices and opponents that do not fit [probe round 3b]', () =
     expect(() => env.reset({ seed: 1 })).toThrow(/the opponent policy of seat [012] chose 99, not one of its legal actions/);
   });
 });
+
+describe('a closed VecEnv [probe round 3b]', () => {
+  it('refuses steps and resets, as a closed WorkerVecEnv does (they went on before)', () => {
+    const vec = new VecEnv({ numEnvs: 2, config: { rules: { players: 4 } } }).reset(1);
+    const actions = Int32Array.from({ length: 2 }, (_, i) => randomLegalAction(vec.masks, i, NUM_ACTIONS, () => 0.5));
+    vec.close();
+    expect(() => vec.step(actions)).toThrow(/VecEnv is closed/);
+    expect(() => vec.reset(2)).toThrow(/VecEnv is closed/);
+  });
+});

@@ -217,6 +217,7 @@ export class VecEnv extends VecEnvBuffers {
   private readonly tables: EnvTable[];
   private readonly firstEnvIndex: number;
   private readonly sparseWrites: boolean;
+  private closed = false;
   /** The observation rows; with `listObservationEntries`, the entries each last write set (for sparse wire formats). */
   readonly rows: ObservationRows;
   /** Legal actions set in each mask row last time, so a row is cleared without fill(). */
@@ -444,10 +445,14 @@ export class VecEnv extends VecEnvBuffers {
     }
   }
 
-  close(): void {}
+  /** Ends this env: later steps and resets throw, as WorkerVecEnv's do (they went on before). */
+  close(): void {
+    this.closed = true;
+  }
 
   /** A range of envs [start, end) within this vector env, checked before anything moves. */
   private checkRange(start: number, end: number): void {
+    if (this.closed) throw new Error('VecEnv is closed');
     if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end > this.numEnvs || start > end) {
       throw new RangeError(`env range [${start}, ${end}) is not within the ${this.numEnvs} envs`);
     }

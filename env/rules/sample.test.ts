@@ -83,3 +83,14 @@ describe('sampleState on views no deal fits [hostile input: a client\'s row]', (
     expect(tried).toBeGreaterThan(2);
   });
 });
+
+describe('sampleState with a generator that is not one [probe round 3b]', () => {
+  it('refuses draws outside [0, 1) and a random that is no function, naming random (a TypeError deep inside before)', () => {
+    const state = createGame({ players: 4 }).newState({ seed: 3 });
+    state.apply(state.legalActions()[0]!);
+    const view = seatView(state, state.currentSeat);
+    for (const random of [() => Number.NaN, () => 1, () => -0.5]) expect(() => sampleState(view, random)).toThrow(/^random must return numbers in \[0, 1\)/);
+    expect(() => sampleState(view, 5 as unknown as () => number)).toThrow(/^random must be a function/);
+    expect(sampleState(view, seedrandom('ok'))).not.toBeNull();
+  });
+});

@@ -149,12 +149,19 @@ function assign(slots: Slot[], cards: number[], allowed: (slot: Slot, card: numb
  * for a view of a real state). Deterministic for a given `random`.
  */
 export function sampleState(v: SeatView, random: Random, attempts = 20): KratzenState | null {
+  if (typeof random !== 'function') throw new TypeError('random must be a function returning numbers in [0, 1)');
   if (v.phase === 'deal' || v.phase === 'over') return null;
+  // A generator's draws outside [0, 1) picked past the end of the candidates.
+  const draw: Random = () => {
+    const r = random();
+    if (!(r >= 0 && r < 1)) throw new RangeError(`random must return numbers in [0, 1), returned ${r}`);
+    return r;
+  };
   const plays = playSequence(v);
   if (!plays) return null;
   const forbidden = forbiddenCards(v, plays);
   for (let attempt = 0; attempt < attempts; attempt++) {
-    const state = trySample(v, plays, forbidden, random);
+    const state = trySample(v, plays, forbidden, draw);
     if (state) return state;
   }
   return null;
