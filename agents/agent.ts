@@ -4,7 +4,7 @@
 
 import type { Policy } from '../env/policy.js';
 import { OBS_SIZE } from '../env/observation.js';
-import { MAX_SEATS, NUM_ACTIONS } from '../env/rules/index.js';
+import { MAX_SEATS, NUM_ACTIONS, ValidationError } from '../env/rules/index.js';
 
 export interface Agent extends Policy {
   /** A short name for reports (`random`, `heuristic`, `pimc`, `policy:<checkpoint>`). */
@@ -48,11 +48,14 @@ export function checkBatch(observations: Float32Array, masks: Uint8Array, seats?
   return n;
 }
 
-/** Reads row `row` of a batch through `decode`; an observation no env writes (garbage, NaN) is a RangeError naming the row. */
+/**
+ * Reads row `row` of a batch through `decode`; an observation no env writes (garbage, NaN, all
+ * zero) is a ValidationError naming `observations[row]`, not the rule set it failed to decode to.
+ */
 export function decodeRow<T>(row: number, decode: () => T): T {
   try {
     return decode();
   } catch (e) {
-    throw new RangeError(`row ${row}: not an observation an env writes (${(e as Error).message})`);
+    throw new ValidationError('invalid observation', `observations[${row}]`, `not an observation an env writes (${(e as Error).message})`);
   }
 }

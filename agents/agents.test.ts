@@ -166,7 +166,7 @@ describe('batches that do not fit [probe round 3b]', () => {
     // Garbage in the observation itself is named as such, not as an invalid rule set.
     const legal = Uint8Array.from({ length: NUM_ACTIONS }, (_, a) => (a < 3 ? 1 : 0));
     for (const agent of [new HeuristicAgent(), new PimcAgent({ samples: 2 })]) {
-      expect(() => agent.act(new Float32Array(OBS_SIZE).fill(Number.NaN), legal, Int32Array.from([0])), agent.name).toThrow(/^row 0: not an observation an env writes/);
+      expect(() => agent.act(new Float32Array(OBS_SIZE).fill(Number.NaN), legal, Int32Array.from([0])), agent.name).toThrow(/^invalid observation: observations\[0\]: not an observation an env writes/);
     }
   });
 });

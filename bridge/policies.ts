@@ -186,7 +186,8 @@ export async function actWithPolicy(served: ServedPolicy, params: PolicyActParam
     // Agents that rebuild the table from an observation (heuristic, pimc) meet one no encoder
     // wrote: the fault is in the observations the client sent, not in some rules field.
     if (fromRecord || !(e instanceof ValidationError)) throw e;
-    throw new BridgeError('invalid_params', `params.observations: a row is no observation this encoder writes (${e.message})`, 'params.observations');
+    const field = e.field.startsWith('observations[') ? `params.${e.field}` : 'params.observations';
+    throw new BridgeError('invalid_params', `${field}: ${e.field.startsWith('observations[') ? e.reason : `a row is no observation this encoder writes (${e.message})`}`, field);
   }
   const result: Record<string, unknown> = { actions: Array.from(actions), actionNames: Array.from(actions, actionToString) };
   if (fromRecord) result.seat = fromRecord.seat;

@@ -67,6 +67,11 @@ it('serves actions and probabilities of a checkpoint for given observations', as
     const row = seats[3] === own[3] ? 0 : 3;
     expect(wrong.error).toMatchObject({ code: 'invalid_params', field: `params.seats[${row}]` });
   }
+  // A row within every slice's bounds that no encoder writes (all zero: no table size) is the
+  // client's fault, named by its row (internal_error without a field before) [probe round 4].
+  const zeros = await client.request('policy.act', { policy: heuristic, observations: [Array(OBS_SIZE).fill(0)], masks: [Array(NUM_ACTIONS).fill(1)] });
+  expect(zeros.error).toMatchObject({ code: 'invalid_params', field: 'params.observations[0]' });
+  expect(zeros.error!.message).toMatch(/^params\.observations\[0\]: not an observation an env writes/);
   await client.call('policy.close', { policy: heuristic });
   const wrongWidth = await client.request('policy.act', { policy: loaded.policy, observations: [[1, 2]], masks: [Array(NUM_ACTIONS).fill(1)] });
   expect(wrongWidth.error).toMatchObject({ code: 'invalid_params', field: 'params.observations[0]' });
