@@ -4,7 +4,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { OutputError, fsErrorReason } from '../checkpoints/durable-fs.js';
-import { failOutput, tryWriteStdout, writeStdout } from './output.js';
+import { failOutput, reportOutputLost, tryWriteStdout, writeStdout } from './output.js';
 import { parseArgs } from 'node:util';
 import {
   errorReport,
@@ -233,7 +233,7 @@ function endQuietlyOnClosedStdout(verb: string | undefined): void {
     // The output is lost (a full disk, a closed descriptor): say so on stderr, not with a stack
     // trace. `play` still finishes and saves its record, then exits 3.
     if (verb !== 'play') failOutput('stdout', e.message);
-    process.stderr.write(`${JSON.stringify({ error: 'cannot write output', field: 'stdout', reason: e.message })}\n`);
+    reportOutputLost('stdout', e.message);
     stdoutLost = true;
   });
 }

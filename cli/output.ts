@@ -43,8 +43,13 @@ export function writeStdout(text: string): void {
   if (error) failOutput('stdout', fsErrorReason(error));
 }
 
-/** Output that could not be written: one JSON line on stderr (stdout may be the output that failed), exit 3. */
-export function failOutput(field: string, reason: string): never {
+/** Says on stderr (stdout may be the output that failed) that output chosen by `field` could not be written. */
+export function reportOutputLost(field: string, reason: string): void {
   process.stderr.write(`${JSON.stringify({ error: 'cannot write output', field, reason })}\n`);
+}
+
+/** Output that could not be written: one JSON line on stderr, exit 3. */
+export function failOutput(field: string, reason: string): never {
+  reportOutputLost(field, reason);
   process.exit(3);
 }

@@ -37,6 +37,7 @@ import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { HistoryRecorder, type TrickView } from '../env/table-view.js';
 import { writeFileAtomic } from '../training/files.js';
 import { entryExists, fsErrorReason, unwritableFolderReason } from '../checkpoints/durable-fs.js';
+import { reportOutputLost } from './output.js';
 
 export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed S] [--profile didactic4|tavern5] [--players N]
              [--hands H] [--variant JSON] [--deck-style german|french|french-joker]
@@ -494,7 +495,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     } catch (e) {
       // Checked before the game; the disk can still fill up or the folder go away meanwhile.
       // Output that cannot be written, as every verb reports it: one line on stderr, exit 3.
-      process.stderr.write(`${JSON.stringify({ error: 'cannot write output', field: 'record', reason: fsErrorReason(e) })}\n`);
+      reportOutputLost('record', fsErrorReason(e));
       return 3;
     }
   }
