@@ -186,8 +186,9 @@ export async function actWithPolicy(served: ServedPolicy, params: PolicyActParam
     // Agents that rebuild the table from an observation (heuristic, pimc) meet one no encoder
     // wrote: the fault is in the observations the client sent, not in some rules field.
     if (fromRecord || !(e instanceof ValidationError)) throw e;
-    const field = e.field.startsWith('observations[') ? `params.${e.field}` : 'params.observations';
-    throw new BridgeError('invalid_params', `${field}: ${e.field.startsWith('observations[') ? e.reason : `a row is no observation this encoder writes (${e.message})`}`, field);
+    const namesRow = e.field.startsWith('observations[');
+    const field = namesRow ? `params.${e.field}` : 'params.observations';
+    throw new BridgeError('invalid_params', `${field}: ${namesRow ? e.reason : `a row is no observation this encoder writes (${e.message})`}`, field);
   }
   const result: Record<string, unknown> = { actions: Array.from(actions), actionNames: Array.from(actions, actionToString) };
   if (fromRecord) result.seat = fromRecord.seat;
@@ -203,7 +204,14 @@ export async function actWithPolicy(served: ServedPolicy, params: PolicyActParam
 async function actRowByRow(agent: Agent, observations: Float32Array, masks: Uint8Array, seats: Int32Array, control: StepControl): Promise<Int32Array> {
   const actions = new Int32Array(seats.length);
   for (let i = 0; i < seats.length; i++) {
-    const row = agent.act(observations.subarray(i * OBS_SIZE, (i + 1) * OBS_SIZE), masks.subarray(i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS), seats.subarray(i, i + 1));
+    let row: Int32Array;
+    try {
+      row = agent.act(observations.subarray(i * OBS_SIZE, (i + 1) * OBS_SIZE), masks.subarray(i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS), seats.subarray(i, i + 1));
+    } catch (e) {
+      // The agent saw a batch of one: its row 0 is row i of the request.
+      if (e instanceof ValidationError && e.field === 'observations[0]') throw new ValidationError(e.error, `observations[${i}]`, e.reason);
+      throw e;
+    }
     actions[i] = row[0]!;
     if (i + 1 < seats.length && control.due()) await control.pause();
   }

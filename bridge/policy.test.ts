@@ -72,6 +72,12 @@ it('serves actions and probabilities of a checkpoint for given observations', as
   const zeros = await client.request('policy.act', { policy: heuristic, observations: [Array(OBS_SIZE).fill(0)], masks: [Array(NUM_ACTIONS).fill(1)] });
   expect(zeros.error).toMatchObject({ code: 'invalid_params', field: 'params.observations[0]' });
   expect(zeros.error!.message).toMatch(/^params\.observations\[0\]: not an observation an env writes/);
+  const second = await client.request('policy.act', {
+    policy: heuristic,
+    observations: [rows(env.observations, OBS_SIZE)[0]!, Array(OBS_SIZE).fill(0)],
+    masks: [rows(env.masks, NUM_ACTIONS)[0]!, Array(NUM_ACTIONS).fill(1)],
+  });
+  expect(second.error).toMatchObject({ code: 'invalid_params', field: 'params.observations[1]' });
   await client.call('policy.close', { policy: heuristic });
   const wrongWidth = await client.request('policy.act', { policy: loaded.policy, observations: [[1, 2]], masks: [Array(NUM_ACTIONS).fill(1)] });
   expect(wrongWidth.error).toMatchObject({ code: 'invalid_params', field: 'params.observations[0]' });
