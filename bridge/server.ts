@@ -170,13 +170,14 @@ const DEFAULTS = {
   spinMicroseconds: 200,
 };
 
+/** The body of a 431: the request line and headers passed Node's limit (16 KiB), say a long address. */
+export const CLIENT_ERROR_TOO_LONG =
+  'Request too long: the address and headers may hold at most 16 KiB. The web table takes its settings from the #fragment too (not sent to the server).\n';
+
 /**
  * The most fragments a message may come in; past it `ws` closes the connection (1008). Each
  * fragment is a frame to read, however small, and no client fragments its requests this much.
  */
-/** The body of a 431: the request line and headers passed Node's limit (16 KiB), say a long address. */
-export const CLIENT_ERROR_TOO_LONG =
-  'Request too long: the address and headers may hold at most 16 KiB. The web table takes its settings from the #fragment too (not sent to the server).\n';
 export const MAX_FRAGMENTS = 16_384;
 
 /** Close codes beyond RFC 6455's: 4000 idle timeout, 4001 no hello in time. */

@@ -14,7 +14,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { MAX_SEATS, NUM_ACTIONS, ValidationError, actionToString, drain } from '../env/rules/index.js';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from '../env/table.js';
-import { VecEnv } from '../env/vec-env.js';
+import { VecEnv, firstRefusedAction } from '../env/vec-env.js';
 import type { HandRange, SeatRecord, TableView } from '../env/table-view.js';
 import type { Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
@@ -325,14 +325,12 @@ abstract class BaseSession implements EnvSession {
       throw new BridgeError('invalid_params', `params.actions: expected ${this.numEnvs} actions (one per env), got ${actions.length}`, 'params.actions');
     }
     if (this.config.illegalAction !== 'throw') return;
-    // The mask rows are the core's legal actions for each env's seat to act, written by the
-    // VecEnv after the last step: one byte read per env; the core explains a refusal.
-    const masks = this.vec.masks;
-    for (let i = 0; i < this.numEnvs; i++) {
+    // The whole batch, before a slice of it moves (the VecEnv checks each range it steps); the
+    // core explains a refusal.
+    const i = firstRefusedAction(actions, 0, this.numEnvs, this.vec.masks);
+    if (i >= 0) {
       const action = actions[i]!;
-      if (action >= 0 && action < NUM_ACTIONS && masks[i * NUM_ACTIONS + action] === 1) continue;
-      const reason = this.vec.explainIllegal(i, action);
-      if (reason === null) continue;
+      const reason = this.vec.explainIllegal(i, action) ?? 'not in its mask row';
       const seat = this.vec.seats[i]!;
       throw new BridgeError('illegal_action', `env ${i}: illegal action ${action} (${actionToString(action)}) for seat ${seat}: ${reason}`, `params.actions[${i}]`, {
         env: i,

@@ -74,11 +74,6 @@ export function makeDirs(dir: string): void {
 }
 
 /**
- * Why files could not be written in folder `dir` (created if missing), or null when they can:
- * checked before long work whose results would otherwise be lost at the first write. Creates
- * nothing: it probes the folder, or the nearest existing one above it, with a file it removes.
- */
-/**
  * Whether a directory entry named `p` exists, a symlink counting as one even when it points
  * nowhere or in a loop (existsSync follows links and calls those missing).
  */
@@ -91,6 +86,11 @@ export function entryExists(p: string): boolean {
   }
 }
 
+/**
+ * Why files could not be written in folder `dir` (created if missing), or null when they can:
+ * checked before long work whose results would otherwise be lost at the first write. Creates
+ * nothing: it probes the folder, or the nearest existing one above it, with a file it removes.
+ */
 export function unwritableFolderReason(dir: string): string | null {
   let at = path.resolve(dir);
   const missing: string[] = [];

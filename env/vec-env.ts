@@ -77,11 +77,24 @@ export function allocateVecMemory(numEnvs: number, allocate: (bytes: number) => 
 }
 
 /**
+ * The first env in [start, end) whose action is not an integer id legal in its mask row (the
+ * core's legal actions for its seat to act, written after the last step), or -1: one byte read
+ * per env. Callers check a whole step with it before any env moves.
+ */
+export function firstRefusedAction(actions: ArrayLike<number>, start: number, end: number, masks: Uint8Array): number {
+  for (let i = start; i < end; i++) {
+    const a = actions[i]!;
+    if (!(Number.isInteger(a) && a >= 0 && a < NUM_ACTIONS && masks[i * NUM_ACTIONS + a] === 1)) return i;
+  }
+  return -1;
+}
+
+/**
  * Checks a step's `actions` for envs [start, end) before any env moves: a step refused halfway
  * had moved the envs before the bad action, leaving their rows stale. Throws a RangeError when
  * `actions` is too short (or, stepping all `numEnvs`, of another length), and an
- * IllegalActionError naming the env when an action is not an integer id legal in its mask row,
- * unless illegal actions end episodes (`illegalAction: "terminate"`), which the step then does.
+ * IllegalActionError naming the env when an action is refused (firstRefusedAction), unless
+ * illegal actions end episodes (`illegalAction: "terminate"`), which the step then does.
  */
 export function checkStepActions(actions: ArrayLike<number>, start: number, end: number, numEnvs: number, b: VecBuffers, terminate: boolean, reason?: (env: number, action: number) => string | null): void {
   if (actions === null || typeof actions !== 'object' || typeof actions.length !== 'number') throw new TypeError('actions must be an array of action ids, one per env');
@@ -89,13 +102,11 @@ export function checkStepActions(actions: ArrayLike<number>, start: number, end:
     throw new RangeError(`actions has ${actions.length} entries for ${end === numEnvs ? numEnvs : end} envs`);
   }
   if (terminate) return;
-  const masks = b.masks;
-  for (let i = start; i < end; i++) {
-    const a = actions[i]!;
-    if (Number.isInteger(a) && a >= 0 && a < NUM_ACTIONS && masks[i * NUM_ACTIONS + a] === 1) continue;
-    const why = reason?.(i, a) ?? (Number.isInteger(a) ? 'not legal for the seat to act' : 'an action is an integer id');
-    throw new IllegalActionError(a, b.seats[i]!, `env ${i}: ${why}`);
-  }
+  const i = firstRefusedAction(actions, start, end, b.masks);
+  if (i < 0) return;
+  const a = actions[i]!;
+  const why = reason?.(i, a) ?? (Number.isInteger(a) ? 'not legal for the seat to act' : 'an action is an integer id');
+  throw new IllegalActionError(a, b.seats[i]!, `env ${i}: ${why}`);
 }
 
 export interface EpisodeInfo {
@@ -380,7 +391,6 @@ export class VecEnv extends VecEnvBuffers {
     if (mask === null || typeof mask !== 'object' || mask.length !== this.numEnvs) {
       throw new RangeError(`the reset mask must hold one entry per env (${this.numEnvs}), got ${mask === null || typeof mask !== 'object' ? String(mask).slice(0, 40) : `${mask.length}`}`);
     }
-    if (seed !== undefined) checkSeed(seed);
     for (let i = 0; i < this.numEnvs; i++) if (mask[i]) this.resetRange(i, i + 1, seed);
     return this;
   }

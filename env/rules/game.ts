@@ -455,7 +455,6 @@ export class KratzenState extends StateReader {
   }
 }
 
-/** Throws unless `deck` lists each card id once (33 entries). */
 /** The decks, checked and copied: a caller's array changed afterwards must not change what is dealt. */
 function copyDecks(decks: NewStateOptions['decks']): (Int8Array | null | undefined)[] {
   if (decks === undefined) return [];
@@ -463,6 +462,7 @@ function copyDecks(decks: NewStateOptions['decks']): (Int8Array | null | undefin
   return decks.map((deck, h) => (deck ? (checkDeck(deck, `decks[${h}]`), Int8Array.from(deck)) : deck));
 }
 
+/** Throws unless `deck` lists each card id once (33 entries). */
 function checkDeck(deck: ArrayLike<number>, field: string): void {
   const seen = new Set(Array.from(deck));
   if (deck.length !== NUM_CARDS || seen.size !== NUM_CARDS || [...seen].some((c) => !(c >= 0 && c < NUM_CARDS))) {
