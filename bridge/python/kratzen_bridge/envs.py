@@ -20,7 +20,7 @@ import numpy as np
 
 from ._compat import SAME_STEP, AECEnv, Dict as DictSpace, Discrete, Env, MultiDiscrete, VectorEnv
 from .client import NUM_ACTIONS, BridgeClient
-from .session import Seed, Session, as_action, as_actions, as_opponents, as_seed, env_config
+from .session import Seed, Session, as_action, as_opponents, as_seed, env_config, wire_actions
 
 Opponents = Union[str, Sequence[Optional[str]]]
 
@@ -324,9 +324,7 @@ class KratzenVecEnv(VectorEnv):
         return batch.observations, {"action_mask": batch.masks, "seat": batch.seats}
 
     def step(self, actions):
-        actions = as_actions(actions, self.num_envs)
-        wire = np.where((actions >= 0) & (actions < NUM_ACTIONS), actions, -1).tolist()
-        batch = self._session.step(wire)
+        batch = self._session.step(wire_actions(actions, self.num_envs))
         infos: Dict[str, Any] = {"action_mask": batch.masks, "seat": batch.seats}
         if batch.final:
             final_obs = np.full(self.num_envs, None, dtype=object)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ._compat import HAVE_GYMNASIUM
 from .client import NUM_ACTIONS, BridgeClient
-from .session import Session, as_actions, as_opponents, env_config
+from .session import Session, as_opponents, env_config, wire_actions
 
 try:  # pragma: no cover - depends on the environment
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _SB3VecEnv
@@ -125,7 +125,7 @@ class KratzenSB3VecEnv(Base):  # type: ignore[misc, valid-type]
         self.render_mode = None
         self.learner_seat = learner_seat
         self._masks = np.zeros((num_envs, NUM_ACTIONS), dtype=np.int8)
-        self._actions: Optional[np.ndarray] = None
+        self._actions: Optional[List[int]] = None
         self.closed = False
         observation_space = Box(self._session.obs_low, self._session.obs_high, shape=(self._session.obs_size,), dtype=np.float32)
         super().__init__(int(num_envs), observation_space, Discrete(NUM_ACTIONS))
@@ -142,14 +142,13 @@ class KratzenSB3VecEnv(Base):  # type: ignore[misc, valid-type]
         return batch.observations
 
     def step_async(self, actions) -> None:
-        self._actions = as_actions(np.asarray(actions).reshape(-1), self.num_envs)
+        self._actions = wire_actions(np.asarray(actions).reshape(-1), self.num_envs)
 
     def step_wait(self):
         if self._actions is None:
             raise RuntimeError("step_wait() without step_async()")
-        actions = self._actions
+        wire = self._actions
         self._actions = None
-        wire = np.where((actions >= 0) & (actions < NUM_ACTIONS), actions, -1).tolist()
         batch = self._session.step(wire)
         self._masks = batch.masks.copy()
         dones = batch.terminated | batch.truncated

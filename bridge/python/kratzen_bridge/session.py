@@ -137,15 +137,16 @@ def as_action(action) -> int:
         raise TypeError(f"an action is an integer id 0..{NUM_ACTIONS - 1}, not {action!r:.100}") from None
 
 
-def as_actions(actions, num_envs: int) -> np.ndarray:
-    """One integer action id per env as an int64 array; floats (truncated silently before),
-    booleans and other kinds are a TypeError naming the actions."""
+def wire_actions(actions, num_envs: int) -> List[int]:
+    """One integer action id per env, as sent: out of range is illegal either way, so it goes as
+    -1 (huge ints would fail the request schema). Floats (truncated silently before), booleans
+    and other kinds are a TypeError naming the actions."""
     array = np.asarray(actions)
     if array.shape != (num_envs,):
         raise ValueError(f"expected {num_envs} actions, got shape {array.shape}")
     if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
         raise TypeError(f"actions must be integer action ids 0..{NUM_ACTIONS - 1}, got an array of {array.dtype}")
-    return array.astype(np.int64)
+    return np.where((array >= 0) & (array < NUM_ACTIONS), array, -1).astype(np.int64).tolist()
 
 
 def as_opponents(opponents) -> Union[str, List[Optional[str]]]:
