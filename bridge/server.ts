@@ -5,7 +5,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { BackendChoice } from '../agents/tfjs.js';
@@ -180,6 +180,12 @@ export const CLIENT_ERROR_TOO_LONG =
  */
 export const MAX_FRAGMENTS = 16_384;
 
+/**
+ * Plain HTTP requests one connection may make (the page is five files; a browser given
+ * `Connection: close` opens another connection for more).
+ */
+export const MAX_HTTP_REQUESTS_PER_CONNECTION = 32;
+
 /** Close codes beyond RFC 6455's: 4000 idle timeout, 4001 no hello in time. */
 export const CLOSE_IDLE = 4000;
 export const CLOSE_HELLO_TIMEOUT = 4001;
@@ -194,6 +200,8 @@ export class BridgeServer {
   /** Every open socket, greeted or not, in the order they connected. */
   private readonly connections = new Map<WebSocket, Connection>();
   private timers: NodeJS.Timeout[] = [];
+  /** Plain HTTP requests each connection has made (admitRequest). */
+  private readonly httpRequests = new WeakMap<Socket, number>();
   /** TCP sockets that have not finished a WebSocket handshake, oldest first. */
   private handshaking = new Set<Socket>();
   private shuttingDown = false;
@@ -257,6 +265,7 @@ export class BridgeServer {
     const http = createServer({ headersTimeout: o.handshakeTimeoutMs, requestTimeout: 2 * o.handshakeTimeoutMs, connectionsCheckingInterval: checkEvery }, (req, res) => {
       // An exception thrown here would end the process, and every client's connection with it.
       try {
+        if (!this.admitRequest(req, res)) return;
         const refused = this.guard!.checkRequest(req);
         if (refused) {
           sendPlainText(res, isBadRequest(refused) ? 400 : 403, refused);
@@ -326,6 +335,26 @@ export class BridgeServer {
     this.timers.push(setInterval(() => this.closeIdle(), Math.max(10, Math.min(o.idleTimeoutMs / 4, 10_000))).unref());
     this.timers.push(setInterval(() => this.boundBuffers(), 250).unref());
     return this;
+  }
+
+  /**
+   * Counts the plain HTTP requests of each connection: the last one allowed is answered with
+   * `Connection: close` (a browser opens a new connection for its next), and any a client
+   * pipelined behind it end the connection unanswered. Node hands a handler every request of a
+   * socket read at once, and answers wait in memory for a client that does not read: eight
+   * sockets that each wrote 20,000 requests for the page in one go delayed every WebSocket
+   * client's ping by half a second and held 300 MB.
+   */
+  private admitRequest(req: IncomingMessage, res: ServerResponse): boolean {
+    const socket = req.socket;
+    const count = (this.httpRequests.get(socket) ?? 0) + 1;
+    this.httpRequests.set(socket, count);
+    if (count > MAX_HTTP_REQUESTS_PER_CONNECTION) {
+      socket.destroy();
+      return false;
+    }
+    if (count === MAX_HTTP_REQUESTS_PER_CONNECTION) res.setHeader('connection', 'close');
+    return true;
   }
 
   private admitSocket(socket: Socket): void {

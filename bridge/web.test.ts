@@ -5,13 +5,13 @@
 // and env.view / env.record over a plain client.
 
 import { existsSync, writeFileSync } from 'node:fs';
-import { request as httpGet } from 'node:http';
+import { Agent, request as httpGet } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CARD_NAMES, cardLongName, replayRecord, type HandReport } from '../env/rules/index.js';
 import { PROTOCOL_VERSION } from './protocol.js';
 import { BridgeClient } from './client.js';
-import { BridgeServer, CLIENT_ERROR_TOO_LONG } from './server.js';
+import { BridgeServer, CLIENT_ERROR_TOO_LONG, MAX_HTTP_REQUESTS_PER_CONNECTION } from './server.js';
 import { webTablePolicy } from './web/assets.js';
 
 // Page-side callbacks run in the browser; the project compiles without the DOM library.
@@ -106,6 +106,46 @@ describe('kratzen serve --web: HTTP', () => {
     expect(await statusOf('GARBAGE\r\n\r\n')).toMatch(/^HTTP\/1\.1 (400|501)/);
     expect(await statusOf(`CONNECT example.org:443 HTTP/1.1\r\n${host}\r\n`)).toMatch(/^HTTP\/1\.1 405/);
     expect((await get(`${base}/`)).status).toBe(200); // and it still serves
+  });
+
+  it('closes a connection after MAX_HTTP_REQUESTS_PER_CONNECTION requests, and one that pipelines more at once [probe round 6]', async () => {
+    const port = Number(new URL(base).port);
+    // A keep-alive client: its last allowed request is answered with Connection: close, and its next goes on a new connection.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const sockets = new Set<unknown>();
+    const headerOf = (): Promise<string> =>
+      new Promise((resolve, reject) => {
+        httpGet(`${base}/table.css`, { agent }, (res) => {
+          sockets.add(res.socket);
+          res.resume();
+          res.on('end', () => resolve(`${res.statusCode} ${res.headers.connection}`));
+        })
+          .on('error', reject)
+          .end();
+      });
+    const answers: string[] = [];
+    for (let k = 0; k <= MAX_HTTP_REQUESTS_PER_CONNECTION; k++) answers.push(await headerOf());
+    agent.destroy();
+    expect(answers.slice(0, MAX_HTTP_REQUESTS_PER_CONNECTION - 1).every((a) => a === '200 keep-alive')).toBe(true);
+    expect(answers[MAX_HTTP_REQUESTS_PER_CONNECTION - 1]).toBe('200 close');
+    expect(answers[MAX_HTTP_REQUESTS_PER_CONNECTION]).toBe('200 keep-alive');
+    expect(sockets.size).toBe(2);
+    // Eight sockets that each write 5,000 requests at once and read nothing: each is ended, and
+    // the server goes on answering (it read the file and queued a reply for every one, holding
+    // hundreds of megabytes, while WebSocket clients waited).
+    const closed = await Promise.all(
+      Array.from({ length: 8 }, () => new Promise<boolean>((resolve) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write(`GET /table.js HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`.repeat(5_000)));
+        socket.pause();
+        socket.on('error', () => undefined);
+        socket.on('close', () => resolve(true));
+        // A paused socket does not see its end: it reads once the server has taken the requests.
+        setTimeout(() => socket.resume(), 500).unref();
+        setTimeout(() => (socket.destroy(), resolve(false)), 5_000).unref();
+      })),
+    );
+    expect(closed).toEqual(Array(8).fill(true));
+    expect((await get(`${base}/`)).status).toBe(200);
   });
 
   it('sends a policy that lets the page reach only its own server, send no form and set no <base> [probe round 2]', async () => {

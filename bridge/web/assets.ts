@@ -40,6 +40,21 @@ function publicDir(): string {
 }
 
 /**
+ * The files' contents, read once: a client that pipelined thousands of requests for the page in
+ * one write had the server read the file from disk for each, while every other client waited.
+ */
+const bodies = new Map<string, Buffer>([[SHARED, SHARED_MODULE]]);
+
+function assetBody(file: string): Buffer {
+  let body = bodies.get(file);
+  if (!body) {
+    body = readFileSync(publicDir() + file);
+    bodies.set(file, body);
+  }
+  return body;
+}
+
+/**
  * The page's Content-Security-Policy: its own files only, WebSockets to this server only (named
  * by the request's Host, which HttpGuard has checked, as well as by 'self': older browsers do not
  * match ws: against 'self'), no forms sent anywhere (the form holds the token: without scripts a
@@ -67,7 +82,7 @@ export function serveWebAsset(req: IncomingMessage, res: ServerResponse): boolea
   if (!asset) return false;
   let body: Buffer;
   try {
-    body = asset[0] === SHARED ? SHARED_MODULE : readFileSync(publicDir() + asset[0]);
+    body = assetBody(asset[0]);
   } catch (e) {
     sendPlainText(res, 500, (e as Error).message);
     return true;
