@@ -88,6 +88,11 @@ export class OracleCritic {
     return this.model.getWeights().map((w) => w.dataSync() as Float32Array);
   }
 
+  /** How many values each array of `weights()` holds. */
+  weightSizes(): number[] {
+    return this.model.getWeights().map((w) => w.size);
+  }
+
   /** Replaces the weights with `arrays` (as `weights()` returned them); throws on a shape mismatch. */
   setWeights(arrays: readonly Float32Array[]): void {
     const current = this.model.getWeights();

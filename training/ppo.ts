@@ -11,7 +11,8 @@ import { OBS_SIZE } from '../env/observation.js';
 import { tf, tidyData } from '../agents/tfjs.js';
 import type { PolicyAgent } from '../agents/policy-agent.js';
 import type { Batch } from './rollout.js';
-import type { NamedArray } from '../checkpoints/optimizer-state.js';
+import { OPTIMIZER_EXTRA, type NamedArray } from '../checkpoints/optimizer-state.js';
+import { CheckpointError } from '../checkpoints/errors.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
 import { canonicalCardRows } from '../env/suit-symmetry.js';
 import type { OracleCritic } from './critic.js';
@@ -298,7 +299,20 @@ export class PpoLearner {
     ];
   }
 
-  async restoreOptimizer(state: readonly NamedArray[]): Promise<void> {
+  /**
+   * Restores Adam's state from `optimizerState()`'s arrays (of the checkpoint at `path`). Adam
+   * keys its moments by position: the step count, then the first moments and the second, each in
+   * `variables()` order, every one of its variable's shape; a checkpoint whose arrays do not fit
+   * is refused here (it failed in the first update, after the run's config was rewritten).
+   */
+  async restoreOptimizer(state: readonly NamedArray[], path: string): Promise<void> {
+    const shapes = [[], ...this.variables().map((v) => v.shape), ...this.variables().map((v) => v.shape)];
+    const moments = state.filter((w) => !isAdamPower(w.name));
+    const wrong = moments.length !== shapes.length ? -1 : moments.findIndex((w, k) => w.shape.join() !== shapes[k]!.join());
+    if (moments.length !== shapes.length || wrong >= 0) {
+      const found = wrong < 0 ? `${moments.length} arrays besides ${ADAM_POWERS.join(' and ')}` : `array ${wrong} (${moments[wrong]!.name}) has shape [${moments[wrong]!.shape}]`;
+      throw new CheckpointError('bad-manifest', path, `extras.${OPTIMIZER_EXTRA}.meta: ${found}, but the learner's optimizer takes ${shapes.length}, of shapes ${JSON.stringify(shapes)}`);
+    }
     await this.optimizer.setWeights(state.filter((w) => !isAdamPower(w.name)).map((w) => ({ name: w.name, tensor: tf.tensor(w.data, w.shape) })));
     // setWeights recomputes the powers as beta^(t+1), a few float32 ulps from the product the
     // running optimizer keeps: a resumed run drifted from the uninterrupted one after some

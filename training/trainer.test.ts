@@ -1,6 +1,7 @@
 // The PPO trainer: no tensor leaks and moving weights per update, config validation, resume that
 // reproduces an uninterrupted run, and a clean stop.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { appendFileSync, cpSync, mkdtempSync, readFileSync, existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -207,6 +208,51 @@ describe('trainer', () => {
     const resumed = await run('torn', dir, { resume: true });
     expect(resumed.metrics.map((m) => [m.update, m.envSteps])).toEqual(straight.metrics.map((m) => [m.update, m.envSteps]));
     expect(readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l).update)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('refuses a resume from a checkpoint that does not fit the run, deleting nothing [probe round 6]', async () => {
+    // A trainer state that said update 1 in the checkpoint of update 3 had the resume delete
+    // that checkpoint (the one latest.json names) and the league's later snapshots.
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    await run('whole', dir, { stopAfter: 3 });
+    const pristine = join(dir, 'pristine');
+    cpSync(join(dir, 'whole'), pristine, { recursive: true });
+    const files = (root: string) =>
+      readdirSync(root, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile() && e.name !== RUN_LOCK_FILE)
+        .map((e) => `${join(e.parentPath, e.name).slice(root.length)} ${createHash('sha256').update(readFileSync(join(e.parentPath, e.name))).digest('hex')}`)
+        .sort();
+    const damaged = (edit: (manifest: any, config: any) => void) => {
+      const run = join(dir, 'whole');
+      rmSync(run, { recursive: true });
+      cpSync(pristine, run, { recursive: true });
+      const pointer = join(run, 'checkpoints', 'latest.json');
+      const latest = JSON.parse(readFileSync(pointer, 'utf8'));
+      const manifestPath = join(run, 'checkpoints', latest.checkpoint, 'manifest.json');
+      const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+      const config = JSON.parse(readFileSync(join(run, 'config.json'), 'utf8'));
+      edit(manifest, config);
+      // Hashes made to match, as a hand edit that knows the format would.
+      const bytes = `${JSON.stringify(manifest, null, 2)}\n`;
+      writeFileSync(manifestPath, bytes);
+      writeFileSync(pointer, JSON.stringify({ ...latest, manifestSha256: createHash('sha256').update(bytes).digest('hex') }));
+      writeFileSync(join(run, 'config.json'), JSON.stringify(config));
+      return files(run);
+    };
+    const cases: [string, (manifest: any, config: any) => void, RegExp][] = [
+      ['trainer update', (m) => (m.extras.trainer.meta.update = 1), /extras\.trainer\.meta\.update: 1, but the checkpoint is of update 3/],
+      ['no trainer state', (m) => (m.extras.trainer.meta = null), /extras\.trainer\.meta: /],
+      ['a later snapshot', (m) => (m.extras.trainer.meta.snapshots = ['snapshot-u4']), /snapshots\[0\]: snapshot-u4 is later than the checkpoint's update 3/],
+      ['optimizer shapes', (m) => (m.extras.optimizer.meta[1].shape = [...m.extras.optimizer.meta[1].shape].reverse()), /extras\.optimizer\.meta: array 1 \(.*\) has shape/],
+      ['config hiddenSizes', (_, c) => (c.hiddenSizes = [8]), /hiddenSizes: the run's config says hiddenSizes \[8\], its checkpoint .* holds \[16\]/],
+    ];
+    for (const [name, edit, reason] of cases) {
+      const before = damaged(edit);
+      // As `kratzen train --resume --name whole`: the run's own config.json.
+      await expect(train({ name: 'whole', runsDir: dir }, { verbose: false, resume: true }), name).rejects.toThrow(reason);
+      expect(files(join(dir, 'whole')), name).toEqual(before);
+    }
+    rmSync(dir, { recursive: true });
   });
 
   it('one trainer per run: a resume beside a live trainer is refused and changes nothing; a dead owner\'s lock is taken over', async () => {

@@ -22,7 +22,8 @@ import { LEARNER, RolloutCollector, revalue, type SeatController } from './rollo
 import { League } from './league.js';
 import { ActorPool, actorSetup, imitationTeacher, setWeights, weightsOf, type RolloutActors, type RolloutRequest, type RolloutResult } from './actors.js';
 import { RunLock } from './run-lock.js';
-import { decodeArrays, encodeArrays } from './distributed/arrays.js';
+import { TRAINER_EXTRA, checkSavedPolicy, savedArrays, savedTrainerState, snapshotName, type TrainerState } from './saved-run.js';
+import { encodeArrays } from './distributed/arrays.js';
 import { RedisActors } from './distributed/rollout-jobs.js';
 import type { RedisConnection } from './distributed/redis.js';
 import { runTournament, type TournamentResult } from './tournament.js';
@@ -54,16 +55,6 @@ export interface TrainResult {
   metrics: MetricsLine[];
   finalEval?: { vsRandom: TournamentResult; vsHeuristic: TournamentResult };
   interrupted: boolean;
-}
-
-interface TrainerState {
-  update: number;
-  snapshots: string[];
-  /**
-   * With overlapped rollouts: the league snapshots the actors held when the next update's
-   * rollout was asked for (its weights are the checkpoint's BEHAVIOUR_EXTRA).
-   */
-  behaviourSnapshots?: string[];
 }
 
 /** The checkpoint extra holding the weights the next update's rollout is collected with (overlapped rollouts). */
@@ -246,6 +237,7 @@ class TrainingRun {
   async restore(): Promise<void> {
     const { config } = this;
     let optimizerState: NamedArray[] | null = null;
+    let optimizerPath = '';
     if (config.critic !== 'shared') {
       const onTrunk = config.critic === 'oracle-head';
       const hidden = config.criticHiddenSizes ?? (onTrunk ? [64] : [64, 64]);
@@ -258,17 +250,19 @@ class TrainingRun {
     }
     if (latest !== null) {
       const loaded = await this.store.load('latest');
+      checkSavedPolicy(loaded, config);
+      this.state = savedTrainerState(loaded, config);
       // The run's seed, as a fresh start has it: the checkpoints' manifests record it.
       this.learner = loaded.toAgent({ name: 'learner', seed: hashSeed(config.seed) });
-      this.state = JSON.parse(JSON.stringify(loaded.extras.get('trainer')?.meta ?? this.state)) as TrainerState;
       const blob = loaded.extras.get(OPTIMIZER_EXTRA);
       optimizerState = blob ? decodeOptimizerState(blob, loaded.dir) : null;
-      const behaviour = loaded.extras.get(BEHAVIOUR_EXTRA);
-      if (behaviour) this.behaviour = weightArrays(behaviour.data);
+      optimizerPath = loaded.dir;
+      if (loaded.extras.has(BEHAVIOUR_EXTRA)) this.behaviour = savedArrays(loaded, BEHAVIOUR_EXTRA, this.learner.model.getWeights().map((w) => w.size));
       if (this.critic) {
-        const saved = loaded.extras.get(CRITIC_EXTRA);
-        if (!saved) throw new Error(`${loaded.dir} holds no critic weights: it was not trained with critic "oracle"`);
-        this.critic.setWeights(weightArrays(saved.data));
+        if (!loaded.extras.has(CRITIC_EXTRA)) {
+          throw new ValidationError('cannot resume', 'critic', `the run's config says critic ${JSON.stringify(config.critic)}, but its checkpoint ${loaded.dir} holds no critic weights`);
+        }
+        this.critic.setWeights(savedArrays(loaded, CRITIC_EXTRA, this.critic.weightSizes()));
       }
       this.metrics = readMetrics(this.metricsPath).filter((line) => line.update <= this.state.update);
       // A torn last line that was the checkpoint's own (left by runs before the line came first):
@@ -289,18 +283,9 @@ class TrainingRun {
       this.learner = new PolicyAgent({ architecture: { hiddenSizes: config.hiddenSizes }, seed: hashSeed(config.seed), name: 'learner', suitSymmetry: config.suitSymmetry });
       if (config.initialPolicy) await this.startFrom(config.initialPolicy);
     }
-    if (this.options.resume) {
-      // A crash between a league snapshot (or a checkpoint write) and the trainer state leaves
-      // entries from updates this run will redo; so does one before the first checkpoint (a
-      // snapshot every 10 updates, a checkpoint every 40), where the run starts again from 0.
-      for (const store of [this.leagueStore, this.store]) {
-        const stale = await store.removeAfter(this.state.update);
-        if (stale.length) this.log(`removed ${stale.join(', ')}: written after update ${this.state.update}, redone now`);
-      }
-    }
     this.helpers = await GradientHelper.startMany(config.learnerThreads - 1, helperSetup(this.learner, config, this.critic));
     this.ppo = new PpoLearner(this.learner, config, this.critic, this.helpers);
-    if (optimizerState) await this.ppo.restoreOptimizer(optimizerState);
+    if (optimizerState) await this.ppo.restoreOptimizer(optimizerState, optimizerPath);
     this.league = new League(config.league, this.numPlayers);
     for (const name of this.state.snapshots) this.league.addSnapshot((await this.leagueStore.load(name)).toAgent({ name, mode: 'sample' }));
     // In this thread unless actors collect (their buffers are theirs).
@@ -311,6 +296,16 @@ class TrainingRun {
       const setup = actorSetup(config, this.numPlayers);
       this.actors = this.options.redis ? await RedisActors.start(setup, config.actors, this.options.redis) : await ActorPool.start(setup, config.actors);
       await this.restoreActors();
+    }
+    if (this.options.resume) {
+      // A crash between a league snapshot (or a checkpoint write) and the trainer state leaves
+      // entries from updates this run will redo; so does one before the first checkpoint (a
+      // snapshot every 10 updates, a checkpoint every 40), where the run starts again from 0.
+      // Removed only once everything the resume needs has loaded.
+      for (const store of [this.leagueStore, this.store]) {
+        const stale = await store.removeAfter(this.state.update);
+        if (stale.length) this.log(`removed ${stale.join(', ')}: written after update ${this.state.update}, redone now`);
+      }
     }
     this.checkpointName = latest ?? '';
     this.elapsedBefore = this.metrics.length ? Number(this.metrics[this.metrics.length - 1]!.elapsed ?? 0) : 0;
@@ -472,7 +467,7 @@ class TrainingRun {
 
   /** A frozen copy of the learner joins the league (saved, so a resumed run has the same league). */
   private async snapshot(update: number): Promise<void> {
-    const name = `snapshot-u${update}`;
+    const name = snapshotName(update);
     await this.leagueStore.save(this.learner, { step: update, name });
     this.state.snapshots = [...this.state.snapshots, name].slice(-this.config.league.maxSnapshots);
     const agent = (await this.leagueStore.load(name)).toAgent({ name, mode: 'sample' });
@@ -498,7 +493,7 @@ class TrainingRun {
       metrics: numeric,
       extras: {
         [OPTIMIZER_EXTRA]: encodeOptimizerState(await this.ppo.optimizerState()),
-        trainer: {
+        [TRAINER_EXTRA]: {
           data: new Uint8Array(0),
           meta: { update, snapshots: this.state.snapshots, ...(this.behaviour ? { behaviourSnapshots: this.state.behaviourSnapshots } : {}) },
         },
@@ -601,11 +596,6 @@ function asLearner(result: TournamentResult, spec: string): TournamentResult {
     agents: result.agents.map((a) => ({ ...a, name: name(a.name) })),
     headToHead: result.headToHead.map((h) => ({ ...h, a: name(h.a), b: name(h.b) })),
   };
-}
-
-/** Weight arrays saved as a checkpoint extra (`encodeArrays`). */
-function weightArrays(data: Uint8Array): Float32Array[] {
-  return decodeArrays(Buffer.from(data.buffer, data.byteOffset, data.byteLength)) as Float32Array[];
 }
 
 function readMetrics(path: string): MetricsLine[] {
