@@ -73,8 +73,13 @@ export const manifestSchema = z
 export type CheckpointManifest = z.output<typeof manifestSchema>;
 export type JsonValue = z.output<ReturnType<typeof z.json>>;
 
+/** Bytes handed to the hash at a time: one update of 2 GiB or more fails ("data is too long"). */
+const HASH_CHUNK_BYTES = 1 << 28;
+
 export function sha256(data: Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  const hash = createHash('sha256');
+  for (let at = 0; at < data.byteLength; at += HASH_CHUNK_BYTES) hash.update(data.subarray(at, Math.min(data.byteLength, at + HASH_CHUNK_BYTES)));
+  return hash.digest('hex');
 }
 
 /** The rule set in the one form that manifests store and compare (throws RuleSetError if invalid). */

@@ -2,6 +2,7 @@
 // named like a checkpoint file would block or never end), never through a symlink, and never
 // more bytes than the manifest promises, checked before anything is read.
 
+import { constants as bufferLimits } from 'node:buffer';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,6 +10,13 @@ import { CheckpointError } from './errors.js';
 
 /** Largest manifest or pointer file read (they are a few KiB). */
 export const MAX_METADATA_BYTES = 1 << 20;
+/** Largest file read: what one Buffer may hold. */
+export const MAX_FILE_BYTES = bufferLimits.MAX_LENGTH;
+/**
+ * Bytes asked of one read: a length past 2^31 - 1 failed a native assertion in Node, which
+ * aborted the process (a checkpoint listing a 2 GiB extra).
+ */
+const READ_CHUNK_BYTES = 1 << 28;
 
 /**
  * Reads `file` (in checkpoint `where`) when it is a regular file of exactly `exactBytes` (or at
@@ -37,10 +45,11 @@ export async function readRegularFile(file: string, where: string, limit: { exac
     if (limit.maxBytes !== undefined && stat.size > limit.maxBytes) {
       throw new CheckpointError('bad-manifest', where, `${file} has ${stat.size} bytes, more than ${limit.maxBytes}`);
     }
+    if (stat.size > MAX_FILE_BYTES) throw new CheckpointError('bad-manifest', where, `${file} has ${stat.size} bytes, more than a file of a checkpoint may hold (${MAX_FILE_BYTES})`);
     const data = Buffer.alloc(stat.size);
     let read = 0;
     while (read < stat.size) {
-      const { bytesRead } = await handle.read(data, read, stat.size - read, read);
+      const { bytesRead } = await handle.read(data, read, Math.min(stat.size - read, READ_CHUNK_BYTES), read);
       if (bytesRead === 0) throw new CheckpointError('hash-mismatch', where, `${file} shrank while it was read`);
       read += bytesRead;
     }
