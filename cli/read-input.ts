@@ -9,8 +9,6 @@ import { scanFrame } from '../bridge/frame-scan.js';
 
 /** Largest record `kratzen replay` reads (a 100,000-hand record is about 160 MB). */
 export const MAX_RECORD_BYTES = 256 << 20;
-/** Largest JSON config a command reads. */
-export const MAX_CONFIG_BYTES = 16 << 20;
 
 const CHUNK_BYTES = 1 << 20;
 

@@ -1,6 +1,6 @@
 // `kratzen train` flags: each lands on its config field; a bad value names the flag.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -90,5 +90,24 @@ describe('kratzen train output', () => {
       reason: `cannot write the run ${join(dir, 'r1')}: ${join(dir, 'r1', 'metrics.jsonl')}: is a directory (EISDIR)`,
     });
     expect(existsSync(join(dir, 'r1', '.lock'))).toBe(false);
+  });
+  it('a FIFO in the run folder (as .lock, config.json, metrics.jsonl) is refused at once: reading it blocked where no signal could stop the trainer [probe round 6]', { timeout: 120_000 }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-fifo-'));
+    const train = (...args: string[]) =>
+      spawnSync(process.execPath, [join(import.meta.dirname, '..', 'dist/cli/main.js'), 'train', '--runs-dir', dir, ...args], { encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL' });
+    const refusal = (run: ReturnType<typeof train>) => (expect(run.status).toBe(2), JSON.parse(run.stdout));
+    const small = ['--players', '3', '--num-envs', '6', '--rollout-steps', '16', '--hidden', '16', '--final-eval-deals', '0'];
+    mkdirSync(join(dir, 'locked'));
+    spawnSync('mkfifo', [join(dir, 'locked', '.lock')]);
+    expect(refusal(train('--name', 'locked', ...small, '--updates', '1'))).toMatchObject({ field: 'name', reason: expect.stringMatching(/\.lock is not a lock file \(not a regular file\)/) });
+    mkdirSync(join(dir, 'piped'));
+    spawnSync('mkfifo', [join(dir, 'piped', 'config.json')]);
+    expect(refusal(train('--name', 'piped', '--resume'))).toMatchObject({ field: 'config.json', reason: expect.stringMatching(/is not a regular file/) });
+    // A constant learning rate: the run may be resumed for more updates.
+    writeFileSync(join(dir, 'constant.json'), '{"learningRateDecay":"none"}');
+    expect(train('--name', 'run', '--config', join(dir, 'constant.json'), ...small, '--updates', '1').status).toBe(0);
+    rmSync(join(dir, 'run', 'metrics.jsonl'));
+    spawnSync('mkfifo', [join(dir, 'run', 'metrics.jsonl')]);
+    expect(refusal(train('--name', 'run', '--resume', '--updates', '2'))).toMatchObject({ field: 'metrics.jsonl', reason: expect.stringMatching(/is not a regular file/) });
   });
 });

@@ -5,9 +5,10 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ValidationError, isJsonObject } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
+import { MAX_CONFIG_BYTES } from '../training/config.js';
 import { OutputError } from '../checkpoints/durable-fs.js';
 import { integerFlag, outputFolderFlag, rulesFromFlags, seedFlag, suitSymmetryFlag } from './flags.js';
-import { MAX_CONFIG_BYTES, readInputText } from './read-input.js';
+import { readInputText } from './read-input.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 
 const FLAGS = {

@@ -15,6 +15,8 @@ import { LOCAL_AGENT_LIMITS } from '../agents/registry.js';
  * depth (hiddenSizesSchema, shared with checkpoint manifests).
  */
 export const MAX_ROLLOUT_ROWS = 262_144;
+/** Largest training config read (`--config`, a run's config.json). */
+export const MAX_CONFIG_BYTES = 16 << 20;
 
 const leagueSchema = z.strictObject({
   /** Weight of episodes where the learner plays every seat. @default 0.3 */

@@ -1,7 +1,7 @@
-// Atomic file writes: write a temporary file beside the target, flush it, then rename, so a
-// reader (or a crash) never sees half a file.
+// A run's own files: atomic writes (a temporary file beside the target, flushed, then renamed, so
+// a reader or a crash never sees half a file) and bounded reads of regular files.
 
-import { closeSync, fsyncSync, lstatSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { makeDirs } from '../checkpoints/durable-fs.js';
 
@@ -45,4 +45,21 @@ export function writeFilesAtomic(files: readonly (readonly [path: string, data: 
 
 function isFolder(path: string): boolean {
   return lstatSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
+}
+
+/**
+ * The text of `path` when it is a regular file of at most `maxBytes`; throws an Error saying why
+ * not. Opened without waiting: a FIFO in a run folder (as metrics.jsonl, config.json) blocked
+ * the trainer inside a read that no Ctrl-C or kill could interrupt.
+ */
+export function readRunFile(path: string, maxBytes: number): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile()) throw new Error(`${path} is not a regular file`);
+    if (info.size > maxBytes) throw new Error(`${path} has ${info.size} bytes, more than ${maxBytes}`);
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -2,7 +2,8 @@
 // run's metrics and pruned its checkpoints. The lock is a file holding the owner's process id,
 // created exclusively; one whose process is gone (a crash, kill -9) is taken over.
 
-import { closeSync, mkdirSync, openSync, readFileSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, openSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
+import { readRunFile } from './files.js';
 import { dirname, join, resolve } from 'node:path';
 import { ValidationError } from '../env/rules/index.js';
 
@@ -38,6 +39,11 @@ export class RunLock {
           removeMadeFolders(runDir, madeFolder);
           throw e;
         }
+      }
+      const lockFile = lstatSync(path, { throwIfNoEntry: false });
+      if (lockFile && !lockFile.isFile()) {
+        // A folder or a FIFO in its place: reading a FIFO blocked for good, and a folder cannot be taken over.
+        throw new ValidationError('run in use', 'name', `${path} is not a lock file (${lockFile.isDirectory() ? 'a folder' : 'not a regular file'}): remove it, then start the run again`);
       }
       const owner = Number.parseInt(readLockOwner(path), 10);
       if (isAlive(owner) && (owner !== process.pid || held.has(path))) {
@@ -94,11 +100,14 @@ function removeMadeFolders(runDir: string, top: string | null): void {
 
 function readLockOwner(path: string): string {
   try {
-    return readFileSync(path, 'utf8');
+    return readRunFile(path, MAX_LOCK_BYTES);
   } catch {
     return '';
   }
 }
+
+/** A lock holds a process id and a newline. */
+const MAX_LOCK_BYTES = 64;
 
 function isAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;

@@ -4,7 +4,7 @@
 // latest checkpoint and, for a fixed seed on the same backend, reproduces the uninterrupted run's
 // metrics (timings aside): every update's randomness derives from (seed, update).
 
-import { appendFileSync, existsSync, readFileSync, readdirSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync } from 'node:fs';
 import { OutputError, fsErrorReason, isFileSystemError, makeDirs } from '../checkpoints/durable-fs.js';
 import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
@@ -13,8 +13,8 @@ import seedrandom from 'seedrandom';
 import { createGame, isJsonObject, ValidationError } from '../env/rules/index.js';
 import { PolicyAgent, sameArchitecture, selectBackend, type Agent } from '../agents/index.js';
 import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, loadCheckpoint, type NamedArray } from '../checkpoints/index.js';
-import { parseTrainConfig, type TrainConfig } from './config.js';
-import { writeFileAtomic } from './files.js';
+import { MAX_CONFIG_BYTES, parseTrainConfig, type TrainConfig } from './config.js';
+import { readRunFile, writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
 import { GradientHelper, helperSetup } from './gradient-helper.js';
 import { OracleCritic } from './critic.js';
@@ -183,7 +183,7 @@ class TrainingRun {
       if (!existsSync(configPath)) throw new ValidationError('cannot resume', 'name', `nothing to resume: ${configPath} does not exist`);
       let savedJson: unknown;
       try {
-        savedJson = JSON.parse(readFileSync(configPath, 'utf8'));
+        savedJson = JSON.parse(readRunFile(configPath, MAX_CONFIG_BYTES));
       } catch (e) {
         throw new ValidationError('cannot resume', 'config.json', `${configPath} is not a readable JSON config: ${(e as Error).message}`);
       }
@@ -598,9 +598,18 @@ function asLearner(result: TournamentResult, spec: string): TournamentResult {
   };
 }
 
+/** Largest metrics.jsonl read on resume (a line per update, a few hundred bytes each). */
+const MAX_METRICS_BYTES = 256 << 20;
+
 function readMetrics(path: string): MetricsLine[] {
   if (!existsSync(path)) return [];
-  const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean);
+  let text: string;
+  try {
+    text = readRunFile(path, MAX_METRICS_BYTES);
+  } catch (e) {
+    throw new ValidationError('cannot resume', 'metrics.jsonl', `cannot read ${path}: ${(e as Error).message}`);
+  }
+  const lines = text.split('\n').filter(Boolean);
   return lines.flatMap((line, i) => {
     let parsed: unknown;
     try {
