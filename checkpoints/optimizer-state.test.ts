@@ -29,5 +29,10 @@ describe('optimizer state as a checkpoint extra', () => {
     expect(refuse([{ name: 'x', shape: [-1] }])).toMatch(/extras\.optimizer\.meta\[0\]\.shape\[0\]/);
     expect(refuse({ not: 'a list' })).toMatch(/extras\.optimizer\.meta/);
     expect(refuse(blob.meta, blob.data.subarray(0, 5))).toMatch(/not a float32 array/);
+    // NaN moments turned the first update's weights into NaN, saved as a league snapshot [probe round 6].
+    for (const bad of [NaN, Infinity]) {
+      const damaged = encodeOptimizerState([STATE[0]!, { ...STATE[1]!, data: new Float32Array([1, 2, bad, 4, 5, 6]) }]);
+      expect(refuse(damaged.meta, damaged.data)).toMatch(new RegExp(`extras\\.optimizer: value 3 is ${bad}, not a finite number`));
+    }
   });
 });

@@ -40,6 +40,9 @@ export function decodeOptimizerState(blob: ExtraBlob, path: string): NamedArray[
   if (total !== floats.length) {
     throw new CheckpointError('bad-manifest', path, `extras.${OPTIMIZER_EXTRA}: the shapes hold ${total} floats, the blob ${floats.length}`);
   }
+  // NaN moments pass every later check and turn the first update's weights into NaN.
+  const bad = floats.findIndex((x) => !Number.isFinite(x));
+  if (bad >= 0) throw new CheckpointError('bad-manifest', path, `extras.${OPTIMIZER_EXTRA}: value ${bad} is ${floats[bad]}, not a finite number`);
   let offset = 0;
   return parsed.data.map((w, k) => {
     const data = floats.slice(offset, offset + sizes[k]!);

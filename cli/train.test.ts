@@ -25,6 +25,8 @@ describe('kratzen train flags', () => {
     expect(parseTrainConfig(trainConfigFromArgs(['--suit-symmetry', 'holding']).config).suitSymmetry).toBe('holding');
     expect(() => trainConfigFromArgs(['--suit-symmetry', 'yes'])).toThrow(expect.objectContaining({ field: 'suit-symmetry' }));
     expect(() => parseTrainConfig({ suitSymmetry: 'sorted' })).toThrow(/suitSymmetry/);
+    // An empty --config (an unset variable) trained with the defaults [probe round 6].
+    expect(() => trainConfigFromArgs(['--config', ''])).toThrow(expect.objectContaining({ field: 'config', reason: expect.stringMatching(/--config is empty/) }));
     // A config that never ends is refused after 16 MiB instead of being read until memory runs out.
     expect(() => trainConfigFromArgs(['--config', '/dev/zero'])).toThrow(expect.objectContaining({ field: 'config', reason: expect.stringMatching(/larger than/) }));
   });

@@ -49,6 +49,8 @@ function number(value: string | undefined, flag: string): number | undefined {
 export function trainConfigFromArgs(args: string[]): { config: Record<string, unknown>; resume: boolean; redis?: string } {
   const { values } = parseArgs({ args, options: FLAGS });
   let config: Record<string, unknown> = {};
+  // An empty --config (an unset shell variable) was taken as none: the defaults trained silently.
+  if (values.config === '') throw new ValidationError('invalid training config', 'config', '--config is empty: name a JSON file, or - for stdin');
   if (values.config) {
     const text = readInputText(values.config, 'config', MAX_CONFIG_BYTES, 'invalid training config');
     let parsed: unknown;

@@ -7,6 +7,7 @@ import { RuleSetError, ValidationError, parseRuleSet, rawJsonObject, ruleSetToJs
 import { firstIssue } from '../env/rules/zod-issue.js';
 import { hiddenSizesSchema, suitSymmetrySchema } from '../checkpoints/manifest.js';
 import { LOCAL_AGENT_LIMITS } from '../agents/registry.js';
+import { MAX_TOURNAMENT_DEALS } from './tournament.js';
 
 /**
  * Bounds that keep a config from asking for more memory than any machine has (a clear error
@@ -18,20 +19,32 @@ export const MAX_ROLLOUT_ROWS = 262_144;
 /** Largest training config read (`--config`, a run's config.json). */
 export const MAX_CONFIG_BYTES = 16 << 20;
 
+/**
+ * Largest league weight: the weights are summed, and weights of 1e308 summed to Infinity, which
+ * left the league drawing nothing but one kind of opponent.
+ */
+const MAX_LEAGUE_WEIGHT = 1e6;
+const leagueWeight = z.number().nonnegative().max(MAX_LEAGUE_WEIGHT);
+/**
+ * Largest loss coefficient, clip range or gradient norm: a loss weighted by 1e308 is not finite,
+ * and the run stopped as "diverged" after its first rollout, blaming the learning rate.
+ */
+const MAX_COEFFICIENT = 1e3;
+
 const leagueSchema = z.strictObject({
   /** Weight of episodes where the learner plays every seat. @default 0.3 */
-  selfPlay: z.number().nonnegative().default(0.3),
+  selfPlay: leagueWeight.default(0.3),
   /** Weight of episodes against heuristic players. @default 0.5 */
-  heuristic: z.number().nonnegative().default(0.5),
+  heuristic: leagueWeight.default(0.5),
   /** Weight of episodes against random players. @default 0.1 */
-  random: z.number().nonnegative().default(0.1),
+  random: leagueWeight.default(0.1),
   /** Weight of episodes against past snapshots of the learner. @default 0.1 */
-  snapshots: z.number().nonnegative().default(0.1),
+  snapshots: leagueWeight.default(0.1),
   /**
    * Weight of episodes against pimc search players at their default budget (12 samples, about
    * 1.5 ms a decision here: each pimc seat slows the rollout a hundredfold). @default 0
    */
-  pimc: z.number().nonnegative().default(0),
+  pimc: leagueWeight.default(0),
   /** A snapshot joins the league every this many updates. @default 10 */
   snapshotEvery: z.number().int().positive().default(10),
   /** The league keeps this many most recent snapshots. @default 4 */
@@ -87,10 +100,10 @@ export const trainConfigSchema = z.strictObject({
   learningRateDecay: z.enum(['none', 'linear']).default('linear'),
   epochs: z.number().int().positive().max(1000).default(4),
   minibatchSize: z.number().int().positive().max(MAX_ROLLOUT_ROWS).default(1024),
-  clip: z.number().positive().default(0.2),
+  clip: z.number().positive().max(MAX_COEFFICIENT).default(0.2),
   gamma: z.number().min(0).max(1).default(1),
   lambda: z.number().min(0).max(1).default(0.95),
-  valueCoef: z.number().nonnegative().default(0.1),
+  valueCoef: z.number().nonnegative().max(MAX_COEFFICIENT).default(0.1),
   /**
    * Where the advantages' values come from. `shared`: the policy's own value head. `oracle`: a
    * separate critic that also sees every other seat's hand (training/critic.ts, PerfectDou's
@@ -120,8 +133,8 @@ export const trainConfigSchema = z.strictObject({
    * and leaves imitation surer of itself (policy entropy about half of a plain one's); twice the
    * old 0.01 keeps it exploring. @default 0.02
    */
-  entropyCoef: z.number().nonnegative().default(0.02),
-  maxGradNorm: z.number().positive().default(5),
+  entropyCoef: z.number().nonnegative().max(MAX_COEFFICIENT).default(0.02),
+  maxGradNorm: z.number().positive().max(MAX_COEFFICIENT).default(5),
   /** Rewards are chips times this. @default 0.1 */
   rewardScale: z.number().positive().default(0.1),
   /**
@@ -160,14 +173,14 @@ export const trainConfigSchema = z.strictObject({
    * opponent here) give intervals of about +-1 chip per hand: wide, but they separate a policy
    * that beats the heuristic from one that does not. @default 100
    */
-  evalDeals: z.number().int().min(2).default(100),
+  evalDeals: z.number().int().min(2).max(MAX_TOURNAMENT_DEALS).default(100),
   /**
    * Deals of the final evaluation, per opponent; 0 skips it. 1600 deals (25,600 hands, ~25 s per
    * opponent here) narrow the 95% interval to about +-0.28 chips/hand in didactic4, enough to
    * resolve the default run's edge over the heuristic (+0.65 +- 0.28), where 400 deals give
    * about +-0.55 and 100 about +-1. @default 1600
    */
-  finalEvalDeals: z.number().int().nonnegative().refine((d) => d !== 1, 'needs 0 or at least 2 deals').default(1600),
+  finalEvalDeals: z.number().int().nonnegative().max(MAX_TOURNAMENT_DEALS).refine((d) => d !== 1, 'needs 0 or at least 2 deals').default(1600),
   /** Save a checkpoint every this many updates (and always at the end). @default 40 */
   checkpointEvery: z.number().int().positive().default(40),
   /** Checkpoints kept besides latest and best. @default 3 */

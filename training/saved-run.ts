@@ -85,5 +85,9 @@ export function savedArrays(loaded: LoadedCheckpoint, name: string, sizes: reado
     const found = wrong < 0 ? `${arrays.length} arrays` : `array ${wrong} holds ${arrays[wrong]!.length} values`;
     throw new CheckpointError('bad-manifest', loaded.dir, `extras.${name}: ${found}, but the model takes ${sizes.length} arrays of ${JSON.stringify(sizes)} values`);
   }
+  for (const [k, array] of (arrays as Float32Array[]).entries()) {
+    const bad = array.findIndex((x) => !Number.isFinite(x));
+    if (bad >= 0) throw new CheckpointError('bad-manifest', loaded.dir, `extras.${name}: array ${k} holds ${array[bad]} at ${bad}, not a finite number`);
+  }
   return arrays as Float32Array[];
 }

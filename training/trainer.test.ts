@@ -139,6 +139,14 @@ describe('training config', () => {
     for (const name of ['.', '..', 'a/b', 'x'.repeat(101)]) expect(() => parseTrainConfig({ name }), name).toThrow(/name/);
     // zod's record schema dropped a __proto__ key unseen; the rules core names it.
     expect(() => parseTrainConfig(JSON.parse('{"rules":{"__proto__":{"players":5}}}'))).toThrow(/rules\.__proto__/);
+    // Refused up front, by name [probe round 6]: evaluations past a tournament's limit failed only
+    // when they came (after the whole run); coefficients of 1e308 "diverged" blaming learningRate;
+    // league weights of 1e308 summed to Infinity and drew one kind of opponent only.
+    for (const field of ['clip', 'valueCoef', 'entropyCoef', 'maxGradNorm']) expect(() => parseTrainConfig({ [field]: 1e308 }), field).toThrow(new RegExp(`^invalid training config: ${field}:`));
+    expect(() => parseTrainConfig({ finalEvalDeals: 1e12 })).toThrow(/finalEvalDeals/);
+    expect(() => parseTrainConfig({ evalDeals: 1e15 })).toThrow(/evalDeals/);
+    expect(() => parseTrainConfig({ league: { selfPlay: 1e308, heuristic: 1e308 } })).toThrow(/league\.selfPlay/);
+    expect(parseTrainConfig({ finalEvalDeals: 1_000_000, entropyCoef: 1000 }).finalEvalDeals).toBe(1_000_000);
   });
 
   it('decays the PPO step size linearly by default; imitation keeps the base rate', () => {
