@@ -230,6 +230,10 @@ describe('corruption is detected', () => {
     const hash = editManifest((m) => (m.files['model.json'].sha256 = '0'.repeat(64)));
     await expectCode(loadCheckpoint(await copyWith('manifest.json', hash)), 'hash-mismatch');
     // A consistent edit of the manifest alone is caught by the hash a pointer records (store.test.ts).
+    // 10,000 nested arrays in an extra's meta overflowed the schema's recursion [probe round 6].
+    const deep = (b: Buffer) => editManifest((m) => (m.extras.optimizer.meta = 'DEEP'))(b).replace('"DEEP"', `${'['.repeat(10_000)}${']'.repeat(10_000)}`);
+    expect((await readFile(path.join(await copyWith('manifest.json', deep), 'manifest.json'), 'utf8')).includes('[[[[')).toBe(true);
+    expect((await expectCode(loadCheckpoint(await copyWith('manifest.json', deep)), 'bad-manifest')).message).toMatch(/manifest\.json nests too deeply/);
   });
 
   it('a model.json that hashes right but is not a loadable policy model', async () => {

@@ -155,7 +155,15 @@ export async function readManifest(dir: string): Promise<{ manifest: CheckpointM
     // Not the parser's message: it quotes the file, which may be any file a client names.
     throw new CheckpointError('bad-manifest', dir, `${MANIFEST_FILE} is not UTF-8 JSON`);
   }
-  const parsed = manifestSchema.safeParse(json);
+  let parsed;
+  try {
+    parsed = manifestSchema.safeParse(json);
+  } catch (e) {
+    // The schema walks free-form JSON (extras' meta) recursively: 10,000 nested arrays there
+    // overflowed the stack, reported as an invalid agent with the engine's message.
+    if (e instanceof RangeError) throw new CheckpointError('bad-manifest', dir, `${MANIFEST_FILE} nests too deeply`);
+    throw e;
+  }
   if (!parsed.success) throw new CheckpointError('bad-manifest', dir, firstIssue(parsed.error).message);
   return { manifest: parsed.data, bytes };
 }
