@@ -1,6 +1,7 @@
 // Flags shared by the commands that set up a table: the rule set from --profile, --players,
 // --hands and --variant. Errors are ValidationErrors naming the flag, for each command to report.
 
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ValidationError, quoteInput } from '../env/rules/index.js';
 import { unwritableFolderReason } from '../checkpoints/durable-fs.js';
 import type { SuitSymmetry } from '../env/suit-symmetry.js';
@@ -82,4 +83,24 @@ export function agentListFlag(value: string, field = 'agents'): string[] {
  */
 export function parseArgsErrorField(error: unknown): string {
   return /'--?([A-Za-z][\w-]*)/.exec((error as Error).message ?? '')?.[1] ?? 'arguments';
+}
+
+/**
+ * node:util's parseArgs, refusing a value flag given twice (unless it is `multiple`): parseArgs
+ * keeps the last, so `--players 9 --players 4` ran with 4 and never reported the 9. The refusal
+ * is a parse error like parseArgs' own (code ERR_PARSE_ARGS_INVALID_OPTION_VALUE, naming the flag).
+ */
+export function parseFlags<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  const parsed = parseArgs({ ...config, tokens: true });
+  const seen = new Set<string>();
+  for (const token of parsed.tokens ?? []) {
+    if (token.kind !== 'option' || token.value === undefined) continue;
+    const option = config.options?.[token.name];
+    if (option?.multiple) continue;
+    if (seen.has(token.name)) {
+      throw Object.assign(new TypeError(`Option '--${token.name}' is given more than once: give it once`), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' });
+    }
+    seen.add(token.name);
+  }
+  return parsed as ReturnType<typeof parseArgs<T>>;
 }

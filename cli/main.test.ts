@@ -292,3 +292,28 @@ describe('kratzen exploit', () => {
     expect(kratzen('exploit')).toMatchObject({ code: 2, json: { field: 'target' } });
   }, 60_000);
 });
+
+describe('flags given twice', () => {
+  it('are refused naming the flag, by every verb: the last one won, so a bad first value went unreported [probe round 6]', () => {
+    const cases = [
+      ['random', '--seed', '1', '--players', '9', '--players', '4'],
+      ['eval', '--agents', 'random,heuristic', '--hands', '2', '--players', '9', '--players', '4'],
+      ['demo', '--hands', '1', '--hands', '2'],
+      ['train', '--updates', '1', '--updates', '2'],
+      ['exploit', '--target', 'random', '--target', 'heuristic'],
+      ['worker', '--redis', 'redis://127.0.0.1:1', '--redis', 'redis://127.0.0.1:2'],
+      ['serve', '--port', '0', '--port', '1'],
+      ['play', '--seat', '1', '--seat', '2'],
+    ];
+    for (const args of cases) {
+      const run = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', input: '', timeout: 30_000 });
+      const repeated = args.findLast((a) => a.startsWith('--'))!.slice(2);
+      const report = JSON.parse((run.stdout.trim() || run.stderr.trim()).split('\n').filter((l) => l.startsWith('{') || l.startsWith(' ') || l.startsWith('}')).join('\n'));
+      expect(run.status, args.join(' ')).toBe(2);
+      expect(report, args.join(' ')).toMatchObject({ error: 'invalid arguments', field: repeated, reason: expect.stringMatching(/given more than once/) });
+    }
+    // Flags that take several values still do.
+    const serve = spawnSync(process.execPath, [BIN, 'serve', '--allow-origin', 'http://a.example', '--allow-origin', 'http://b.example', '--port', '-1'], { encoding: 'utf8', timeout: 30_000 });
+    expect(serve.stdout + serve.stderr).not.toMatch(/more than once/);
+  });
+});

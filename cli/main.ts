@@ -5,7 +5,6 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { OutputError, fsErrorReason } from '../checkpoints/durable-fs.js';
 import { failOutput, reportOutputLost, tryWriteStdout, writeStdout } from './output.js';
-import { parseArgs } from 'node:util';
 import {
   errorReport,
   randomSession,
@@ -21,7 +20,7 @@ import {
 import { ProgressBar, dealsForHands, runTournament, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
-import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, rulesFromFlags, seedFlag } from './flags.js';
+import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, parseFlags, rulesFromFlags, seedFlag } from './flags.js';
 import { MAX_RECORD_BYTES, denseJsonReason, inputText, readInputBytes } from './read-input.js';
 import { runTrain } from './train.js';
 import { runServe } from './serve.js';
@@ -147,7 +146,7 @@ function failOnKnownError(e: unknown): void {
 }
 
 async function runEval(args: string[]): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args,
     options: {
       ...SESSION_OPTIONS,
@@ -251,7 +250,7 @@ async function main(argv: string[]): Promise<void> {
   }
   switch (verb) {
     case 'replay': {
-      const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
+      const { positionals } = parseFlags({ args: rest, allowPositionals: true, options: {} });
       if (positionals.length !== 1) badInput('record', 'usage: kratzen replay <record.json|->');
       const record = readJson(positionals[0]!);
       const { exitCode, text } = replayToText(record);
@@ -262,7 +261,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'random': {
-      const { values } = parseArgs({ args: rest, options: SESSION_OPTIONS });
+      const { values } = parseFlags({ args: rest, options: SESSION_OPTIONS });
       if (values.seed === undefined) badInput('seed', 'kratzen random needs --seed S');
       const seed = seedFlag(values.seed);
       const state = reportingErrors(() => randomSession(printedSessionRules(values), seed));
@@ -270,7 +269,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'demo': {
-      const { values } = parseArgs({ args: rest, options: SESSION_OPTIONS });
+      const { values } = parseFlags({ args: rest, options: SESSION_OPTIONS });
       const seed = seedFlag(values.seed);
       const state = reportingErrors(() => randomSession(printedSessionRules(values), seed));
       const result = replayResult(state);

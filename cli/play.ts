@@ -8,8 +8,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { basename, dirname, normalize, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { agentListFlag, parseArgsErrorField, rulesFromFlags, seedFlag } from './flags.js';
+import { agentListFlag, parseArgsErrorField, parseFlags, rulesFromFlags, seedFlag } from './flags.js';
 import {
   NUM_ACTIONS,
   SUIT_LETTERS,
@@ -370,7 +369,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   let game: KratzenGame;
   let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({
+    ({ values } = parseFlags({
       args,
       options: {
         opponents: { type: 'string' },

@@ -7,7 +7,6 @@
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { BACKEND_CHOICES, type BackendChoice } from '../agents/tfjs.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
 import { BridgeServer } from '../bridge/server.js';
@@ -15,7 +14,7 @@ import { MIN_MESSAGE_BYTES } from '../bridge/connection.js';
 import { defaultCheckpointRoots } from '../bridge/checkpoint-roots.js';
 import { networkTokenProblem } from '../bridge/http-guard.js';
 import { writeStdout } from './output.js';
-import { parseArgsErrorField } from './flags.js';
+import { parseArgsErrorField, parseFlags } from './flags.js';
 
 export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (protocol: bridge/protocol.ts, docs/bridge.md)
 
@@ -84,7 +83,7 @@ function intFlag(value: string | undefined, field: string, min: number, max = Nu
 export async function runServe(args: string[]): Promise<BridgeServer> {
   let values;
   try {
-    ({ values } = parseArgs({
+    ({ values } = parseFlags({
       args,
       options: {
         host: { type: 'string' },

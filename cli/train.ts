@@ -2,12 +2,11 @@
 // checkpoint after the current update and exits cleanly; a second Ctrl-C exits at once.
 
 import { basename } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ValidationError, isJsonObject } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
 import { MAX_CONFIG_BYTES } from '../training/config.js';
 import { OutputError } from '../checkpoints/durable-fs.js';
-import { integerFlag, outputFolderFlag, rulesFromFlags, seedFlag, suitSymmetryFlag } from './flags.js';
+import { integerFlag, outputFolderFlag, parseFlags, rulesFromFlags, seedFlag, suitSymmetryFlag } from './flags.js';
 import { readInputText } from './read-input.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 
@@ -47,7 +46,7 @@ function number(value: string | undefined, flag: string): number | undefined {
 
 /** Builds the config object from a file and flags (flags win). */
 export function trainConfigFromArgs(args: string[]): { config: Record<string, unknown>; resume: boolean; redis?: string } {
-  const { values } = parseArgs({ args, options: FLAGS });
+  const { values } = parseFlags({ args, options: FLAGS });
   let config: Record<string, unknown> = {};
   // An empty --config (an unset shell variable) was taken as none: the defaults trained silently.
   if (values.config === '') throw new ValidationError('invalid training config', 'config', '--config is empty: name a JSON file, or - for stdin');

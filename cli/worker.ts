@@ -2,11 +2,10 @@
 // stopped (SIGINT/SIGTERM finish the running jobs, then exit).
 
 import { availableParallelism } from 'node:os';
-import { parseArgs } from 'node:util';
 import { ValidationError } from '../env/rules/index.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 import { MAX_LOCK_SECONDS, startWorkers } from '../training/distributed/worker.js';
-import { integerFlag } from './flags.js';
+import { integerFlag, parseFlags } from './flags.js';
 
 /** Prints a message unless it is the one printed last within a minute: a lost server is retried many times a second. */
 let lastReport = { text: '', at: 0 };
@@ -18,7 +17,7 @@ function reportOnce(text: string): void {
 }
 
 export async function runWorker(args: string[]): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args,
     options: { redis: { type: 'string' }, concurrency: { type: 'string' }, 'lock-seconds': { type: 'string' } },
   });
