@@ -38,7 +38,7 @@
 
 import { z } from 'zod';
 import { envConfigSchema } from '../env/table.js';
-import { MAX_SEATS, NUM_ACTIONS, rawJsonObject } from '../env/rules/index.js';
+import { MAX_SEATS, MAX_SEED_LENGTH, NUM_ACTIONS, rawJsonObject } from '../env/rules/index.js';
 import { OBS_SIZE } from '../env/observation.js';
 
 /** The binary reply layout above, for protocol.schema.json. */
@@ -60,7 +60,7 @@ export const BINARY_FRAME_LAYOUT = [
 export const PROTOCOL_VERSION = 2;
 
 const id = z.union([z.string().max(128), z.number().int()], { error: 'must be a string of at most 128 characters or an integer' }).describe('Request id, echoed in the reply.');
-const seed = z.union([z.number().int(), z.string().max(256)], { error: 'must be an integer or a string of at most 256 characters' }).describe('Integer or string seed; 7 and "7" are the same seed.');
+const seed = z.union([z.number().int(), z.string().max(MAX_SEED_LENGTH)], { error: `must be an integer or a string of at most ${MAX_SEED_LENGTH} characters` }).describe('Integer or string seed; 7 and "7" are the same seed.');
 const sessionId = z.string().max(64).describe('A session id returned by env.create.');
 const policyId = z.string().max(64).describe('A policy id returned by policy.load.');
 const agentSpec = z

@@ -307,7 +307,7 @@ describe('flags given twice', () => {
     ];
     for (const args of cases) {
       const run = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', input: '', timeout: 30_000 });
-      const repeated = args.findLast((a) => a.startsWith('--'))!.slice(2);
+      const repeated = [...args].reverse().find((a) => a.startsWith('--'))!.slice(2);
       const report = JSON.parse((run.stdout.trim() || run.stderr.trim()).split('\n').filter((l) => l.startsWith('{') || l.startsWith(' ') || l.startsWith('}')).join('\n'));
       expect(run.status, args.join(' ')).toBe(2);
       expect(report, args.join(' ')).toMatchObject({ error: 'invalid arguments', field: repeated, reason: expect.stringMatching(/given more than once/) });

@@ -3,7 +3,7 @@
 // command-line flags both go through it; unknown fields are errors that name the field.
 
 import { z } from 'zod';
-import { RuleSetError, ValidationError, parseRuleSet, rawJsonObject, ruleSetToJson } from '../env/rules/index.js';
+import { MAX_SEED_LENGTH, RuleSetError, ValidationError, parseRuleSet, rawJsonObject, ruleSetToJson } from '../env/rules/index.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
 import { hiddenSizesSchema, suitSymmetrySchema } from '../checkpoints/manifest.js';
 import { LOCAL_AGENT_LIMITS } from '../agents/registry.js';
@@ -63,7 +63,7 @@ export const trainConfigSchema = z.strictObject({
   runsDir: z.string().default('runs'),
   /** Rule set of the table. @default {} (didactic4, 4 players) */
   rules: rawJsonObject('a rule set').default({}),
-  seed: z.union([z.number().int(), z.string()]).default(0),
+  seed: z.union([z.number().int(), z.string().max(MAX_SEED_LENGTH)]).default(0),
   /** TF.js backend. @default 'auto' */
   backend: z.enum(['auto', 'tensorflow', 'wasm', 'cpu']).default('auto'),
   /** PPO updates to run (after the imitation updates). @default 150 */

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { PolicyAgent, selectBackend, tf } from '../agents/index.js';
 import { HeuristicAgent, RandomAgent } from '../agents/index.js';
 import { OBS_SIZE, decodeObservation } from '../env/observation.js';
+import { MAX_SEED_LENGTH } from '../env/rules/index.js';
 import { parseTrainConfig } from './config.js';
 import { PpoLearner } from './ppo.js';
 import { LEARNER, RolloutCollector, type LeagueDraw } from './rollout.js';
@@ -147,6 +148,9 @@ describe('training config', () => {
     expect(() => parseTrainConfig({ evalDeals: 1e15 })).toThrow(/evalDeals/);
     expect(() => parseTrainConfig({ league: { selfPlay: 1e308, heuristic: 1e308 } })).toThrow(/league\.selfPlay/);
     expect(parseTrainConfig({ finalEvalDeals: 1_000_000, entropyCoef: 1000 }).finalEvalDeals).toBe(1_000_000);
+    // A 10 MB seed slowed training 200 times and went into every report.
+    expect(() => parseTrainConfig({ seed: 'x'.repeat(MAX_SEED_LENGTH + 1) })).toThrow(/^invalid training config: seed:/);
+    expect(parseTrainConfig({ seed: 'x'.repeat(MAX_SEED_LENGTH) }).seed).toHaveLength(MAX_SEED_LENGTH);
   });
 
   it('decays the PPO step size linearly by default; imitation keeps the base rate', () => {

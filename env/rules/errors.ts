@@ -47,6 +47,12 @@ export function quoteInput(text: string, max = 64): string {
   return text.length <= max ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, max))}... (${text.length} characters)`;
 }
 
+/**
+ * Longest string seed a client or a training config may give: a 10 MB seed slowed training 200
+ * times (every deal hashes it) and was written into every report.
+ */
+export const MAX_SEED_LENGTH = 256;
+
 /** Throws a ValidationError naming `field` unless `seed` names one session: a safe integer or a string. */
 export function checkSeed(seed: unknown, field = 'seed'): asserts seed is number | string {
   if (typeof seed === 'string' || Number.isSafeInteger(seed)) return;
