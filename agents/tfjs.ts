@@ -111,6 +111,15 @@ async function select(choice: BackendChoice): Promise<SelectedBackend> {
 }
 
 /**
+ * Selects the `auto` backend unless one is active already (by selectBackend or tf.setBackend):
+ * a model loaded before any was chosen failed with "backend 'wasm' has not yet been
+ * initialized", reported as a bad checkpoint.
+ */
+export async function ensureBackend(): Promise<void> {
+  if (tf.engine().backendName == null) await selectBackend('auto');
+}
+
+/**
  * Makes `choice` the active TF.js backend and returns its name. `auto` tries tfjs-node, then
  * wasm, then cpu; an explicit choice that cannot load throws. Safe to call more than once.
  */

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { NUM_ACTIONS, RuleSetError, type RuleSet } from '../env/rules/index.js';
 import { OBS_SIZE, OBS_VERSION } from '../env/observation.js';
 import { PolicyAgent, architectureOf, checkPolicyModel, policyWeightBytes, sameArchitecture, type PolicyAgentOptions } from '../agents/policy-agent.js';
-import { tf } from '../agents/tfjs.js';
+import { ensureBackend, tf } from '../agents/tfjs.js';
 import { makeDirs, syncDir, writeFileDurable } from './durable-fs.js';
 import { CheckpointError } from './errors.js';
 import {
@@ -195,6 +195,7 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
     }
     files.set(file, data);
   }
+  await ensureBackend();
   const model = await modelFromFiles({ modelJson: files.get(MODEL_FILE)!, weights: files.get(WEIGHTS_FILE)! }, dir, manifest.architecture);
   try {
     checkPolicyModel(model);

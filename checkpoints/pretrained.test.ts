@@ -2,6 +2,7 @@
 // observation version and play legally, and they still beat random players in a short duplicate
 // match (the README's 1600-deal figures are the full measurement). Their training configs keep
 // the recipe the shipped runs used, whatever the trainer's defaults become.
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -46,4 +47,16 @@ describe.each([
     // The shipped networks read the cards as dealt (their manifests do not say suitSymmetry).
     expect(config.suitSymmetry).toBe(false);
   });
+});
+
+describe('a checkpoint loaded before any backend is chosen', () => {
+  it('loads on the auto backend (it was refused as a bad model: "backend \'wasm\' has not yet been initialized") [probe round 6]', () => {
+    // A process of its own: this one has chosen its backend.
+    const dist = path.join(import.meta.dirname, '..', 'dist', 'checkpoints', 'index.js');
+    const script = `const { loadCheckpoint } = await import(${JSON.stringify(dist)}); const c = await loadCheckpoint(${JSON.stringify(path.join(ROOT, 'didactic4-p4', 'checkpoint'))}); console.log(JSON.stringify(c.manifest.architecture.hiddenSizes));`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    expect(run.stderr).not.toMatch(/bad model|not yet been initialized/);
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout.trim().split('\n').at(-1)!)).toEqual([128, 128]);
+  }, 60_000);
 });

@@ -669,6 +669,15 @@ describe('buffers, indices and opponents that do not fit [probe round 3b]', () =
     expect(() => state.applyAs('1' as unknown as number, 0)).toThrow(/seat must be a seat 0\.\.3/);
   });
 
+  it('a vector env too big to allocate names numEnvs; an action given as a string is named as one [probe round 6]', () => {
+    expect(() => new VecEnv({ numEnvs: 1e9, config })).toThrow(/^numEnvs 1000000000: the observations buffer \(1960000000000 bytes\) cannot be allocated/);
+    const env = new KratzenEnv(config);
+    env.reset({ seed: 1 });
+    const legal = env.state.legalActions()[0]!;
+    // "no such action id 36" read as a complaint about the id, which was legal.
+    expect(() => env.step(String(legal) as unknown as number)).toThrow(new RegExp(`an action is an integer id 0\\.\\.73, got string "${legal}"`));
+  });
+
   it('opponents must be policies, and one that chooses an illegal action is named, not the learner\'s episode ended', () => {
     for (const opponents of [{}, 5, [null, 3, null, null]] as unknown as Policy[]) {
       expect(() => new SingleAgentEnv({ config: { rules: { players: 4 } }, opponents }), JSON.stringify(opponents)).toThrow(/opponents: seat \d needs a policy/);

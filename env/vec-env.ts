@@ -71,7 +71,14 @@ export function allocateVecMemory(numEnvs: number, allocate: (bytes: number) => 
   const out: Partial<Record<VecBufferName, ArrayBufferLike>> = {};
   for (const name of VEC_BUFFER_NAMES) {
     const [kind, width] = VEC_BUFFER_LAYOUT[name];
-    out[name] = allocate(numEnvs * width * BYTES[kind]);
+    const bytes = numEnvs * width * BYTES[kind];
+    try {
+      out[name] = allocate(bytes);
+    } catch (e) {
+      // The engine's "Array buffer allocation failed" did not say which setting asked for it.
+      if (e instanceof RangeError) throw new RangeError(`numEnvs ${numEnvs}: the ${name} buffer (${bytes} bytes) cannot be allocated: ${e.message}`);
+      throw e;
+    }
   }
   return out as Record<VecBufferName, ArrayBufferLike>;
 }

@@ -4,9 +4,12 @@
 import { ACTION_BETTLER, ACTION_DISCARD, ACTION_IN, NUM_ACTIONS, actionToString } from './actions.js';
 import type { KratzenGame } from './kratzen-game.js';
 import type { StateData } from './state-data.js';
+import { quoteInput } from './errors.js';
 
 /** The reason `action` is not legal now (the caller knows it is not). */
 export function illegalReason(game: KratzenGame, d: StateData, action: number): string {
+  // "36" (a string) read as the id 36 in the message, a legal one.
+  if (typeof action !== 'number') return `an action is an integer id 0..${NUM_ACTIONS - 1}, got ${typeof action} ${quoteInput(String(action))}`;
   if (!Number.isInteger(action) || action < 0 || action >= NUM_ACTIONS) return `no such action id ${action}`;
   const text = actionToString(action);
   const isCardAction = action >= ACTION_DISCARD && action < ACTION_IN;
