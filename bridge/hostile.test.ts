@@ -277,6 +277,29 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
     expect(await raw(`GET / HTTP/1.1\r\nHost: ${ours}\r\nOrigin: http://${ours}\r\nOrigin: http://evil.example\r\n${upgrade}`)).toMatch(/^HTTP\/1\.1 400/);
     expect(await raw(`GET / HTTP/1.1\r\nHost: ${ours}\r\nOrigin: http://${ours}\r\n${upgrade}`)).toMatch(/^HTTP\/1\.1 101/);
     expect(await raw(`GET / HTTP/1.1\r\nHost: ${ours}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200/);
+    // Past Node's default of 1,000 headers the second Host went unseen [probe round 6].
+    const filler = Array.from({ length: 1_100 }, (_, i) => `X-${i}: 1\r\n`).join('');
+    expect(await raw(`GET / HTTP/1.1\r\nHost: ${ours}\r\n${filler}Host: attacker.example\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
+    expect(await raw(`GET / HTTP/1.1\r\nHost: ${ours}\r\n${filler}Origin: http://${ours}\r\nOrigin: http://evil.example\r\n${upgrade}`)).toMatch(/^HTTP\/1\.1 400/);
+  });
+
+  it('refuses an upgrade that is no WebSocket handshake in its own plain text (ws answered in HTML) [probe round 6]', async () => {
+    const raw = (request: string) => rawHttp(server.port, request);
+    const head = `Host: 127.0.0.1:${server.port}\r\nConnection: Upgrade\r\n`;
+    const key = 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
+    const cases: [string, RegExp][] = [
+      [`GET / HTTP/1.1\r\n${head}Upgrade: websocket\r\nSec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n\r\n`, /^HTTP\/1\.1 400/],
+      [`GET / HTTP/1.1\r\n${head}Upgrade: websocket\r\n${key}Sec-WebSocket-Version: 12\r\n\r\n`, /^HTTP\/1\.1 400/],
+      [`GET / HTTP/1.1\r\n${head}Upgrade: websocket\r\n${key}\r\n`, /^HTTP\/1\.1 400/],
+      [`POST / HTTP/1.1\r\n${head}Upgrade: websocket\r\n${key}Sec-WebSocket-Version: 13\r\nContent-Length: 0\r\n\r\n`, /^HTTP\/1\.1 405/],
+    ];
+    for (const [request, status] of cases) {
+      const reply = await raw(request);
+      expect(reply, request).toMatch(status);
+      expect(reply, request).toMatch(/content-type: text\/plain; charset=utf-8/i);
+      expect(reply, request).toMatch(/x-content-type-options: nosniff/i);
+    }
+    expect(await raw(`GET / HTTP/1.1\r\n${head}Upgrade: websocket\r\n${key}Sec-WebSocket-Version: 13\r\n\r\n`)).toMatch(/^HTTP\/1\.1 101/);
   });
 
   it('answers refusals and errors as plain text a browser will not sniff, without echoing what was sent', async () => {

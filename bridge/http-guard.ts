@@ -46,9 +46,12 @@ export const BAD_REQUEST_TARGET = 'bad request target';
 /** Why a request with two Host (or Origin) headers is refused: Node reads only the first, a proxy may route by another. */
 export const REPEATED_HEADER = 'a Host or Origin header is repeated';
 
+/** Why an upgrade that is no WebSocket handshake (its Upgrade, key or version) is refused. */
+export const BAD_UPGRADE = 'not a WebSocket handshake (Upgrade: websocket, a Sec-WebSocket-Key of 16 bytes, Sec-WebSocket-Version 13)';
+
 /** Whether a refusal is of a malformed request (400), not of a well-formed one from elsewhere (403). */
 export function isBadRequest(refused: string): boolean {
-  return refused === BAD_REQUEST_TARGET || refused === REPEATED_HEADER;
+  return refused === BAD_REQUEST_TARGET || refused === REPEATED_HEADER || refused === BAD_UPGRADE;
 }
 
 const CHECKED_HEADERS = new Set(['host', 'origin', 'sec-websocket-origin']);

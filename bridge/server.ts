@@ -14,7 +14,7 @@ import { Connection, MIN_MESSAGE_BYTES, closeSoon, terminateAfterGrace } from '.
 import { HeavyPool } from './heavy-pool.js';
 import { SessionHost, type HostOptions } from './host.js';
 import { defaultCheckpointRoots } from './checkpoint-roots.js';
-import { HttpGuard, isBadRequest, networkTokenProblem } from './http-guard.js';
+import { BAD_UPGRADE, HttpGuard, isBadRequest, networkTokenProblem } from './http-guard.js';
 import { plainTextResponse, sendPlainText } from './http-replies.js';
 import { serveWebAsset } from './web/assets.js';
 import { BusyPoll } from './busy-poll.js';
@@ -186,6 +186,21 @@ export const MAX_FRAGMENTS = 16_384;
  */
 export const MAX_HTTP_REQUESTS_PER_CONNECTION = 32;
 
+const NOT_GET = 'a WebSocket upgrade is a GET request';
+
+/**
+ * Why `ws` would refuse this upgrade (RFC 6455 section 4.2.1), or null: refused here instead, in
+ * the same plain text as every other refusal (ws answered with text/html and no nosniff).
+ */
+function malformedUpgrade(req: IncomingMessage): string | null {
+  if (req.method !== 'GET') return NOT_GET;
+  if (req.headers.upgrade?.toLowerCase() !== 'websocket') return BAD_UPGRADE;
+  if (!/^[+/0-9A-Za-z]{22}==$/.test(req.headers['sec-websocket-key'] ?? '')) return BAD_UPGRADE;
+  const version = req.headers['sec-websocket-version'];
+  if (version !== '13' && version !== '8') return BAD_UPGRADE;
+  return null;
+}
+
 /** Close codes beyond RFC 6455's: 4000 idle timeout, 4001 no hello in time. */
 export const CLOSE_IDLE = 4000;
 export const CLOSE_HELLO_TIMEOUT = 4001;
@@ -286,6 +301,9 @@ export class BridgeServer {
         else sendPlainText(res, 500, 'kratzen bridge: internal error');
       }
     });
+    // Every header reaches rawHeaders (Node keeps 2,000 entries by default): a second Host past
+    // 1,000 filler headers went unseen by the repeated-header check. Headers stay within 16 KiB.
+    http.maxHeadersCount = 0;
     this.http = http;
     // perMessageDeflate off: compressing observation frames costs more CPU than loopback saves.
     // UTF-8 checked by ws (its native isUtf8, ~0.02 ms a MiB here): a text frame or a close reason that is
@@ -378,9 +396,9 @@ export class BridgeServer {
     socket.on('error', () => socket.destroy());
     // Protocol version 8 (browsers of 2011, still accepted by ws) named the origin Sec-WebSocket-Origin.
     const origin = req.headers.origin ?? (req.headers['sec-websocket-origin'] as string | undefined);
-    const refused = this.guard!.checkRequest(req) ?? this.guard!.checkOrigin(origin);
+    const refused = this.guard!.checkRequest(req) ?? this.guard!.checkOrigin(origin) ?? malformedUpgrade(req);
     if (refused) {
-      const status = isBadRequest(refused) ? '400 Bad Request' : '403 Forbidden';
+      const status = isBadRequest(refused) ? '400 Bad Request' : refused === NOT_GET ? '405 Method Not Allowed' : '403 Forbidden';
       // Destroyed once written: the socket is no longer counted among handshaking ones.
       socket.end(plainTextResponse(status, refused), () => socket.destroy());
       return;

@@ -161,6 +161,13 @@ describe('kratzen serve --web: HTTP', () => {
     expect(directives.get('base-uri')).toEqual(["'none'"]);
     expect(directives.get('default-src')).toEqual(["'self'"]);
     expect(directives.get('frame-ancestors')).toEqual(["'none'"]);
+    // The same for browsers that read no CSP, and the address (which may hold settings) kept from other sites [probe round 6].
+    const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      httpGet(`${base}/`, (res) => (res.resume(), resolve(res.headers)))
+        .on('error', reject)
+        .end();
+    });
+    expect([headers['x-frame-options'], headers['referrer-policy']]).toEqual(['DENY', 'no-referrer']);
     expect(webTablePolicy('evil;script-src *')).not.toContain('evil'); // a Host that could add a directive is left out
   });
 

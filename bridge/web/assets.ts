@@ -93,6 +93,10 @@ export function serveWebAsset(req: IncomingMessage, res: ServerResponse): boolea
     'cache-control': 'no-cache',
     'x-content-type-options': 'nosniff',
     'content-security-policy': webTablePolicy(req.headers.host),
+    // frame-ancestors 'none' says the same to browsers that read CSP; these are for older ones,
+    // and keep the page's address (which may carry settings) out of other sites' logs.
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
   });
   res.end(req.method === 'HEAD' ? undefined : body);
   return true;
