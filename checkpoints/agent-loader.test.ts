@@ -1,7 +1,7 @@
 // The registry's checkpoint loader: a checkpoint or store directory becomes a legal, greedy agent.
 
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -56,4 +56,11 @@ it('a file or FIFO named as a checkpoint is refused as not a folder, not with th
     // The checkpoint reader alone (train's initialPolicy) says the same.
     await expect(loadCheckpointDir(target)).rejects.toMatchObject({ code: 'missing-file', path: target, reason: 'not a folder: a checkpoint is a folder holding manifest.json' });
   }
+});
+
+it('a manifest.json that is a symbolic link (a loop among them) is refused as one, not read as a store without latest.json [probe round 6]', async () => {
+  const dir = path.join(tmp, 'looped');
+  await mkdir(dir);
+  await symlink('manifest.json', path.join(dir, 'manifest.json'));
+  await expect(loadCheckpoint(dir, { rules: RULES, seed: 'x' })).rejects.toMatchObject({ code: 'bad-manifest', reason: expect.stringMatching(/manifest\.json is a symbolic link/) });
 });

@@ -2,7 +2,7 @@
 // workers (which import this module by URL) use for an agent spec that is a directory.
 
 import { existsSync } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Agent } from '../agents/agent.js';
 import { unknownAgent, type AgentContext } from '../agents/registry.js';
@@ -22,10 +22,9 @@ export async function loadPolicyCheckpoint(dir: string, rules: RulesInput | unde
   if ((await stat(dir).catch(() => null))?.isDirectory() === false) {
     throw new CheckpointError('missing-file', dir, `not a folder: a checkpoint is a folder holding ${MANIFEST_FILE}, a run's store one holding latest.json`);
   }
-  const isCheckpoint = await access(path.join(dir, MANIFEST_FILE)).then(
-    () => true,
-    () => false,
-  );
+  // Anything named manifest.json makes a checkpoint, to be refused as such if it is no regular
+  // file: a symlink loop there read as a store without its latest.json.
+  const isCheckpoint = (await lstat(path.join(dir, MANIFEST_FILE)).catch(() => null)) !== null;
   return isCheckpoint ? loadCheckpointDir(dir, { rules, policyOnly: true }) : new CheckpointStore(dir, { rules: rules as RulesInput }).load('latest', { policyOnly: true });
 }
 
