@@ -18,7 +18,7 @@ describe('createAgent', () => {
 
   it('caps the work of a pimc decision counting samples, reproducibly (samples alone do not bound its time)', async () => {
     const rules = { profile: 'tavern5', players: 6 };
-    const limits = { maxPimcSamples: 100_000, maxPimcTimeBudgetMs: 100, maxPimcSimulatedActions: 2_000 };
+    const limits = { maxPimcSamples: 100_000, maxPimcTimeBudgetMs: 100, maxPimcSimulatedActions: 2_000, maxModelBytes: Infinity };
     const state = createGame(rules).newState({ seed: 4 });
     const obs = new Float32Array(OBS_SIZE);
     const mask = new Uint8Array(NUM_ACTIONS);

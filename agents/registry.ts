@@ -15,13 +15,19 @@ export interface AgentLimits {
   maxPimcTimeBudgetMs: number;
   /** Most actions a pimc decision counting samples simulates (PimcOptions.maxSimulatedActions). */
   maxPimcSimulatedActions: number;
+  /**
+   * Largest policy network a checkpoint agent may hold, in bytes of weights (weights.bin): the
+   * largest architecture a manifest allows holds 479 MB, and a few clients loading it took a
+   * server to gigabytes.
+   */
+  maxModelBytes: number;
 }
 
 /** The bridge's defaults (a server's clients share its CPU): see `kratzen serve --help`. */
-export const DEFAULT_AGENT_LIMITS: AgentLimits = { maxPimcSamples: 64, maxPimcTimeBudgetMs: 100, maxPimcSimulatedActions: 4_000 };
+export const DEFAULT_AGENT_LIMITS: AgentLimits = { maxPimcSamples: 64, maxPimcTimeBudgetMs: 100, maxPimcSimulatedActions: 4_000, maxModelBytes: 64 << 20 };
 
 /** For local use (tournaments, training): only what keeps a decision finite. */
-export const LOCAL_AGENT_LIMITS: AgentLimits = { maxPimcSamples: 100_000, maxPimcTimeBudgetMs: 600_000, maxPimcSimulatedActions: Infinity };
+export const LOCAL_AGENT_LIMITS: AgentLimits = { maxPimcSamples: 100_000, maxPimcTimeBudgetMs: 600_000, maxPimcSimulatedActions: Infinity, maxModelBytes: Infinity };
 
 export interface AgentContext {
   /** The table's rule set. */

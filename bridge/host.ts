@@ -171,7 +171,7 @@ export class SessionHost {
       limits: agentLimits,
       seedSecret,
       resolveCheckpoint: (spec) => resolveCheckpoint(spec, checkpointRoots, 'params.opponents'),
-      loadCheckpoint: (dir, context) => loadCheckpointAgent(dir, { rules: context.rules, backend }),
+      loadCheckpoint: (dir, context) => loadCheckpointAgent(dir, { rules: context.rules, backend, maxModelBytes: agentLimits.maxModelBytes }),
     });
     this.releaseIfGone(connection, () => session.close());
     this.sessions.set(key, { session, encoder: new BatchEncoder(params.encoding) });

@@ -6,9 +6,9 @@ import { NUM_ACTIONS, RuleSetError, ValidationError, actionToString, createGame,
 import { OBS_SIZE, RULE_SET_SLICES, encodeObservation, observationSpec, type SliceName } from '../env/observation.js';
 import type { Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
-import { PolicyAgent } from '../agents/policy-agent.js';
+import { PolicyAgent, policyWeightBytes } from '../agents/policy-agent.js';
 import { selectBackend, type BackendChoice } from '../agents/tfjs.js';
-import type { RulesInput } from '../checkpoints/checkpoint.js';
+import { readManifest, type RulesInput } from '../checkpoints/checkpoint.js';
 import { loadPolicyCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { BridgeError, checkpointMessage } from './errors.js';
@@ -63,8 +63,15 @@ function checkRowsRules(entries: Map<number, number>, observations: Float32Array
  */
 export async function loadCheckpointAgent(
   dir: string,
-  options: { rules?: unknown; mode?: 'greedy' | 'sample'; seed?: number | string; backend: BackendChoice },
+  options: { rules?: unknown; mode?: 'greedy' | 'sample'; seed?: number | string; backend: BackendChoice; maxModelBytes: number },
 ): Promise<PolicyAgent> {
+  // Checked on the manifest, before the network is read; a manifest that cannot be read is
+  // refused, naming why, by the load itself.
+  const manifest = await readManifest(dir).then((read) => read.manifest, () => null);
+  const bytes = manifest ? policyWeightBytes(manifest.architecture) : 0;
+  if (bytes > options.maxModelBytes) {
+    throw new CheckpointError('too-large', dir, `its network holds ${bytes} bytes of weights, more than this server loads (${options.maxModelBytes}, --max-model-bytes)`);
+  }
   await selectBackend(options.backend);
   const loaded = await loadPolicyCheckpoint(dir, options.rules as RulesInput | undefined);
   const agent = loaded.toAgent({ mode: options.mode ?? 'greedy', name: `policy:${path.basename(path.resolve(dir))}` });
@@ -91,6 +98,7 @@ export async function loadPolicy(
           mode: params.mode,
           seed: params.seed,
           backend: options.backend,
+          maxModelBytes: options.agentLimits.maxModelBytes,
         }),
     });
   } catch (e) {

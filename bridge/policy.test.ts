@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { NUM_ACTIONS, OBS_SIZE, VecEnv, createGame, stateToRecord } from '../index.js';
-import { PolicyAgent } from '../agents/policy-agent.js';
+import { PolicyAgent, policyWeightBytes } from '../agents/policy-agent.js';
 import { selectBackend } from '../agents/tfjs.js';
 import { CheckpointStore } from '../checkpoints/store.js';
 import { writeCheckpoint } from '../checkpoints/checkpoint.js';
@@ -186,3 +186,22 @@ it('loads a checkpoint holding only the policy (manifest.json, model.json, weigh
   const reply = (await client.call('policy.act', { policy: loaded.policy, observations: [Array.from(env.observations)], masks: [Array.from(env.masks)] })).result;
   expect(reply.actions).toEqual(Array.from(agent.act(env.observations, env.masks, env.seats)));
 });
+
+it('refuses a checkpoint whose network is larger than --max-model-bytes, as policy and as opponent, before reading it [probe round 6]', async () => {
+  const bytes = policyWeightBytes(agent.architecture);
+  const small = await new BridgeServer({ port: 0, backend: 'wasm', checkpointRoots: [tmp], agentLimits: { maxModelBytes: bytes - 1 } }).start();
+  const guarded = await BridgeClient.open(small.url);
+  try {
+    const refused = await guarded.request('policy.load', { agent: checkpointDir });
+    expect(refused.error).toMatchObject({ code: 'checkpoint_error', field: 'params.agent', details: { reason: 'too-large' } });
+    expect(refused.error!.message).toContain(`holds ${bytes} bytes of weights, more than this server loads (${bytes - 1}, --max-model-bytes)`);
+    const opponent = await guarded.request('env.create', { mode: 'single', numEnvs: 1, opponents: storeDir, config: { rules: RULES } });
+    expect(opponent.error).toMatchObject({ code: 'checkpoint_error', details: { reason: 'too-large' } });
+    expect((await guarded.request('policy.load', { agent: 'heuristic' })).error).toBeUndefined();
+  } finally {
+    await guarded.close();
+    await small.close();
+  }
+  // The default server loads it.
+  expect((await client.request('policy.load', { agent: checkpointDir })).error).toBeUndefined();
+}, 60_000);

@@ -20,6 +20,8 @@ export const CHECKPOINT_ERROR_CODES = {
   'bad-pointer': 'bad pointer',
   /** A checkpoint of that name exists already (checkpoints are immutable). */
   'already-exists': 'already exists',
+  /** The policy network is larger than the loader accepts (a server's --max-model-bytes). */
+  'too-large': 'too large',
   /** A name or argument that the store does not accept. */
   'invalid-argument': 'invalid argument',
 } as const;

@@ -49,6 +49,8 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
   --max-pimc-time-ms MS    largest pimc timeBudgetMs a client may ask for (100)
   --max-pimc-actions N     most actions a pimc decision counting samples simulates, after its first
                            sample (4000, about 0.05 s here; work, not time, so games stay reproducible)
+  --max-model-bytes B      largest policy network a checkpoint may hold, in bytes of weights
+                           (67108864; the pretrained ones hold about 0.3 MB)
   --heavy-workers N        worker threads for bots and search, 1..64 (default: cores - 1,
                            at least 1 and at most 4)
   --spin-us US             after each reply, poll for the next request this long instead of
@@ -110,6 +112,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
         'max-pimc-samples': { type: 'string' },
         'max-pimc-time-ms': { type: 'string' },
         'max-pimc-actions': { type: 'string' },
+        'max-model-bytes': { type: 'string' },
         'heavy-workers': { type: 'string' },
         'spin-us': { type: 'string' },
         'seed-secret': { type: 'string' },
@@ -176,6 +179,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
       maxPimcSamples: intFlag(values['max-pimc-samples'], 'max-pimc-samples', 1, 1 << 20),
       maxPimcTimeBudgetMs: intFlag(values['max-pimc-time-ms'], 'max-pimc-time-ms', 1, MAX_TIMER_MS),
       maxPimcSimulatedActions: intFlag(values['max-pimc-actions'], 'max-pimc-actions', 1, 1 << 30),
+      maxModelBytes: intFlag(values['max-model-bytes'], 'max-model-bytes', 1, Number.MAX_SAFE_INTEGER),
     },
     seedSecret: seedSecret === '' ? undefined : seedSecret,
     backend: values.backend as BackendChoice | undefined,
