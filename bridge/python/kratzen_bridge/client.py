@@ -191,6 +191,8 @@ class BridgeClient:
     """One connection. `call(method, params)` returns the result or raises BridgeError."""
 
     def __init__(self, url: str, token: Optional[str] = None, timeout: float = 60.0):
+        if not isinstance(url, str):
+            raise TypeError(f"url must be a ws:// URL string, not {url!r:.100}")
         self.url = url
         self.timeout = timeout
         self._next_id = 1

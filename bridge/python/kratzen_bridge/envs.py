@@ -19,8 +19,8 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from ._compat import SAME_STEP, AECEnv, Dict as DictSpace, Discrete, Env, MultiDiscrete, VectorEnv
-from .client import NUM_ACTIONS, BridgeClient
-from .session import Seed, Session, as_action, as_opponents, as_seed, env_config, wire_actions
+from .client import NUM_ACTIONS, BridgeClient, BridgeError
+from .session import Seed, Session, as_action, as_int, as_opponents, as_seed, check_reset_options, env_config, wire_actions
 
 Opponents = Union[str, Sequence[Optional[str]]]
 
@@ -66,7 +66,7 @@ class KratzenEnv(Env):
             url,
             client,
             token,
-            {"mode": "single", "numEnvs": 1, "config": config, "learnerSeat": learner_seat, "opponents": as_opponents(opponents)},
+            {"mode": "single", "numEnvs": 1, "config": config, "learnerSeat": as_int(learner_seat, "learner_seat", 0), "opponents": as_opponents(opponents)},
         )
         self.learner_seat = learner_seat
         self.observation_space = self._session.observation_box()
@@ -76,6 +76,7 @@ class KratzenEnv(Env):
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         seed = as_seed(seed)
+        check_reset_options(options)
         super().reset(seed=seed)
         batch = self._session.reset(seed)
         self._mask = batch.masks[0].copy()
@@ -175,7 +176,9 @@ class KratzenAECEnv(AECEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
-        batch = self._session.reset(as_seed(seed))
+        seed = as_seed(seed)
+        check_reset_options(options)
+        batch = self._session.reset(seed)
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -202,9 +205,22 @@ class KratzenAECEnv(AECEnv):
         if agent not in self._fetched:
             seat = self.possible_agents.index(agent)
             reply = self._session.client.call("env.observe", {"session": self._session.id, "env": 0, "seat": seat})
-            self._fetched[agent] = np.asarray(reply["observation"], dtype=np.float32)
+            self._fetched[agent] = self._observation_of(reply, seat)
             self._seen[agent] = self._fetched[agent]
         return {"observation": self._fetched[agent].copy(), "action_mask": self._zero_mask.copy()}
+
+    def _observation_of(self, reply, seat: int) -> np.ndarray:
+        """The observation of `seat` in an env.observe reply; one of another shape or seat is the server's fault."""
+        if not isinstance(reply, dict) or reply.get("seat") != seat:
+            raise BridgeError("internal_error", f"the server's env.observe reply is not of seat {seat}")
+        observation = reply.get("observation")
+        try:
+            array = np.asarray(observation, dtype=np.float32)
+        except (TypeError, ValueError):
+            array = None
+        if array is None or array.shape != (self._session.obs_size,) or not np.isfinite(array).all():
+            raise BridgeError("internal_error", f"the server's env.observe reply holds no observation of {self._session.obs_size} finite numbers")
+        return array
 
     def last(self, observe: bool = True):
         agent = self.agent_selection
@@ -215,6 +231,9 @@ class KratzenAECEnv(AECEnv):
         return self.terminations.get(agent, False) or self.truncations.get(agent, False)
 
     def step(self, action) -> None:
+        if not self.agents:
+            # The server has started the next episode: an action sent now would move it.
+            raise RuntimeError("the episode is over (every agent is done): call reset() before step()")
         agent = self.agent_selection
         if self._done(agent):
             return self._was_dead_step(action)
@@ -299,11 +318,12 @@ class KratzenVecEnv(VectorEnv):
         if illegal_action is None:
             illegal_action = "terminate" if mode == "single" else "throw"
         config = env_config(rules, episode, illegal_action, illegal_action_penalty, reward_scale, max_steps, reward_normalization)
-        params: Dict[str, Any] = {"mode": mode, "numEnvs": int(num_envs), "config": config}
+        num_envs = as_int(num_envs, "num_envs", 1)
+        params: Dict[str, Any] = {"mode": mode, "numEnvs": num_envs, "config": config}
         if mode == "single":
-            params.update(learnerSeat=learner_seat, opponents=as_opponents(opponents))
+            params.update(learnerSeat=as_int(learner_seat, "learner_seat", 0), opponents=as_opponents(opponents))
         self._session = Session(url, client, token, params)
-        self.num_envs = int(num_envs)
+        self.num_envs = num_envs
         self.mode = mode
         self.num_players = self._session.num_players
         self.metadata = {"autoreset_mode": SAME_STEP, "render_modes": []}
@@ -318,6 +338,7 @@ class KratzenVecEnv(VectorEnv):
         if isinstance(seed, (list, tuple)):
             raise ValueError("one seed for all envs: env i plays the sessions '<seed>:<i>', ...")
         seed = as_seed(seed)
+        check_reset_options(options)
         if seed is not None:
             self._np_random = np.random.default_rng(seed)
         batch = self._session.reset(seed)

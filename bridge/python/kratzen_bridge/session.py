@@ -117,11 +117,29 @@ def env_config(rules, episode, illegal_action, illegal_action_penalty, reward_sc
         "rules": dict(rules or {}),
         "episode": episode,
         "illegalAction": illegal_action,
-        "illegalActionPenalty": float(illegal_action_penalty),
-        "rewardScale": float(reward_scale),
+        "illegalActionPenalty": as_real(illegal_action_penalty, "illegal_action_penalty"),
+        "rewardScale": as_real(reward_scale, "reward_scale"),
         "rewardNormalization": reward_normalization,
-        "maxSteps": int(max_steps),
+        "maxSteps": as_int(max_steps, "max_steps", 0),
     }
+
+
+def as_int(value, name: str, minimum: int) -> int:
+    """A Python or numpy integer of at least `minimum`; anything else (2.7, True, "3", which
+    int() turned into 2, 1 and 3) is an error naming `name`."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, not {value!r:.100}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, not {value}")
+    return int(value)
+
+
+def as_real(value, name: str) -> float:
+    """A Python or numpy number (not a bool or a string, which float() took; NaN and infinities
+    are refused when sent, naming the server's field)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, not {value!r:.100}")
+    return float(value)
 
 
 def as_action(action) -> int:
@@ -159,9 +177,25 @@ def as_opponents(opponents) -> Union[str, List[Optional[str]]]:
 
 
 def as_seed(seed) -> Optional[int]:
-    """A Gymnasium reset seed: an integer or None."""
+    """A Gymnasium reset seed: a non-negative integer or None (every env class alike: numpy's
+    generator, which Gymnasium seeds with it, refuses negative ones)."""
     if seed is None:
         return None
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an integer or None, not {seed!r:.100}")
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative integer (as in Gymnasium), not {seed}")
     return int(seed)
+
+
+def check_reset_options(options) -> None:
+    """Reset takes no options: every env is reset. Gymnasium's `reset_mask` (partial resets,
+    for envs without autoreset) was ignored, resetting every env the caller meant to keep."""
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict or None, not {options!r:.100}")
+    if "reset_mask" in options:
+        raise ValueError("reset_mask is not supported: envs reset themselves in the step their episode ends (autoreset same-step), and reset() resets every env")
+    if options:
+        raise ValueError(f"unknown reset option(s): {', '.join(map(str, options))}")

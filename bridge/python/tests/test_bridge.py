@@ -242,6 +242,20 @@ class AECTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             env.step(0)
 
+    def test_a_step_after_every_agent_is_done_is_refused_and_moves_nothing(self):
+        # The action went to the server, whose env had started the next episode (probe round 6).
+        env = self.env
+        env.reset(seed=2)
+        for agent in env.agent_iter(10_000):
+            obs, _, term, trunc, _ = env.last()
+            env.step(None if term or trunc else first_legal(obs["action_mask"]))
+        self.assertEqual(env.agents, [])
+        before = env._session.client.call("env.view", {"session": env._session.id, "env": 0})
+        for action in (0, 33, 73):
+            with self.subTest(action=action), self.assertRaisesRegex(RuntimeError, "the episode is over"):
+                env.step(action)
+        self.assertEqual(env._session.client.call("env.view", {"session": env._session.id, "env": 0}), before)
+
     def test_equal_seeds(self):
         def run(seed):
             self.env.reset(seed=seed)
@@ -429,6 +443,67 @@ class HostileArgumentsTest(unittest.TestCase):
             with self.subTest(agent=agent), self.assertRaisesRegex(ValueError, "unknown agent"):
                 aec.observe(agent)
         aec.close()
+
+    def test_numbers_are_not_coerced_and_reset_takes_no_options(self):
+        # int() and float() made 2.7 envs two, True one, "3" three, and max_steps 2.5 two (probe round 6).
+        cases = [
+            ("num_envs must be an integer", lambda: KratzenVecEnv(2.7, SERVER.url)),
+            ("num_envs must be an integer", lambda: KratzenVecEnv(True, SERVER.url)),
+            ("num_envs must be an integer", lambda: KratzenVecEnv("3", SERVER.url)),
+            ("max_steps must be an integer", lambda: KratzenEnv(SERVER.url, max_steps=2.5)),
+            ("illegal_action_penalty must be a number", lambda: KratzenEnv(SERVER.url, illegal_action_penalty="10")),
+            ("learner_seat must be an integer", lambda: KratzenEnv(SERVER.url, learner_seat=1.0)),
+        ]
+        for message, make in cases:
+            with self.subTest(message), self.assertRaisesRegex(TypeError, message):
+                make()
+        with self.assertRaisesRegex(ValueError, "num_envs must be at least 1"):
+            KratzenVecEnv(0, SERVER.url)
+        with KratzenVecEnv(3, SERVER.url, max_steps=np.int64(5)) as venv:
+            first, _ = venv.reset(seed=1)
+            # A partial reset (Gymnasium's reset_mask) reset every env; other options were ignored.
+            for options in ({"reset_mask": np.array([False, True, False])}, {"bogus": 1}):
+                with self.subTest(options=options), self.assertRaises(ValueError):
+                    venv.reset(options=options)
+            # Negative seeds: numpy's error, not naming the seed, in two classes; the third took them.
+            with self.assertRaisesRegex(ValueError, "seed must be a non-negative integer"):
+                venv.reset(seed=-5)
+            again, _ = venv.reset(seed=1)
+            np.testing.assert_array_equal(first, again)
+        aec = KratzenAECEnv(SERVER.url)
+        with self.assertRaisesRegex(ValueError, "seed must be a non-negative integer"):
+            aec.reset(seed=-5)
+        aec.close()
+
+    def test_policy_masks_are_read_as_the_server_reads_them_and_errors_name_the_callers_row(self):
+        from kratzen_bridge import RemotePolicy
+
+        client = BridgeClient(SERVER.url)
+        policy = RemotePolicy(client, "random")
+        with KratzenVecEnv(8, client=client, mode="multi") as venv:
+            observations, infos = venv.reset(seed=3)
+            masks = infos["action_mask"]
+            # Nonzero is legal: astype(int) made 0.5 illegal ("no legal action") and NaN legal.
+            actions, _ = policy.act(observations, masks * 0.5)
+            self.assertTrue(np.all(masks[np.arange(8), actions] == 1))
+            with_nan = masks.astype(np.float32)
+            with_nan[3, int(np.flatnonzero(masks[3] == 0)[0])] = np.nan
+            with self.assertRaisesRegex(ValueError, r"masks\[3\] holds NaN"):
+                policy.act(observations, with_nan)
+            with self.assertRaisesRegex(ValueError, "masks has 7 rows, observations 8"):
+                policy.act(observations, masks[:7])
+        # A bad row past the first request's rows is named as the caller numbered it (row 49 of
+        # the third request was row 400 of the batch).
+        max_rows = client.hello["limits"]["maxPolicyRows"]
+        rows = 2 * max_rows + 10
+        many = np.tile(observations[:1], (rows, 1))
+        many_masks = np.tile(masks[:1], (rows, 1))
+        many[2 * max_rows + 5, 0] = -3.0
+        with self.assertRaises(BridgeError) as caught:
+            policy.act(many, many_masks)
+        self.assertEqual(caught.exception.field, f"params.observations[{2 * max_rows + 5}][0]")
+        self.assertIn(f"params.observations[{2 * max_rows + 5}][0]", caught.exception.message)
+        client.close()
 
     def test_a_policy_asked_for_no_rows_answers_none(self):
         from kratzen_bridge import RemotePolicy

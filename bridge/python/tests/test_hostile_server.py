@@ -13,6 +13,7 @@ import struct
 import sys
 import threading
 import time
+import types
 import unittest
 
 import numpy as np
@@ -283,6 +284,18 @@ class SessionRepliesTest(unittest.TestCase):
                 Session(None, _FakeClient(created, spec), None, {})
             self.assertEqual(caught.exception.code, "internal_error")
         self.assertEqual(Session(None, _FakeClient(good_created, good_spec), None, {}).obs_size, 2)
+
+    def test_an_observe_reply_of_another_shape_or_seat_is_a_bridge_error(self):
+        # A 3-number observation came back silently, a string as a bare ValueError (probe round 6).
+        from kratzen_bridge import KratzenAECEnv
+
+        aec = KratzenAECEnv.__new__(KratzenAECEnv)
+        aec._session = types.SimpleNamespace(obs_size=4)
+        for reply in ({"seat": 1, "observation": [0, 1, 0]}, {"seat": 1, "observation": "abc"}, {"seat": 1}, {"seat": 2, "observation": [0, 0, 0, 0]}, [1, 2], {"seat": 1, "observation": [0, float("nan"), 0, 0]}):
+            with self.subTest(reply=reply), self.assertRaises(BridgeError) as caught:
+                aec._observation_of(reply, 1)
+            self.assertEqual(caught.exception.code, "internal_error")
+        self.assertEqual(aec._observation_of({"seat": 1, "observation": [0, 1, 0, 0.5]}, 1).tolist(), [0, 1, 0, 0.5])
 
 
 if __name__ == "__main__":
