@@ -26,7 +26,7 @@ import numpy as np
 
 from ._compat import HAVE_GYMNASIUM
 from .client import NUM_ACTIONS, BridgeClient
-from .session import Session, as_opponents, env_config, wire_actions
+from .session import Session, as_int, as_opponents, env_config, wire_actions
 
 try:  # pragma: no cover - depends on the environment
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _SB3VecEnv
@@ -114,9 +114,11 @@ class KratzenSB3VecEnv(Base):  # type: ignore[misc, valid-type]
         if render_mode is not None:
             raise ValueError("KratzenSB3VecEnv has no render modes")
         config = env_config(rules, episode, "terminate", illegal_action_penalty, reward_scale, max_steps, reward_normalization)
+        num_envs = as_int(num_envs, "num_envs", 1)
+        learner_seat = as_int(learner_seat, "learner_seat", 0)
         params = {
             "mode": "single",
-            "numEnvs": int(num_envs),
+            "numEnvs": num_envs,
             "config": config,
             "learnerSeat": learner_seat,
             "opponents": as_opponents(opponents),
@@ -128,7 +130,7 @@ class KratzenSB3VecEnv(Base):  # type: ignore[misc, valid-type]
         self._actions: Optional[List[int]] = None
         self.closed = False
         observation_space = Box(self._session.obs_low, self._session.obs_high, shape=(self._session.obs_size,), dtype=np.float32)
-        super().__init__(int(num_envs), observation_space, Discrete(NUM_ACTIONS))
+        super().__init__(num_envs, observation_space, Discrete(NUM_ACTIONS))
 
     # ---- the VecEnv protocol
 

@@ -63,6 +63,14 @@ class ContractTest(unittest.TestCase):
         venv.seed(12)
         self.assertFalse(np.array_equal(venv.reset(), first))
 
+    def test_numbers_are_not_coerced(self):
+        # int() made 2.7 envs two and True one (probe round 6).
+        for bad in (2.7, True, "3"):
+            with self.subTest(num_envs=bad), self.assertRaisesRegex(TypeError, "num_envs must be an integer"):
+                KratzenSB3VecEnv(bad, SERVER.url)
+        with self.assertRaisesRegex(TypeError, "learner_seat must be an integer"):
+            KratzenSB3VecEnv(2, SERVER.url, learner_seat=0.0)
+
     def test_masks_through_env_method_and_has_attr(self):
         venv = self.venv
         venv.reset()
