@@ -38,7 +38,9 @@ export const envConfigSchema = z.strictObject({
    */
   rewardNormalization: z.enum(['chips', 'pot']).default('chips'),
   /**
-   * Truncate an episode after this many steps; 0 means never. @default 0. (An episode whose
+   * Truncate an episode after this many steps; 0 means never. Steps are actions at the table,
+   * every seat's: a single-agent env counts its opponents' too, so a learner gets fewer turns
+   * than this. @default 0. (An episode whose
    * session stops at an amount overflow, docs/rules.md §3, also ends truncated: a settlement that
    * would overflow pays nothing, one followed by a deal whose stakes overflow is paid. With hand
    * episodes such a deal comes at the reset, and the next episode starts a new session.)
