@@ -308,8 +308,10 @@ export class PpoLearner {
   async restoreOptimizer(state: readonly NamedArray[], path: string): Promise<void> {
     const shapes = [[], ...this.variables().map((v) => v.shape), ...this.variables().map((v) => v.shape)];
     const moments = state.filter((w) => !isAdamPower(w.name));
+    // Adam makes its moments at its first step: a run saved before any (every rollout empty) has the step count alone.
+    const fresh = moments.length === 1 && moments[0]!.shape.length === 0;
     const wrong = moments.length !== shapes.length ? -1 : moments.findIndex((w, k) => w.shape.join() !== shapes[k]!.join());
-    if (moments.length !== shapes.length || wrong >= 0) {
+    if (!fresh && (moments.length !== shapes.length || wrong >= 0)) {
       const found = wrong < 0 ? `${moments.length} arrays besides ${ADAM_POWERS.join(' and ')}` : `array ${wrong} (${moments[wrong]!.name}) has shape [${moments[wrong]!.shape}]`;
       throw new CheckpointError('bad-manifest', path, `extras.${OPTIMIZER_EXTRA}.meta: ${found}, but the learner's optimizer takes ${shapes.length}, of shapes ${JSON.stringify(shapes)}`);
     }

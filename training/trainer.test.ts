@@ -267,6 +267,16 @@ describe('trainer', () => {
     rmSync(dir, { recursive: true });
   });
 
+  it('resumes a run whose optimizer never stepped (every rollout too short to finish a hand) [probe round 6]', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    const idle = { ...TINY, imitationUpdates: 0, numEnvs: 4, rolloutSteps: 8, evalEvery: 0, name: 'idle', runsDir: dir };
+    const first = await train({ ...idle, updates: 1 }, { verbose: false });
+    expect(first.metrics[0]!.batchSize).toBe(0);
+    const resumed = await train({ ...idle, updates: 2 }, { verbose: false, resume: true });
+    expect(resumed.updates).toBe(2);
+    rmSync(dir, { recursive: true });
+  });
+
   it('one trainer per run: a resume beside a live trainer is refused and changes nothing; a dead owner\'s lock is taken over', async () => {
     // A --resume beside the live run rewrote its metrics.jsonl and pruned its stores.
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
