@@ -1,5 +1,6 @@
 // The `kratzen` command end to end: replay and random through the built bin, as a user runs them.
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -315,5 +316,26 @@ describe('flags given twice', () => {
     // Flags that take several values still do.
     const serve = spawnSync(process.execPath, [BIN, 'serve', '--allow-origin', 'http://a.example', '--allow-origin', 'http://b.example', '--port', '-1'], { encoding: 'utf8', timeout: 30_000 });
     expect(serve.stdout + serve.stderr).not.toMatch(/more than once/);
+  });
+});
+
+const HAS_TFJS_NODE = (() => {
+  try {
+    createRequire(import.meta.url).resolve('@tensorflow/tfjs-node');
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe('a TF.js backend that cannot load', () => {
+  it.skipIf(HAS_TFJS_NODE)('is refused naming --backend by train and exploit (it was an uncaught stack trace, exit 1) [probe round 6]', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-backend-'));
+    for (const args of [['train', '--updates', '1', '--runs-dir', dir], ['exploit', '--target', 'random', '--updates', '1', '--hands', '8']]) {
+      const run = spawnSync(process.execPath, [BIN, ...args, '--backend', 'tensorflow'], { encoding: 'utf8', timeout: 60_000 });
+      expect(run.status, args[0]).toBe(2);
+      expect(JSON.parse(run.stdout), args[0]).toMatchObject({ field: 'backend', reason: expect.stringMatching(/TF\.js backend 'tensorflow' is not available/) });
+    }
+    expect(readdirSync(dir)).toEqual([]);
   });
 });

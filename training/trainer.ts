@@ -223,7 +223,10 @@ class TrainingRun {
       throw runOutputError(e, runDir, null);
     }
     try {
-      const { backend } = await selectBackend(config.backend);
+      const { backend } = await selectBackend(config.backend).catch((e: Error) => {
+        // An explicit backend that cannot load (tfjs-node absent): the flag's error, not a stack trace.
+        throw new ValidationError('invalid training config', 'backend', e.message);
+      });
       const run = new TrainingRun(config, options, runDir, createGame(config.rules).numPlayers, lock);
       run.log(`training ${config.name}: rules ${JSON.stringify(config.rules)}, TF.js backend ${backend}, ${config.updates} updates`);
       return run;
