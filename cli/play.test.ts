@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 import { ACTION_IN, ACTION_OUT, actionToString, createGame, parseAction, replayRecord, replayToJson, type GameRecord } from '../env/rules/index.js';
-import { CardNames, parseMove, runPlay } from './play.js';
+import { CardNames, parseMove, printable, runPlay } from './play.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const tmp = mkdtempSync(join(tmpdir(), 'kratzen-play-'));
@@ -296,6 +296,22 @@ describe('parseMove and card names', () => {
     expect(new CardNames('german').long('W')).toBe('Weli (Schellen 6)');
     expect(new CardNames('french').both('Th')).toBe('10♥ (Ten of Hearts)');
     expect(new CardNames('french').short('Jd')).toBe('J♦');
+  });
+});
+
+describe('echoed answers', () => {
+  it('show control and direction characters as escapes: raw, they set the title or cleared the screen [probe round 6]', () => {
+    expect(printable('\u001b]0;PWNED\u0007\u001b[2J play Ac\u202e')).toBe('\\u001b]0;PWNED\\u0007\\u001b[2J play Ac\\u202e');
+    expect(printable('play Qh ♥ Ä')).toBe('play Qh ♥ Ä');
+    const run = spawnSync(process.execPath, [join(ROOT, 'dist/cli/main.js'), 'play', '--seed', '1', '--record', join(tmp, 'escapes.json')], {
+      input: '\u001b]0;PWNED\u0007\u001b[2J\u001b[31mRED\nquit\n',
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('\\u001b]0;PWNED');
+    expect(run.stdout).not.toContain('\u001b]0;');
+    expect(run.stdout).not.toContain('\u0007');
   });
 });
 

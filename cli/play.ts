@@ -237,7 +237,7 @@ class TerminalGame {
         continue;
       }
       // Piped answers are not echoed by a terminal: show them, so a transcript reads right.
-      if (!this.interactive) this.write(`${line}\n`);
+      if (!this.interactive) this.write(`${printable(line)}\n`);
       const answer = line.trim().toLowerCase();
       if (answer === 'quit' || answer === 'q' || answer === 'exit') return null;
       if (answer === 'help' || answer === '?' || answer === '') {
@@ -249,7 +249,7 @@ class TerminalGame {
         this.write(`  You: ${this.names.action(actionToString(action))}\n`);
         return action;
       }
-      this.write(`  "${line.trim().slice(0, 40)}" is not one of your moves; answer with a number 1-${legal.length} or a move's text.\n`);
+      this.write(`  "${printable(line.trim().slice(0, 40))}" is not one of your moves; answer with a number 1-${legal.length} or a move's text.\n`);
     }
   }
 
@@ -503,4 +503,12 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
 
 if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   process.exitCode = await runPlay(process.argv.slice(2));
+}
+
+/**
+ * `text` with control and bidirectional-format characters shown as escapes (\u001b): echoed
+ * raw, an answer's escape sequences set the terminal's title or cleared its screen.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
