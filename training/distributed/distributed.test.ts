@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
 import { runTournament, type TournamentConfig } from '../tournament.js';
-import { Queue } from 'bullmq';
-import { BlobStore, KEY_PREFIX, ROLLOUT_QUEUE, parseRedisUrl } from './redis.js';
+import { Queue, Worker } from 'bullmq';
+import { BlobStore, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, parseRedisUrl } from './redis.js';
 import { uploadCheckpoint } from './checkpoint-blobs.js';
 import { runTournamentOnRedis } from './tournament-jobs.js';
 import { startWorkers } from './worker.js';
@@ -165,4 +165,35 @@ suite('tournaments on Redis with BullMQ', () => {
     await expect(startWorkers({ connection: parseRedisUrl('redis://127.0.0.1:1') })).rejects.toMatchObject({ field: 'redis' });
     await expect(runTournamentOnRedis({ ...config, agents: ['heuristic', 'nobody'] }, { connection: parseRedisUrl(url) })).rejects.toThrow(/nobody/);
   }, 30_000);
+});
+
+suite('a worker that returns results of no deal [probe round 6]', () => {
+  let redis: ChildProcess;
+  let url: string;
+  beforeAll(async () => {
+    ({ url, process: redis } = await startLocalRedis());
+  }, 60_000);
+  afterAll(() => redis?.kill('SIGKILL'));
+
+  it('fails the tournament naming the job and the field (NaN, missing agents, string hands gave a NaN or "0many" summary and exit 0)', async () => {
+    const connection = parseRedisUrl(url);
+    const config: TournamentConfig = { agents: ['heuristic', 'random'], rules: { profile: 'didactic4', players: 4 }, deals: 4, seed: 'rogue' };
+    const forgeries: [(deal: number) => unknown, RegExp][] = [
+      [(deal) => ({ deal, chipsPerHand: ['NaN', null], hands: 16 }), /chipsPerHand \["NaN",null\]: expected 2 finite numbers/],
+      [(deal) => ({ deal, chipsPerHand: [1], hands: 16 }), /chipsPerHand \[1\]: expected 2 finite numbers/],
+      [(deal) => ({ deal, chipsPerHand: [1, -1], hands: '0many' }), /hands "0many": expected a positive integer/],
+      [(deal) => ({ deal, chipsPerHand: [1, -1], hands: -20 }), /hands -20: expected a positive integer/],
+    ];
+    for (const [forge, reason] of forgeries) {
+      const rogue = new Worker(TOURNAMENT_QUEUE, async (job) => {
+        const { from, to } = job.data as { from: number; to: number };
+        return Array.from({ length: to - from }, (_, k) => forge(from + k));
+      }, { connection, prefix: KEY_PREFIX });
+      try {
+        await expect(runTournamentOnRedis(config, { connection, attempts: 1 }), String(reason)).rejects.toThrow(reason);
+      } finally {
+        await rogue.close();
+      }
+    }
+  }, 60_000);
 });

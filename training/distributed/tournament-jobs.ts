@@ -75,8 +75,8 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
       const block = blocks[k]!;
       if (!Array.isArray(deals) || deals.length !== block.to - block.from) throw new Error(`job ${run}-${k} returned ${deals?.length} deals, not ${block.to - block.from}`);
       for (const deal of deals) {
-        if (!(deal?.deal >= block.from && deal.deal < block.to)) throw new Error(`job ${run}-${k} returned deal ${deal?.deal} outside [${block.from}, ${block.to})`);
-        results[deal.deal] = deal;
+        if (!(Number.isInteger(deal?.deal) && deal.deal >= block.from && deal.deal < block.to)) throw new Error(`job ${run}-${k} returned deal ${deal?.deal} outside [${block.from}, ${block.to})`);
+        results[deal.deal] = checkedDeal(deal, config.agents.length, `job ${run}-${k}`);
       }
     });
     for (let deal = 0; deal < config.deals; deal++) if (!results[deal]) throw new Error(`deal ${deal} is missing from the jobs' results`);
@@ -87,4 +87,18 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
     await queue.close();
     await blobs.close();
   }
+}
+
+/**
+ * A deal's result as a worker returned it, refused unless it is one: a forged or damaged one
+ * (NaN or a string for a number, too few agents, negative hands) made the tournament's summary
+ * NaN, or wrote "0many" hands into result.json, and exited 0. Only its own fields are kept.
+ */
+function checkedDeal(deal: DealResult, numAgents: number, job: string): DealResult {
+  const chips = deal.chipsPerHand;
+  if (!Array.isArray(chips) || chips.length !== numAgents || !chips.every((c) => typeof c === 'number' && Number.isFinite(c))) {
+    throw new Error(`${job} returned deal ${deal.deal} with chipsPerHand ${JSON.stringify(chips)?.slice(0, 80)}: expected ${numAgents} finite numbers`);
+  }
+  if (!Number.isSafeInteger(deal.hands) || deal.hands < 1) throw new Error(`${job} returned deal ${deal.deal} with hands ${JSON.stringify(deal.hands)?.slice(0, 40)}: expected a positive integer`);
+  return { deal: deal.deal, chipsPerHand: [...chips], hands: deal.hands };
 }
