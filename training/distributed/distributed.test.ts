@@ -164,6 +164,10 @@ suite('tournaments on Redis with BullMQ', () => {
     // A worker does not wait for an unreachable server forever (BullMQ alone would retry without end).
     await expect(startWorkers({ connection: parseRedisUrl('redis://127.0.0.1:1') })).rejects.toMatchObject({ field: 'redis' });
     await expect(runTournamentOnRedis({ ...config, agents: ['heuristic', 'nobody'] }, { connection: parseRedisUrl(url) })).rejects.toThrow(/nobody/);
+    // A database the server does not have: it ran on database 0 after a stack trace [probe round 6].
+    const missingDb = { field: 'redis', reason: expect.stringMatching(/has no database 99/) };
+    await expect(runTournamentOnRedis(config, { connection: parseRedisUrl(`${url}/99`) })).rejects.toMatchObject(missingDb);
+    await expect(startWorkers({ connection: parseRedisUrl(`${url}/99`) })).rejects.toMatchObject(missingDb);
   }, 30_000);
 });
 

@@ -104,6 +104,14 @@ export class BlobStore {
       this.redis.disconnect();
       throw new ValidationError('unreachable server', 'redis', `cannot reach Redis at ${host}:${port}: ${(e as Error).message}`);
     }
+    // ioredis reports a database it cannot select as an error event and goes on in database 0.
+    const db = this.redis.options.db ?? 0;
+    try {
+      await this.redis.select(db);
+    } catch (e) {
+      this.redis.disconnect();
+      throw new ValidationError('invalid arguments', 'redis', `Redis at ${host}:${port} has no database ${db}: ${(e as Error).message}`);
+    }
   }
 
   private key(hash: string): string {
