@@ -175,7 +175,8 @@ describe('kratzen play', () => {
     writeFileSync(taken, 'precious\n');
     // An empty path used to play the whole session and then fail to rename the record.
     // And one it could not write, which used to crash after the whole session, the record lost.
-    for (const record of [taken, join(tmp, 'no-such-folder', 'r.json'), '', '/proc/kratzen-r.json', join(taken, 'r.json'), join(tmp, `${'b'.repeat(300)}.json`)]) {
+    // `-` made a file named "-" in the working directory, which `replay -` does not read [probe round 6].
+    for (const record of [taken, join(tmp, 'no-such-folder', 'r.json'), '', '/proc/kratzen-r.json', join(taken, 'r.json'), join(tmp, `${'b'.repeat(300)}.json`), '-']) {
       let text = '';
       const output = new Writable({ write: (chunk, _e, done) => ((text += chunk.toString()), done()) });
       const code = await runPlay(['--seed', '1', '--record', record], { input: Readable.from(['1\n']), output });
@@ -184,6 +185,7 @@ describe('kratzen play', () => {
     }
     expect(readFileSync(taken, 'utf8')).toBe('precious\n');
     expect(existsSync(join(tmp, 'no-such-folder'))).toBe(false);
+    expect(existsSync('-')).toBe(false);
   });
 
   it('reports an amount overflow as kratzen random does, after saving the record (docs/rules.md §3)', async () => {

@@ -451,6 +451,9 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   // goes to an existing path, and its folder must exist.
   const recordProblem = recordPath === ''
     ? 'the record path is empty'
+    : values.record === '-'
+    ? // Elsewhere `-` is stdin or stdout; here it made a file named "-" that `replay -` does not read.
+      'the game itself is on stdout: name a file for the record (--record - is not stdout here)'
     : entryExists(recordPath)
     ? `${recordPath} exists: kratzen play never overwrites a file; name a new one`
     : typeof values.record === 'string' && !existsSync(dirname(resolve(recordPath)))
