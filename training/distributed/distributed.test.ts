@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
 import { runTournament, type TournamentConfig } from '../tournament.js';
 import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
 import { BlobStore, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, parseRedisUrl } from './redis.js';
 import { uploadCheckpoint } from './checkpoint-blobs.js';
 import { runTournamentOnRedis } from './tournament-jobs.js';
@@ -178,6 +179,38 @@ suite('a worker that returns results of no deal [probe round 6]', () => {
     ({ url, process: redis } = await startLocalRedis());
   }, 60_000);
   afterAll(() => redis?.kill('SIGKILL'));
+
+  it('takes a job\'s result from the job, not from a line added to the events stream, and repairs a damaged blob', async () => {
+    const connection = parseRedisUrl(url);
+    const raw = new Redis(connection);
+    const config: TournamentConfig = { agents: ['heuristic', 'random'], rules: { profile: 'didactic4', players: 4 }, deals: 2, seed: 'events' };
+    const rogue = new Worker(TOURNAMENT_QUEUE, async (job) => {
+      // Slow enough for the forged event to come first.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const { from, to } = job.data as { from: number; to: number };
+      return Array.from({ length: to - from }, (_, k) => ({ deal: from + k, chipsPerHand: [1, -1], hands: 16 }));
+    }, { connection, prefix: KEY_PREFIX });
+    try {
+      const running = runTournamentOnRedis(config, { connection, attempts: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const jobId = (await raw.keys(`${KEY_PREFIX}:${TOURNAMENT_QUEUE}:*-0`))[0]!.split(':').at(-1)!;
+      await raw.xadd(`${KEY_PREFIX}:${TOURNAMENT_QUEUE}:events`, '*', 'event', 'completed', 'jobId', jobId, 'returnvalue', JSON.stringify([0, 1].map((deal) => ({ deal, chipsPerHand: [100, -100], hands: 16 }))));
+      const result = await running;
+      expect(result.agents.map((a) => a.meanChipsPerHand)).toEqual([1, -1]);
+    } finally {
+      await rogue.close();
+    }
+    // A blob damaged in Redis was kept by every later upload (SET NX), and every run then failed.
+    const blobs = new BlobStore(connection);
+    await blobs.connect();
+    const hash = await blobs.put('checkpoint bytes');
+    await raw.set(`${KEY_PREFIX}:blob:${hash}`, 'tampered');
+    await expect(blobs.get(hash)).rejects.toThrow(/does not match its hash/);
+    expect(await blobs.put('checkpoint bytes')).toBe(hash);
+    expect((await blobs.get(hash)).toString()).toBe('checkpoint bytes');
+    await blobs.close();
+    raw.disconnect();
+  }, 60_000);
 
   it('fails the tournament naming the job and the field (NaN, missing agents, string hands gave a NaN or "0many" summary and exit 0)', async () => {
     const connection = parseRedisUrl(url);

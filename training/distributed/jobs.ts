@@ -36,18 +36,17 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
     if (state === 'completed') accept(jobId, job.returnvalue);
     else settle(new Error(`job ${jobId} failed after ${job.attemptsMade} attempts: ${job.failedReason}`));
   };
-  const onCompleted = ({ jobId, returnvalue }: { jobId: string; returnvalue: unknown }) => {
-    if (!pending.has(jobId)) return;
-    try {
-      accept(jobId, typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue);
-    } catch (e) {
-      settle(e as Error);
-    }
-  };
+  // The result is read from the job itself, not from the event: one line added to the events
+  // stream (XADD ... event completed jobId ... returnvalue ...) stood in for a job's result.
+  const onCompleted = ({ jobId }: { jobId: string }) => void (pending.has(jobId) && check(jobId).catch(settle));
   const onFailed = ({ jobId }: { jobId: string }) => void (pending.has(jobId) && check(jobId).catch(settle));
   const onProgress = ({ jobId, data }: { jobId: string; data: unknown }) => {
     if (index.has(jobId) && typeof data === 'number') options.onProgress?.(jobId, data);
   };
+  // An event BullMQ cannot parse (garbage in its stream) printed a stack trace; the poll below
+  // reads every job's state anyway.
+  const onError = () => undefined;
+  events.on('error', onError);
   events.on('completed', onCompleted);
   events.on('failed', onFailed);
   events.on('progress', onProgress);
@@ -73,5 +72,6 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
     events.off('completed', onCompleted);
     events.off('failed', onFailed);
     events.off('progress', onProgress);
+    events.off('error', onError);
   }
 }

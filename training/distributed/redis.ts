@@ -118,11 +118,16 @@ export class BlobStore {
     return `${KEY_PREFIX}:blob:${hash}`;
   }
 
-  /** Stores `data` under its hash (once); returns the hash. */
+  /**
+   * Stores `data` under its hash; returns the hash. A blob already there is kept only if it
+   * matches: one damaged in Redis was kept (and its expiry refreshed) by every later run, each of
+   * which then failed on every worker.
+   */
   async put(data: Uint8Array | string): Promise<string> {
     const hash = sha256(data);
-    await this.redis.set(this.key(hash), Buffer.from(data), 'EX', this.ttlSeconds, 'NX');
-    await this.redis.expire(this.key(hash), this.ttlSeconds);
+    const stored = await this.redis.getBuffer(this.key(hash));
+    if (stored === null || sha256(stored) !== hash) await this.redis.set(this.key(hash), Buffer.from(data), 'EX', this.ttlSeconds);
+    else await this.redis.expire(this.key(hash), this.ttlSeconds);
     return hash;
   }
 
