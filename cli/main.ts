@@ -27,7 +27,7 @@ import { runServe } from './serve.js';
 import { runPlay } from './play.js';
 import { runExploit } from './exploit.js';
 import { runWorker } from './worker.js';
-import { parseRedisUrl } from '../training/distributed/redis.js';
+import { parseRedisUrl, redactedUrl } from '../training/distributed/redis.js';
 import { runTournamentOnRedis } from '../training/distributed/tournament-jobs.js';
 import { VERB_HELP, wantsHelp } from './help.js';
 
@@ -180,6 +180,8 @@ async function runEval(args: string[]): Promise<void> {
       const connection = reportingErrors(() => parseRedisUrl(values.redis!));
       const blockDeals = reportingErrors(() => integerFlag(values['block-deals'], 'block-deals'));
       if (blockDeals !== undefined && blockDeals < 1) badInput('block-deals', `--block-deals must be at least 1, got ${blockDeals}`);
+      // Said at once: with no worker running the run waited without a word.
+      process.stderr.write(`eval: ${deals} deals go to Redis at ${redactedUrl(values.redis)}; \`kratzen worker --redis <url>\` processes play them (none running: this waits)\n`);
       result = await runTournamentOnRedis(config, { connection, blockDeals, onDeal: (done) => bar.update(done) });
     } else {
       result = await runTournament(config, {

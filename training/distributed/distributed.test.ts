@@ -1,7 +1,7 @@
 // Tournaments over Redis (training/distributed/): a real redis-server on a loopback port, two
 // `kratzen worker` processes from the build, results equal to one machine's for the same seed,
 // and a worker killed with SIGKILL mid-run costing nothing.
-import type { ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -233,4 +233,9 @@ suite('a worker that returns results of no deal [probe round 6]', () => {
       }
     }
   }, 60_000);
+
+  it('says at once that an eval on Redis waits for workers (with none running it printed nothing); last: its jobs stay queued', () => {
+    const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', 'random,heuristic', '--hands', '8', '--seed', 'quiet', '--redis', url], { encoding: 'utf8', timeout: 4_000, killSignal: 'SIGKILL' });
+    expect(run.stderr).toMatch(/^eval: 2 deals go to Redis at redis:\/\/127\.0\.0\.1:\d+; `kratzen worker --redis <url>` processes play them \(none running: this waits\)$/m);
+  }, 30_000);
 });
