@@ -50,7 +50,7 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
   --max-pimc-actions N     most actions a pimc decision counting samples simulates, after its first
                            sample (4000, about 0.05 s here; work, not time, so games stay reproducible)
   --max-model-bytes B      largest policy network a checkpoint may hold, in bytes of weights
-                           (67108864; the pretrained ones hold about 0.3 MB)
+                           (67108864; the pretrained ones hold about 0.36 MB)
   --heavy-workers N        worker threads for bots and search, 1..64 (default: cores - 1,
                            at least 1 and at most 4)
   --spin-us US             after each reply, poll for the next request this long instead of
