@@ -6,9 +6,9 @@ import { NUM_ACTIONS, RuleSetError, ValidationError, actionToString, createGame,
 import { OBS_SIZE, RULE_SET_SLICES, encodeObservation, observationSpec, type SliceName } from '../env/observation.js';
 import type { Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
-import { PolicyAgent, policyWeightBytes } from '../agents/policy-agent.js';
+import { PolicyAgent } from '../agents/policy-agent.js';
 import { selectBackend, type BackendChoice } from '../agents/tfjs.js';
-import { readManifest, type RulesInput } from '../checkpoints/checkpoint.js';
+import type { RulesInput } from '../checkpoints/checkpoint.js';
 import { loadPolicyCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { BridgeError, checkpointMessage } from './errors.js';
@@ -57,23 +57,16 @@ function checkRowsRules(entries: Map<number, number>, observations: Float32Array
 
 /**
  * Loads a checkpoint (or a store's `latest`) for `rules`, or for its own manifest rules when
- * `rules` is absent (loadPolicyCheckpoint). Unlike checkpoints/agent-loader.ts' loader it keeps the
- * backend the server chose.
+ * `rules` is absent (loadPolicyCheckpoint), on the backend the server chose, refusing a network
+ * of more than `maxModelBytes` of weights.
  * `dir` must already be resolved inside the server's checkpoint roots (checkpoint-roots.ts).
  */
 export async function loadCheckpointAgent(
   dir: string,
   options: { rules?: unknown; mode?: 'greedy' | 'sample'; seed?: number | string; backend: BackendChoice; maxModelBytes: number },
 ): Promise<PolicyAgent> {
-  // Checked on the manifest, before the network is read; a manifest that cannot be read is
-  // refused, naming why, by the load itself.
-  const manifest = await readManifest(dir).then((read) => read.manifest, () => null);
-  const bytes = manifest ? policyWeightBytes(manifest.architecture) : 0;
-  if (bytes > options.maxModelBytes) {
-    throw new CheckpointError('too-large', dir, `its network holds ${bytes} bytes of weights, more than this server loads (${options.maxModelBytes}, --max-model-bytes)`);
-  }
   await selectBackend(options.backend);
-  const loaded = await loadPolicyCheckpoint(dir, options.rules as RulesInput | undefined);
+  const loaded = await loadPolicyCheckpoint(dir, options.rules as RulesInput | undefined, options.maxModelBytes);
   const agent = loaded.toAgent({ mode: options.mode ?? 'greedy', name: `policy:${path.basename(path.resolve(dir))}` });
   if (options.seed !== undefined) agent.reseed(options.seed);
   rulesOfCheckpoint.set(agent, options.rules ?? loaded.manifest.rules);

@@ -6,7 +6,6 @@ import { lstat, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Agent } from '../agents/agent.js';
 import { unknownAgent, type AgentContext } from '../agents/registry.js';
-import { selectBackend } from '../agents/tfjs.js';
 import { loadCheckpoint as loadCheckpointDir, type LoadedCheckpoint, type RulesInput } from './checkpoint.js';
 import { MANIFEST_FILE } from './manifest.js';
 import { CheckpointStore } from './store.js';
@@ -15,9 +14,10 @@ import { CheckpointError } from './errors.js';
 /**
  * The policy of `dir`, a checkpoint or a store (whose `latest` is taken), for `rules` (its own
  * manifest's when absent). Only the policy's files: an agent needs no optimizer state, and a
- * server loading client-named checkpoints reads no more than it plays.
+ * server loading client-named checkpoints reads no more than it plays (and, given
+ * `maxWeightBytes`, no network larger than that).
  */
-export async function loadPolicyCheckpoint(dir: string, rules: RulesInput | undefined): Promise<LoadedCheckpoint> {
+export async function loadPolicyCheckpoint(dir: string, rules: RulesInput | undefined, maxWeightBytes?: number): Promise<LoadedCheckpoint> {
   // A file named as the checkpoint: said as such, not as a store without its latest.json.
   if ((await stat(dir).catch(() => null))?.isDirectory() === false) {
     throw new CheckpointError('missing-file', dir, `not a folder: a checkpoint is a folder holding ${MANIFEST_FILE}, a run's store one holding latest.json`);
@@ -25,7 +25,8 @@ export async function loadPolicyCheckpoint(dir: string, rules: RulesInput | unde
   // Anything named manifest.json makes a checkpoint, to be refused as such if it is no regular
   // file: a symlink loop there read as a store without its latest.json.
   const isCheckpoint = (await lstat(path.join(dir, MANIFEST_FILE)).catch(() => null)) !== null;
-  return isCheckpoint ? loadCheckpointDir(dir, { rules, policyOnly: true }) : new CheckpointStore(dir, { rules: rules as RulesInput }).load('latest', { policyOnly: true });
+  const options = { policyOnly: true, maxWeightBytes };
+  return isCheckpoint ? loadCheckpointDir(dir, { rules, ...options }) : new CheckpointStore(dir, { rules: rules as RulesInput }).load('latest', options);
 }
 
 /**
@@ -35,7 +36,7 @@ export async function loadPolicyCheckpoint(dir: string, rules: RulesInput | unde
  */
 export async function loadCheckpoint(dir: string, context: AgentContext): Promise<Agent> {
   if (!existsSync(dir)) throw unknownAgent(dir);
-  await selectBackend('auto');
+  // The backend: the caller's, or `auto` when none is chosen yet (the checkpoint loader's ensureBackend).
   const loaded = await loadPolicyCheckpoint(dir, context.rules as RulesInput);
   return loaded.toAgent({ mode: 'greedy', name: `policy:${path.basename(path.resolve(dir))}` });
 }

@@ -133,6 +133,11 @@ export interface LoadCheckpointOptions {
    * state) are neither read nor checked, and `extras` is empty. @default false
    */
   policyOnly?: boolean;
+  /**
+   * The most bytes of weights the caller loads (the bridge's `--max-model-bytes`): a larger
+   * network is refused (`too-large`) from its manifest, before any other file is read.
+   */
+  maxWeightBytes?: number;
 }
 
 export interface LoadedCheckpoint {
@@ -180,6 +185,9 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
   const weightBytes = policyWeightBytes(manifest.architecture);
   if (manifest.files[WEIGHTS_FILE]!.bytes !== weightBytes) {
     throw new CheckpointError('bad-manifest', dir, `${WEIGHTS_FILE}: the manifest says ${manifest.files[WEIGHTS_FILE]!.bytes} bytes; hidden layers [${manifest.architecture.hiddenSizes.join(', ')}] have ${weightBytes}`);
+  }
+  if (options.maxWeightBytes !== undefined && weightBytes > options.maxWeightBytes) {
+    throw new CheckpointError('too-large', dir, `its network holds ${weightBytes} bytes of weights, more than this server loads (${options.maxWeightBytes}, --max-model-bytes)`);
   }
   if (manifest.files[MODEL_FILE]!.bytes > MAX_METADATA_BYTES) {
     throw new CheckpointError('bad-manifest', dir, `${MODEL_FILE}: the manifest says ${manifest.files[MODEL_FILE]!.bytes} bytes, more than ${MAX_METADATA_BYTES}`);

@@ -239,8 +239,8 @@ class TrainingRun {
   /** The learner, its optimizer, the league and the metrics: from the latest checkpoint when resuming, else fresh. */
   async restore(): Promise<void> {
     const { config } = this;
-    let optimizerState: NamedArray[] | null = null;
-    let optimizerPath = '';
+    /** Adam's state from the checkpoint resumed, and that checkpoint's folder (for errors). */
+    let savedOptimizer: { state: NamedArray[]; dir: string } | null = null;
     if (config.critic !== 'shared') {
       const onTrunk = config.critic === 'oracle-head';
       const hidden = config.criticHiddenSizes ?? (onTrunk ? [64] : [64, 64]);
@@ -258,8 +258,7 @@ class TrainingRun {
       // The run's seed, as a fresh start has it: the checkpoints' manifests record it.
       this.learner = loaded.toAgent({ name: 'learner', seed: hashSeed(config.seed) });
       const blob = loaded.extras.get(OPTIMIZER_EXTRA);
-      optimizerState = blob ? decodeOptimizerState(blob, loaded.dir) : null;
-      optimizerPath = loaded.dir;
+      if (blob) savedOptimizer = { state: decodeOptimizerState(blob, loaded.dir), dir: loaded.dir };
       if (loaded.extras.has(BEHAVIOUR_EXTRA)) this.behaviour = savedArrays(loaded, BEHAVIOUR_EXTRA, this.learner.model.getWeights().map((w) => w.size));
       if (this.critic) {
         if (!loaded.extras.has(CRITIC_EXTRA)) {
@@ -288,7 +287,7 @@ class TrainingRun {
     }
     this.helpers = await GradientHelper.startMany(config.learnerThreads - 1, helperSetup(this.learner, config, this.critic));
     this.ppo = new PpoLearner(this.learner, config, this.critic, this.helpers);
-    if (optimizerState) await this.ppo.restoreOptimizer(optimizerState, optimizerPath);
+    if (savedOptimizer) await this.ppo.restoreOptimizer(savedOptimizer.state, savedOptimizer.dir);
     this.league = new League(config.league, this.numPlayers);
     for (const name of this.state.snapshots) this.league.addSnapshot((await this.leagueStore.load(name)).toAgent({ name, mode: 'sample' }));
     // In this thread unless actors collect (their buffers are theirs).

@@ -164,32 +164,29 @@ class HostileServer:
 
 
 class DeadlineTest(unittest.TestCase):
-    def test_pings_or_fragments_that_keep_coming_do_not_hold_a_call_past_its_timeout(self):
-        for mode in ("pings", "fragments"):
-            with self.subTest(mode):
-                server = HostileServer(mode)
-                client = BridgeClient(f"ws://127.0.0.1:{server.port}", timeout=0.5)
-                started = time.monotonic()
-                with self.assertRaises(BridgeError) as caught:
-                    client.call("ping")
-                self.assertLess(time.monotonic() - started, 3.0)
-                self.assertEqual(caught.exception.code, "connection_closed")
-                server.stop.set()
-                client.close()
-
-
-    def test_a_frame_dripped_between_calls_does_not_hold_the_next_call_past_its_timeout(self):
-        # The keepalive thread read it with no deadline, holding the lock the call waited on: forever.
-        server = HostileServer("between")
+    def assert_ping_fails_within(self, mode: str, seconds: float, wait_first: float = 0.0) -> None:
+        """A ping to a HostileServer(mode), by a client with a 0.5 s timeout that first idles
+        `wait_first` seconds, fails as connection_closed within `seconds`."""
+        server = HostileServer(mode)
         client = BridgeClient(f"ws://127.0.0.1:{server.port}", timeout=0.5)
-        time.sleep(1.0)  # the keepalive thread (every 0.5 s) has begun reading the frame
+        time.sleep(wait_first)
         started = time.monotonic()
         with self.assertRaises(BridgeError) as caught:
             client.call("ping")
-        self.assertLess(time.monotonic() - started, 1.5)
+        self.assertLess(time.monotonic() - started, seconds)
         self.assertEqual(caught.exception.code, "connection_closed")
         server.stop.set()
         client.close()
+
+    def test_pings_or_fragments_that_keep_coming_do_not_hold_a_call_past_its_timeout(self):
+        for mode in ("pings", "fragments"):
+            with self.subTest(mode):
+                self.assert_ping_fails_within(mode, 3.0)
+
+    def test_a_frame_dripped_between_calls_does_not_hold_the_next_call_past_its_timeout(self):
+        # The keepalive thread read it with no deadline, holding the lock the call waited on: forever.
+        # After 1 s the keepalive thread (every 0.5 s) has begun reading the frame.
+        self.assert_ping_fails_within("between", 1.5, wait_first=1.0)
 
 
 class HandshakeDeadlineTest(unittest.TestCase):
