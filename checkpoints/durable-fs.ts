@@ -1,7 +1,7 @@
 // File writes that survive a crash: data is fsynced before it is renamed into place, and the
 // directory is fsynced after, so a name never points at a half-written file or directory.
 
-import { closeSync, existsSync, lstatSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -19,6 +19,14 @@ export async function writeFileDurable(file: string, data: Uint8Array | string):
 }
 
 /** Fsyncs a directory, making renames and new entries in it durable. */
+/**
+ * Writes all of `bytes` to `fd`: one write(2) may take only part of them (a disk that fills up),
+ * the rest then dropped without an error; the write that finds no room at all throws.
+ */
+export function writeAllSync(fd: number, bytes: Uint8Array): void {
+  for (let offset = 0; offset < bytes.length; ) offset += writeSync(fd, bytes, offset);
+}
+
 export async function syncDir(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {

@@ -4,9 +4,9 @@
 // record). There the text is written here until all of it is out, so the write that finds no
 // room fails as it should. Pipes and terminals keep Node's stream (main.ts handles their errors).
 
-import { fstatSync, writeSync } from 'node:fs';
+import { fstatSync } from 'node:fs';
 import { isatty } from 'node:tty';
-import { fsErrorReason } from '../checkpoints/durable-fs.js';
+import { fsErrorReason, writeAllSync } from '../checkpoints/durable-fs.js';
 
 let writesSync: boolean | undefined;
 
@@ -30,7 +30,7 @@ export function tryWriteStdout(text: string): Error | null {
   }
   const bytes = Buffer.from(text);
   try {
-    for (let offset = 0; offset < bytes.length; ) offset += writeSync(1, bytes, offset);
+    writeAllSync(1, bytes);
     return null;
   } catch (e) {
     return e as Error;

@@ -39,6 +39,23 @@ describe('writeFilesAtomic', () => {
     expect(readdirSync(dir).sort()).toEqual(['report.html', 'result.json', 'sub']);
   });
 
+  it('a write the disk takes only part of is finished or fails, never renamed into place cut short (review)', () => {
+    const dir = earlierReport();
+    // write(2) on a filling disk: a few bytes taken, then no room at all.
+    vi.mocked(fs.writeSync)
+      .mockImplementationOnce((fd: number, data: any) => realWriteSync(fd, data as Uint8Array, 0, 3))
+      .mockImplementationOnce(() => {
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+      });
+    expect(() => writeFilesAtomic([[join(dir, 'result.json'), 'new result\n']])).toThrow(expect.objectContaining({ code: 'ENOSPC' }));
+    expect(readFileSync(join(dir, 'result.json'), 'utf8')).toBe('old result\n');
+    expect(readdirSync(dir).sort()).toEqual(['report.html', 'result.json']);
+    // A short write followed by room for the rest gives the whole file.
+    vi.mocked(fs.writeSync).mockImplementationOnce((fd: number, data: any) => realWriteSync(fd, data as Uint8Array, 0, 3));
+    writeFilesAtomic([[join(dir, 'result.json'), 'new result\n']]);
+    expect(readFileSync(join(dir, 'result.json'), 'utf8')).toBe('new result\n');
+  });
+
   it('a write that fails on the last file changes no file and leaves no temp (eval deleted an earlier report) [probe round 3]', () => {
     const dir = earlierReport();
     // The first file is written; the disk is full at the second.

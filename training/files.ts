@@ -1,9 +1,9 @@
 // A run's own files: atomic writes (a temporary file beside the target, flushed, then renamed, so
 // a reader or a crash never sees half a file) and bounded reads of regular files.
 
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { makeDirs } from '../checkpoints/durable-fs.js';
+import { makeDirs, writeAllSync } from '../checkpoints/durable-fs.js';
 
 let tempCounter = 0;
 
@@ -27,7 +27,7 @@ export function writeFilesAtomic(files: readonly (readonly [path: string, data: 
       const fd = openSync(temp, 'w');
       temps.push(temp);
       try {
-        writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
+        writeAllSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
         fsyncSync(fd);
       } finally {
         closeSync(fd);
