@@ -1,7 +1,7 @@
 // Tournaments over Redis (training/distributed/): a real redis-server on a loopback port, two
 // `kratzen worker` processes from the build, results equal to one machine's for the same seed,
 // and a worker killed with SIGKILL mid-run costing nothing.
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -238,4 +238,54 @@ suite('a worker that returns results of no deal [probe round 6]', () => {
     const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', 'random,heuristic', '--hands', '8', '--seed', 'quiet', '--redis', url], { encoding: 'utf8', timeout: 4_000, killSignal: 'SIGKILL' });
     expect(run.stderr).toMatch(/^eval: 2 deals go to Redis at redis:\/\/127\.0\.0\.1:\d+; `kratzen worker --redis <url>` processes play them \(none running: this waits\)$/m);
   }, 30_000);
+});
+
+suite('a Redis that loses its jobs or stops answering mid-run [probe round 6]', () => {
+  const config: TournamentConfig = { agents: ['heuristic', 'random'], rules: { profile: 'didactic4', players: 4 }, deals: 4, seed: 'lost' };
+
+  /** Resolves once the run's first job is in Redis (no worker runs, so it stays queued). */
+  async function firstJobQueued(raw: Redis): Promise<void> {
+    for (let tries = 0; tries < 100; tries++) {
+      if ((await raw.keys(`${KEY_PREFIX}:${TOURNAMENT_QUEUE}:*-0`)).length > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error('no job was queued');
+  }
+
+  it('fails an eval naming redis when Redis no longer holds its jobs (a restart without its data waited without end)', async () => {
+    const { url, process: redis } = await startLocalRedis();
+    const raw = new Redis(parseRedisUrl(url));
+    try {
+      const child = spawn(process.execPath, [BIN, 'eval', '--agents', 'random,heuristic', '--hands', '16', '--seed', 'flushed', '--redis', url, '--out', mkdtempSync(join(tmpdir(), 'kratzen-lost-'))], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout!.on('data', (d) => (output += d));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      await firstJobQueued(raw);
+      await raw.flushall();
+      const code = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 20 s'), 20_000))]);
+      child.kill('SIGKILL');
+      expect(code).toBe(2);
+      expect(JSON.parse(output)).toMatchObject({ error: 'redis failed', field: 'redis', reason: expect.stringMatching(/^job \S+-0 is no longer in Redis \(restarted without its data, or flushed\?\)/) });
+    } finally {
+      raw.disconnect();
+      redis.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('fails a tournament naming redis when Redis stops answering, and lets go of its connections', async () => {
+    const { url, process: redis } = await startLocalRedis();
+    const raw = new Redis(parseRedisUrl(url));
+    raw.on('error', () => undefined);
+    try {
+      const running = runTournamentOnRedis(config, { connection: parseRedisUrl(url), silenceLimitMs: 2000 });
+      const outcome = running.then(() => 'finished', (e: unknown) => e);
+      await firstJobQueued(raw);
+      redis.kill('SIGKILL');
+      const settled = await Promise.race([outcome, new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 20 s'), 20_000))]);
+      expect(settled).toMatchObject({ field: 'redis', reason: expect.stringMatching(/^Redis has not answered for 2 s; the run stops/) });
+    } finally {
+      raw.disconnect();
+      redis.kill('SIGKILL');
+    }
+  }, 60_000);
 });

@@ -1,8 +1,18 @@
 // Waiting for a set of BullMQ jobs: their return values by job id, from the queue's events with a
 // poll behind them (events missed across a reconnect), failing on the first job that fails for
-// good. Shared by tournament and rollout jobs.
+// good, on a job Redis no longer holds, or when Redis stops answering. Shared by tournament and
+// rollout jobs.
 
 import type { Queue, QueueEvents } from 'bullmq';
+import { ValidationError } from '../../env/rules/index.js';
+
+/** How often the waiting coordinator reads its jobs' states itself. */
+const POLL_MS = 2000;
+/**
+ * How long Redis may leave a poll unanswered before the run fails: BullMQ's connection retries
+ * without end, so a Redis that went down held the coordinator forever.
+ */
+export const REDIS_SILENCE_LIMIT_MS = 60_000;
 
 export interface JobSpec<T> {
   id: string;
@@ -13,6 +23,13 @@ export interface WaitOptions {
   attempts?: number;
   /** Called with a job's id and the progress number it reported. */
   onProgress?: (jobId: string, progress: number) => void;
+  /** @default REDIS_SILENCE_LIMIT_MS */
+  silenceLimitMs?: number;
+}
+
+/** The run cannot go on: Redis lost its jobs or stopped answering (field `redis`, exit 2). */
+function redisLost(reason: string): ValidationError {
+  return new ValidationError('redis failed', 'redis', `${reason}; the run stops (a training run resumes from its last checkpoint with --resume)`);
 }
 
 /** Adds the jobs and resolves with their return values in the order given. */
@@ -30,9 +47,12 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
   const check = async (jobId: string) => {
     // The state first: a job read before it completes carries no return value.
     const state = await queue.getJobState(jobId);
+    // A Redis restarted without its data (or flushed) no longer holds the jobs: no worker will
+    // ever take them, and the coordinator waited without end.
+    if (state === 'unknown') return settle(redisLost(`job ${jobId} is no longer in Redis (restarted without its data, or flushed?)`));
     if (state !== 'completed' && state !== 'failed') return;
     const job = await queue.getJob(jobId);
-    if (!job) return settle(new Error(`job ${jobId} disappeared from Redis`));
+    if (!job) return settle(redisLost(`job ${jobId} is no longer in Redis`));
     if (state === 'completed') accept(jobId, job.returnvalue);
     else settle(new Error(`job ${jobId} failed after ${job.attemptsMade} attempts: ${job.failedReason}`));
   };
@@ -50,7 +70,20 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
   events.on('completed', onCompleted);
   events.on('failed', onFailed);
   events.on('progress', onProgress);
-  const poll = setInterval(() => [...pending].forEach((id) => check(id).catch(settle)), 2000);
+  const silenceLimitMs = options.silenceLimitMs ?? REDIS_SILENCE_LIMIT_MS;
+  let lastAnswer = Date.now();
+  let polling = false;
+  // One poll at a time: while Redis is down each one waits, and they piled up.
+  const pollOnce = () => {
+    if (Date.now() - lastAnswer > silenceLimitMs) return settle(redisLost(`Redis has not answered for ${Math.round(silenceLimitMs / 1000)} s`));
+    if (polling) return;
+    polling = true;
+    Promise.all([...pending].map(check)).then(
+      () => ((lastAnswer = Date.now()), (polling = false)),
+      (e: unknown) => settle(e instanceof Error ? e : new Error(String(e))),
+    );
+  };
+  let poll: ReturnType<typeof setInterval> | undefined;
   try {
     await queue.addBulk(
       jobs.map((job) => ({
@@ -65,10 +98,13 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
         },
       })),
     );
+    // Only once the jobs are in: before, a job not added yet read as lost.
+    lastAnswer = Date.now();
+    poll = setInterval(pollOnce, Math.min(POLL_MS, silenceLimitMs));
     await finished;
     return results;
   } finally {
-    clearInterval(poll);
+    if (poll) clearInterval(poll);
     events.off('completed', onCompleted);
     events.off('failed', onFailed);
     events.off('progress', onProgress);

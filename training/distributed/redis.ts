@@ -142,4 +142,37 @@ export class BlobStore {
   async close(): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
+
+  disconnect(): void {
+    this.redis.disconnect();
+  }
+}
+
+/** A BullMQ queue, queue-events or BlobStore: what closeRedisClients ends. */
+export interface RedisClient {
+  close(): Promise<void>;
+  disconnect(): Promise<void> | void;
+}
+
+/** How long closing waits for Redis to take QUIT before it drops the connections. */
+const CLOSE_GRACE_MS = 2000;
+
+/**
+ * Closes `clients`, dropping their connections if Redis does not take the QUIT in time: with
+ * Redis down the QUIT waits in the reconnect queue without end, and a failed run never exited.
+ */
+export async function closeRedisClients(clients: RedisClient[], graceMs = CLOSE_GRACE_MS): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const closed = Promise.all(clients.map((client) => client.close().catch(() => undefined))).then(() => true);
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)));
+  const inTime = await Promise.race([closed, late]);
+  clearTimeout(timer);
+  // Not awaited: a dropped connection that never reports its end would hold the caller.
+  if (!inTime) for (const client of clients) void Promise.resolve().then(() => client.disconnect()).catch(() => undefined);
+}
+
+/** Errors a BullMQ client emits are left to the waiting code (runJobs' poll); unheard, BullMQ printed each reconnect attempt's. */
+export function quietErrors<T extends { on(event: 'error', listener: (error: Error) => void): unknown }>(client: T): T {
+  client.on('error', () => undefined);
+  return client;
 }

@@ -14,7 +14,7 @@ import { blockSeed, mergeRollouts, type ActorSetup, type RolloutActors, type Rol
 import type { Batch, RolloutStats } from '../rollout.js';
 import { decodeArrays, encodeArrays } from './arrays.js';
 import { runJobs } from './jobs.js';
-import { BlobStore, KEY_PREFIX, ROLLOUT_QUEUE, type RedisConnection } from './redis.js';
+import { BlobStore, KEY_PREFIX, ROLLOUT_QUEUE, closeRedisClients, quietErrors, type RedisConnection } from './redis.js';
 
 export interface RolloutBlock {
   setup: ActorSetup;
@@ -71,8 +71,8 @@ export class RedisActors implements RolloutActors {
   static async start(setup: ActorSetup, blocks: number, connection: RedisConnection): Promise<RedisActors> {
     const blobs = new BlobStore(connection);
     await blobs.connect();
-    const queue = new Queue(ROLLOUT_QUEUE, { connection, prefix: KEY_PREFIX });
-    const events = new QueueEvents(ROLLOUT_QUEUE, { connection, prefix: KEY_PREFIX });
+    const queue = quietErrors(new Queue(ROLLOUT_QUEUE, { connection, prefix: KEY_PREFIX }));
+    const events = quietErrors(new QueueEvents(ROLLOUT_QUEUE, { connection, prefix: KEY_PREFIX }));
     await events.waitUntilReady();
     return new RedisActors(setup, blocks, blobs, queue, events);
   }
@@ -98,8 +98,6 @@ export class RedisActors implements RolloutActors {
   }
 
   async close(): Promise<void> {
-    await this.events.close();
-    await this.queue.close();
-    await this.blobs.close();
+    await closeRedisClients([this.events, this.queue, this.blobs]);
   }
 }

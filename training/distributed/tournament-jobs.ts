@@ -12,7 +12,7 @@ import { createAgent } from '../../agents/registry.js';
 import { summarize, type DealResult, type TournamentConfig, type TournamentResult } from '../tournament.js';
 import { uploadCheckpoint } from './checkpoint-blobs.js';
 import { runJobs } from './jobs.js';
-import { BlobStore, KEY_PREFIX, TOURNAMENT_QUEUE, type RedisConnection } from './redis.js';
+import { BlobStore, KEY_PREFIX, TOURNAMENT_QUEUE, closeRedisClients, quietErrors, type RedisConnection } from './redis.js';
 
 /** One job: deals [from, to) of `config`; checkpoint agents by spec -> checkpoint index hash. */
 export interface TournamentBlock {
@@ -30,6 +30,8 @@ export interface DistributedOptions {
   /** Tries per job before the run fails (a worker killed mid-job costs one). @default 5 */
   attempts?: number;
   onDeal?: (done: number, total: number) => void;
+  /** How long Redis may stop answering before the run fails. @default REDIS_SILENCE_LIMIT_MS */
+  silenceLimitMs?: number;
 }
 
 /** Runs `config` on whatever workers take jobs from Redis; resolves with the merged result. */
@@ -42,8 +44,8 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
   const blobs = new BlobStore(options.connection);
   await blobs.connect();
   const prefix = KEY_PREFIX;
-  const queue = new Queue<TournamentBlock, DealResult[]>(TOURNAMENT_QUEUE, { connection: options.connection, prefix });
-  const events = new QueueEvents(TOURNAMENT_QUEUE, { connection: options.connection, prefix });
+  const queue = quietErrors(new Queue<TournamentBlock, DealResult[]>(TOURNAMENT_QUEUE, { connection: options.connection, prefix }));
+  const events = quietErrors(new QueueEvents(TOURNAMENT_QUEUE, { connection: options.connection, prefix }));
   try {
     const checkpoints: Record<string, string> = {};
     for (const spec of new Set(config.agents)) {
@@ -63,6 +65,7 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
       blocks.map((block, k) => ({ id: `${run}-${k}`, data: block })),
       {
         attempts: options.attempts,
+        silenceLimitMs: options.silenceLimitMs,
         // A retried job reports from its first deal again: keep each job's highest count.
         onProgress: (jobId, done) => {
           progress.set(jobId, Math.max(progress.get(jobId) ?? 0, done));
@@ -83,9 +86,7 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
     options.onDeal?.(config.deals, config.deals);
     return summarize(config, players, results);
   } finally {
-    await events.close();
-    await queue.close();
-    await blobs.close();
+    await closeRedisClients([events, queue, blobs]);
   }
 }
 
