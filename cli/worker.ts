@@ -7,12 +7,16 @@ import { parseRedisUrl } from '../training/distributed/redis.js';
 import { MAX_LOCK_SECONDS, startWorkers } from '../training/distributed/worker.js';
 import { integerFlag, parseFlags } from './flags.js';
 
-/** Prints a message unless it is the one printed last within a minute: a lost server is retried many times a second. */
-let lastReport = { text: '', at: 0 };
-function reportOnce(text: string): void {
+/**
+ * Prints a source's message unless it is the one that source printed last within a minute: a lost
+ * server is retried many times a second (kept per source: the two queues' workers alternated).
+ */
+const lastReports = new Map<string, { text: string; at: number }>();
+function reportOnce(source: string, text: string): void {
   const now = Date.now();
-  if (text === lastReport.text && now - lastReport.at < 60_000) return;
-  lastReport = { text, at: now };
+  const last = lastReports.get(source);
+  if (last && text === last.text && now - last.at < 60_000) return;
+  lastReports.set(source, { text, at: now });
   process.stderr.write(`${text}\n`);
 }
 
@@ -38,7 +42,7 @@ export async function runWorker(args: string[]): Promise<void> {
   for (const worker of workers) {
     worker.on('completed', () => jobs++);
     worker.on('failed', (job, error) => process.stderr.write(`${worker.name} job ${job?.id} failed: ${error.message}\n`));
-    worker.on('error', (error) => reportOnce(`${worker.name} worker error: ${error.message}`));
+    worker.on('error', (error) => reportOnce(worker.name, `${worker.name} worker error: ${error.message}`));
   }
   process.stderr.write(`kratzen worker ${process.pid}: ${connection.host}:${connection.port}, ${concurrency} threads per queue, ready\n`);
   await new Promise<void>((resolve) => {

@@ -272,6 +272,32 @@ suite('a Redis that loses its jobs or stops answering mid-run [probe round 6]', 
     }
   }, 60_000);
 
+  it('keeps a worker waiting through a Redis restart, each error line once (the two queues alternated a line each retry), then serving', async () => {
+    const { url, process: redis } = await startLocalRedis();
+    const port = url.split(':').at(-1)!;
+    const worker = await startWorkerProcess(BIN, url);
+    let stderr = '';
+    worker.stderr!.on('data', (d) => (stderr += d));
+    let again: ChildProcess | undefined;
+    try {
+      redis.kill('SIGKILL');
+      await new Promise((resolve) => setTimeout(resolve, 4000));
+      again = spawn('redis-server', ['--port', port, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const result = await runTournamentOnRedis(config, { connection: parseRedisUrl(url) });
+      expect(result.deals).toHaveLength(config.deals);
+      expect(worker.exitCode).toBe(null);
+      const lines = stderr.split('\n').filter((line) => line.includes('worker error'));
+      // Each line once (a reset of the open connection may come first); without the fix, 7 here.
+      expect(lines.length, lines.join('\n')).toBe(new Set(lines).size);
+      for (const queue of ['rollout', 'tournament']) expect(lines).toContain(`${queue} worker error: connect ECONNREFUSED 127.0.0.1:${port}`);
+    } finally {
+      worker.kill('SIGKILL');
+      again?.kill('SIGKILL');
+      redis.kill('SIGKILL');
+    }
+  }, 60_000);
+
   it('fails a tournament naming redis when Redis stops answering, and lets go of its connections', async () => {
     const { url, process: redis } = await startLocalRedis();
     const raw = new Redis(parseRedisUrl(url));
