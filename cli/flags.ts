@@ -5,6 +5,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ValidationError, quoteInput } from '../env/rules/index.js';
 import { unwritableFolderReason } from '../checkpoints/durable-fs.js';
 import type { SuitSymmetry } from '../env/suit-symmetry.js';
+import { duplicateKeyPath, twiceReason } from './read-input.js';
 
 export function integerFlag(value: string | boolean | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
@@ -42,6 +43,8 @@ export function rulesFromFlags(values: Record<string, string | boolean | undefin
     if (rules === null || typeof rules !== 'object' || Array.isArray(rules)) {
       throw new ValidationError('invalid arguments', 'variant', '--variant must be a JSON object');
     }
+    const twice = duplicateKeyPath(values.variant);
+    if (twice !== null) throw new ValidationError('invalid arguments', 'variant', `--variant: ${twiceReason(twice)}`);
     rules = { ...rules };
   }
   if (values.profile !== undefined) rules.profile = values.profile;

@@ -71,6 +71,18 @@ describe('kratzen replay', () => {
     expect(json.reason.length).toBeLessThan(200);
     expect(json.reason).toMatch(/100000 characters/);
   });
+  it('refuses a record or training config that gives a key twice, naming it (JSON.parse kept the last) [probe round 6 left]', () => {
+    const record = readFileSync(join(FIXTURES, 'd4_forced_muss.record.json'), 'utf8');
+    const doubled = record.replace('"pot": 4,', '"pot": 4, "pot": 40,');
+    expect(doubled).not.toBe(record);
+    expect(kratzen('replay', writeTmp('doubled-pot.json', doubled))).toMatchObject({
+      code: 2,
+      json: { error: 'malformed record', field: 'start.pot', reason: '"start.pot" is given twice in one object (JSON would keep only the last)' },
+    });
+    const config = writeTmp('doubled-config.json', '{"updates": 2, "rules": {"players": 4, "players": 5}}');
+    expect(kratzen('train', '--config', config, '--runs-dir', join(tmp, 'never'))).toMatchObject({ code: 2, json: { error: 'invalid training config', field: 'rules.players' } });
+  });
+
   it('reads a record saved with a UTF-8 byte-order mark (as Windows editors save it)', () => {
     const text = readFileSync(join(FIXTURES, 'd4_normal_seed_example.record.json'), 'utf8');
     const path = join(tmp, 'bom.json');

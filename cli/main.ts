@@ -21,7 +21,7 @@ import { ProgressBar, dealsForHands, runTournament, writeTournamentReport, type 
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, parseFlags, rulesFromFlags, seedFlag } from './flags.js';
-import { MAX_RECORD_BYTES, denseJsonReason, inputText, readInputBytes } from './read-input.js';
+import { MAX_RECORD_BYTES, denseJsonReason, duplicateKeyPath, inputText, readInputBytes, twiceReason } from './read-input.js';
 import { runTrain } from './train.js';
 import { runServe } from './serve.js';
 import { runPlay } from './play.js';
@@ -88,11 +88,15 @@ function readJson(path: string): unknown {
   const text = inputText(bytes);
   const dense = denseJsonReason(bytes, text);
   if (dense) return badInput('', dense, 'malformed record');
+  let record: unknown;
   try {
-    return JSON.parse(text);
+    record = JSON.parse(text);
   } catch (e) {
     return badInput('', `not JSON: ${(e as Error).message}`, 'malformed record');
   }
+  const twice = duplicateKeyPath(text);
+  if (twice !== null) return badInput(twice, twiceReason(twice), 'malformed record');
+  return record;
 }
 
 /** Runs a function that may throw the rules core's typed errors and maps them to exit codes. */

@@ -7,7 +7,7 @@ import { train } from '../training/trainer.js';
 import { MAX_CONFIG_BYTES } from '../training/config.js';
 import { OutputError } from '../checkpoints/durable-fs.js';
 import { integerFlag, outputFolderFlag, parseFlags, rulesFromFlags, seedFlag, suitSymmetryFlag } from './flags.js';
-import { readInputText } from './read-input.js';
+import { duplicateKeyPath, readInputText, twiceReason } from './read-input.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 
 const FLAGS = {
@@ -59,6 +59,8 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
       throw new ValidationError('invalid training config', 'config', `${values.config} is not JSON: ${(e as Error).message}`);
     }
     if (!isJsonObject(parsed)) throw new ValidationError('invalid training config', 'config', `${values.config} must hold a JSON object of config fields`);
+    const twice = duplicateKeyPath(text);
+    if (twice !== null) throw new ValidationError('invalid training config', twice, `${values.config}: ${twiceReason(twice)}`);
     config = parsed;
   }
   // The file's rules are checked before the rule flags are merged into them: merging would
