@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseArgs } from 'node:util';
-import { agentListFlag, outputFolderFlag, parseArgsErrorField, rulesFromFlags } from './flags.js';
+import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, rulesFromFlags } from './flags.js';
 import { duplicateKeyPath } from './read-input.js';
 
 describe('agent lists', () => {
@@ -67,5 +67,14 @@ describe('JSON keys given twice [probe round 6 left]', () => {
     expect(() => rulesFromFlags({ variant: '{"profile":"tavern5","exchange":{"maxCards":2,"feePerCard":1},"exchange":null}' })).toThrow(
       expect.objectContaining({ field: 'variant', reason: '--variant: "exchange" is given twice in one object (JSON would keep only the last)' }),
     );
+  });
+});
+
+describe('integer flags', () => {
+  it('refuse integers past 2^53 - 1 quoting them as given (9007199254740993 was read, and echoed, as ...992) [probe round 6 left]', () => {
+    expect(integerFlag('9007199254740991', 'hands')).toBe(9007199254740991);
+    for (const value of ['9007199254740993', '-9007199254740993', '1'.repeat(400)]) {
+      expect(() => integerFlag(value, 'hands'), value).toThrow(expect.objectContaining({ field: 'hands', reason: expect.stringContaining(`--hands ${JSON.stringify(value).slice(0, 20)}`) }));
+    }
   });
 });

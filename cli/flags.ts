@@ -12,7 +12,10 @@ export function integerFlag(value: string | boolean | undefined, field: string):
   if (typeof value !== 'string' || !/^-?\d+$/.test(value)) {
     throw new ValidationError('invalid arguments', field, `--${field} must be an integer, got ${quoteInput(String(value))}`);
   }
-  return Number(value);
+  // Past 2^53 the number read is another one (9007199254740993 became ...992, echoed so in errors).
+  const number = Number(value);
+  if (!Number.isSafeInteger(number)) throw new ValidationError('invalid arguments', field, `--${field} ${quoteInput(value)} is beyond what any flag takes (2^53 - 1)`);
+  return number;
 }
 
 /** `--suit-symmetry on|off|holding` as a SuitSymmetry (undefined when absent). */
