@@ -168,6 +168,7 @@ class KratzenAECEnv(AECEnv):
         self.truncations: Dict[str, bool] = {}
         self.infos: Dict[str, dict] = {}
         self.agent_selection: str = self.possible_agents[0]
+        self._was_reset = False
 
     def observation_space(self, agent: str):
         return self.observation_spaces[agent]
@@ -186,6 +187,7 @@ class KratzenAECEnv(AECEnv):
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
         self._seen = {}
+        self._was_reset = True
         self._select(batch)
 
     def _select(self, batch) -> None:
@@ -222,7 +224,13 @@ class KratzenAECEnv(AECEnv):
             raise BridgeError("internal_error", f"the server's env.observe reply holds no observation of {self._session.obs_size} finite numbers")
         return array
 
+    def _check_reset(self, method: str) -> None:
+        # Before the first reset, last() raised a bare KeyError and step() said the episode was over.
+        if not self._was_reset:
+            raise RuntimeError(f"call reset() before {method}()")
+
     def last(self, observe: bool = True):
+        self._check_reset("last")
         agent = self.agent_selection
         observation = self.observe(agent) if observe else None
         return observation, self._cumulative_rewards[agent], self.terminations[agent], self.truncations[agent], self.infos[agent]
@@ -231,6 +239,7 @@ class KratzenAECEnv(AECEnv):
         return self.terminations.get(agent, False) or self.truncations.get(agent, False)
 
     def step(self, action) -> None:
+        self._check_reset("step")
         if not self.agents:
             # The server has started the next episode: an action sent now would move it.
             raise RuntimeError("the episode is over (every agent is done): call reset() before step()")

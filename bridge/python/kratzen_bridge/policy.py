@@ -7,7 +7,11 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from .client import BridgeClient, BridgeError
+from .client import NUM_ACTIONS, BridgeClient, BridgeError
+
+
+def _not_a_reply(method: str, reason: str) -> BridgeError:
+    return BridgeError("internal_error", f"the server's {method} reply is not the protocol's: {reason}")
 
 
 class RemotePolicy:
@@ -20,6 +24,8 @@ class RemotePolicy:
             params["rules"] = rules
         self.client = client
         self.info = client.call("policy.load", params)
+        if not isinstance(self.info, dict) or not isinstance(self.info.get("policy"), str):
+            raise _not_a_reply("policy.load", "no policy id")
         self.id: str = self.info["policy"]
 
     def act(self, observations: np.ndarray, masks: np.ndarray):
@@ -37,7 +43,7 @@ class RemotePolicy:
             row = int(np.argwhere(np.isnan(mask))[0][0])
             raise ValueError(f"masks[{row}] holds NaN: a mask entry is 1 (legal) or 0")
         mask = (mask != 0).astype(np.int8)
-        max_rows = self.client.hello.get("limits", {}).get("maxPolicyRows") or max(1, len(obs))
+        max_rows = self._max_rows(len(obs))
         actions, probs = [], []
         for start in range(0, len(obs), max_rows):
             try:
@@ -48,6 +54,15 @@ class RemotePolicy:
             probs.append(p)
         probabilities = None if any(p is None for p in probs) else np.concatenate(probs)
         return (np.concatenate(actions) if actions else np.zeros(0, dtype=np.int64)), probabilities
+
+    def _max_rows(self, rows: int) -> int:
+        limits = self.client.hello.get("limits") if isinstance(self.client.hello, dict) else None
+        limit = limits.get("maxPolicyRows") if isinstance(limits, dict) else None
+        if limit is None:
+            return max(1, rows)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise BridgeError("internal_error", f"the server's hello gives maxPolicyRows {limit!r:.40}, not a positive integer")
+        return limit
 
     def _act_fitting(self, obs: np.ndarray, mask: np.ndarray):
         try:
@@ -62,14 +77,40 @@ class RemotePolicy:
             except BridgeError as second:
                 raise _renumbered(second, half) from None
             return np.concatenate([a1, a2]), (np.concatenate([p1, p2]) if p1 is not None and p2 is not None else None)
-        probs = reply.get("probabilities")
-        return np.asarray(reply["actions"], dtype=np.int64), (np.asarray(probs, dtype=np.float32) if probs is not None else None)
+        return _checked_reply(reply, mask)
 
     def act_on_record(self, record: dict) -> Dict[str, Any]:
         return self.client.call("policy.act", {"policy": self.id, "record": record})
 
     def close(self) -> None:
         self.client.call("policy.close", {"policy": self.id})
+
+
+def _checked_reply(reply, mask: np.ndarray):
+    """A policy.act reply's actions (one legal action per row) and probabilities (None, or one
+    row of NUM_ACTIONS per row, each in [0, 1]). A reply of 3 actions for 10 rows, 1.7 (taken as
+    1), 500 or probabilities of another shape came back as if they were answers."""
+    if not isinstance(reply, dict):
+        raise _not_a_reply("policy.act", "not an object")
+    actions = reply.get("actions")
+    rows = len(mask)
+    if not isinstance(actions, list) or len(actions) != rows or not all(isinstance(a, int) and not isinstance(a, bool) for a in actions):
+        raise _not_a_reply("policy.act", f"expected {rows} integer actions, got {actions!r:.80}")
+    chosen = np.asarray(actions, dtype=np.int64)
+    outside = (chosen < 0) | (chosen >= NUM_ACTIONS)
+    if outside.any() or not mask[np.arange(rows), chosen].all():
+        row = int(np.argmax(outside)) if outside.any() else int(np.argmin(mask[np.arange(rows), chosen]))
+        raise _not_a_reply("policy.act", f"action {actions[row]} for row {row} is not one of its legal actions")
+    probs = reply.get("probabilities")
+    if probs is None:
+        return chosen, None
+    try:
+        probabilities = np.asarray(probs, dtype=np.float32)
+    except (TypeError, ValueError):
+        probabilities = None
+    if probabilities is None or probabilities.shape != (rows, NUM_ACTIONS) or not ((probabilities >= 0) & (probabilities <= 1)).all():
+        raise _not_a_reply("policy.act", f"probabilities must be {rows} rows of {NUM_ACTIONS} numbers in [0, 1]")
+    return chosen, probabilities
 
 
 def _renumbered(error: BridgeError, first_row: int) -> BridgeError:

@@ -13,29 +13,60 @@ Seed = Optional[Union[int, str]]
 
 
 class Batch:
-    """One env.reset / env.step reply: dense observations and int8 masks, rows are envs."""
+    """One env.reset / env.step reply: dense observations and int8 masks, rows are envs.
+
+    Everything is checked before use: a reply of the wire format's shape whose values are not a
+    batch of this session (a seat off the table, NaN or out-of-bounds observations, a mask byte
+    of 255, a final `info` that is not an object, an env ended twice) is BridgeError
+    "internal_error"; before, such values came back silently or as bare IndexErrors."""
 
     __slots__ = ("observations", "masks", "seats", "rewards", "terminated", "truncated", "final")
 
-    def __init__(self, result: Dict[str, Any], obs_size: int, num_envs: int):
+    def __init__(self, result: Dict[str, Any], session: "Session"):
+        num_envs = session.num_envs
         a = result.get("arrays")
         if not isinstance(a, dict) or result.get("numEnvs") != num_envs or not isinstance(result.get("final"), list):
             raise BridgeError("internal_error", f"the server's reply is not a binary batch of this session's {num_envs} envs")
-        self.observations = csr_to_dense(a["observations.indptr"], a["observations.indices"], a["observations.values"], obs_size)
+        if result.get("rewardWidth", 1) != session.reward_width:
+            raise _not_ours(f"rewardWidth {result.get('rewardWidth')!r:.40} (this session's rewards are {session.reward_width} per env)")
+        session.check_values(a["observations.indices"], a["observations.values"], "observations")
+        session.check_values(a["finalObservations.indices"], a["finalObservations.values"], "final observations")
+        self.observations = csr_to_dense(a["observations.indptr"], a["observations.indices"], a["observations.values"], session.obs_size)
+        for name in ("masks", "terminated", "truncated"):
+            if ((a[name] != 0) & (a[name] != 1)).any():
+                raise _not_ours(f"{name} holds values other than 0 and 1")
+        seats = a["seats"].astype(np.int64)
+        if ((seats < 0) | (seats >= session.num_players)).any():
+            raise _not_ours(f"a seat to act {int(seats[(seats < 0) | (seats >= session.num_players)][0])} at a table of {session.num_players} (a step always leaves one to act)")
+        if not np.isfinite(a["rewards"]).all():
+            raise _not_ours("a reward that is not a finite number")
         self.masks = a["masks"].astype(np.int8)
-        self.seats = a["seats"].astype(np.int64)
+        self.seats = seats
         self.rewards = a["rewards"].astype(np.float32)
         self.terminated = a["terminated"].astype(bool)
         self.truncated = a["truncated"].astype(bool)
         final_obs = csr_to_dense(
-            a["finalObservations.indptr"], a["finalObservations.indices"], a["finalObservations.values"], obs_size
+            a["finalObservations.indptr"], a["finalObservations.indices"], a["finalObservations.values"], session.obs_size
         )
         # env index -> (final observation, info) of the episode that ended in this step
         finals = result["final"]
         envs = [f.get("env") if isinstance(f, dict) else None for f in finals]
-        if len(finals) != len(final_obs) or not all(isinstance(e, int) and 0 <= e < num_envs for e in envs):
+        if len(finals) != len(final_obs) or not all(isinstance(e, int) and not isinstance(e, bool) and 0 <= e < num_envs for e in envs):
             raise BridgeError("internal_error", "the server's final observations do not match its list of ended envs")
-        self.final = {e: (final_obs[k], finals[k].get("info")) for k, e in enumerate(envs)}
+        if len(set(envs)) != len(envs):
+            raise _not_ours("an env ended twice in one step")
+        infos = [f.get("info") for f in finals]
+        for info in infos:
+            if not isinstance(info, dict):
+                raise _not_ours(f"a final info that is not an object: {info!r:.60}")
+            seat = info.get("illegalActionSeat")
+            if "illegalActionSeat" in info and (not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < session.num_players):
+                raise _not_ours(f"illegalActionSeat {seat!r:.40} at a table of {session.num_players}")
+        self.final = {e: (final_obs[k], infos[k]) for k, e in enumerate(envs)}
+
+
+def _not_ours(reason: str) -> BridgeError:
+    return BridgeError("internal_error", f"the server's batch is not one of this session: {reason}")
 
 
 class Session:
@@ -66,11 +97,26 @@ class Session:
                 high[s["offset"] : s["offset"] + s["size"]] = s["high"]
             self.num_players: int = int(self.info["numPlayers"])
             self.num_envs: int = int(self.info["numEnvs"])
+            # Rewards come one per env for a learner, one per seat in self-play.
+            self.reward_width: int = self.num_players if params.get("mode") == "multi" else 1
         except (KeyError, TypeError, ValueError, IndexError) as e:
             # A reply of the protocol's shape with fields of other kinds is the server's fault.
             raise BridgeError("internal_error", f"the server's env.create or spec reply is not the protocol's: {e!r:.200}") from None
+        if not (np.isfinite(low).all() and np.isfinite(high).all() and (low <= high).all()):
+            raise BridgeError("internal_error", "the server's observation spec has bounds that are not finite, or low above high")
         self.obs_low, self.obs_high = low, high
         self.closed = False
+
+    def check_values(self, indices: np.ndarray, values: np.ndarray, name: str) -> None:
+        """Observation entries (CSR indices and values, indices checked by csr_to_dense) lie within
+        the spec's bounds: NaN and 1e30 in a slice bounded by 1 came back silently."""
+        if not len(values):
+            return
+        at = np.minimum(indices.astype(np.int64), self.obs_size - 1)
+        outside = ~((values >= self.obs_low[at]) & (values <= self.obs_high[at]))
+        if outside.any():
+            k = int(np.argmax(outside))
+            raise _not_ours(f"{name} entry {int(indices[k])} is {float(values[k])!r}, outside [{self.obs_low[at[k]]}, {self.obs_high[at[k]]}]")
 
     def observation_box(self, batch: Optional[int] = None) -> Box:
         if batch is None:
@@ -86,10 +132,10 @@ class Session:
         if seed is not None:
             # As a string: Python ints may pass 2**53, and "7" seeds exactly like 7.
             params["seed"] = str(int(seed)) if not isinstance(seed, str) else seed
-        return Batch(self.client.call("env.reset", params), self.obs_size, self.num_envs)
+        return Batch(self.client.call("env.reset", params), self)
 
     def step(self, actions: List[int]) -> Batch:
-        return Batch(self.client.call("env.step", {"session": self.id, "actions": actions}), self.obs_size, self.num_envs)
+        return Batch(self.client.call("env.step", {"session": self.id, "actions": actions}), self)
 
     def close(self) -> None:
         if self.closed:

@@ -54,6 +54,9 @@ class WireConnection:
         host = parsed.hostname or "127.0.0.1"
         port = parsed.port or 80
         path = parsed.path or "/"
+        # None and 0 failed later, as "unsupported operand" or a non-blocking socket's EINPROGRESS.
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+            raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r:.40}")
         self.timeout = timeout
         try:
             self._sock = socket.create_connection((host, port), timeout=timeout)
@@ -73,8 +76,10 @@ class WireConnection:
 
     def _handshake(self, host: str, port: int, path: str) -> None:
         key = base64.b64encode(os.urandom(16))
+        # urlparse drops an IPv6 address's brackets; a Host header needs them (the server refused ::1:PORT).
+        host_name = f"[{host}]" if ":" in host else host
         request = (
-            f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"GET {path} HTTP/1.1\r\nHost: {host_name}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             f"Sec-WebSocket-Key: {key.decode()}\r\nSec-WebSocket-Version: 13\r\n\r\n"
         ).encode()
         self._send_all(request)

@@ -4,6 +4,7 @@ Run: /usr/bin/python3 -m unittest discover -s bridge/python/tests  (needs websoc
 """
 
 import os
+import socket
 import sys
 import unittest
 
@@ -97,6 +98,30 @@ class ClientTest(unittest.TestCase):
             self.assertEqual(actions.shape, (300,))
             self.assertTrue(np.all(masks[np.arange(300), actions] == 1))
             self.assertEqual(client.call("ping"), {})  # the connection was never closed
+
+    def test_timeout_must_be_a_positive_number(self):
+        # None failed as "unsupported operand", 0 as a non-blocking socket's EINPROGRESS [probe round 7].
+        for timeout in (None, 0, -1, float("inf"), "5", True):
+            with self.subTest(timeout=timeout), self.assertRaisesRegex(ValueError, "timeout must be a positive number of seconds"):
+                BridgeClient(SERVER.url, timeout=timeout)
+        BridgeClient(SERVER.url, timeout=2.5).close()
+
+    def test_connects_to_a_server_bound_to_ipv6_loopback(self):
+        # The Host header lacked the brackets (Host: ::1:PORT) and the server refused it [probe round 7].
+        try:
+            probe = socket.socket(socket.AF_INET6)
+            probe.bind(("::1", 0))
+            probe.close()
+        except OSError:
+            self.skipTest("no IPv6 loopback here")
+        server = LocalServer(args=["--host", "::1"])
+        try:
+            self.assertTrue(server.url.startswith("ws://[::1]:"), server.url)
+            client = BridgeClient(server.url)
+            client.call("ping")
+            client.close()
+        finally:
+            self.assertEqual(server.stop(), 0)
 
     def test_token(self):
         with LocalServer(args=["--token", "hunter2"]) as guarded:
@@ -241,6 +266,12 @@ class AECTest(unittest.TestCase):
         self.assertTrue(any(info.get("illegal_action") for info in env.infos.values()))
         with self.assertRaises(ValueError):
             env.step(0)
+
+    def test_last_and_step_before_reset_say_so(self):
+        # last() raised a bare KeyError, step() said the episode was over [probe round 7].
+        for method, call in (("last", lambda: self.env.last()), ("step", lambda: self.env.step(0))):
+            with self.subTest(method), self.assertRaisesRegex(RuntimeError, rf"call reset\(\) before {method}\(\)"):
+                call()
 
     def test_a_step_after_every_agent_is_done_is_refused_and_moves_nothing(self):
         # The action went to the server, whose env had started the next episode (probe round 6).

@@ -103,8 +103,57 @@ class DenseRowsTest(unittest.TestCase):
         for name, result in cases.items():
             with self.subTest(name):
                 with self.assertRaises(BridgeError) as caught:
-                    Batch(result, 490, 1)
+                    Batch(result, fake_session())
                 self.assertEqual(caught.exception.code, "internal_error")
+
+    def test_values_that_are_no_batch_of_this_session_are_internal_errors(self):
+        """[probe round 7] Seats off the table, NaN or out-of-bounds observations, mask bytes of
+        255, non-finite rewards, another reward width, a final info that is no object, an env
+        ended twice: each came back silently, or as a bare IndexError / AttributeError."""
+        good = decode_frame(frame(HEADER, good_lengths(1), 4096))["result"]
+        Batch(good, fake_session())  # all zeros: a batch of one env, seat 0 to act
+
+        def changed(**arrays):
+            return {**good, "arrays": {**good["arrays"], **{k.replace("__", "."): v for k, v in arrays.items()}}}
+
+        def one_entry(value):
+            return changed(observations__indptr=np.array([0, 1], dtype=np.uint32), observations__indices=np.array([3], dtype=np.uint16), observations__values=np.array([value], dtype=np.float32))
+
+        def ended(*finals):
+            n = len(finals)
+            return {**changed(finalObservations__indptr=np.zeros(n + 1, dtype=np.uint32)), "final": list(finals)}
+
+        cases = {
+            "observation NaN": one_entry(np.nan),
+            "observation 1e30 in a slice bounded by 1": one_entry(1e30),
+            "observation below its low": one_entry(-0.5),
+            "mask byte 255": changed(masks=np.full((1, NUM_ACTIONS), 255, dtype=np.uint8)),
+            "terminated 2": changed(terminated=np.array([2], dtype=np.uint8)),
+            "seat -1": changed(seats=np.array([-1], dtype=np.int32)),
+            "seat 4 at a table of 4": changed(seats=np.array([4], dtype=np.int32)),
+            "reward NaN": changed(rewards=np.array([np.nan], dtype=np.float32)),
+            "reward width 4 in a single session": {**changed(rewards=np.zeros((1, 4), dtype=np.float32)), "rewardWidth": 4},
+            "final info null": ended({"env": 0, "info": None}),
+            "final info a string": ended({"env": 0, "info": "x"}),
+            "an env ended twice": ended({"env": 0, "info": {}}, {"env": 0, "info": {}}),
+            "illegalActionSeat 99": ended({"env": 0, "info": {"illegalActionSeat": 99}}),
+            "illegalActionSeat '1'": ended({"env": 0, "info": {"illegalActionSeat": "1"}}),
+            "env True": ended({"env": True, "info": {}}),
+        }
+        for name, result in cases.items():
+            with self.subTest(name):
+                with self.assertRaises(BridgeError) as caught:
+                    Batch(result, fake_session())
+                self.assertEqual(caught.exception.code, "internal_error")
+        self.assertEqual(Batch(ended({"env": 0, "info": {"illegalActionSeat": 3}}), fake_session()).final[0][1], {"illegalActionSeat": 3})
+
+
+def fake_session(num_envs: int = 1, num_players: int = 4, reward_width: int = 1) -> Session:
+    """A Session's checks without a server: 490 entries bounded by [0, 1]."""
+    session = Session.__new__(Session)
+    session.num_envs, session.num_players, session.reward_width, session.obs_size = num_envs, num_players, reward_width, 490
+    session.obs_low, session.obs_high = np.zeros(490, dtype=np.float32), np.ones(490, dtype=np.float32)
+    return session
 
 
 class HostileServer:
@@ -297,3 +346,49 @@ class SessionRepliesTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PolicyReplyTest(unittest.TestCase):
+    """[probe round 7] RemotePolicy took the server's policy.act replies as answers whatever they
+    held: 3 actions for 10 rows, 1.7 (as 1), 500, probabilities of shape (1, 1); a hello with
+    maxPolicyRows -5 or "x" failed as a bare ValueError / TypeError."""
+
+    def test_replies_that_answer_other_rows_are_internal_errors(self):
+        from kratzen_bridge.policy import _checked_reply
+
+        mask = np.zeros((10, NUM_ACTIONS), dtype=np.int8)
+        mask[:, 5] = 1
+        actions, probs = _checked_reply({"actions": [5] * 10}, mask)
+        self.assertEqual(actions.tolist(), [5] * 10)
+        self.assertIsNone(probs)
+        uniform = np.where(mask, 1.0, 0.0).tolist()
+        self.assertEqual(_checked_reply({"actions": [5] * 10, "probabilities": uniform}, mask)[1].shape, (10, NUM_ACTIONS))
+        cases = {
+            "3 actions for 10 rows": {"actions": [5, 5, 5]},
+            "actions 1.7": {"actions": [1.7] * 10},
+            "an action of True": {"actions": [True] * 10},
+            "action 500": {"actions": [500] * 10},
+            "an illegal action": {"actions": [5] * 9 + [6]},
+            "no actions": {"probabilities": uniform},
+            "probabilities (1, 1)": {"actions": [5] * 10, "probabilities": [[0.5]]},
+            "probabilities above 1": {"actions": [5] * 10, "probabilities": (np.array(uniform) * 2).tolist()},
+            "not an object": [5] * 10,
+        }
+        for name, reply in cases.items():
+            with self.subTest(name), self.assertRaises(BridgeError) as caught:
+                _checked_reply(reply, mask)
+            self.assertEqual(caught.exception.code, "internal_error")
+
+    def test_a_hello_with_a_limit_that_is_no_row_count_is_an_internal_error(self):
+        from kratzen_bridge.policy import RemotePolicy
+
+        policy = RemotePolicy.__new__(RemotePolicy)
+        for limit in (-5, 0, "x", 2.5, True):
+            policy.client = types.SimpleNamespace(hello={"limits": {"maxPolicyRows": limit}})
+            with self.subTest(limit=limit), self.assertRaises(BridgeError) as caught:
+                policy._max_rows(10)
+            self.assertEqual(caught.exception.code, "internal_error")
+        policy.client = types.SimpleNamespace(hello={"limits": {"maxPolicyRows": 4}})
+        self.assertEqual(policy._max_rows(10), 4)
+        policy.client = types.SimpleNamespace(hello={})
+        self.assertEqual(policy._max_rows(10), 10)
