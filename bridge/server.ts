@@ -277,7 +277,9 @@ export class BridgeServer {
     if (exposed) throw new Error(exposed);
     // Node checks these timeouts only every connectionsCheckingInterval (30 s by default).
     const checkEvery = Math.max(100, Math.min(1_000, o.handshakeTimeoutMs / 4));
-    const http = createServer({ headersTimeout: o.handshakeTimeoutMs, requestTimeout: 2 * o.handshakeTimeoutMs, connectionsCheckingInterval: checkEvery }, (req, res) => {
+    // requireHostHeader off: a request without Host gets the guard's plain-text refusal, not
+    // Node's bare 400 (no Content-Type, no nosniff).
+    const http = createServer({ requireHostHeader: false, headersTimeout: o.handshakeTimeoutMs, requestTimeout: 2 * o.handshakeTimeoutMs, connectionsCheckingInterval: checkEvery }, (req, res) => {
       // An exception thrown here would end the process, and every client's connection with it.
       try {
         if (!this.admitRequest(req, res)) return;

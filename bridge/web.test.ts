@@ -108,6 +108,28 @@ describe('kratzen serve --web: HTTP', () => {
     expect((await get(`${base}/`)).status).toBe(200); // and it still serves
   });
 
+  it('refuses an HTTP/1.1 request without Host in its own plain text (Node answered a bare 400 first) [probe round 7]', async () => {
+    const port = Number(new URL(base).port);
+    const replyTo = (raw: string) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write(raw));
+        let data = '';
+        socket.on('data', (d) => {
+          data += d;
+          if (data.includes('\r\n\r\n')) socket.destroy();
+        });
+        socket.on('close', () => resolve(data));
+        socket.on('error', () => resolve(data));
+      });
+    const upgrade = 'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n';
+    for (const raw of ['GET / HTTP/1.1\r\n\r\n', `GET / HTTP/1.1\r\n${upgrade}\r\n`]) {
+      const reply = await replyTo(raw);
+      expect(reply, raw).toMatch(/^HTTP\/1\.1 40[03] /);
+      expect(reply, raw).toMatch(/content-type: text\/plain/i);
+      expect(reply, raw).toMatch(/x-content-type-options: nosniff/i);
+    }
+  });
+
   it('closes a connection after MAX_HTTP_REQUESTS_PER_CONNECTION requests, and one that pipelines more at once [probe round 6]', async () => {
     const port = Number(new URL(base).port);
     // A keep-alive client: its last allowed request is answered with Connection: close, and its next goes on a new connection.
@@ -330,6 +352,25 @@ describe('the web table in headless Chromium', () => {
     } finally {
       await browser.close();
       await guarded.close();
+    }
+  }, 60_000);
+
+  browserIt('sends the typed seed as text: one past 2^53 - 1 was sent as a rounded Number and refused [probe round 7]', async () => {
+    expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
+    const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      const sent: string[] = [];
+      page.on('websocket', (ws) => ws.on('framesent', (frame) => sent.push(String(frame.payload))));
+      await page.goto(`${base}/?seed=9007199254740993&opponents=heuristic&players=4`);
+      await page.waitForFunction(() => document.body.dataset.status === 'setup');
+      await page.click('#start');
+      await page.waitForFunction(() => ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? '') || document.getElementById('status')!.className === 'error');
+      expect(await page.evaluate(() => document.getElementById('status')!.textContent)).not.toMatch(/Error/);
+      const reset = sent.map((text) => JSON.parse(text)).find((message) => message.method === 'env.reset');
+      expect(reset?.params.seed).toBe('9007199254740993');
+    } finally {
+      await browser.close();
     }
   }, 60_000);
 

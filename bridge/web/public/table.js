@@ -336,7 +336,8 @@ async function start(form) {
   if (!opponents.length) opponents.push('heuristic');
   const players = Number(data.get('players'));
   const seedText = String(data.get('seed')).trim();
-  const seed = /^-?\d+$/.test(seedText) ? Number(seedText) : seedText || undefined;
+  // Sent as typed: the server seeds "7" as 7, and a Number past 2^53 was refused (or rounded).
+  const seed = seedText || undefined;
   table.seat = 0;
   // Opponents are cycled over the other seats (the learner's entry is ignored by the server).
   const perSeat = Array.from({ length: players }, (_, s) => (s === table.seat ? null : opponents[(s - 1) % opponents.length]));
