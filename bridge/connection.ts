@@ -152,6 +152,13 @@ export const CLOSE_TOO_BIG = 1009;
  * greeted client's ping up for over a second.
  */
 export const MAX_FRAMES_BEFORE_HELLO = 8;
+/**
+ * The most bytes a socket may send before its hello succeeds: MAX_FRAMES_BEFORE_HELLO frames of
+ * MAX_PRE_HELLO_FRAME_BYTES with their headers (14 bytes at most). ws hands a frame over only
+ * once it holds all of it, so the frame bound alone let 200 silent sockets each send 1 MiB less a
+ * byte and hold 200 MB until their hello deadline; the server counts the socket's bytes instead.
+ */
+export const MAX_PRE_HELLO_BYTES = MAX_FRAMES_BEFORE_HELLO * (MAX_PRE_HELLO_FRAME_BYTES + 14);
 
 /** Stands in the queue for a binary frame, which is refused when its turn comes (replies keep request order). */
 const BINARY_FRAME: RawData = Buffer.alloc(0);
@@ -205,6 +212,7 @@ export class Connection implements Servable {
   lastActivity = Date.now();
   readonly number = nextConnectionNumber++;
   private greetedFlag = false;
+  private bytesBeforeHello = 0;
   /** Frames received while not greeted (MAX_FRAMES_BEFORE_HELLO). */
   private framesBeforeHello = 0;
   private readonly owned = new Map<string, Owned>();
@@ -240,6 +248,18 @@ export class Connection implements Servable {
   /** True once `hello` succeeded. */
   get greeted(): boolean {
     return this.greetedFlag;
+  }
+
+  /**
+   * Counts `bytes` more read from the socket before hello, closing the connection unread (1009)
+   * past MAX_PRE_HELLO_BYTES; false once there is nothing left to count (greeted or closed).
+   */
+  countBytesBeforeHello(bytes: number): boolean {
+    if (this.greetedFlag || this.closed) return false;
+    this.bytesBeforeHello += bytes;
+    if (this.bytesBeforeHello <= MAX_PRE_HELLO_BYTES) return true;
+    this.dropUnread(CLOSE_TOO_BIG, `at most ${MAX_PRE_HELLO_BYTES} bytes before hello`);
+    return false;
   }
 
   /** Queues a frame; frames are handled strictly one after another (binary ones are refused in turn). */

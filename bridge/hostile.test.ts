@@ -23,7 +23,7 @@ import { BridgeClient } from './client.js';
 import { MAX_HANDS_PER_REPLY, PROTOCOL_VERSION } from './protocol.js';
 import { BridgeServer, CLOSE_HELLO_TIMEOUT, MAX_FRAGMENTS } from './server.js';
 import { MIN_NETWORK_TOKEN_CHARS } from './http-guard.js';
-import { CLOSE_TOO_BIG, MAX_FRAMES_BEFORE_HELLO, MAX_PRE_HELLO_FRAME_BYTES, MAX_QUEUED_BYTES, MIN_MESSAGE_BYTES, maxPolicyRowsFor } from './connection.js';
+import { CLOSE_TOO_BIG, MAX_FRAMES_BEFORE_HELLO, MAX_PRE_HELLO_BYTES, MAX_PRE_HELLO_FRAME_BYTES, MAX_QUEUED_BYTES, MIN_MESSAGE_BYTES, maxPolicyRowsFor } from './connection.js';
 
 const HELLO = JSON.stringify({ id: 0, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION } });
 let tmp: string;
@@ -416,6 +416,33 @@ describe('before authentication [issue: silent sockets locking out the token hol
     expect(replies[1].error.field).toBe('params.pad');
     expect(replies[2].result).toEqual({});
     pipelined.ws.close();
+    await server.close();
+  });
+
+  it('closes a socket without hello once it has sent MAX_PRE_HELLO_BYTES, in the middle of a frame (ws held 1 MiB frames whole: 200 silent sockets held 200 MB) [probe round 7]', async () => {
+    const server = await new BridgeServer({ port: 0, helloTimeoutMs: 20_000 }).start();
+    const port = Number(new URL(server.url).port);
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    let reply = Buffer.alloc(0);
+    socket.on('data', (d) => (reply = Buffer.concat([reply, d])));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+    for (let wait = 0; wait < 100 && !reply.includes('\r\n\r\n'); wait++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(reply.toString('latin1')).toMatch(/^HTTP\/1\.1 101/);
+    reply = Buffer.alloc(0);
+    // A masked text frame declaring 1 MiB, of which a little more than the bound is sent.
+    const header = Buffer.alloc(14);
+    header[0] = 0x81;
+    header[1] = 0x80 | 127;
+    header.writeBigUInt64BE(BigInt(1 << 20), 2);
+    socket.write(Buffer.concat([header, Buffer.alloc(MAX_PRE_HELLO_BYTES + 1024, 0x20)]));
+    const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still open after 2 s'), 2000))]);
+    expect(outcome).toBe('closed');
+    // The close frame says why: 1009, message too big.
+    expect(reply[0]).toBe(0x88);
+    expect(reply.readUInt16BE(2)).toBe(CLOSE_TOO_BIG);
+    socket.destroy();
     await server.close();
   });
 
