@@ -148,6 +148,55 @@ describe('pimc on a row no deal fits [hostile input: a policy.act row]', () => {
   });
 });
 
+describe('pimc on rows within every bound that no deal can come from [probe round 7]', () => {
+  /** Rows of a tavern5 and a didactic4 table with a choice to make, one slice set to `value`. */
+  function rowsWith(slice: string, at: number, value: number): { obs: Float32Array; mask: Uint8Array; seats: Int32Array }[] {
+    const offset = observationSpec().slices.find((s) => s.name === slice)!.offset + at;
+    const rows = [];
+    const random = seedrandom('rows');
+    for (const profile of ['tavern5', 'didactic4'] as const) {
+      const vec = new VecEnv({ numEnvs: 8, config: { rules: { profile } } }).reset(3);
+      for (let t = 0; t < 40; t++) {
+        for (let i = 0; i < 8; i++) {
+          const mask = vec.masks.slice(i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS);
+          if (mask.reduce((a, b) => a + b, 0) < 2) continue;
+          const obs = vec.observations.slice(i * OBS_SIZE, (i + 1) * OBS_SIZE);
+          obs[offset] = value;
+          rows.push({ obs, mask, seats: vec.seats.slice(i, i + 1) });
+        }
+        vec.step(Int32Array.from({ length: 8 }, (_, i) => {
+          const legal = [...vec.masks.subarray(i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS)].flatMap((m, a) => (m ? [a] : []));
+          return legal[Math.floor(random() * legal.length)]!;
+        }));
+      }
+    }
+    return rows;
+  }
+
+  it('names the row, whatever sampling or a playout of it throws (internal errors and overflows of simulated hands before)', () => {
+    const cases: [string, number, number][] = [['trickNumber', 0, 1], ['dealer', 0, 0.8], ['balances', 0, -37]];
+    for (const [slice, at, value] of cases) {
+      let refused = 0;
+      for (const { obs, mask, seats } of rowsWith(slice, at, value)) {
+        try {
+          new PimcAgent({ samples: 4, seed: 1 }).act(obs, mask, seats);
+        } catch (e) {
+          expect(e, `${slice} = ${value}`).toMatchObject({ field: 'observations[0]', reason: expect.stringMatching(/^not an observation an env writes/) });
+          refused++;
+        }
+      }
+      expect(refused, `${slice} = ${value}: some rows are refused`).toBeGreaterThan(0);
+    }
+  });
+
+  it('stops a time-budget decision at maxSimulatedActions (on a server the budget alone held other clients up)', () => {
+    const [{ obs, mask, seats }] = rowsWith('trickNumber', 0, 0);
+    // Without the cap this decision runs for its whole minute, past the test's timeout.
+    const pimc = new PimcAgent({ timeBudgetMs: 60_000, maxSimulatedActions: 1, seed: 1 });
+    expect(mask[pimc.act(obs!, mask!, seats!)[0]!]).toBe(1);
+  }, 10_000);
+});
+
 describe('batches that do not fit [probe round 3b]', () => {
   it('every agent refuses a batch whose observations, masks and seats disagree, or a seat off any table, naming it', async () => {
     const { PolicyAgent } = await import('./policy-agent.js');

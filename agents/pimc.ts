@@ -18,10 +18,10 @@ export interface PimcOptions {
   /** If set, sample until this many milliseconds have passed instead (at least one sample). */
   timeBudgetMs?: number;
   /**
-   * Counting samples, a decision stops once its playouts have simulated this many actions (after
-   * at least one sample): a sample's cost grows with the players, the legal actions and the rest
-   * of the hand, so servers bound the work this way. It counts work, not time, so a decision it
-   * cuts short is still reproducible. @default Infinity
+   * A decision stops once its playouts have simulated this many actions (after at least one
+   * sample), with samples or a time budget: a sample's cost grows with the players, the legal
+   * actions and the rest of the hand, so servers bound the work this way. It counts work, not
+   * time, so a decision by samples it cuts short is still reproducible. @default Infinity
    */
   maxSimulatedActions?: number;
   /** How the rest of the hand is played in each simulation. @default 'heuristic' */
@@ -63,12 +63,23 @@ export class PimcAgent implements Agent {
     if (legal.length === 0) throw new Error(`pimc agent: row ${row} has no legal action`);
     if (legal.length === 1) return legal[0]!;
     const view = decodeRow(row, () => decodeSeatView(observations, row * OBS_SIZE, this.view));
+    // A row within every slice's bounds may still be no table the rules can deal from (a trick
+    // number or a dealer weight no encoder writes, balances past what a hand can pay): sampling
+    // and playing it out failed as internal errors, or as an overflow of a simulated hand.
+    return decodeRow(row, () => this.search(view, legal));
+  }
+
+  /** The legal action with the best mean chip result over the sampled deals. */
+  private search(view: SeatView, legal: number[]): number {
     const totals = new Float64Array(legal.length);
     let simulations = 0;
     const started = Date.now();
     let simulated = 0;
     for (let k = 0; ; k++) {
-      if (this.timeBudgetMs === undefined ? k >= this.samples || (k > 0 && simulated >= this.maxSimulatedActions) : k > 0 && Date.now() - started >= this.timeBudgetMs) break;
+      // The action cap holds for a time budget too: on a server, 100 ms of a fast machine's
+      // playouts held another client's step for 0.7 s.
+      if (k > 0 && simulated >= this.maxSimulatedActions) break;
+      if (this.timeBudgetMs === undefined ? k >= this.samples : k > 0 && Date.now() - started >= this.timeBudgetMs) break;
       const state = sampleState(view, this.random);
       if (!state) {
         if (k >= 3 * this.samples) break;

@@ -13,7 +13,7 @@ export interface AgentLimits {
   maxPimcSamples: number;
   /** Longest pimc time budget per decision, in milliseconds. */
   maxPimcTimeBudgetMs: number;
-  /** Most actions a pimc decision counting samples simulates (PimcOptions.maxSimulatedActions). */
+  /** Most actions a pimc decision simulates, by samples or by time (PimcOptions.maxSimulatedActions). */
   maxPimcSimulatedActions: number;
   /**
    * Largest policy network a checkpoint agent may hold, in bytes of weights (weights.bin): the

@@ -47,8 +47,9 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
                            quarter of it no more of its requests run until it reads
   --max-pimc-samples N     largest pimc samples a client may ask for (64)
   --max-pimc-time-ms MS    largest pimc timeBudgetMs a client may ask for (100)
-  --max-pimc-actions N     most actions a pimc decision counting samples simulates, after its first
-                           sample (4000, about 0.05 s here; work, not time, so games stay reproducible)
+  --max-pimc-actions N     most actions a pimc decision simulates (by samples or by time), after its
+                           first sample (4000, about 0.05 s here; work, not time, so seeded games
+                           stay reproducible)
   --max-model-bytes B      largest policy network a checkpoint may hold, in bytes of weights
                            (67108864; the pretrained ones hold about 0.36 MB)
   --heavy-workers N        worker threads for bots and search, 1..64 (default: cores - 1,
