@@ -104,7 +104,8 @@ export function duplicateKeyPath(text: string): string | null {
     if (c === 0x22) {
       let j = i + 1;
       let escaped = false;
-      for (let d = text.charCodeAt(j); d !== 0x22; d = text.charCodeAt(++j)) {
+      // Bounded by the text's end too, should it not be JSON after all.
+      for (let d = text.charCodeAt(j); d !== 0x22 && j < text.length; d = text.charCodeAt(++j)) {
         if (d === 0x5c) {
           escaped = true;
           j++;
