@@ -7,7 +7,7 @@
 // machines, so the default is samples).
 
 import seedrandom from 'seedrandom';
-import { NUM_ACTIONS, SeatView, sampleState, type KratzenState } from '../env/rules/index.js';
+import { NUM_ACTIONS, SeatView, checkSeed, sampleState, type KratzenState } from '../env/rules/index.js';
 import { OBS_SIZE, decodeSeatView, encodeObservation, seatViewJson } from '../env/observation.js';
 import { checkBatch, decodeRow, type Agent } from './agent.js';
 import { HeuristicAgent } from './heuristic.js';
@@ -47,6 +47,7 @@ export class PimcAgent implements Agent {
     this.timeBudgetMs = options.timeBudgetMs;
     this.maxSimulatedActions = options.maxSimulatedActions ?? Infinity;
     this.rollout = options.rollout ?? 'heuristic';
+    if (options.seed !== undefined) checkSeed(options.seed);
     this.random = seedrandom(`pimc/${options.seed ?? 0}`);
   }
 

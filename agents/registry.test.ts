@@ -60,3 +60,14 @@ describe('createAgent with a spec that is no string [probe round 3b]', () => {
     }
   });
 });
+
+describe('agent seeds [probe round 8]', () => {
+  it('are integers or strings: objects were all the seed "[object Object]", NaN the seed "NaN"', async () => {
+    const rules = { profile: 'didactic4', players: 4 };
+    for (const seed of [Number.NaN, 1.5, null, { a: 1 }]) {
+      await expect(createAgent('random', { rules, seed } as never), String(seed)).rejects.toThrow(/invalid seed/);
+    }
+    await expect(createAgent('random', null as never)).rejects.toThrow(/createAgent needs a context/);
+    expect((await createAgent('random', { rules, seed: 'x' })).name).toBe('random');
+  });
+});

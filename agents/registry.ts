@@ -6,6 +6,7 @@ import type { Agent } from './agent.js';
 import { HeuristicAgent } from './heuristic.js';
 import { PimcAgent } from './pimc.js';
 import { RandomAgent } from './random.js';
+import { checkSeed } from '../env/rules/index.js';
 
 /** How much work one agent may be asked to do; a spec beyond a limit is refused, naming it. */
 export interface AgentLimits {
@@ -82,6 +83,9 @@ function boundedOption(options: Record<string, string>, key: string, spec: strin
 /** Creates an agent from its spec; throws an error naming the spec when it is not one. */
 export async function createAgent(spec: string, context: AgentContext): Promise<Agent> {
   if (typeof spec !== 'string') throw new TypeError(`an agent spec is a string (random, heuristic, pimc[:options] or a checkpoint folder), got ${String(spec).slice(0, 40)}`);
+  if (context === null || typeof context !== 'object') throw new TypeError('createAgent needs a context: { rules, seed }');
+  // Objects were all the seed "[object Object]", and NaN the seed "NaN".
+  checkSeed(context.seed);
   const [kind, optionText] = spec.split(/:(.*)/s, 2) as [string, string | undefined];
   const options = isBuiltinAgent(spec) ? parseOptions(optionText, spec) : {};
   const allowed: Record<string, string[]> = { random: [], heuristic: ['caution'], pimc: ['samples', 'timeBudgetMs', 'rollout'] };

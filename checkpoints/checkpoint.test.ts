@@ -83,6 +83,11 @@ afterAll(async () => {
 });
 
 describe('checkpoint directory', () => {
+  it('refuses a weight bound that is no number of bytes (NaN turned the bound off) [probe round 8]', async () => {
+    for (const maxWeightBytes of [Number.NaN, -1]) await expect(loadCheckpoint(dir, { rules: RULES, maxWeightBytes }), String(maxWeightBytes)).rejects.toThrow(/maxWeightBytes must be a number of bytes/);
+    await expect(loadCheckpoint(dir, { rules: RULES, maxWeightBytes: 1 })).rejects.toMatchObject({ code: 'too-large' });
+  });
+
   it('round-trips: identical probabilities, values and sampled actions', async () => {
     const loaded = await loadCheckpoint(dir, { rules: RULES });
     const copy = loaded.toAgent();

@@ -186,6 +186,8 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
   if (manifest.files[WEIGHTS_FILE]!.bytes !== weightBytes) {
     throw new CheckpointError('bad-manifest', dir, `${WEIGHTS_FILE}: the manifest says ${manifest.files[WEIGHTS_FILE]!.bytes} bytes; hidden layers [${manifest.architecture.hiddenSizes.join(', ')}] have ${weightBytes}`);
   }
+  // NaN turned the bound off (every comparison with it is false).
+  if (options.maxWeightBytes !== undefined && !(options.maxWeightBytes >= 0)) throw new RangeError(`maxWeightBytes must be a number of bytes, got ${String(options.maxWeightBytes).slice(0, 40)}`);
   if (options.maxWeightBytes !== undefined && weightBytes > options.maxWeightBytes) {
     throw new CheckpointError('too-large', dir, `its network holds ${weightBytes} bytes of weights, more than this server loads (${options.maxWeightBytes}, --max-model-bytes)`);
   }

@@ -697,3 +697,112 @@ describe('a closed VecEnv [probe round 3b]', () => {
     expect(() => vec.reset(2)).toThrow(/VecEnv is closed/);
   });
 });
+
+describe('careless and hostile use of the library [probe round 8]', () => {
+  const RULES = { rules: { profile: 'didactic4' as const, players: 4 } };
+  const failing = (after: number): Policy => {
+    let calls = 0;
+    const random = new RandomPolicy(1);
+    return {
+      act(observations, masks, seats) {
+        if (++calls === after + 1) throw new Error('policy crashed');
+        return random.act(observations, masks, seats);
+      },
+    };
+  };
+  const firstLegal = (masks: Uint8Array, i: number) => masks.subarray(i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS).indexOf(1);
+
+  it('an opponent policy that fails mid-step leaves its env refusing steps until it is reset (the next step moved an opponent as the learner)', () => {
+    const env = new SingleAgentEnv({ ...RULES, opponents: failing(6) });
+    expect(() => {
+      let mask = env.reset({ seed: 4 }).mask;
+      for (let t = 0; t < 50; t++) mask = env.step(mask.indexOf(1)).mask;
+    }).toThrow(/policy crashed/);
+    expect(() => env.step(0)).toThrow(/the opponents failed in this episode \(policy crashed\): reset this env/);
+    const vec = new VecEnv({ numEnvs: 3, ...RULES, opponents: [null, new RandomPolicy(2), new RandomPolicy(3), failing(8)] });
+    let error: Error | undefined;
+    for (let t = 0; t < 50 && !error; t++) {
+      try {
+        if (t === 0) vec.reset(4);
+        else vec.step(Int32Array.from({ length: 3 }, (_, i) => firstLegal(vec.masks, i)));
+      } catch (e) {
+        error = e as Error;
+      }
+    }
+    expect(error?.message).toMatch(/^env \d: policy crashed$/);
+    const broken = Number(error!.message.match(/^env (\d)/)![1]);
+    // The buffers show it as it is: no seat to act, no legal action; stepping it says why.
+    expect(vec.seats[broken]).toBe(-1);
+    expect(vec.masks.subarray(broken * NUM_ACTIONS, (broken + 1) * NUM_ACTIONS).every((m) => m === 0)).toBe(true);
+    expect(() => vec.step(Int32Array.from({ length: 3 }, () => 0))).toThrow(/the opponents failed in this episode/);
+    vec.resetEnvs([0, 1, 2].map((i) => (i === broken ? 1 : 0)));
+    expect(vec.seats[broken]).toBe(0);
+  });
+
+  it('refuses use before the first reset by name (it failed inside the core)', () => {
+    const vec = new VecEnv({ numEnvs: 2, ...RULES });
+    expect(() => vec.step([0, 0])).toThrow(/^env 0 has not been reset: call reset\(\)/);
+    expect(() => vec.potOf(1)).toThrow(/^env 1 has not been reset/);
+    vec.resetEnvs([0, 1]);
+    expect(() => vec.step([0, 0])).toThrow(/^env 0 has not been reset/);
+    const env = new KratzenEnv(RULES);
+    for (const call of [() => env.observe(0), () => env.record(), () => env.last(), () => env.step(0)]) expect(call).toThrow(/^call reset\(\) first$/);
+  });
+
+  it('checks reset masks, reset options and the options it would otherwise ignore', () => {
+    const vec = new VecEnv({ numEnvs: 2, ...RULES }).reset(1);
+    const before = vec.observations.slice();
+    for (const mask of [['0', '0'], [0.5, Number.NaN], [2, -1]]) expect(() => vec.resetEnvs(mask as never), JSON.stringify(mask)).toThrow(/reset mask entry 0 must be 0, 1, true or false/);
+    expect(vec.observations).toEqual(before);
+    vec.resetEnvs([true, 0]);
+    const env = new KratzenEnv(RULES);
+    expect(() => env.reset(5 as never)).toThrow(/reset takes an object/);
+    expect(() => env.reset({ sed: 5 } as never)).toThrow(/reset has no option "sed"/);
+    expect(() => env.reset({ options: { foo: 1 } } as never)).toThrow(/reset takes no options/);
+    expect(() => new SingleAgentEnv({ ...RULES, opponents: new RandomPolicy(1) }).reset({ seeds: 1 } as never)).toThrow(/reset has no option "seeds"/);
+    expect(() => new VecEnv({ numEnvs: 1, ...RULES, learnerSeat: 2 })).toThrow(/learnerSeat needs opponents/);
+    for (const opponents of [0, '']) expect(() => new VecEnv({ numEnvs: 1, ...RULES, opponents: opponents as never }), String(opponents)).toThrow(/opponents: seat 1 needs a policy/);
+    expect(() => new WorkerVecEnv({ numEnvs: 2, numWorkers: 1, ...RULES, spinMicroseconds: Infinity })).toThrow(/spinMicroseconds must be a number from 0 to 1e6/);
+    expect(() => new WorkerVecEnv({ numEnvs: 2, numWorkers: 1, ...RULES, spinMicroseconds: '200' as never })).toThrow(/spinMicroseconds/);
+  });
+
+  it('refuses buffers of another element type or sharing memory (aliased terminated and truncated reported no episode end)', () => {
+    const aliased = { ...allocateVecBuffers(2) };
+    Object.assign(aliased, { truncated: aliased.terminated });
+    expect(() => new VecEnv({ numEnvs: 2, ...RULES, buffers: aliased })).toThrow(/buffers.truncated shares memory with buffers.terminated/);
+    const wrongType = allocateVecBuffers(2) as unknown as Record<string, unknown>;
+    wrongType.rewards = new Int32Array(2 * MAX_SEATS);
+    expect(() => new VecEnv({ numEnvs: 2, ...RULES, buffers: wrongType as never })).toThrow(/buffers.rewards must be a Float32Array, got Int32Array/);
+  });
+
+  it('refuses a step or reset from inside its own step (an action chosen on one state was applied to another)', () => {
+    let vec: VecEnv;
+    const random = new RandomPolicy(1);
+    let nested: unknown = null;
+    const reentrant: Policy = {
+      act(observations, masks, seats) {
+        try {
+          vec.reset(9);
+        } catch (e) {
+          nested = e;
+        }
+        return random.act(observations, masks, seats);
+      },
+    };
+    vec = new VecEnv({ numEnvs: 1, ...RULES, opponents: reentrant });
+    vec.reset(1);
+    expect(String(nested)).toMatch(/VecEnv is stepping or resetting already/);
+    for (let t = 0; t < 20; t++) vec.step([firstLegal(vec.masks, 0)]);
+  });
+
+  it('names a bad hand range, and an observe with a bad seat leaves the caller\'s buffer as it was', () => {
+    const vec = new VecEnv({ numEnvs: 1, ...RULES }).reset(1);
+    for (const range of ['all', { from: 0, count: Number.NaN }, { from: -1, count: 2 }, { from: 1.5, count: 2 }]) {
+      expect(() => vec.fullRecord(0, 'current', range as never), JSON.stringify(range)).toThrow(/^range must be \{ from/);
+      expect(() => vec.tableView(0, 0, 'current', range as never), JSON.stringify(range)).toThrow(/^range must be \{ from/);
+    }
+    const obs = new Float32Array(OBS_SIZE).fill(7);
+    expect(() => vec.observe(0, 9, obs, new Uint8Array(NUM_ACTIONS))).toThrow(RangeError);
+    expect(obs.every((x) => x === 7)).toBe(true);
+  });
+});

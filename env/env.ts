@@ -81,7 +81,17 @@ export class KratzenEnv {
 
   /** The underlying rules-core state (read it, do not mutate it). */
   get state() {
+    return this.startedState;
+  }
+
+  /** The table's state; before the first reset there is none (reading it failed inside the core). */
+  private get startedState() {
+    this.assertStarted();
     return this.table.state;
+  }
+
+  private assertStarted(): void {
+    if (this.table.state === undefined) throw new Error('call reset() first');
   }
 
   /** PettingZoo's `agent_selection`: the seat to act, -1 when the episode is over. */
@@ -90,14 +100,19 @@ export class KratzenEnv {
   }
 
   reset(options: { seed?: number | string; options?: Record<string, never> } = {}): EnvReset {
+    checkResetOptions(options, ['seed', 'options']);
+    if (options.options !== undefined && (typeof options.options !== 'object' || options.options === null || Object.keys(options.options).length > 0)) {
+      throw new TypeError(`reset takes no options, got ${JSON.stringify(options.options)?.slice(0, 60)}`);
+    }
     this.table.reset(options.seed);
     this.cumulative.fill(0);
-    this.resultsSeen = this.table.state.results.length;
+    this.resultsSeen = this.startedState.results.length;
     this.done = false;
     return { ...this.current(), info: {} };
   }
 
   step(action: number): EnvStep {
+    this.assertStarted();
     if (this.done) throw new Error('step() called on a finished episode: call reset() first');
     const outcome = this.table.step(action, this.stepReward, 0);
     // PettingZoo: the actor's running sum restarts when it acts, then every seat adds this step.
@@ -124,31 +139,31 @@ export class KratzenEnv {
   /** The observation of any seat (what that seat may know), e.g. for PettingZoo's `observe`. */
   observe(seat: number): Float32Array {
     const obs = new Float32Array(OBS_SIZE);
-    encodeObservation(this.table.state, seat, obs);
+    encodeObservation(this.startedState, seat, obs);
     return obs;
   }
 
   /** The structured view of a seat's observation. */
   view(seat: number = this.table.observer): ObservationView {
-    return observationView(this.table.state, seat);
+    return observationView(this.startedState, seat);
   }
 
   /** The record of the session so far (docs/rules.md §5). */
   record() {
-    return stateToRecord(this.table.state);
+    return stateToRecord(this.startedState);
   }
 
   private current(): { obs: Float32Array; mask: Uint8Array; seat: number } {
     const obs = new Float32Array(OBS_SIZE);
     const mask = new Uint8Array(NUM_ACTIONS);
     const seat = this.done ? -1 : this.table.seatToAct;
-    encodeObservation(this.table.state, this.table.observer, obs);
-    if (seat >= 0) this.table.state.legalActionMask(mask);
+    encodeObservation(this.startedState, this.table.observer, obs);
+    if (seat >= 0) this.startedState.legalActionMask(mask);
     return { obs, mask, seat };
   }
 
   private info(): EnvStepInfo {
-    const state = this.table.state;
+    const state = this.startedState;
     const info: EnvStepInfo = {};
     if (state.results.length > this.resultsSeen) {
       const result = replayResult(state);
@@ -161,4 +176,16 @@ export class KratzenEnv {
     if (this.table.illegalActionSeat >= 0) info.illegalActionSeat = this.table.illegalActionSeat;
     return info;
   }
+}
+
+/**
+ * `options` of a reset is an object of the `allowed` keys: reset(5) and reset({ sed: 5 }) played
+ * an unseeded episode without a word.
+ */
+export function checkResetOptions(options: unknown, allowed: readonly string[]): void {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`reset takes an object ({ seed: 5 }), got ${JSON.stringify(options)?.slice(0, 40) ?? String(options)}`);
+  }
+  const unknown = Object.keys(options).find((key) => !allowed.includes(key));
+  if (unknown !== undefined) throw new TypeError(`reset has no option ${JSON.stringify(unknown).slice(0, 40)} (it takes ${allowed.join(', ')})`);
 }

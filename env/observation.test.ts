@@ -324,3 +324,21 @@ describe('seats off the table', () => {
     for (let seat = 0; seat < 6; seat++) expect(observationView(state, seat).hand.length).toBeGreaterThan(0);
   });
 });
+
+describe('decodeObservation of vectors no encoder writes [probe round 8]', () => {
+  it('names the length, the offset or the one-hot slice (all ones decoded to an 8-card hand, null failed inside)', () => {
+    const game = createGame({ profile: 'didactic4', players: 4 });
+    const state = game.newState({ seed: 2 });
+    const real = new Float32Array(OBS_SIZE);
+    encodeObservation(state, state.currentSeat, real);
+    expect(decodeObservation(real).seat).toBe(state.currentSeat);
+    expect(() => decodeObservation(real.subarray(0, OBS_SIZE - 1))).toThrow(/an observation is 490 floats of a Float32Array from offset 0; it holds 489/);
+    expect(() => decodeObservation(real, 1)).toThrow(/from offset 1; it holds 490/);
+    expect(() => decodeObservation(null as never)).toThrow(/not null/);
+    expect(() => decodeObservation(new Float32Array(OBS_SIZE).fill(1))).toThrow(/slice seat is not one-hot/);
+    expect(() => decodeObservation(new Float32Array(OBS_SIZE))).toThrow(/slice seat is not one-hot/);
+    const allCards = real.slice();
+    allCards.fill(1, sliceOffset('hand'), sliceOffset('hand') + NUM_CARDS);
+    expect(() => decodeObservation(allCards)).toThrow(/a hand of 33 cards/);
+  });
+});

@@ -66,6 +66,7 @@ import {
   DECL_NONE,
   HAND_KINDS,
   MAX_SEATS,
+  HAND_CAPACITY,
   MAX_TRICKS,
   NUM_CARDS,
   PHASES,
@@ -548,6 +549,8 @@ export function encodeObservation(state: KratzenState, seat: number, out: Float3
   if (!(out instanceof Float32Array) || !Number.isInteger(offset) || offset < 0 || offset + OBS_SIZE > out.length) {
     throw new RangeError(`an observation needs ${OBS_SIZE} floats of a Float32Array from offset ${offset}${out instanceof Float32Array ? `; it holds ${out.length}` : ''}`);
   }
+  // Checked before the row is cleared: a bad seat left the caller's buffer zeroed.
+  state.assertSeat(seat);
   out.fill(0, offset, offset + OBS_SIZE);
   writeNonZeros(liveSeatView(state, seat, scratchView), out, offset, false, NO_LIST, 0);
 }
@@ -594,6 +597,9 @@ export class ObservationRows {
     this.setCounts[row] = writeNonZeros(liveSeatView(state, seat, scratchView), out, offset, this.listsEntries, this.setIndices, base);
   }
 }
+
+/** Slices that hold exactly one 1 in every observation (decodeSeatView checks them). */
+const STRICT_ONE_HOT: readonly [SliceName, number][] = [['seat', MAX_SEATS], ['numPlayers', 4], ['profile', 2], ['phase', PHASES.length], ['kind', HAND_KINDS.length]];
 
 /** The structured view of an observation; seats here are absolute. */
 export interface ObservationView {
@@ -799,7 +805,21 @@ function unitsFrom(y: number, unitsPerChip: number): number {
  * sets come back in card order (the face-up Weli first: it was turned first).
  */
 export function decodeSeatView(vector: Float32Array, offset = 0, into = new SeatView()): SeatView {
+  // What no encoder writes is named before anything is read from it: a vector one float short
+  // was read past its end, null failed inside, and all-ones decoded to an 8-card hand.
+  if (!(vector instanceof Float32Array) || !Number.isSafeInteger(offset) || offset < 0 || offset + OBS_SIZE > vector.length) {
+    throw new RangeError(`an observation is ${OBS_SIZE} floats of a Float32Array from offset ${String(offset).slice(0, 20)}${vector instanceof Float32Array ? `; it holds ${vector.length}` : `, not ${vector === null ? 'null' : typeof vector}`}`);
+  }
   const at = (name: SliceName, i = 0) => vector[offset + O[name] + i]!;
+  for (const [name, size] of STRICT_ONE_HOT) {
+    let ones = 0;
+    for (let i = 0; i < size; i++) {
+      const value = at(name, i);
+      if (value === 1) ones++;
+      else if (value !== 0) ones = 2;
+    }
+    if (ones !== 1) throw new RangeError(`slice ${name} is not one-hot (one 1, the rest 0)`);
+  }
   const oneHot = (name: SliceName, size: number) => {
     for (let i = 0; i < size; i++) if (at(name, i) === 1) return i;
     return -1;
@@ -838,6 +858,7 @@ export function decodeSeatView(vector: Float32Array, offset = 0, into = new Seat
   const fraction = at('handsPlayed');
   v.handsPlayed = Math.round(fraction * game.rules.hands);
   const hand = cardsIn('hand');
+  if (hand.length > HAND_CAPACITY || seat >= n) throw new RangeError(hand.length > HAND_CAPACITY ? `a hand of ${hand.length} cards` : `seat ${seat} at a table of ${n}`);
   hand.forEach((c, i) => (v.hand[i] = c));
   v.handLength = hand.length;
   const discards = cardsIn('ownDiscards');

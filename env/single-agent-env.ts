@@ -4,11 +4,12 @@
 // env.ts for the scale).
 
 import seedrandom from 'seedrandom';
-import { MAX_SEATS, NUM_ACTIONS } from './rules/index.js';
+import { MAX_SEATS, NUM_ACTIONS, checkSeed } from './rules/index.js';
 import { OBS_SIZE, encodeObservation, observationSpec, type ObservationSpec } from './observation.js';
 import { RUNNING, TERMINATED, TRUNCATED, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { SingleAgentTable } from './single-agent-table.js';
 import { randomLegalActions, type Policy } from './policy.js';
+import { checkResetOptions } from './env.js';
 
 export interface SingleAgentEnvOptions {
   config?: EnvConfigInput;
@@ -31,6 +32,7 @@ export interface SingleAgentStep {
 export class RandomPolicy implements Policy {
   private random: () => number;
   constructor(seed: number | string = 0) {
+    checkSeed(seed);
     this.random = seedrandom(`random-policy/${seed}`);
   }
   act(_observations: Float32Array, masks: Uint8Array, seats: Int32Array): Int32Array {
@@ -72,6 +74,7 @@ export class SingleAgentEnv {
    * single-agent-table.ts); the first step's reward includes it.
    */
   reset(options: { seed?: number | string } = {}): { obs: Float32Array; mask: Uint8Array; info: { skippedReward: number } } {
+    checkResetOptions(options, ['seed']);
     this.table.reset(options.seed);
     this.done = false;
     this.writeCurrent();

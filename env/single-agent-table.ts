@@ -30,6 +30,12 @@ export class SingleAgentTable {
   private readonly obs = new Float32Array(OBS_SIZE);
   private readonly mask = new Uint8Array(NUM_ACTIONS);
   private readonly seatBuffer = new Int32Array(1);
+  /**
+   * Why the opponents could not go on in this episode (a policy threw, or chose an illegal
+   * action), until the next reset. The learner's action and some opponents' were applied by then:
+   * the next step moved an opponent's seat as if it were the learner's.
+   */
+  private failure: string | null = null;
 
   constructor(
     game: KratzenGame,
@@ -59,9 +65,14 @@ export class SingleAgentTable {
     return this.table.endedEpisodeState;
   }
 
-  /** The learner while it is to act, -1 once the episode is over. */
+  /** The learner while it is to act, -1 once the episode is over (or its opponents failed). */
   get seatToAct(): number {
-    return this.table.state.currentSeat === this.learnerSeat ? this.learnerSeat : -1;
+    return this.failure === null && this.table.state.currentSeat === this.learnerSeat ? this.learnerSeat : -1;
+  }
+
+  /** Why this episode cannot go on (its opponents failed), or null. */
+  get failed(): string | null {
+    return this.failure;
   }
 
   get observer(): number {
@@ -75,10 +86,11 @@ export class SingleAgentTable {
   /** Starts an episode and plays the other seats until the learner must act. */
   reset(seed?: number | string): void {
     this.table.reset(seed);
+    this.failure = null;
     this.pending.fill(0);
     this.skippedReward = 0;
     for (let guard = 0; ; guard++) {
-      const outcome = this.playOpponents(this.pending, 0);
+      const outcome = this.playOpponentsOrFail(this.pending);
       if (outcome === RUNNING) return;
       this.skippedReward = this.pending[this.learnerSeat]!;
       if (guard > 1000) throw new Error('the learner never gets to act');
@@ -88,13 +100,24 @@ export class SingleAgentTable {
 
   /** The learner's action; then the other seats until the learner must act again. */
   step(action: number, rewards: Float32Array, offset: number): number {
+    if (this.failure !== null) throw new Error(`${this.failure}: reset this env before stepping it`);
     const total = this.total;
     let outcome = this.table.step(action, this.stepRewards, 0);
     for (let s = 0; s < MAX_SEATS; s++) total[s] = this.stepRewards[s]! + this.pending[s]!;
     this.pending.fill(0);
-    if (outcome === RUNNING) outcome = this.playOpponents(total, 0);
+    if (outcome === RUNNING) outcome = this.playOpponentsOrFail(total);
     for (let s = 0; s < MAX_SEATS; s++) rewards[offset + s] = total[s]!;
     return outcome;
+  }
+
+  /** playOpponents, marking this episode failed when an opponent's policy fails. */
+  private playOpponentsOrFail(rewards: Float64Array): number {
+    try {
+      return this.playOpponents(rewards, 0);
+    } catch (e) {
+      this.failure = `the opponents failed in this episode (${(e as Error)?.message ?? String(e)})`.slice(0, 300);
+      throw e;
+    }
   }
 
   /** Lets the opponents act until it is the learner's turn, adding the rewards into `rewards`. */

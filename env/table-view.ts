@@ -93,6 +93,16 @@ export interface HandRange {
 
 export const ALL_HANDS: HandRange = { from: 0, count: Infinity };
 
+/** `range` when it is one (from an integer >= 0, count an integer >= 0 or Infinity); a RangeError naming it else ("all" and NaN counts read as no hands). */
+export function checkHandRange(range: HandRange): HandRange {
+  const from = (range as Partial<HandRange> | null)?.from;
+  const count = (range as Partial<HandRange> | null)?.count;
+  if (!Number.isSafeInteger(from) || from! < 0 || !((Number.isSafeInteger(count) && count! >= 0) || count === Infinity)) {
+    throw new RangeError(`range must be { from: an integer >= 0, count: an integer >= 0 or Infinity }, got ${JSON.stringify(range)?.slice(0, 80)}`);
+  }
+  return range;
+}
+
 const inRange = (hand: number, range: HandRange) => hand >= range.from && hand - range.from < range.count;
 
 /**
@@ -102,6 +112,7 @@ const inRange = (hand: number, range: HandRange) => hand >= range.from && hand -
  * way in a long session (a replay takes about 0.1 ms a hand).
  */
 export function* sessionHistorySteps(state: KratzenState, viewer: number, range: HandRange = ALL_HANDS): Generator<void, HandHistory[]> {
+  checkHandRange(range);
   const logs = state.handLogs();
   const start = state.startInfo;
   const replay = state.game.newState({

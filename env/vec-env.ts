@@ -19,7 +19,7 @@ import { OBS_SIZE, OBS_VERSION, ObservationRows, encodeObservation } from './obs
 import { encodeOtherHands } from './oracle.js';
 import { RUNNING, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { SingleAgentTable } from './single-agent-table.js';
-import { ALL_HANDS, seatRecordSteps, tableViewSteps, type HandRange, type SeatRecord, type TableView } from './table-view.js';
+import { ALL_HANDS, checkHandRange, seatRecordSteps, tableViewSteps, type HandRange, type SeatRecord, type TableView } from './table-view.js';
 import type { EnvMetadata } from './env.js';
 import type { Policy } from './policy.js';
 
@@ -136,6 +136,32 @@ export function sliceVecBuffers(b: VecBuffers, start: number, count: number): Ve
   return out as VecBuffers;
 }
 
+function notReset(env: number): Error {
+  return new Error(`env ${env} has not been reset: call reset() (or resetEnvs) first`);
+}
+
+const ELEMENT_TYPES = { f32: Float32Array, f64: Float64Array, i32: Int32Array, u8: Uint8Array } as const;
+
+/**
+ * Given buffers are checked before use: each of its layout's length and element type (Int32
+ * rewards truncated fractions), and no two overlapping (terminated aliased to truncated reported
+ * no episode end: the truncated write erased it).
+ */
+function checkVecBuffers(buffers: VecBuffers, numEnvs: number): void {
+  const spans: [VecBufferName, ArrayBufferLike, number, number][] = [];
+  for (const name of VEC_BUFFER_NAMES) {
+    const [type, width] = VEC_BUFFER_LAYOUT[name];
+    const buffer = buffers[name] as ArrayBufferView | undefined;
+    if (!(buffer instanceof ELEMENT_TYPES[type])) throw new TypeError(`buffers.${name} must be a ${ELEMENT_TYPES[type].name}, got ${(buffer as object | undefined)?.constructor?.name ?? String(buffer)}`);
+    // Buffers for fewer envs took the writes past their end without a word.
+    if (buffer.length !== numEnvs * width) throw new RangeError(`buffers.${name} holds ${buffer.length} entries, not ${numEnvs} x ${width}`);
+    for (const [other, memory, start, end] of spans) {
+      if (memory === buffer.buffer && buffer.byteOffset < end && start < buffer.byteOffset + buffer.byteLength) throw new RangeError(`buffers.${name} shares memory with buffers.${other}`);
+    }
+    spans.push([name, buffer.buffer, buffer.byteOffset, buffer.byteOffset + buffer.byteLength]);
+  }
+}
+
 export interface VecEnvOptions {
   numEnvs: number;
   /** Env config shared by every table. */
@@ -241,6 +267,13 @@ export class VecEnv extends VecEnvBuffers {
   /** Legal actions set in each mask row last time, so a row is cleared without fill(). */
   private readonly maskSet: Uint8Array;
   private readonly maskSetCount: Uint8Array;
+  /** 1 for envs reset at least once; `unstarted` counts the others (before, a step on one failed inside the core). */
+  private readonly started: Uint8Array;
+  private unstarted: number;
+  /** Set while a step or reset runs: an opponent policy that stepped or reset its own env applied actions chosen on one state to another. */
+  private busy = false;
+  /** The env being stepped, named when a step fails part-way. */
+  private stepping = -1;
 
   constructor(options: VecEnvOptions) {
     super();
@@ -252,13 +285,11 @@ export class VecEnv extends VecEnvBuffers {
     this.firstEnvIndex = options.firstEnvIndex ?? 0;
     if (!Number.isSafeInteger(this.firstEnvIndex) || this.firstEnvIndex < 0) throw new RangeError(`firstEnvIndex must be a non-negative integer, got ${String(options.firstEnvIndex).slice(0, 40)}`);
     this.buffers = options.buffers ?? allocateVecBuffers(this.numEnvs);
-    for (const name of VEC_BUFFER_NAMES) {
-      const length = (this.buffers[name] as ArrayLike<number> | undefined)?.length;
-      // Buffers for fewer envs took the writes past their end without a word.
-      if (length !== this.numEnvs * VEC_BUFFER_LAYOUT[name][1]) throw new RangeError(`buffers.${name} holds ${length} entries, not ${this.numEnvs} x ${VEC_BUFFER_LAYOUT[name][1]}`);
-    }
+    checkVecBuffers(this.buffers, this.numEnvs);
     const recycling = options.keepEndedStates ? 'keep-last' : 'reuse';
-    if (options.opponents) {
+    // A learner seat without opponents ran a multi-agent env without a word, as did falsy opponents.
+    if (options.opponents === undefined && options.learnerSeat !== undefined) throw new RangeError('learnerSeat needs opponents (the policies of the other seats)');
+    if (options.opponents !== undefined) {
       const learnerSeat = options.learnerSeat ?? 0;
       const given = options.opponents;
       const opponents = Array.from({ length: game.numPlayers }, (_, s) => (Array.isArray(given) ? (given[s] ?? null) : given));
@@ -274,6 +305,8 @@ export class VecEnv extends VecEnvBuffers {
     this.rows = new ObservationRows(this.buffers.observations, this.numEnvs, !this.sparseWrites, options.listObservationEntries ?? false);
     this.maskSet = new Uint8Array(this.numEnvs * NUM_ACTIONS);
     this.maskSetCount = new Uint8Array(this.numEnvs);
+    this.started = new Uint8Array(this.numEnvs);
+    this.unstarted = this.numEnvs;
     this.metadata = vecMetadata(config);
   }
 
@@ -285,6 +318,7 @@ export class VecEnv extends VecEnvBuffers {
   /** Env i's table; an index off the vector is a RangeError naming it. */
   private tableAt(i: number): EnvTable {
     this.checkEnvIndex(i);
+    if (!this.started[i]) throw notReset(i);
     return this.tables[i]!;
   }
 
@@ -377,6 +411,7 @@ export class VecEnv extends VecEnvBuffers {
     episode: 'current' | 'ended' = 'current',
     range: HandRange = ALL_HANDS,
   ): { record: ReturnType<typeof stateToRecord>; complete: boolean; numHands: number } {
+    checkHandRange(range);
     const state = this.episodeState(i, episode);
     const record = stateToRecord(state);
     delete record.seed;
@@ -398,6 +433,12 @@ export class VecEnv extends VecEnvBuffers {
     if (mask === null || typeof mask !== 'object' || mask.length !== this.numEnvs) {
       throw new RangeError(`the reset mask must hold one entry per env (${this.numEnvs}), got ${mask === null || typeof mask !== 'object' ? String(mask).slice(0, 40) : `${mask.length}`}`);
     }
+    // Entries are 0/1 or booleans: "0" and 0.5 were truthy, and reset envs the caller meant to keep.
+    for (let i = 0; i < this.numEnvs; i++) {
+      const entry = mask[i];
+      if (entry !== 0 && entry !== 1 && entry !== true && entry !== false) throw new RangeError(`reset mask entry ${i} must be 0, 1, true or false, got ${JSON.stringify(entry)?.slice(0, 40)}`);
+    }
+    if (seed !== undefined) checkSeed(seed);
     for (let i = 0; i < this.numEnvs; i++) if (mask[i]) this.resetRange(i, i + 1, seed);
     return this;
   }
@@ -410,9 +451,21 @@ export class VecEnv extends VecEnvBuffers {
     b.rewards.fill(0, start * MAX_SEATS, end * MAX_SEATS);
     b.terminated.fill(0, start, end);
     b.truncated.fill(0, start, end);
-    for (let i = start; i < end; i++) {
-      this.tables[i]!.reset(seed === undefined ? undefined : `${seed}:${this.firstEnvIndex + i}`);
-      this.writeCurrent(i);
+    this.busy = true;
+    try {
+      for (let i = start; i < end; i++) {
+        this.stepping = i;
+        this.tables[i]!.reset(seed === undefined ? undefined : `${seed}:${this.firstEnvIndex + i}`);
+        if (!this.started[i]) {
+          this.started[i] = 1;
+          this.unstarted--;
+        }
+        this.writeCurrent(i);
+      }
+    } catch (e) {
+      throw this.failedPartWay(e, start, end);
+    } finally {
+      this.busy = false;
     }
     return this;
   }
@@ -428,20 +481,41 @@ export class VecEnv extends VecEnvBuffers {
    */
   stepRange(actions: ArrayLike<number>, start: number, end: number): this {
     this.checkRange(start, end);
+    if (this.unstarted > 0) for (let i = start; i < end; i++) if (!this.started[i]) throw notReset(i);
     checkStepActions(actions, start, end, this.numEnvs, this.buffers, this.config.illegalAction === 'terminate', this.explainRefused);
-    for (let from = start; from < end; from += STEP_CHUNK) {
-      const to = Math.min(end, from + STEP_CHUNK);
-      this.applyActions(actions, from, to);
-      for (let i = from; i < to; i++) this.writeRow(i);
-      for (let i = from; i < to; i++) this.writeMask(i);
+    this.busy = true;
+    let from = start;
+    try {
+      for (; from < end; from += STEP_CHUNK) {
+        const to = Math.min(end, from + STEP_CHUNK);
+        this.applyActions(actions, from, to);
+        for (let i = from; i < to; i++) this.writeRow(i);
+        for (let i = from; i < to; i++) this.writeMask(i);
+      }
+    } catch (e) {
+      throw this.failedPartWay(e, from, Math.min(end, from + STEP_CHUNK));
+    } finally {
+      this.busy = false;
     }
     return this;
+  }
+
+  /**
+   * The error of a step or reset that failed in env `this.stepping` (an opponent policy threw or
+   * chose an illegal action), after the rows and masks of envs [from, to) are rewritten to show
+   * where they are: envs before it moved, that one is left without a legal action until reset.
+   */
+  private failedPartWay(e: unknown, from: number, to: number): Error {
+    const env = this.stepping;
+    for (let i = from; i < to; i++) if (this.started[i]) this.writeCurrent(i);
+    return new Error(`env ${env}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
   }
 
   /** Applies `actions` to envs [start, end), ending and restarting episodes, without writing rows or masks. */
   private applyActions(actions: ArrayLike<number>, start: number, end: number): void {
     const b = this.buffers;
     for (let i = start; i < end; i++) {
+      this.stepping = i;
       const table = this.tables[i]!;
       const outcome = table.step(actions[i]!, b.rewards, i * MAX_SEATS);
       if (outcome === RUNNING) {
@@ -470,12 +544,17 @@ export class VecEnv extends VecEnvBuffers {
   /** A range of envs [start, end) within this vector env, checked before anything moves. */
   private checkRange(start: number, end: number): void {
     if (this.closed) throw new Error('VecEnv is closed');
+    if (this.busy) throw new Error('VecEnv is stepping or resetting already (an opponent policy may not step or reset its own env)');
     if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end > this.numEnvs || start > end) {
       throw new RangeError(`env range [${start}, ${end}) is not within the ${this.numEnvs} envs`);
     }
   }
 
-  private readonly explainRefused = (env: number, action: number): string | null => this.tables[env]!.state.explainIllegal(action);
+  private readonly explainRefused = (env: number, action: number): string | null => {
+    const table = this.tables[env]!;
+    const failed = table instanceof SingleAgentTable ? table.failed : null;
+    return failed === null ? table.state.explainIllegal(action) : `${failed}: reset this env before stepping it`;
+  };
 
   private writeCurrent(i: number): void {
     this.writeRow(i);
@@ -491,15 +570,18 @@ export class VecEnv extends VecEnvBuffers {
   private writeMask(i: number): void {
     const table = this.tables[i]!;
     const b = this.buffers;
+    // No seat to act: an episode whose opponents failed (single-agent tables) has no legal action.
+    const none = this.learnerSeat !== null && table.seatToAct < 0;
     if (!this.sparseWrites) {
-      table.state.legalActionMask(b.masks, i * NUM_ACTIONS);
+      if (none) b.masks.fill(0, i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS);
+      else table.state.legalActionMask(b.masks, i * NUM_ACTIONS);
       return;
     }
     const state = table.state;
     const base = i * NUM_ACTIONS;
     const masks = b.masks;
     for (let k = 0; k < this.maskSetCount[i]!; k++) masks[base + this.maskSet[base + k]!] = 0;
-    const count = state.isTerminal ? 0 : state.numLegalActions();
+    const count = none || state.isTerminal ? 0 : state.numLegalActions();
     for (let k = 0; k < count; k++) {
       const action = state.legalActionAt(k);
       masks[base + action] = 1;

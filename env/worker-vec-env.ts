@@ -92,7 +92,8 @@ export class WorkerVecEnv extends VecEnvBuffers {
 
     const script = workerScript();
     const spinMicroseconds = options.spinMicroseconds ?? 200;
-    if (!(spinMicroseconds >= 0)) throw new RangeError('spinMicroseconds must be 0 or more');
+    // A number of at most a second: "200" and true were taken, and Infinity kept idle workers spinning for good.
+    if (typeof spinMicroseconds !== 'number' || !(spinMicroseconds >= 0 && spinMicroseconds <= 1e6)) throw new RangeError(`spinMicroseconds must be a number from 0 to 1e6, got ${String(spinMicroseconds).slice(0, 40)}`);
     const base = Math.floor(this.numEnvs / this.numWorkers);
     let start = 0;
     for (let w = 0; w < this.numWorkers; w++) {

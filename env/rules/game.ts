@@ -36,6 +36,7 @@ export class KratzenState extends StateReader {
     super(game);
     this.deckSupply = copyOf ? (options.decks ?? []) : copyDecks(options.decks);
     this.pauseBetweenHands = options.pauseBetweenHands ?? false;
+    if (typeof this.pauseBetweenHands !== 'boolean') throw new TypeError(`pauseBetweenHands must be true or false, got ${JSON.stringify(options.pauseBetweenHands)?.slice(0, 40)}`);
     if (copyOf) return;
     if (options.seed !== undefined) checkSeed(options.seed);
     this.d.seed = options.seed;
@@ -112,6 +113,9 @@ export class KratzenState extends StateReader {
         }
       }
       for (let s = 0; s < n; s++) d.f64[Mem.balances + s] = start.balances[s]!;
+    }
+    if (start.muss !== undefined && typeof start.muss !== 'boolean') {
+      throw new ValidationError('malformed record', 'start.muss', `start.muss must be true or false, got ${JSON.stringify(start.muss)?.slice(0, 40)}`);
     }
     if (start.muss && this.rules.profile !== 'tavern5') {
       throw new ValidationError('malformed record', 'start.muss', 'start.muss is a tavern5 field');
@@ -465,7 +469,8 @@ function copyDecks(decks: NewStateOptions['decks']): (Int8Array | null | undefin
 /** Throws unless `deck` lists each card id once (33 entries). */
 function checkDeck(deck: ArrayLike<number>, field: string): void {
   const seen = new Set(Array.from(deck));
-  if (deck.length !== NUM_CARDS || seen.size !== NUM_CARDS || [...seen].some((c) => !(c >= 0 && c < NUM_CARDS))) {
+  // Integers only: 0.5 dealt card 0 and "7" card 7 (Int8Array.from truncates and converts).
+  if (deck.length !== NUM_CARDS || seen.size !== NUM_CARDS || [...seen].some((c) => !(Number.isInteger(c) && c >= 0 && c < NUM_CARDS))) {
     throw new ValidationError('invalid deck', field, `a deck lists each of the ${NUM_CARDS} card ids once`);
   }
 }

@@ -1,6 +1,6 @@
 // Rule-set validation (docs/rules.md §0): defaults, and errors that name the field.
 import { describe, expect, it } from 'vitest';
-import { RuleSetError, parseRuleSet } from './index.js';
+import { RuleSetError, createGame, parseRuleSet } from './index.js';
 
 function rejection(input: unknown): { field: string; reason: string } {
   try {
@@ -105,5 +105,21 @@ describe('rule sets', () => {
     expect(rejection({ profile: 'tavern5', exchange: { maxCards: { x: { y: { z: 1 } } } } }).field).toBe('exchange.maxCards.x.y');
     expect(rejection({ profile: 'tavern5', exchange: { maxCards: { x: 1 } } }).field).toBe('exchange.maxCards');
     expect(parseRuleSet({ profile: 'tavern5', exchange: { maxCards: 3, feePerCard: null } }).exchange).toEqual({ maxCards: 3, feePerCard: 1 });
+  });
+});
+
+describe('values the core took as other values [probe round 8]', () => {
+  it('refuses deck entries that are not integer card ids, start.muss and pauseBetweenHands that are not booleans, and a seat off the table in explainIllegal', () => {
+    const game = createGame({ profile: 'tavern5', players: 4 });
+    const deck = Array.from({ length: 33 }, (_, c) => c);
+    for (const bad of [0.5, '7']) {
+      const decks = [[bad, ...deck.slice(1)]];
+      expect(() => game.newState({ decks: decks as never }), String(bad)).toThrow(/invalid deck: decks\[0\]: a deck lists each of the 33 card ids once/);
+    }
+    for (const muss of ['yes', 0]) expect(() => game.newState({ seed: 1, start: { muss } as never }), String(muss)).toThrow(/start.muss must be true or false/);
+    expect(() => game.newState({ seed: 1, pauseBetweenHands: 'no' as never })).toThrow(/pauseBetweenHands must be true or false/);
+    const state = game.newState({ seed: 1 });
+    for (const seat of [99, -5, '1']) expect(() => state.explainIllegal(0, seat as never), String(seat)).toThrow(/seat/);
+    expect(state.explainIllegal(0, (state.currentSeat + 1) % 4)).toMatch(/^it is seat \d's turn/);
   });
 });

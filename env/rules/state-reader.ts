@@ -191,6 +191,8 @@ export abstract class StateReader {
 
   /** Why `action` is illegal for the seat to act (or `seat`, if given), without throwing; null when it is legal. */
   explainIllegal(action: number, seat = this.d.currentSeat): string | null {
+    // A seat off the table (99, "1") was answered as if it were another seat's turn.
+    if (seat !== this.d.currentSeat) this.assertSeat(seat);
     if (seat !== this.d.currentSeat) {
       return this.d.phase === 'over' ? 'the session is over' : `it is seat ${this.d.currentSeat}'s turn, not seat ${seat}'s`;
     }
