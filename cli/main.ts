@@ -246,9 +246,19 @@ function endQuietlyOnClosedStdout(verb: string | undefined): void {
 /** Whether stdout failed (not a reader that stopped early) while `play` went on. */
 let stdoutLost = false;
 
+/**
+ * Progress bars and notes go to stderr; when it is gone (a closed pipe, a full disk) they are
+ * lost, not the work: unheard, the write error ended train with no checkpoint (exit 7) and eval
+ * with no report (exit 1). Errors still set the exit code.
+ */
+function carryOnWithoutStderr(): void {
+  process.stderr.on('error', () => undefined);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [verb, ...rest] = argv;
   endQuietlyOnClosedStdout(verb);
+  carryOnWithoutStderr();
   const help = verb === undefined ? undefined : VERB_HELP[verb];
   if (help && wantsHelp(rest)) {
     writeStdout(help);

@@ -1,6 +1,6 @@
 // `kratzen train` flags: each lands on its config field; a bad value names the flag.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -69,16 +69,33 @@ describe('kratzen train signals', () => {
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const metrics = join(dir, 'sig', 'metrics.jsonl');
-    while (!(existsSync(metrics) && readFileSync(metrics, 'utf8').split('\n').length > 3)) await new Promise((r) => setTimeout(r, 50));
+    let done = 0;
+    while ((done = existsSync(metrics) ? readFileSync(metrics, 'utf8').split('\n').length - 1 : 0) < 3) await new Promise((r) => setTimeout(r, 50));
     child.kill('SIGTERM');
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).toBe(0);
-    expect(stderr).toMatch(/interrupted after update \d+; resume with --resume/);
+    // After the update in progress, not at the next league snapshot (update 10) [probe round 8].
+    const stopped = Number(stderr.match(/interrupted after update (\d+); resume with --resume/)?.[1]);
+    expect(stopped).toBeGreaterThanOrEqual(done);
+    expect(stopped).toBeLessThanOrEqual(done + 2);
     expect(existsSync(join(dir, 'sig', 'checkpoints', 'latest.json'))).toBe(true);
   });
 });
 
 describe('kratzen train output', () => {
+  it('a stderr that is gone loses the progress, not the run: train saves its checkpoint, eval its report (exit 7 and exit 1 with nothing before) [probe round 8]', { timeout: 120_000 }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-stderr-'));
+    const full = openSync('/dev/full', 'w');
+    const bin = join(import.meta.dirname, '..', 'dist/cli/main.js');
+    const train = spawnSync(process.execPath, [bin, 'train', '--runs-dir', dir, '--name', 'quiet', '--players', '3', '--num-envs', '6', '--rollout-steps', '16', '--hidden', '16', '--updates', '2', '--final-eval-deals', '0'], { stdio: ['ignore', 'pipe', full], encoding: 'utf8' });
+    expect(train.status).toBe(0);
+    expect(existsSync(join(dir, 'quiet', 'checkpoints', 'latest.json'))).toBe(true);
+    const evaluation = spawnSync(process.execPath, [bin, 'eval', '--agents', 'random,heuristic', '--hands', '8', '--workers', '1', '--out', join(dir, 'eval')], { stdio: ['ignore', 'pipe', full], encoding: 'utf8' });
+    expect(evaluation.status).toBe(0);
+    expect(existsSync(join(dir, 'eval', 'result.json'))).toBe(true);
+    closeSync(full);
+  });
+
   it('a run file that cannot be written exits 3 with one JSON line naming --runs-dir and the file (it was a stack trace)', { timeout: 120_000 }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-out-'));
     // The name of the run's metrics file is taken by a folder.
