@@ -78,3 +78,21 @@ describe('integer flags', () => {
     }
   });
 });
+
+describe('--variant and the rule flags [probe round 8]', () => {
+  it('refuse naming one field two ways (the flag won without a word), and take it named alike', () => {
+    expect(() => rulesFromFlags({ variant: '{"players":5}', players: '4' })).toThrow(expect.objectContaining({ field: 'players', reason: '--players 4 and --variant\'s players 5 differ: give it once' }));
+    expect(() => rulesFromFlags({ variant: '{"profile":"tavern5"}', profile: 'didactic4' })).toThrow(expect.objectContaining({ field: 'profile' }));
+    expect(rulesFromFlags({ variant: '{"players":4,"hands":2}', players: '4' })).toEqual({ players: 4, hands: 2 });
+  });
+});
+
+describe('--help past -- [probe round 8]', () => {
+  it('is a positional argument there (replay -- --help printed help instead of replaying the file)', async () => {
+    const { wantsHelp } = await import('./help.js');
+    expect(wantsHelp(['--help'])).toBe(true);
+    expect(wantsHelp(['x', '-h'])).toBe(true);
+    expect(wantsHelp(['--', '--help'])).toBe(false);
+    expect(wantsHelp(['--seed', '1', '--', '-h'])).toBe(false);
+  });
+});

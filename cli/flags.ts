@@ -50,11 +50,17 @@ export function rulesFromFlags(values: Record<string, string | boolean | undefin
     if (twice !== null) throw new ValidationError('invalid arguments', 'variant', `--variant: ${twiceReason(twice)}`);
     rules = { ...rules };
   }
-  if (values.profile !== undefined) rules.profile = values.profile;
-  const players = integerFlag(values.players, 'players');
-  if (players !== undefined) rules.players = players;
-  const hands = integerFlag(values.hands, 'hands');
-  if (hands !== undefined) rules.hands = hands;
+  // A flag and the variant naming one field differently: which was meant? (The flag won without a word.)
+  const set = (field: 'profile' | 'players' | 'hands', value: unknown) => {
+    if (value === undefined) return;
+    if (rules[field] !== undefined && rules[field] !== value) {
+      throw new ValidationError('invalid arguments', field, `--${field} ${JSON.stringify(value)} and --variant's ${field} ${JSON.stringify(rules[field])?.slice(0, 40)} differ: give it once`);
+    }
+    rules[field] = value;
+  };
+  set('profile', values.profile);
+  set('players', integerFlag(values.players, 'players'));
+  set('hands', integerFlag(values.hands, 'hands'));
   return rules;
 }
 

@@ -123,5 +123,8 @@ ${SESSION_FLAGS}
 
 /** True when a verb's arguments ask for its help. */
 export function wantsHelp(args: readonly string[]): boolean {
-  return args.includes('--help') || args.includes('-h');
+  // Past `--` every argument is a positional one, a file named --help included.
+  const end = args.indexOf('--');
+  const flags = end < 0 ? args : args.slice(0, end);
+  return flags.includes('--help') || flags.includes('-h');
 }

@@ -361,3 +361,22 @@ describe.skipIf(!existsSync(PLAY_BIN))('kratzen play as a process (built dist)',
     expect(result).toEqual(replayRecord(JSON.parse(readFileSync(path, 'utf8'))).result);
   });
 });
+
+describe('the saved record\'s path as play echoes it [probe round 8]', () => {
+  it('is one shell word with control characters escaped (a newline broke the replay command, an escape sequence reached the terminal)', async () => {
+    const path = join(tmp, 'odd\nname\u001b[2J.json');
+    let text = '';
+    const output = new Writable({
+      write(chunk, _encoding, done) {
+        text += chunk.toString();
+        done();
+      },
+    });
+    const code = await runPlay(['--seed', '3', '--players', '3', '--hands', '1', '--record', path], { input: Readable.from(['q\n']), output });
+    expect(code).toBe(0);
+    expect(existsSync(path)).toBe(true);
+    expect(text).toContain(`Replay it: npx kratzen replay '${tmp}/odd\\u000aname\\u001b[2J.json'`);
+    expect(text).not.toContain('\u001b[2J');
+    expect(text).toMatch(/Record saved: \S+\n/);
+  });
+});

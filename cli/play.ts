@@ -493,7 +493,10 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     if (entryExists(recordPath)) recordPath = defaultRecordPath();
     try {
       writeFileAtomic(recordPath, `${JSON.stringify(stateToRecord(state), null, 2)}\n`);
-      out(`\n${finished ? 'Session over.' : 'Session stopped.'} Record saved: ${recordPath}\nReplay it: npx kratzen replay ${recordPath}\n`);
+      // Quoted for a shell, control characters escaped: a name holding a newline or an escape
+      // sequence broke the suggested command and reached the terminal raw.
+      const shown = printable(shellQuoted(recordPath));
+      out(`\n${finished ? 'Session over.' : 'Session stopped.'} Record saved: ${shown}\nReplay it: npx kratzen replay ${shown}\n`);
     } catch (e) {
       // Checked before the game; the disk can still fill up or the folder go away meanwhile.
       // Output that cannot be written, as every verb reports it: one line on stderr, exit 3.
@@ -514,4 +517,9 @@ if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.me
  */
 export function printable(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** `text` as one shell word: as is when it holds only safe characters, else in single quotes. */
+function shellQuoted(text: string): string {
+  return /^[\w./,:@%+=-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

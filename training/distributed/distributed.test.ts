@@ -234,6 +234,17 @@ suite('a worker that returns results of no deal [probe round 6]', () => {
     }
   }, 60_000);
 
+  it('names TMPDIR when the worker cannot make its checkpoint cache there (it blamed --redis) [probe round 8]', async () => {
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = '/nonexistent/kratzen';
+    try {
+      await expect(startWorkers({ connection: parseRedisUrl(url) })).rejects.toMatchObject({ field: 'TMPDIR', reason: expect.stringMatching(/^cannot make the checkpoint cache in \/nonexistent\/kratzen/) });
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+  }, 30_000);
+
   it('says at once that an eval on Redis waits for workers (with none running it printed nothing); last: its jobs stay queued', () => {
     const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', 'random,heuristic', '--hands', '8', '--seed', 'quiet', '--redis', url], { encoding: 'utf8', timeout: 4_000, killSignal: 'SIGKILL' });
     expect(run.stderr).toMatch(/^eval: 2 deals go to Redis at redis:\/\/127\.0\.0\.1:\d+; `kratzen worker --redis <url>` processes play them \(none running: this waits\)$/m);

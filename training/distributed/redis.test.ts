@@ -15,6 +15,13 @@ describe('parseRedisUrl', () => {
     expect(parseRedisUrl('redis://127.0.0.1')).toMatchObject({ host: '127.0.0.1', port: 6379, db: 0 });
   });
 
+  it('reads the database as digits only (1e1 and 0x10 were databases 10 and 16) [probe round 8]', () => {
+    for (const db of ['1e1', '0x10', '99999999999999999999', '-1', '1.5', ' 1']) {
+      expect(() => parseRedisUrl(`redis://127.0.0.1:6379/${db}`), db).toThrow(/--redis database must be a number/);
+    }
+    expect(parseRedisUrl('redis://127.0.0.1:6379/15').db).toBe(15);
+  });
+
   it('masks the credentials of a URL it refuses', () => {
     expect(() => parseRedisUrl('redis://ann:s3cret@[bad')).toThrow(/redis:\/\/\*\*\*@\[bad/);
     for (const bad of ['redis://ann:s3cret@[bad', 'redis:ann:s3cret@host:x', 'ann:s3cret@', 'redis://ann:s3cret@host/x', 'redis://ann:s3@cret@[bad', 'redis://ann:s3cret\n@[bad']) {

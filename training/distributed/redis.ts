@@ -54,7 +54,9 @@ export function parseRedisUrl(text: string): RedisConnection {
     throw new ValidationError('invalid arguments', 'redis', `--redis must use redis:// or rediss://, got "${url.protocol}"`);
   }
   const port = url.port ? Number(url.port) : 6379;
-  const db = url.pathname && url.pathname !== '/' ? Number(url.pathname.slice(1)) : 0;
+  const dbText = url.pathname && url.pathname !== '/' ? url.pathname.slice(1) : '0';
+  // Digits only: 1e1 and 0x10 were databases 10 and 16.
+  const db = /^\d{1,9}$/.test(dbText) ? Number(dbText) : Number.NaN;
   if (!url.hostname) throw new ValidationError('invalid arguments', 'redis', '--redis needs a host');
   if (!Number.isInteger(db) || db < 0) throw new ValidationError('invalid arguments', 'redis', `--redis database must be a number, got "${url.pathname.slice(1)}"`);
   return {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'bullmq';
 import { BLOB_CACHE_ENV, BlobStore, CONNECTION_ENV, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, type RedisConnection } from './redis.js';
+import { ValidationError } from '../../env/rules/index.js';
 
 export interface WorkerOptions {
   connection: RedisConnection;
@@ -38,7 +39,13 @@ export async function startWorkers(options: WorkerOptions): Promise<Worker[]> {
   // The checkpoints fetched from Redis are cached in a folder of this process alone (mkdtemp makes
   // it 0700) and removed at exit: the cache trusts what it finds, and a folder with a fixed name in
   // the shared temp folder could be made first by another user, with checkpoints of their choosing.
-  const cacheRoot = mkdtempSync(join(tmpdir(), 'kratzen-blobs-'));
+  let cacheRoot: string;
+  try {
+    cacheRoot = mkdtempSync(join(tmpdir(), 'kratzen-blobs-'));
+  } catch (e) {
+    // The temp folder, not Redis: a TMPDIR that does not exist was blamed on --redis.
+    throw new ValidationError('cannot start the worker', 'TMPDIR', `cannot make the checkpoint cache in ${tmpdir()}: ${(e as Error).message}`);
+  }
   process.once('exit', () => rmSync(cacheRoot, { recursive: true, force: true }));
   process.env[BLOB_CACHE_ENV] = cacheRoot;
   const lockDuration = Math.round(lockSeconds * 1000);
