@@ -26,3 +26,19 @@ describe('kratzen serve flags', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ error: 'invalid arguments', field });
   });
 });
+
+describe('kratzen serve signals [probe round 8]', () => {
+  it('shuts down gracefully on SIGHUP, as on SIGINT and SIGTERM (a closed terminal ended it at once, exit 129)', async () => {
+    const { spawn } = await import('node:child_process');
+    for (const signal of ['SIGHUP', 'SIGTERM'] as const) {
+      const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr!.on('data', (d) => (stderr += d));
+      await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      child.kill(signal);
+      expect(await exited, signal).toBe(0);
+      expect(stderr).toContain(`kratzen serve: ${signal}, shutting down`);
+    }
+  }, 30_000);
+});

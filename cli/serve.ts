@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `kratzen serve [--host 127.0.0.1] [--port 8765] [--token T]`: runs the WebSocket bridge until
-// SIGINT/SIGTERM, then shuts down gracefully. Also runnable alone: `node dist/cli/serve.js ...`.
+// SIGINT/SIGTERM/SIGHUP, then shuts down gracefully. Also runnable alone: `node dist/cli/serve.js ...`.
 // Prints one JSON line when listening: {"event":"listening","url","host","port","protocolVersion"},
 // and "web" with --web.
 
@@ -202,8 +202,8 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
       () => process.exit(1),
     );
   };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  // SIGHUP too (a closed terminal, as train and play take it): it ended the process at once, exit 129.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => stop(signal));
   return server;
 }
 

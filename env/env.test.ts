@@ -764,6 +764,8 @@ describe('careless and hostile use of the library [probe round 8]', () => {
     for (const opponents of [0, '']) expect(() => new VecEnv({ numEnvs: 1, ...RULES, opponents: opponents as never }), String(opponents)).toThrow(/opponents: seat 1 needs a policy/);
     expect(() => new WorkerVecEnv({ numEnvs: 2, numWorkers: 1, ...RULES, spinMicroseconds: Infinity })).toThrow(/spinMicroseconds must be a number from 0 to 1e6/);
     expect(() => new WorkerVecEnv({ numEnvs: 2, numWorkers: 1, ...RULES, spinMicroseconds: '200' as never })).toThrow(/spinMicroseconds/);
+    // numWorkers 1000 started 1000 threads.
+    expect(() => new WorkerVecEnv({ numEnvs: 1000, numWorkers: 1000, ...RULES })).toThrow(/numWorkers must be an integer from 1 to 64/);
   });
 
   it('refuses buffers of another element type or sharing memory (aliased terminated and truncated reported no episode end)', () => {

@@ -52,6 +52,9 @@ function workerScript(): URL {
   return builtModule(new URL('./vec-worker.js', import.meta.url), new URL('../dist/env/vec-worker.js', import.meta.url));
 }
 
+/** Most worker threads a WorkerVecEnv starts. */
+export const MAX_WORKERS = 64;
+
 export class WorkerVecEnv extends VecEnvBuffers {
   readonly numEnvs: number;
   readonly numWorkers: number;
@@ -74,7 +77,8 @@ export class WorkerVecEnv extends VecEnvBuffers {
     // Checked before any worker starts: numEnvs 0 threw inside a worker, taking the process down.
     if (!Number.isSafeInteger(options.numEnvs) || options.numEnvs < 1) throw new RangeError(`numEnvs must be a positive integer, got ${String(options.numEnvs).slice(0, 40)}`);
     const numWorkers = options.numWorkers ?? 2;
-    if (!Number.isSafeInteger(numWorkers) || numWorkers < 1) throw new RangeError(`numWorkers must be a positive integer, got ${String(numWorkers).slice(0, 40)}`);
+    // Capped: numWorkers 1000 started 1000 threads, each compiling the env on its own.
+    if (!Number.isSafeInteger(numWorkers) || numWorkers < 1 || numWorkers > MAX_WORKERS) throw new RangeError(`numWorkers must be an integer from 1 to ${MAX_WORKERS}, got ${String(numWorkers).slice(0, 40)}`);
     this.numEnvs = options.numEnvs;
     this.numPlayers = game.numPlayers;
     // More workers than envs would leave some without any.
