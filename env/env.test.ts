@@ -609,7 +609,7 @@ describe('refused vector steps change nothing [probe round 3b]', () => {
       expect(() => new WorkerVecEnv({ numEnvs, config }), String(numEnvs)).toThrow(/^numEnvs must be a positive integer/);
     }
     for (const numWorkers of [0, -1, 1.5, '2' as unknown as number]) {
-      expect(() => new WorkerVecEnv({ numEnvs: 4, numWorkers, config }), String(numWorkers)).toThrow(/^numWorkers must be a positive integer/);
+      expect(() => new WorkerVecEnv({ numEnvs: 4, numWorkers, config }), String(numWorkers)).toThrow(/^numWorkers must be an integer from 1 to 64/);
     }
   });
 });
