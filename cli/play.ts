@@ -177,7 +177,7 @@ class TerminalGame {
         action = this.agents[seat]!.act(obs, mask, seats)[0]!;
         if (!state.isLegal(action)) throw new Error(`agent ${this.agents[seat]!.name} chose illegal action ${action}`);
         const text = actionToString(action);
-        // Other seats' discards stay hidden from the person (docs/rules.md §3).
+        // Other seats' discards stay hidden from the person (docs/rules.md §3, §4, §8).
         this.write(`  ${this.seatName(seat)}: ${text.startsWith('discard ') ? 'discards a card' : this.names.action(text)}\n`);
       }
       const finished = state.results.length;

@@ -25,8 +25,8 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
   --web                    also serve the web table at http://<host>:<port>/
   --allow-origin O         a web page origin (https://example.org) that may open WebSockets; repeatable.
                            Without it only the server's own page may; clients that send no Origin always may
-  --allow-host N           a further name clients may use in the Host header (default: the bound address
-                           and localhost); repeatable
+  --allow-host N           a further name clients may use in the Host header (default: the bound address,
+                           localhost, 127.0.0.1 and [::1]); repeatable
   --checkpoint-root DIR    a folder policies and opponents may be loaded from, besides the package's
                            checkpoints/ and ./runs; repeatable
   --max-connections N      clients that completed hello (default 64)

@@ -82,6 +82,18 @@ describe('kratzen train signals', () => {
   });
 });
 
+describe('the README\'s training commands', () => {
+  it('fine-tuning from a shipped checkpoint runs as written (the policies read cards as dealt; the default suitSymmetry refused it)', { timeout: 120_000 }, () => {
+    const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
+    const line = readme.split('\n').find((l) => l.startsWith('npx kratzen train') && l.includes('--initial-policy'))!;
+    const args = line.replace(/#.*$/, '').trim().split(/\s+/).slice(3);
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-readme-tune-'));
+    const run = spawnSync(process.execPath, [join(import.meta.dirname, '..', 'dist/cli/main.js'), 'train', ...args, '--runs-dir', dir, '--updates', '1', '--num-envs', '8', '--rollout-steps', '16', '--final-eval-deals', '0'], { encoding: 'utf8', cwd: join(import.meta.dirname, '..') });
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    expect(existsSync(join(dir, 'tuned', 'checkpoints', 'latest.json'))).toBe(true);
+  });
+});
+
 describe('kratzen train output', () => {
   it('a stderr that is gone loses the progress, not the run: train saves its checkpoint, eval its report (exit 7 and exit 1 with nothing before) [probe round 8]', { timeout: 120_000 }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-stderr-'));

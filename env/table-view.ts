@@ -153,7 +153,7 @@ export function sessionHistory(state: KratzenState, viewer: number, range: HandR
   return drain(sessionHistorySteps(state, viewer, range));
 }
 
-/** Hides the discards of other seats (docs/rules.md §3: only the discarding seat sees them). */
+/** Hides the discards of other seats (docs/rules.md §3, §4, §8: only the discarding seat sees them). */
 export function maskHistory(hands: HandHistory[], viewer: number): HandHistory[] {
   return hands.map((h) => ({
     ...h,
