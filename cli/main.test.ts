@@ -149,6 +149,23 @@ describe('kratzen eval', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^2 deals x 4 seatings: 32 hands \(--hands 7: whole deals, at least 2, plus any tie-break hands\)$/m);
   });
+  it('plays the same whatever files lie in the working directory, and reports a checkpoint error alike with one worker or two [probe round 9]', () => {
+    // A file named `random` beside the run cached the seeded random agent across seats and deals.
+    const clean = mkdtempSync(join(tmpdir(), 'kratzen-eval-clean-'));
+    const cluttered = mkdtempSync(join(tmpdir(), 'kratzen-eval-cluttered-'));
+    writeFileSync(join(cluttered, 'random'), '');
+    const evalIn = (cwd: string, workers: string) =>
+      spawnSync(process.execPath, [BIN, 'eval', '--agents', 'random,heuristic', '--hands', '24', '--seed', '4', '--workers', workers, '--json', '--out', join(cwd, 'out')], { encoding: 'utf8', cwd }).stdout;
+    const reference = JSON.parse(evalIn(clean, '1'));
+    for (const [cwd, workers] of [[cluttered, '1'], [cluttered, '2']] as const) expect(JSON.parse(evalIn(cwd, workers)).agents, `${workers} workers`).toEqual(reference.agents);
+    const tavern = join(ROOT, 'checkpoints/pretrained/tavern5-p4/checkpoint');
+    for (const workers of ['1', '2']) {
+      const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', `${tavern},random`, '--hands', '8', '--workers', workers, '--out', join(clean, `w${workers}`)], { encoding: 'utf8' });
+      expect(run.status, workers).toBe(2);
+      expect(JSON.parse(run.stdout), workers).toMatchObject({ error: 'checkpoint error', field: 'checkpoint', code: 'incompatible-rules' });
+    }
+  });
+
   it('names a bad agent', () => {
     expect(kratzen('eval', '--agents', 'heuristic,nobody', '--hands', '32', '--workers', '1')).toMatchObject({ code: 2, json: { field: 'agents' } });
   });

@@ -88,7 +88,7 @@ describe('the README\'s training commands', () => {
     const line = readme.split('\n').find((l) => l.startsWith('npx kratzen train') && l.includes('--initial-policy'))!;
     const args = line.replace(/#.*$/, '').trim().split(/\s+/).slice(3);
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-readme-tune-'));
-    const run = spawnSync(process.execPath, [join(import.meta.dirname, '..', 'dist/cli/main.js'), 'train', ...args, '--runs-dir', dir, '--updates', '1', '--num-envs', '8', '--rollout-steps', '16', '--final-eval-deals', '0'], { encoding: 'utf8', cwd: join(import.meta.dirname, '..') });
+    const run = spawnSync(process.execPath, [join(import.meta.dirname, '..', 'dist/cli/main.js'), 'train', ...args, '--runs-dir', dir, '--updates', '1', '--num-envs', '8', '--rollout-steps', '48', '--final-eval-deals', '0'], { encoding: 'utf8', cwd: join(import.meta.dirname, '..') });
     expect(run.status, run.stdout + run.stderr).toBe(0);
     expect(existsSync(join(dir, 'tuned', 'checkpoints', 'latest.json'))).toBe(true);
   });

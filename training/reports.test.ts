@@ -76,3 +76,25 @@ describe('reports', () => {
     offline(html);
   });
 });
+
+describe('reports of odd inputs [probe round 9]', () => {
+  it('number an agent given twice, so the head-to-head map keeps every pair (it keyed them by name and lost three cells)', () => {
+    const deals = [0, 1, 2].map((deal) => ({ deal, chipsPerHand: [1 + deal, -2, 1 - deal], hands: 16 }));
+    const result = summarize({ agents: ['random', 'random', 'heuristic'], rules: { profile: 'didactic4', players: 4 }, deals: 3, seed: 1 }, 4, deals);
+    expect(result.agents.map((a) => a.name)).toEqual(['random #1', 'random #2', 'heuristic']);
+    expect(result.config.agents).toEqual(['random', 'random', 'heuristic']);
+    expect(result.headToHead.map((h) => `${h.a}|${h.b}`)).toEqual(['random #1|random #2', 'random #1|heuristic', 'random #2|heuristic']);
+    const html = tournamentHtml(result);
+    // Every off-diagonal cell of the heat map holds a value.
+    expect((html.match(/<title>[^<]*±/g) ?? []).length).toBe(6);
+  });
+
+  it('show direction controls as escapes and cut long labels between characters (U+202E reversed a path; a cut split an emoji)', () => {
+    const bidi = barChartSvg('t', [{ label: 'safe\u202efdp.exe', value: 1, error: 0 }]);
+    expect(bidi).not.toContain('\u202e');
+    expect(bidi).toContain('safe\\u202efdp.exe');
+    const emoji = barChartSvg('t', [{ label: `a${'😀'.repeat(30)}`, value: 1, error: 0 }]);
+    expect(emoji).not.toContain('\ufffd');
+    expect(emoji).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
+  });
+});

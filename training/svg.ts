@@ -2,7 +2,10 @@
 // grid and optional 95% bands, and a heat map. Every chart has a viewBox and scales to the page
 // width, so reports read on a phone; nothing is fetched, so they work offline.
 
-const escape = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+// Markup characters become entities; direction controls (U+202E made `safe\u202Efdp.exe` read
+// as `safeexe.pdf`) are shown as their escapes.
+const escape = (text: string) =>
+  text.replace(/[&<>"\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] ?? `\\u${c.charCodeAt(0).toString(16)}`);
 const fmt = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 1 ? x.toFixed(2) : x.toPrecision(2));
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b'];
 
@@ -39,7 +42,9 @@ const MAX_LABEL_CHARS = 24;
  * the whole name in a tooltip; tables beside the chart carry it in full.
  */
 function chartLabel(label: string, attributes: string): string {
-  const shown = label.length > MAX_LABEL_CHARS ? `…${label.slice(-(MAX_LABEL_CHARS - 1))}` : label;
+  // Cut by code points: a cut inside a surrogate pair showed U+FFFD.
+  const points = Array.from(label);
+  const shown = points.length > MAX_LABEL_CHARS ? `…${points.slice(-(MAX_LABEL_CHARS - 1)).join('')}` : label;
   return `<text ${attributes}><title>${escape(label)}</title>${escape(shown)}</text>`;
 }
 

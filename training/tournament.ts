@@ -14,6 +14,8 @@ import { AmountOverflowError, ValidationError, createGame } from '../env/rules/i
 import { createAgent, playSession, sessionChips, type Agent, type AgentContext } from '../agents/index.js';
 import { bradleyTerryElo, meanCi, type MeanCi } from './stats.js';
 import { builtModule } from '../env/built-module.js';
+import { CheckpointError, type CheckpointErrorCode } from '../checkpoints/errors.js';
+import { isBuiltinAgent } from '../agents/registry.js';
 
 /**
  * What a tournament worker posts when it stops: bad input keeps its field across the thread, and
@@ -22,12 +24,15 @@ import { builtModule } from '../env/built-module.js';
 export interface WorkerFailure {
   error: string;
   invalid?: { error: string; field: string; reason: string };
+  /** A checkpoint that cannot be used, as the loader named it (in a worker it was "evaluation failed"). */
+  checkpoint?: { code: CheckpointErrorCode; path: string; reason: string };
   overflowHand?: number;
 }
 
 /** The error a worker's failure stands for, as the same work on one thread would throw it. */
 function workerError(failure: WorkerFailure): Error {
   if (failure.invalid) return new ValidationError(failure.invalid.error, failure.invalid.field, failure.invalid.reason);
+  if (failure.checkpoint) return new CheckpointError(failure.checkpoint.code, failure.checkpoint.path, failure.checkpoint.reason);
   if (failure.overflowHand !== undefined) return new AmountOverflowError(failure.overflowHand);
   return new Error(failure.error);
 }
@@ -113,7 +118,9 @@ export async function playDeal(
       }
       const context: AgentContext = { rules: config.rules, seed: `${sessionSeed}/r${rotation}/s${s}`, loadCheckpoint };
       const agent = await createAgent(spec, context);
-      if (existsSync(spec)) cache.set(spec, agent);
+      // Only checkpoints are shared across seats and deals: a file named `random` beside the run
+      // cached the seeded random agent, and changed the results (and made them depend on --workers).
+      if (!isBuiltinAgent(spec) && existsSync(spec)) cache.set(spec, agent);
       agents.push(agent);
     }
     const state = playSession(agents, { rules: config.rules, seed: sessionSeed });
@@ -200,8 +207,22 @@ export async function runTournament(config: TournamentConfig, options: RunOption
   return summarize(config, game.numPlayers, results);
 }
 
+/**
+ * The agents' names in a result: their specs, numbered where one is given more than once
+ * (`random #1`, `random #2`): the report's head-to-head keyed them by name, and lost pairs.
+ */
+export function agentNames(specs: readonly string[]): string[] {
+  const seen = new Map<string, number>();
+  return specs.map((spec) => {
+    if (specs.indexOf(spec) === specs.lastIndexOf(spec)) return spec;
+    const k = (seen.get(spec) ?? 0) + 1;
+    seen.set(spec, k);
+    return `${spec} #${k}`;
+  });
+}
+
 export function summarize(config: TournamentConfig, players: number, deals: DealResult[]): TournamentResult {
-  const names = config.agents;
+  const names = agentNames(config.agents);
   const k = names.length;
   const perAgent: MeanCi[] = names.map((_, a) => meanCi(deals.map((d) => d.chipsPerHand[a]!)));
   const wins = names.map(() => new Array<number>(k).fill(0));
@@ -219,7 +240,7 @@ export function summarize(config: TournamentConfig, players: number, deals: Deal
   }
   const ratings = bradleyTerryElo(wins);
   return {
-    config: { agents: names, rules: config.rules, deals: config.deals, seed: config.seed, players },
+    config: { agents: [...config.agents], rules: config.rules, deals: config.deals, seed: config.seed, players },
     agents: names.map((name, a) => ({ name, meanChipsPerHand: perAgent[a]!.mean, ci95: perAgent[a]!.ci95, rating: ratings[a]! })),
     headToHead,
     ratingMethod:

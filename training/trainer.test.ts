@@ -267,14 +267,19 @@ describe('trainer', () => {
     rmSync(dir, { recursive: true });
   });
 
-  it('resumes a run whose optimizer never stepped (every rollout too short to finish a hand) [probe round 6]', async () => {
+  it('refuses a rollout that finishes no hand, naming rolloutSteps (it trained on nothing, logged losses of 0 and exited 0) [probe round 9]', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
     const idle = { ...TINY, imitationUpdates: 0, numEnvs: 4, rolloutSteps: 8, evalEvery: 0, name: 'idle', runsDir: dir };
-    const first = await train({ ...idle, updates: 1 }, { verbose: false });
-    expect(first.metrics[0]!.batchSize).toBe(0);
-    const resumed = await train({ ...idle, updates: 2 }, { verbose: false, resume: true });
-    expect(resumed.updates).toBe(2);
+    await expect(train({ ...idle, updates: 1 }, { verbose: false })).rejects.toMatchObject({ field: 'rolloutSteps', reason: expect.stringMatching(/^update 1: no hand finished in 8 steps per env over 4 envs/) });
     rmSync(dir, { recursive: true });
+  });
+
+  it('restores an optimizer saved before its first step (the step count alone, as runs with only empty rollouts saved it) [probe round 6]', async () => {
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 3 });
+    const learner = new PpoLearner(agent, { learningRate: 1e-3, epochs: 1, minibatchSize: 64, clip: 0.2, valueCoef: 0.5, entropyCoef: 0.01, maxGradNorm: 0.5 });
+    await learner.restoreOptimizer([{ name: 'iter', shape: [], data: new Float32Array([0]) }], 'saved');
+    await expect(learner.restoreOptimizer([{ name: 'iter', shape: [], data: new Float32Array([0]) }, { name: 'm', shape: [3], data: new Float32Array(3) }], 'saved')).rejects.toMatchObject({ code: 'bad-manifest' });
+    agent.dispose();
   });
 
   it('one trainer per run: a resume beside a live trainer is refused and changes nothing; a dead owner\'s lock is taken over', async () => {

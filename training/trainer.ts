@@ -442,6 +442,11 @@ class TrainingRun {
       });
     }
     const { batch, stats } = rollout;
+    // Only finished hands are learned from: a rollout too short to finish one trained on nothing,
+    // logged losses of 0 and saved the untrained policy, with exit 0.
+    if (batch.size === 0) {
+      throw new ValidationError('invalid training config', 'rolloutSteps', `update ${update}: no hand finished in ${config.rolloutSteps} steps per env over ${config.numEnvs} envs, so there is nothing to learn from: raise rolloutSteps`);
+    }
     // The oracle critic values the decisions here, wherever they were played.
     if (this.critic) revalue(batch, this.critic.batchValues(batch, this.learner), request.gamma, request.lambda);
     const warmingUp = update - config.imitationUpdates <= config.criticWarmupUpdates;

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import { createGame } from '../../env/rules/index.js';
-import { createAgent } from '../../agents/registry.js';
+import { createAgent, isBuiltinAgent } from '../../agents/registry.js';
 import { summarize, type DealResult, type TournamentConfig, type TournamentResult } from '../tournament.js';
 import { uploadCheckpoint } from './checkpoint-blobs.js';
 import { runJobs } from './jobs.js';
@@ -50,7 +50,7 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
     const checkpoints: Record<string, string> = {};
     for (const spec of new Set(config.agents)) {
       // Checked here, so a bad spec fails at once and not on every worker.
-      if (existsSync(spec)) checkpoints[spec] = await uploadCheckpoint(spec, blobs);
+      if (!isBuiltinAgent(spec) && existsSync(spec)) checkpoints[spec] = await uploadCheckpoint(spec, blobs);
       else (await createAgent(spec, { rules: config.rules, seed: 0 })).dispose?.();
     }
     await events.waitUntilReady();
