@@ -160,6 +160,8 @@ export interface PolicyAgentOptions {
   name?: string;
   /** Whether `dispose()` disposes the model. @default true when built here, false for a given `model` */
   ownsModel?: boolean;
+  /** Called once by `dispose()` (a shared model's release, checkpoints/shared-models.ts). */
+  onDispose?: () => void;
   /**
    * The network reads the cards with the suits relabelled so that trump is suit 0 (`true`), and
    * with `'holding'` the plain suits ordered by the observer's holding; its actions are
@@ -196,6 +198,7 @@ export class PolicyAgent implements Agent {
   mode: PolicyMode;
   private rng: () => number;
   private readonly ownsModel: boolean;
+  private onDispose: (() => void) | undefined;
   private withFeatures: tf.LayersModel | null = null;
   readonly suitSymmetry: SuitSymmetry;
 
@@ -210,6 +213,7 @@ export class PolicyAgent implements Agent {
       throw new Error(`the model's architecture ${JSON.stringify(this.architecture)} is not the one given, ${JSON.stringify(wanted)}`);
     }
     this.ownsModel = options.ownsModel ?? options.model === undefined;
+    this.onDispose = options.onDispose;
     this.mode = options.mode ?? 'sample';
     this.name = options.name ?? 'policy';
     this.rng = seedrandom.alea(`policy:${this.seed}`);
@@ -305,6 +309,9 @@ export class PolicyAgent implements Agent {
 
   dispose(): void {
     if (this.ownsModel) this.model.dispose();
+    const onDispose = this.onDispose;
+    this.onDispose = undefined;
+    onDispose?.();
   }
 
   /**

@@ -64,3 +64,25 @@ it('a manifest.json that is a symbolic link (a loop among them) is refused as on
   await symlink('manifest.json', path.join(dir, 'manifest.json'));
   await expect(loadCheckpoint(dir, { rules: RULES, seed: 'x' })).rejects.toMatchObject({ code: 'bad-manifest', reason: expect.stringMatching(/manifest\.json is a symbolic link/) });
 });
+
+it('builds a checkpoint\'s network once for the agents that play it, kept a while after the last goes (each build leaked ~2 KB in TF.js for good) [probe round 9]', async () => {
+  const agent = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 5, mode: 'greedy' });
+  const store = new CheckpointStore(path.join(tmp, 'shared'), { rules: RULES });
+  const { dir } = await store.save(agent, { step: 1 });
+  const a = (await loadCheckpoint(dir, { rules: RULES, seed: 'a' })) as PolicyAgent;
+  const b = (await loadCheckpoint(dir, { rules: RULES, seed: 'b' })) as PolicyAgent;
+  expect(b.model).toBe(a.model);
+  a.dispose();
+  b.dispose();
+  // Idle, not disposed: a load-and-close loop builds nothing more.
+  const c = (await loadCheckpoint(dir, { rules: RULES, seed: 'c' })) as PolicyAgent;
+  expect(c.model).toBe(a.model);
+  const env = new VecEnv({ numEnvs: 2, config: { rules: RULES } }).reset(2);
+  expect(Array.from(c.act(env.observations, env.masks, env.seats))).toEqual(Array.from(agent.act(env.observations, env.masks, env.seats)));
+  c.dispose();
+  // A load for training (no pool) gets a network of its own.
+  const own = await loadCheckpointDir(dir, { rules: RULES });
+  expect(own.model).not.toBe(a.model);
+  own.model.dispose();
+  agent.dispose();
+});

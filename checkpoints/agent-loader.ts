@@ -10,6 +10,10 @@ import { loadCheckpoint as loadCheckpointDir, type LoadedCheckpoint, type RulesI
 import { MANIFEST_FILE } from './manifest.js';
 import { CheckpointStore } from './store.js';
 import { CheckpointError } from './errors.js';
+import { SharedModels } from './shared-models.js';
+
+/** This process's (or worker thread's) networks of checkpoints loaded as agents: only played, never trained. */
+const SHARED_MODELS = new SharedModels();
 
 /**
  * The policy of `dir`, a checkpoint or a store (whose `latest` is taken), for `rules` (its own
@@ -25,7 +29,7 @@ export async function loadPolicyCheckpoint(dir: string, rules: RulesInput | unde
   // Anything named manifest.json makes a checkpoint, to be refused as such if it is no regular
   // file: a symlink loop there read as a store without its latest.json.
   const isCheckpoint = (await lstat(path.join(dir, MANIFEST_FILE)).catch(() => null)) !== null;
-  const options = { policyOnly: true, maxWeightBytes };
+  const options = { policyOnly: true, maxWeightBytes, sharedModels: SHARED_MODELS };
   return isCheckpoint ? loadCheckpointDir(dir, { rules, ...options }) : new CheckpointStore(dir, { rules: rules as RulesInput }).load('latest', options);
 }
 

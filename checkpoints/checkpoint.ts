@@ -8,6 +8,7 @@ import { OBS_SIZE, OBS_VERSION } from '../env/observation.js';
 import { PolicyAgent, architectureOf, checkPolicyModel, policyWeightBytes, sameArchitecture, type PolicyAgentOptions } from '../agents/policy-agent.js';
 import { ensureBackend, tf } from '../agents/tfjs.js';
 import { makeDirs, syncDir, writeFileDurable } from './durable-fs.js';
+import type { SharedModels } from './shared-models.js';
 import { CheckpointError } from './errors.js';
 import {
   CHECKPOINT_FORMAT_VERSION,
@@ -134,6 +135,12 @@ export interface LoadCheckpointOptions {
    */
   policyOnly?: boolean;
   /**
+   * Shares the network with every other load of the same files through this pool (with
+   * `policyOnly`; for agents that only play it): `model` is then the pool's, released when the
+   * agent `toAgent` makes is disposed.
+   */
+  sharedModels?: SharedModels;
+  /**
    * The most bytes of weights the caller loads (the bridge's `--max-model-bytes`): a larger
    * network is refused (`too-large`) from its manifest, before any other file is read.
    */
@@ -206,17 +213,24 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
     files.set(file, data);
   }
   await ensureBackend();
-  const model = await modelFromFiles({ modelJson: files.get(MODEL_FILE)!, weights: files.get(WEIGHTS_FILE)! }, dir, manifest.architecture);
-  try {
-    checkPolicyModel(model);
-    const actual = architectureOf(model);
-    if (!sameArchitecture(actual, manifest.architecture)) {
-      throw new Error(`model.json has architecture ${JSON.stringify(actual)}, the manifest says ${JSON.stringify(manifest.architecture)}`);
+  const build = async () => {
+    const built = await modelFromFiles({ modelJson: files.get(MODEL_FILE)!, weights: files.get(WEIGHTS_FILE)! }, dir, manifest.architecture);
+    try {
+      checkPolicyModel(built);
+      const actual = architectureOf(built);
+      if (!sameArchitecture(actual, manifest.architecture)) {
+        throw new Error(`model.json has architecture ${JSON.stringify(actual)}, the manifest says ${JSON.stringify(manifest.architecture)}`);
+      }
+    } catch (e) {
+      built.dispose();
+      throw new CheckpointError('bad-model', dir, (e as Error).message);
     }
-  } catch (e) {
-    model.dispose();
-    throw new CheckpointError('bad-model', dir, (e as Error).message);
-  }
+    return built;
+  };
+  const shared = options.sharedModels && options.policyOnly
+    ? await options.sharedModels.acquire(`${manifest.files[MODEL_FILE]!.sha256}:${manifest.files[WEIGHTS_FILE]!.sha256}`, weightBytes, build)
+    : null;
+  const model = shared ? shared.model : await build();
   const extras = new Map<string, ExtraBlob>();
   if (!options.policyOnly) for (const [name, extra] of Object.entries(manifest.extras)) extras.set(name, { data: files.get(extra.file)!, meta: extra.meta });
   return {
@@ -228,8 +242,9 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
       new PolicyAgent({
         seed: manifest.seed,
         name: `policy:${path.basename(dir)}`,
-        ownsModel: true,
+        ownsModel: shared === null,
         ...agentOptions,
+        ...(shared && { onDispose: shared.release }),
         model,
         architecture: manifest.architecture,
         suitSymmetry: manifest.suitSymmetry ?? false,

@@ -92,7 +92,7 @@ export class CheckpointStore {
   }
 
   /** Loads a checkpoint by name, or the one `latest` / `best` names (verifying its manifest hash). */
-  async load(nameOrPointer: string, options: Pick<LoadCheckpointOptions, 'policyOnly' | 'maxWeightBytes'> = {}): Promise<LoadedCheckpoint> {
+  async load(nameOrPointer: string, options: Pick<LoadCheckpointOptions, 'policyOnly' | 'maxWeightBytes' | 'sharedModels'> = {}): Promise<LoadedCheckpoint> {
     if (nameOrPointer === 'latest' || nameOrPointer === 'best') {
       const pointer = await this.readPointer(nameOrPointer);
       if (!pointer) throw new CheckpointError('missing-file', this.pointerFile(nameOrPointer), `the store has no ${nameOrPointer} checkpoint`);
