@@ -203,3 +203,36 @@ function keyText(bytes: Uint8Array, start: number, end: number): string {
     return raw.slice(1, 65);
   }
 }
+
+/**
+ * The path (`rules.exchange`, `hands[3].actions[0].seat`) of the first key that an object of
+ * `bytes` (JSON, already parsed) gives twice, or null: JSON.parse keeps the last one without a
+ * word, so `{"exchange": {...}, "exchange": null}` played without the exchange. Keys are
+ * compared decoded (`"a\\u0062"` is `"ab"`).
+ */
+export function duplicateKeyAt(bytes: Uint8Array): string | null {
+  // Per open array (null) or object (its keys so far).
+  const open: (Set<string> | null)[] = [];
+  let stringStart = 0;
+  let stringEnd = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const kind = KIND[bytes[i]!]!;
+    if (kind === STARTS_STRING) {
+      stringStart = i;
+      i = stringEnd = closingQuote(bytes, i, bytes.length);
+    } else if (kind === OPENS) open.push(bytes[i] === OPEN_OBJECT ? new Set() : null);
+    else if (kind === CLOSES) open.pop();
+    else if (kind === ENDS_KEY) {
+      const keys = open[open.length - 1];
+      if (!keys) continue;
+      const raw = Buffer.from(bytes.buffer, bytes.byteOffset + stringStart, stringEnd + 1 - stringStart).toString('utf8');
+      const key = raw.includes('\\') ? String(JSON.parse(raw)) : raw.slice(1, -1);
+      if (keys.has(key)) {
+        const parent = pathAt(bytes, i);
+        return parent ? `${parent}.${key}` : key;
+      }
+      keys.add(key);
+    }
+  }
+  return null;
+}

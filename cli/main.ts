@@ -21,7 +21,8 @@ import { ProgressBar, dealsForHands, runTournament, writeTournamentReport, type 
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, parseFlags, rulesFromFlags, seedFlag } from './flags.js';
-import { MAX_RECORD_BYTES, denseJsonReason, duplicateKeyPath, inputText, readInputBytes, twiceReason } from './read-input.js';
+import { MAX_RECORD_BYTES, denseJsonReason, inputText, readInputBytes, twiceReason } from './read-input.js';
+import { duplicateKeyAt } from '../bridge/frame-scan.js';
 import { runTrain } from './train.js';
 import { runServe } from './serve.js';
 import { runPlay } from './play.js';
@@ -94,7 +95,7 @@ function readJson(path: string): unknown {
   } catch (e) {
     return badInput('', `not JSON: ${(e as Error).message}`, 'malformed record');
   }
-  const twice = duplicateKeyPath(text);
+  const twice = duplicateKeyAt(bytes);
   if (twice !== null) return badInput(twice, twiceReason(twice), 'malformed record');
   return record;
 }

@@ -5,7 +5,7 @@
 
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { ValidationError } from '../env/rules/index.js';
-import { scanFrame } from '../bridge/frame-scan.js';
+import { duplicateKeyAt, scanFrame } from '../bridge/frame-scan.js';
 
 /** Largest record `kratzen replay` reads (a 100,000-hand record is about 160 MB). */
 export const MAX_RECORD_BYTES = 256 << 20;
@@ -90,48 +90,7 @@ export function twiceReason(path: string): string {
   return `${JSON.stringify(path)} is given twice in one object (JSON would keep only the last)`;
 }
 
-/**
- * The path (`rules.exchange`, `hands[3].actions[0].seat`) of the first key that an object of
- * `text` (valid JSON, already parsed) holds twice, or null. JSON.parse keeps the last one without
- * a word, so `{"exchange": {...}, "exchange": null}` played without the exchange.
- */
+/** The path of the first key an object of `text` (JSON, already parsed) gives twice, or null (frame-scan.ts). */
 export function duplicateKeyPath(text: string): string | null {
-  // One frame per open object or array: its path, and an object's keys so far or an array's index.
-  const frames: { path: string; keys: Set<string> | null; key: string; index: number }[] = [];
-  let expectKey = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      let j = i + 1;
-      let escaped = false;
-      // Bounded by the text's end too, should it not be JSON after all.
-      for (let d = text.charCodeAt(j); d !== 0x22 && j < text.length; d = text.charCodeAt(++j)) {
-        if (d === 0x5c) {
-          escaped = true;
-          j++;
-        }
-      }
-      if (expectKey) {
-        const frame = frames[frames.length - 1]!;
-        const key = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(i + 1, j);
-        if (frame.keys!.has(key)) return `${frame.path}.${key}`.replace(/^\./, '');
-        frame.keys!.add(key);
-        frame.key = key;
-        expectKey = false;
-      }
-      i = j;
-    } else if (c === 0x7b || c === 0x5b) {
-      const parent = frames[frames.length - 1];
-      const path = !parent ? '' : parent.keys ? `${parent.path}.${parent.key}` : `${parent.path}[${parent.index}]`;
-      frames.push({ path, keys: c === 0x7b ? new Set() : null, key: '', index: 0 });
-      expectKey = c === 0x7b;
-    } else if (c === 0x7d || c === 0x5d) {
-      frames.pop();
-    } else if (c === 0x2c) {
-      const frame = frames[frames.length - 1]!;
-      if (frame.keys) expectKey = true;
-      else frame.index++;
-    }
-  }
-  return null;
+  return duplicateKeyAt(Buffer.from(text, 'utf8'));
 }

@@ -70,7 +70,7 @@ export class SingleAgentTable {
     return this.failure === null && this.table.state.currentSeat === this.learnerSeat ? this.learnerSeat : -1;
   }
 
-  /** Why this episode cannot go on (its opponents failed), or null. */
+  /** Why this episode cannot go on (its opponents failed) and what to do, or null. */
   get failed(): string | null {
     return this.failure;
   }
@@ -100,7 +100,7 @@ export class SingleAgentTable {
 
   /** The learner's action; then the other seats until the learner must act again. */
   step(action: number, rewards: Float32Array, offset: number): number {
-    if (this.failure !== null) throw new Error(`${this.failure}: reset this env before stepping it`);
+    if (this.failure !== null) throw new Error(this.failure);
     const total = this.total;
     let outcome = this.table.step(action, this.stepRewards, 0);
     for (let s = 0; s < MAX_SEATS; s++) total[s] = this.stepRewards[s]! + this.pending[s]!;
@@ -115,7 +115,7 @@ export class SingleAgentTable {
     try {
       return this.playOpponents(rewards, 0);
     } catch (e) {
-      this.failure = `the opponents failed in this episode (${(e as Error)?.message ?? String(e)})`.slice(0, 300);
+      this.failure = `the opponents failed in this episode (${String((e as Error)?.message ?? e).slice(0, 240)}): reset this env before stepping it`;
       throw e;
     }
   }

@@ -267,8 +267,7 @@ export class VecEnv extends VecEnvBuffers {
   /** Legal actions set in each mask row last time, so a row is cleared without fill(). */
   private readonly maskSet: Uint8Array;
   private readonly maskSetCount: Uint8Array;
-  /** 1 for envs reset at least once; `unstarted` counts the others (before, a step on one failed inside the core). */
-  private readonly started: Uint8Array;
+  /** Envs never reset (a table has no state until then): before, a step on one failed inside the core. */
   private unstarted: number;
   /** Set while a step or reset runs: an opponent policy that stepped or reset its own env applied actions chosen on one state to another. */
   private busy = false;
@@ -305,7 +304,6 @@ export class VecEnv extends VecEnvBuffers {
     this.rows = new ObservationRows(this.buffers.observations, this.numEnvs, !this.sparseWrites, options.listObservationEntries ?? false);
     this.maskSet = new Uint8Array(this.numEnvs * NUM_ACTIONS);
     this.maskSetCount = new Uint8Array(this.numEnvs);
-    this.started = new Uint8Array(this.numEnvs);
     this.unstarted = this.numEnvs;
     this.metadata = vecMetadata(config);
   }
@@ -318,7 +316,7 @@ export class VecEnv extends VecEnvBuffers {
   /** Env i's table; an index off the vector is a RangeError naming it. */
   private tableAt(i: number): EnvTable {
     this.checkEnvIndex(i);
-    if (!this.started[i]) throw notReset(i);
+    if (!this.isStarted(i)) throw notReset(i);
     return this.tables[i]!;
   }
 
@@ -438,7 +436,6 @@ export class VecEnv extends VecEnvBuffers {
       const entry = mask[i];
       if (entry !== 0 && entry !== 1 && entry !== true && entry !== false) throw new RangeError(`reset mask entry ${i} must be 0, 1, true or false, got ${JSON.stringify(entry)?.slice(0, 40)}`);
     }
-    if (seed !== undefined) checkSeed(seed);
     for (let i = 0; i < this.numEnvs; i++) if (mask[i]) this.resetRange(i, i + 1, seed);
     return this;
   }
@@ -455,11 +452,9 @@ export class VecEnv extends VecEnvBuffers {
     try {
       for (let i = start; i < end; i++) {
         this.stepping = i;
+        const first = !this.isStarted(i);
         this.tables[i]!.reset(seed === undefined ? undefined : `${seed}:${this.firstEnvIndex + i}`);
-        if (!this.started[i]) {
-          this.started[i] = 1;
-          this.unstarted--;
-        }
+        if (first) this.unstarted--;
         this.writeCurrent(i);
       }
     } catch (e) {
@@ -481,7 +476,7 @@ export class VecEnv extends VecEnvBuffers {
    */
   stepRange(actions: ArrayLike<number>, start: number, end: number): this {
     this.checkRange(start, end);
-    if (this.unstarted > 0) for (let i = start; i < end; i++) if (!this.started[i]) throw notReset(i);
+    if (this.unstarted > 0) for (let i = start; i < end; i++) if (!this.isStarted(i)) throw notReset(i);
     checkStepActions(actions, start, end, this.numEnvs, this.buffers, this.config.illegalAction === 'terminate', this.explainRefused);
     this.busy = true;
     let from = start;
@@ -507,7 +502,7 @@ export class VecEnv extends VecEnvBuffers {
    */
   private failedPartWay(e: unknown, from: number, to: number): Error {
     const env = this.stepping;
-    for (let i = from; i < to; i++) if (this.started[i]) this.writeCurrent(i);
+    for (let i = from; i < to; i++) if (this.isStarted(i)) this.writeCurrent(i);
     return new Error(`env ${env}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
   }
 
@@ -552,9 +547,13 @@ export class VecEnv extends VecEnvBuffers {
 
   private readonly explainRefused = (env: number, action: number): string | null => {
     const table = this.tables[env]!;
-    const failed = table instanceof SingleAgentTable ? table.failed : null;
-    return failed === null ? table.state.explainIllegal(action) : `${failed}: reset this env before stepping it`;
+    return (table instanceof SingleAgentTable ? table.failed : null) ?? table.state.explainIllegal(action);
   };
+
+  /** Whether env i was ever reset (a table's state is made by its first reset). */
+  private isStarted(i: number): boolean {
+    return this.tables[i]!.state !== undefined;
+  }
 
   private writeCurrent(i: number): void {
     this.writeRow(i);

@@ -8,7 +8,6 @@
 // agent is created afresh for each deal with a seed derived from (seed, deal, rotation, seat), and
 // deals are reassembled in order whatever the number of workers.
 
-import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { AmountOverflowError, ValidationError, createGame } from '../env/rules/index.js';
 import { createAgent, playSession, sessionChips, type Agent, type AgentContext } from '../agents/index.js';
@@ -118,9 +117,10 @@ export async function playDeal(
       }
       const context: AgentContext = { rules: config.rules, seed: `${sessionSeed}/r${rotation}/s${s}`, loadCheckpoint };
       const agent = await createAgent(spec, context);
-      // Only checkpoints are shared across seats and deals: a file named `random` beside the run
-      // cached the seeded random agent, and changed the results (and made them depend on --workers).
-      if (!isBuiltinAgent(spec) && existsSync(spec)) cache.set(spec, agent);
+      // Only checkpoints (every spec that is no built-in agent) are shared across seats and deals:
+      // a file named `random` beside the run cached the seeded random agent, and changed the
+      // results (and made them depend on --workers).
+      if (!isBuiltinAgent(spec)) cache.set(spec, agent);
       agents.push(agent);
     }
     const state = playSession(agents, { rules: config.rules, seed: sessionSeed });

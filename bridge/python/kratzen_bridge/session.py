@@ -29,9 +29,8 @@ class Batch:
             raise BridgeError("internal_error", f"the server's reply is not a binary batch of this session's {num_envs} envs")
         if result.get("rewardWidth", 1) != session.reward_width:
             raise _not_ours(f"rewardWidth {result.get('rewardWidth')!r:.40} (this session's rewards are {session.reward_width} per env)")
-        session.check_values(a["observations.indices"], a["observations.values"], "observations")
-        session.check_values(a["finalObservations.indices"], a["finalObservations.values"], "final observations")
         self.observations = csr_to_dense(a["observations.indptr"], a["observations.indices"], a["observations.values"], session.obs_size)
+        session.check_values(a["observations.indices"], a["observations.values"], "observations")
         for name in ("masks", "terminated", "truncated"):
             if ((a[name] != 0) & (a[name] != 1)).any():
                 raise _not_ours(f"{name} holds values other than 0 and 1")
@@ -48,6 +47,7 @@ class Batch:
         final_obs = csr_to_dense(
             a["finalObservations.indptr"], a["finalObservations.indices"], a["finalObservations.values"], session.obs_size
         )
+        session.check_values(a["finalObservations.indices"], a["finalObservations.values"], "final observations")
         # env index -> (final observation, info) of the episode that ended in this step
         finals = result["final"]
         envs = [f.get("env") if isinstance(f, dict) else None for f in finals]
@@ -108,11 +108,9 @@ class Session:
         self.closed = False
 
     def check_values(self, indices: np.ndarray, values: np.ndarray, name: str) -> None:
-        """Observation entries (CSR indices and values, indices checked by csr_to_dense) lie within
+        """Observation entries (CSR indices, already checked by csr_to_dense, and values) lie within
         the spec's bounds: NaN and 1e30 in a slice bounded by 1 came back silently."""
-        if not len(values):
-            return
-        at = np.minimum(indices.astype(np.int64), self.obs_size - 1)
+        at = indices.astype(np.int64)
         outside = ~((values >= self.obs_low[at]) & (values <= self.obs_high[at]))
         if outside.any():
             k = int(np.argmax(outside))
