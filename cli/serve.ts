@@ -193,8 +193,6 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     const code = (e as NodeJS.ErrnoException).code ?? '';
     fail(['ENOTFOUND', 'EADDRNOTAVAIL', 'EAI_AGAIN', 'EAI_FAIL', 'EINVAL'].includes(code) ? 'host' : 'port', `cannot listen: ${(e as Error).message}`);
   }
-  const web = server.options.web ? { web: server.url.replace(/^ws:/, 'http:') + '/' } : {};
-  writeStdout(`${JSON.stringify({ event: 'listening', url: server.url, host, port: server.port, protocolVersion: PROTOCOL_VERSION, ...web })}\n`);
   const stop = (signal: string) => {
     process.stderr.write(`kratzen serve: ${signal}, shutting down\n`);
     server.close().then(
@@ -204,6 +202,10 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
   };
   // SIGHUP too (a closed terminal, as train and play take it): it ended the process at once, exit 129.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => stop(signal));
+  // Said only once the handlers are in: a supervisor that signals as soon as it reads the line
+  // found the default action (the process killed) instead of a graceful shutdown.
+  const web = server.options.web ? { web: server.url.replace(/^ws:/, 'http:') + '/' } : {};
+  writeStdout(`${JSON.stringify({ event: 'listening', url: server.url, host, port: server.port, protocolVersion: PROTOCOL_VERSION, ...web })}\n`);
   return server;
 }
 
