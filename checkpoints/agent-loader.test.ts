@@ -9,8 +9,8 @@ import { VecEnv } from '../env/vec-env.js';
 import { NUM_ACTIONS } from '../env/rules/index.js';
 import { assertLegal } from '../agents/agent.js';
 import { PolicyAgent } from '../agents/policy-agent.js';
-import { selectBackend } from '../agents/tfjs.js';
-import { loadCheckpoint } from './agent-loader.js';
+import { selectBackend, tf } from '../agents/tfjs.js';
+import { loadCheckpoint, loadPolicyCheckpoint, sharedNetworksBuilt } from './agent-loader.js';
 import { CheckpointStore } from './store.js';
 import { loadCheckpoint as loadCheckpointDir } from './checkpoint.js';
 
@@ -84,5 +84,59 @@ it('builds a checkpoint\'s network once for the agents that play it, kept a whil
   const own = await loadCheckpointDir(dir, { rules: RULES });
   expect(own.model).not.toBe(a.model);
   own.model.dispose();
+  agent.dispose();
+});
+
+it('a checkpoint of the same model.json as an idle network takes that network with its own weights: a loop over many checkpoints builds one network (each build leaked ~2 KB for good)', async () => {
+  const store = new CheckpointStore(path.join(tmp, 'family'), { rules: RULES });
+  const dirs: string[] = [];
+  const trained: PolicyAgent[] = [];
+  for (let k = 0; k < 10; k++) {
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 100 + k, mode: 'greedy' });
+    dirs.push((await store.save(agent, { step: k + 1 })).dir);
+    trained.push(agent);
+  }
+  const env = new VecEnv({ numEnvs: 8, config: { rules: RULES } }).reset(3);
+  const logits = (model: PolicyAgent['model']) => {
+    const out = model.predict(tf.tensor2d(env.observations, [8, env.observations.length / 8])) as tf.Tensor[];
+    const values = out.map((t) => Array.from(t.dataSync()));
+    tf.dispose(out);
+    return values;
+  };
+  // One network of this shape, idle (built now, or left by an earlier test).
+  (await loadCheckpoint(dirs[0]!, { rules: RULES, seed: 'x' })).dispose?.();
+  const builtBefore = sharedNetworksBuilt();
+  for (let round = 0; round < 2; round++) {
+    for (let k = 0; k < dirs.length; k++) {
+      const loaded = (await loadCheckpoint(dirs[k]!, { rules: RULES, seed: 'x' })) as PolicyAgent;
+      // The checkpoints differ in weights and in their model.json's initializer seeds: none builds.
+      expect(sharedNetworksBuilt()).toBe(builtBefore);
+      // Bit for bit what the checkpoint's own network computes.
+      expect(logits(loaded.model)).toEqual(logits(trained[k]!.model));
+      loaded.dispose();
+    }
+  }
+  // In use, a network is never given to another checkpoint: the second gets a network of its own.
+  const a = (await loadCheckpoint(dirs[0]!, { rules: RULES, seed: 'a' })) as PolicyAgent;
+  const b = (await loadCheckpoint(dirs[1]!, { rules: RULES, seed: 'b' })) as PolicyAgent;
+  expect(b.model).not.toBe(a.model);
+  const c = (await loadCheckpoint(dirs[2]!, { rules: RULES, seed: 'c' })) as PolicyAgent;
+  expect(new Set([a.model, b.model, c.model]).size).toBe(3);
+  expect(logits(a.model)).toEqual(logits(trained[0]!.model));
+  expect(logits(b.model)).toEqual(logits(trained[1]!.model));
+  expect(logits(c.model)).toEqual(logits(trained[2]!.model));
+  a.dispose();
+  b.dispose();
+  c.dispose();
+  for (const agent of trained) agent.dispose();
+});
+
+it('a checkpoint loaded from shared networks makes one agent (a second would play whatever weights the network holds next)', async () => {
+  const agent = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 7, mode: 'greedy' });
+  const { dir } = await new CheckpointStore(path.join(tmp, 'once'), { rules: RULES }).save(agent, { step: 1 });
+  const loaded = await loadPolicyCheckpoint(dir, RULES);
+  const first = loaded.toAgent();
+  expect(() => loaded.toAgent()).toThrow(/gives one agent; load it again/);
+  first.dispose();
   agent.dispose();
 });

@@ -15,6 +15,11 @@ import { SharedModels } from './shared-models.js';
 /** This process's (or worker thread's) networks of checkpoints loaded as agents: only played, never trained. */
 const SHARED_MODELS = new SharedModels();
 
+/** How many networks this thread has built for checkpoints loaded as agents (the rest reused one). */
+export function sharedNetworksBuilt(): number {
+  return SHARED_MODELS.networksBuilt;
+}
+
 /**
  * The policy of `dir`, a checkpoint or a store (whose `latest` is taken), for `rules` (its own
  * manifest's when absent). Only the policy's files: an agent needs no optimizer state, and a

@@ -8,7 +8,7 @@ import { OBS_SIZE, OBS_VERSION } from '../env/observation.js';
 import { PolicyAgent, architectureOf, checkPolicyModel, policyWeightBytes, sameArchitecture, type PolicyAgentOptions } from '../agents/policy-agent.js';
 import { ensureBackend, tf } from '../agents/tfjs.js';
 import { makeDirs, syncDir, writeFileDurable } from './durable-fs.js';
-import type { SharedModels } from './shared-models.js';
+import type { Reuse, SharedModels } from './shared-models.js';
 import { CheckpointError } from './errors.js';
 import {
   CHECKPOINT_FORMAT_VERSION,
@@ -23,7 +23,7 @@ import {
   type CheckpointManifest,
   type JsonValue,
 } from './manifest.js';
-import { modelFromFiles, modelToFiles } from './model-files.js';
+import { loadWeightsInto, modelFamily, modelFromFiles, modelToFiles } from './model-files.js';
 import { MAX_METADATA_BYTES, readRegularFile } from './safe-read.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
 
@@ -137,7 +137,8 @@ export interface LoadCheckpointOptions {
   /**
    * Shares the network with every other load of the same files through this pool (with
    * `policyOnly`; for agents that only play it): `model` is then the pool's, released when the
-   * agent `toAgent` makes is disposed.
+   * agent `toAgent` makes is disposed (one agent: once released, the pool may put another
+   * checkpoint's weights into the network, so a second agent would play those).
    */
   sharedModels?: SharedModels;
   /**
@@ -227,19 +228,35 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
     }
     return built;
   };
+  // A network of the same model.json, initializers aside, can take these weights.
+  const family = modelFamily(files.get(MODEL_FILE)!);
+  const reuse: Reuse | undefined = family === null ? undefined : {
+    family,
+    load: (model) => {
+      // As build checks it: the manifest must describe the network (a crafted one might not).
+      const actual = architectureOf(model);
+      if (!sameArchitecture(actual, manifest.architecture)) {
+        throw new CheckpointError('bad-model', dir, `model.json has architecture ${JSON.stringify(actual)}, the manifest says ${JSON.stringify(manifest.architecture)}`);
+      }
+      loadWeightsInto(model, { modelJson: files.get(MODEL_FILE)!, weights: files.get(WEIGHTS_FILE)! }, dir);
+    },
+  };
   const shared = options.sharedModels && options.policyOnly
-    ? await options.sharedModels.acquire(`${manifest.files[MODEL_FILE]!.sha256}:${manifest.files[WEIGHTS_FILE]!.sha256}`, weightBytes, build)
+    ? await options.sharedModels.acquire(`${manifest.files[MODEL_FILE]!.sha256}:${manifest.files[WEIGHTS_FILE]!.sha256}`, weightBytes, build, reuse)
     : null;
   const model = shared ? shared.model : await build();
   const extras = new Map<string, ExtraBlob>();
   if (!options.policyOnly) for (const [name, extra] of Object.entries(manifest.extras)) extras.set(name, { data: files.get(extra.file)!, meta: extra.meta });
+  let agentMade = false;
   return {
     dir,
     manifest,
     model,
     extras,
-    toAgent: (agentOptions = {}) =>
-      new PolicyAgent({
+    toAgent: (agentOptions = {}) => {
+      if (shared && agentMade) throw new Error(`${dir}: a checkpoint loaded from shared networks gives one agent; load it again for another`);
+      agentMade = true;
+      return new PolicyAgent({
         seed: manifest.seed,
         name: `policy:${path.basename(dir)}`,
         ownsModel: shared === null,
@@ -248,7 +265,8 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
         model,
         architecture: manifest.architecture,
         suitSymmetry: manifest.suitSymmetry ?? false,
-      }),
+      });
+    },
   };
 }
 

@@ -2,6 +2,7 @@
 // the format the browser's `tf.loadLayersModel(url)` reads; the file:// handler that writes it
 // in Node belongs to tfjs-node, which is optional, so the files go through node:fs instead.
 
+import { createHash } from 'node:crypto';
 import { tf } from '../agents/tfjs.js';
 import { checkPolicyTopology, type PolicyArchitecture } from '../agents/policy-agent.js';
 import { CheckpointError } from './errors.js';
@@ -45,9 +46,63 @@ export async function modelToFiles(model: tf.LayersModel): Promise<ModelFiles> {
  * finite float32 numbers.
  */
 export async function modelFromFiles(files: ModelFiles, where: string, expected: PolicyArchitecture): Promise<tf.LayersModel> {
+  const json = parseModelJson(files.modelJson, where);
+  try {
+    checkPolicyTopology(json.modelTopology, expected);
+  } catch (e) {
+    throw new CheckpointError('bad-model', where, (e as Error).message);
+  }
+  const weightData = checkedWeightData(json, files.weights, where);
+  try {
+    const artifacts = await tf.io.getModelArtifactsForJSON(json, async (m) => [tf.io.getWeightSpecs(m), weightData]);
+    return await tf.loadLayersModel(tf.io.fromMemory(artifacts));
+  } catch (e) {
+    throw new CheckpointError('bad-model', where, `TF.js could not load the model: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Writes the weights of `files` into `model`, a network built from a model.json identical to
+ * theirs, as `tf.loadLayersModel` writes them into a network it has just built: by name, every
+ * one. No layer is made, so TF.js's registry of names does not grow (shared-models.ts).
+ */
+export function loadWeightsInto(model: tf.LayersModel, files: ModelFiles, where: string): void {
+  const json = parseModelJson(files.modelJson, where);
+  const weightData = checkedWeightData(json, files.weights, where);
+  const specs = json.weightsManifest.flatMap((group) => group.weights);
+  const bytes = specs.reduce((sum, spec) => sum + 4 * spec.shape.reduce((a, b) => a * b, 1), 0);
+  if (bytes !== weightData.byteLength) throw new CheckpointError('bad-model', where, `${WEIGHTS_FILE} holds ${weightData.byteLength} bytes; model.json's weights need ${bytes}`);
+  const tensors = tf.io.decodeWeights(weightData, specs);
+  try {
+    model.loadWeights(tensors, true);
+  } catch (e) {
+    throw new CheckpointError('bad-model', where, `TF.js could not load the weights: ${(e as Error).message}`);
+  } finally {
+    tf.dispose(Object.values(tensors));
+  }
+}
+
+/**
+ * The family of a model.json (shared-models.ts): networks built from files of one family compute
+ * the same function of their weights, so one can take another's weights. That is the whole file
+ * but the layers' initializers, which only choose the weights of a network built to be trained
+ * (each training seed has its own); null when it is no model.json (building it will say why).
+ */
+export function modelFamily(modelJson: Uint8Array): string | null {
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(modelJson));
+  } catch {
+    return null;
+  }
+  const text = JSON.stringify(json, (key, value: unknown) => (key.endsWith('_initializer') ? undefined : value));
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function parseModelJson(bytes: Uint8Array, where: string): tf.io.ModelJSON {
   let json: tf.io.ModelJSON;
   try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(files.modelJson)) as tf.io.ModelJSON;
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) as tf.io.ModelJSON;
   } catch {
     // Not the parser's message: it quotes the file.
     throw new CheckpointError('bad-model', where, 'model.json is not UTF-8 JSON');
@@ -57,21 +112,14 @@ export async function modelFromFiles(files: ModelFiles, where: string, expected:
   if (typeof json?.modelTopology !== 'object' || json.modelTopology === null || paths?.length !== 1 || paths[0] !== WEIGHTS_FILE) {
     throw new CheckpointError('bad-model', where, `model.json must have a modelTopology and one weights file ${WEIGHTS_FILE}`);
   }
-  try {
-    checkPolicyTopology(json.modelTopology, expected);
-  } catch (e) {
-    throw new CheckpointError('bad-model', where, (e as Error).message);
-  }
-  const { weights } = files;
-  // An exact ArrayBuffer of the weights: a Node Buffer may be a view into a larger pool.
+  return json;
+}
+
+/** An exact ArrayBuffer of the weights (a Node Buffer may be a view into a larger pool), checked by checkWeightValues. */
+function checkedWeightData(json: tf.io.ModelJSON, weights: Uint8Array, where: string): ArrayBuffer {
   const weightData = weights.buffer.slice(weights.byteOffset, weights.byteOffset + weights.byteLength) as ArrayBuffer;
   checkWeightValues(json, weightData, where);
-  try {
-    const artifacts = await tf.io.getModelArtifactsForJSON(json, async (m) => [tf.io.getWeightSpecs(m), weightData]);
-    return await tf.loadLayersModel(tf.io.fromMemory(artifacts));
-  } catch (e) {
-    throw new CheckpointError('bad-model', where, `TF.js could not load the model: ${(e as Error).message}`);
-  }
+  return weightData;
 }
 
 /**
