@@ -1,7 +1,7 @@
 // The `kratzen` command end to end: replay and random through the built bin, as a user runs them.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -164,6 +164,17 @@ describe('kratzen eval', () => {
       expect(run.status, workers).toBe(2);
       expect(JSON.parse(run.stdout), workers).toMatchObject({ error: 'checkpoint error', field: 'checkpoint', code: 'incompatible-rules' });
     }
+  });
+
+  it('shows control characters of an agent\'s name as escapes: a checkpoint folder named with a newline and a terminal escape broke the table\'s lines and cleared the screen', () => {
+    const evil = join(mkdtempSync(join(tmpdir(), 'kratzen-eval-names-')), 'evil\n\u001b[2Jname');
+    cpSync(join(ROOT, 'checkpoints/pretrained/didactic4-p4/checkpoint'), evil, { recursive: true });
+    const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', `${evil},random`, '--hands', '8', '--workers', '1', '--out', join(tmp, 'evalNames')], { encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(4); // deals, two agents, report
+    expect(lines[1]).toContain('evil\\u000a\\u001b[2Jname ');
+    expect(run.stdout).not.toContain('\u001b');
   });
 
   it('names a bad agent', () => {

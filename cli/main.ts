@@ -4,7 +4,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { OutputError, fsErrorReason } from '../checkpoints/durable-fs.js';
-import { failOutput, reportOutputLost, tryWriteStdout, writeStdout } from './output.js';
+import { failOutput, printable, reportOutputLost, tryWriteStdout, writeStdout } from './output.js';
 import {
   errorReport,
   randomSession,
@@ -210,7 +210,7 @@ async function runEval(args: string[]): Promise<void> {
   }
   if (values.json) {
     printJson(result);
-    process.stderr.write(`report: ${path}\n`);
+    process.stderr.write(`report: ${printable(path)}\n`);
     return;
   }
   // --hands rounds up to whole duplicate deals (each played from every seat), and tie-break hands
@@ -218,9 +218,9 @@ async function runEval(args: string[]): Promise<void> {
   const note = result.hands === hands ? '' : ` (--hands ${hands}: whole deals, at least 2, plus any tie-break hands)`;
   writeStdout(`${deals} deals x ${game.numPlayers} seatings: ${result.hands} hands${note}\n`);
   for (const a of result.agents) {
-    writeStdout(`${a.name.padEnd(28)} ${a.meanChipsPerHand.toFixed(3).padStart(9)} ±${a.ci95.toFixed(3)} chips/hand, rating ${a.rating.toFixed(0)}\n`);
+    writeStdout(`${printable(a.name).padEnd(28)} ${a.meanChipsPerHand.toFixed(3).padStart(9)} ±${a.ci95.toFixed(3)} chips/hand, rating ${a.rating.toFixed(0)}\n`);
   }
-  writeStdout(`report: ${path}\n`);
+  writeStdout(`report: ${printable(path)}\n`);
 }
 
 /**

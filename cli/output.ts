@@ -53,3 +53,12 @@ export function failOutput(field: string, reason: string): never {
   reportOutputLost(field, reason);
   process.exit(3);
 }
+
+/**
+ * `text` with control and bidirectional-format characters shown as escapes (\u001b): echoed
+ * raw, an answer's escape sequences set the terminal's title or cleared its screen, and a name
+ * holding a newline broke a table's lines.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

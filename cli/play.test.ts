@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 import { ACTION_IN, ACTION_OUT, actionToString, createGame, parseAction, replayRecord, replayToJson, type GameRecord } from '../env/rules/index.js';
-import { CardNames, parseMove, printable, runPlay } from './play.js';
+import { CardNames, parseMove, runPlay } from './play.js';
+import { printable } from './output.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const tmp = mkdtempSync(join(tmpdir(), 'kratzen-play-'));

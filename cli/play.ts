@@ -36,7 +36,7 @@ import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { HistoryRecorder, type TrickView } from '../env/table-view.js';
 import { writeFileAtomic } from '../training/files.js';
 import { entryExists, fsErrorReason, unwritableFolderReason } from '../checkpoints/durable-fs.js';
-import { reportOutputLost } from './output.js';
+import { printable, reportOutputLost } from './output.js';
 
 export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed S] [--profile didactic4|tavern5] [--players N]
              [--hands H] [--variant JSON] [--deck-style german|french|french-joker]
@@ -509,14 +509,6 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
 
 if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   process.exitCode = await runPlay(process.argv.slice(2));
-}
-
-/**
- * `text` with control and bidirectional-format characters shown as escapes (\u001b): echoed
- * raw, an answer's escape sequences set the terminal's title or cleared its screen.
- */
-export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** `text` as one shell word: as is when it holds only safe characters, else in single quotes. */
