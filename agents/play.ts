@@ -1,7 +1,7 @@
 // Seats agents at a table and plays sessions: the loop that tournaments, tests and the terminal
 // game share. Each decision goes through the agent's batched `act` with a batch of one.
 
-import { NUM_ACTIONS, createGame, type KratzenState, type NewStateOptions } from '../env/rules/index.js';
+import { NUM_ACTIONS, createGame, type KratzenState, type NewStateOptions, type StateReader } from '../env/rules/index.js';
 import { OBS_SIZE, encodeObservation } from '../env/observation.js';
 import { assertLegal, type Agent } from './agent.js';
 
@@ -34,7 +34,7 @@ export function playSession(agents: readonly Agent[], options: PlayOptions = {})
 }
 
 /** Net chips won by each seat over a finished session. */
-export function sessionChips(state: KratzenState): number[] {
+export function sessionChips(state: StateReader): number[] {
   return Array.from(state.balances, (units) => units / state.game.unitsPerChip);
 }
 

@@ -1,11 +1,11 @@
 // Rules-core throughput: uniformly random play on one thread, the legal mask filled every action.
 
-import { NUM_ACTIONS, createGame } from '../env/rules/index.js';
+import { NUM_ACTIONS, PROFILES, createGame } from '../env/rules/index.js';
 import { fastRng, measure } from './timing.js';
 
 export function benchRules(seconds: number): Record<string, number> {
   const metrics: Record<string, number> = {};
-  for (const profile of ['didactic4', 'tavern5'] as const) {
+  for (const profile of PROFILES) {
     for (const players of [3, 4, 5, 6]) {
       const game = createGame({ profile, players });
       const mask = new Uint8Array(NUM_ACTIONS);

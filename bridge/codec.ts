@@ -4,6 +4,7 @@
 import { NUM_ACTIONS } from '../env/rules/index.js';
 import { OBS_SIZE, type ObservationRows } from '../env/observation.js';
 import { takeFrame } from './frame-pool.js';
+import { BINARY_ARRAYS } from './protocol.js';
 
 export type Encoding = 'json' | 'binary';
 
@@ -31,7 +32,6 @@ export interface BatchView {
   observationRows?: ObservationRows;
 }
 
-type Dtype = 'float32' | 'int32' | 'uint32' | 'uint16' | 'uint8';
 type Typed = Float32Array | Int32Array | Uint32Array | Uint16Array | Uint8Array;
 
 const align8 = (n: number) => (n + 7) & ~7;
@@ -121,25 +121,6 @@ export class CsrEncoder {
     }
   }
 }
-
-/**
- * The arrays of a binary batch reply, in payload order (protocol.ts documents the frame). Only
- * their element counts travel, in the header's `lengths`; dtypes and order are fixed here, so a
- * client computes every offset itself and a small header parses fast.
- */
-export const BINARY_ARRAYS = [
-  ['observations.indptr', 'uint32'],
-  ['observations.indices', 'uint16'],
-  ['observations.values', 'float32'],
-  ['masks', 'uint8'],
-  ['seats', 'int32'],
-  ['rewards', 'float32'],
-  ['terminated', 'uint8'],
-  ['truncated', 'uint8'],
-  ['finalObservations.indptr', 'uint32'],
-  ['finalObservations.indices', 'uint16'],
-  ['finalObservations.values', 'float32'],
-] as const satisfies readonly (readonly [string, Dtype])[];
 
 export type BinaryArrayName = (typeof BINARY_ARRAYS)[number][0];
 const CTORS = { float32: Float32Array, int32: Int32Array, uint32: Uint32Array, uint16: Uint16Array, uint8: Uint8Array } as const;

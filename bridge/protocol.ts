@@ -18,6 +18,7 @@
 //   padding to a multiple of 8 bytes, then the payload: the arrays below in this order, each
 //   starting at an offset (from the frame start) that is a multiple of 8, `lengths[k]`
 //   elements of array k; all numbers little-endian. A numpy client views each array in place.
+//   (BINARY_ARRAYS below is this table in code.)
 //     k  name                        dtype    shape
 //     0  observations.indptr         uint32   [numEnvs + 1]
 //     1  observations.indices        uint16   [nnz]
@@ -41,14 +42,34 @@ import { envConfigSchema } from '../env/table.js';
 import { MAX_SEATS, MAX_SEED_LENGTH, NUM_ACTIONS, rawJsonObject } from '../env/rules/index.js';
 import { OBS_SIZE } from '../env/observation.js';
 
+export type BinaryDtype = 'float32' | 'int32' | 'uint32' | 'uint16' | 'uint8';
+
+/**
+ * The arrays of a binary batch reply, in payload order: name, dtype, shape. The one list the
+ * codec writes and reads and the schema's text describes (the table above shows it). Only their
+ * element counts travel, in the header's `lengths`: a client computes every offset itself and a
+ * small header parses fast.
+ */
+export const BINARY_ARRAYS = [
+  ['observations.indptr', 'uint32', '[numEnvs+1]'],
+  ['observations.indices', 'uint16', '[nnz]'],
+  ['observations.values', 'float32', '[nnz]'],
+  ['masks', 'uint8', '[numEnvs, NUM_ACTIONS]'],
+  ['seats', 'int32', '[numEnvs]'],
+  ['rewards', 'float32', '[numEnvs, rewardWidth]'],
+  ['terminated', 'uint8', '[numEnvs]'],
+  ['truncated', 'uint8', '[numEnvs]'],
+  ['finalObservations.indptr', 'uint32', '[len(final)+1]'],
+  ['finalObservations.indices', 'uint16', '[nnz]'],
+  ['finalObservations.values', 'float32', '[nnz]'],
+] as const satisfies readonly (readonly [string, BinaryDtype, string])[];
+
 /** The binary reply layout above, for protocol.schema.json. */
 export const BINARY_FRAME_LAYOUT = [
   'Sessions created with encoding "binary" answer env.reset and env.step with a binary frame:',
   'uint32 LE header length H; H bytes of UTF-8 JSON header ({id, result}: session, numEnvs, rewardWidth, final, lengths);',
-  'zero padding to a multiple of 8; then 11 arrays in this order, each starting 8-byte aligned (from the frame start), lengths[k] elements each:',
-  'observations.indptr uint32[numEnvs+1], observations.indices uint16[nnz], observations.values float32[nnz],',
-  'masks uint8[numEnvs, NUM_ACTIONS], seats int32[numEnvs], rewards float32[numEnvs, rewardWidth], terminated uint8[numEnvs], truncated uint8[numEnvs],',
-  'finalObservations.indptr uint32[len(final)+1], finalObservations.indices uint16[nnz], finalObservations.values float32[nnz].',
+  `zero padding to a multiple of 8; then ${BINARY_ARRAYS.length} arrays in this order, each starting 8-byte aligned (from the frame start), lengths[k] elements each:`,
+  `${BINARY_ARRAYS.map(([name, dtype, shape]) => `${name} ${dtype}${shape}`).join(', ')}.`,
   'Observations are CSR: row i = entries indptr[i]..indptr[i+1], in no particular order within the row; numbers little-endian.',
 ].join(' ');
 

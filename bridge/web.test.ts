@@ -4,11 +4,14 @@
 // of that session, fetched through the protocol by the page itself. Also: the HTTP side of --web,
 // and env.view / env.record over a plain client.
 
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Agent, request as httpGet } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CARD_NAMES, cardLongName, replayRecord, type HandReport } from '../env/rules/index.js';
+import { CARD_NAMES, NUM_CARDS, SUIT_LETTERS, cardLongName, cardShortName, cardToken, replayRecord, suitDisplayName, type DeckStyle, type HandReport } from '../env/rules/index.js';
 import { PROTOCOL_VERSION } from './protocol.js';
 import { BridgeClient } from './client.js';
 import { BridgeServer, CLIENT_ERROR_TOO_LONG, MAX_HTTP_REQUESTS_PER_CONNECTION } from './server.js';
@@ -74,6 +77,19 @@ describe('kratzen serve --web: HTTP', () => {
     const shared = (await get(`${base}/shared.js`)).body;
     expect(shared).toContain(`export const PROTOCOL_VERSION = ${PROTOCOL_VERSION};`);
     expect(shared).toContain(`export const CARD_NAMES = ${JSON.stringify(CARD_NAMES)};`);
+    // And so do the functions that format them: the page's names are the terminal's, Weli included
+    // (the page had its own copy, which labelled the Weli "W" where the terminal says "W♦").
+    const module = join(mkdtempSync(join(tmpdir(), 'kratzen-shared-')), 'shared.mjs');
+    writeFileSync(module, shared);
+    const served = (await import(pathToFileURL(module).href)) as Record<string, (token: string, style: string) => string>;
+    for (const style of Object.keys(CARD_NAMES.styles) as DeckStyle[]) {
+      for (const card of [...Array(NUM_CARDS).keys()].map(cardToken)) {
+        expect(served.cardShortName!(card, style)).toBe(cardShortName(card, style));
+        expect(served.cardLongName!(card, style)).toBe(cardLongName(card, style));
+      }
+      for (const suit of SUIT_LETTERS) expect(served.suitDisplayName!(suit, style)).toBe(suitDisplayName(suit, style));
+    }
+    expect(served.cardShortName!('W', 'german')).toBe('W♦');
     // `//x/table.js` read against a base names the host x and the path /table.js [probe].
     for (const path of ['/nope', '/../package.json', '/%2e%2e/package.json', '/assets.ts', '/favicon.ico', '//table.js', '//x/table.js']) expect((await get(`${base}${path}`)).status).toBe(404);
     for (const method of ['POST', 'OPTIONS', 'DELETE']) expect((await get(`${base}/`, method)).status).toBe(405);

@@ -666,7 +666,8 @@ describe('buffers, indices and opponents that do not fit [probe round 3b]', () =
     expect(() => encodeObservation(state, 0, new Float32Array(OBS_SIZE), OBS_SIZE)).toThrow(RangeError);
     expect(() => state.legalActionMask(new Uint8Array(5))).toThrow(/a mask needs 74 entries/);
     expect(() => state.legalActionMask(new Uint8Array(NUM_ACTIONS), -10)).toThrow(RangeError);
-    expect(() => state.applyAs('1' as unknown as number, 0)).toThrow(/seat must be a seat 0\.\.3/);
+    // A reader has no transitions (env.state and stateOf hand out readers); a state of its own checks its seat too.
+    expect(() => vec.stateOf(0).game.newState({ seed: 1 }).applyAs('1' as unknown as number, 0)).toThrow(/seat must be a seat 0\.\.3/);
   });
 
   it('a vector env too big to allocate names numEnvs; an action given as a string is named as one [probe round 6]', () => {

@@ -11,7 +11,7 @@
 // At the end of an episode (`terminated`), `seat` is -1, the mask is all zero and the observation
 // is that of the seat that acted last.
 
-import { NUM_ACTIONS, replayResult, stateToRecord, type HandReport } from './rules/index.js';
+import { NUM_ACTIONS, replayResult, stateToRecord, type HandReport, type StateReader } from './rules/index.js';
 import { OBS_SIZE, encodeObservation, observationSpec, observationView, type ObservationSpec, type ObservationView } from './observation.js';
 import { TERMINATED, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 
@@ -79,8 +79,8 @@ export class KratzenEnv {
     return observationSpec();
   }
 
-  /** The underlying rules-core state (read it, do not mutate it). */
-  get state() {
+  /** The underlying rules-core state, to read: stepping it past the env would leave the env's rewards and episodes behind. */
+  get state(): StateReader {
     return this.startedState;
   }
 

@@ -70,17 +70,15 @@ import {
   MAX_TRICKS,
   NUM_CARDS,
   PHASES,
+  PROFILES,
   SUIT_LETTERS,
-  LiveSeatView,
   SeatView,
-  TableAt,
   cardToken,
   handKindIndex,
   parseCard,
   parseRuleSet,
   phaseIndex,
   ruleSetToJson,
-  liveSeatView,
   seatView,
   createGame,
   WELI,
@@ -92,11 +90,13 @@ import {
   type KratzenState,
   type Phase,
   type Profile,
+  type StateReader,
 } from './rules/index.js';
+// The zero-copy view of the state's public table: this encoder alone reads it (see rules/index.ts).
+import { LiveSeatView, TableAt, liveSeatView } from './rules/seat-view.js';
 
 export const OBS_VERSION = 2;
 const NUM_DECLARATIONS = DECLARATION_NAMES.length;
-const PROFILES: readonly Profile[] = ['didactic4', 'tavern5'];
 /** Largest |symlog(chips)| for amounts up to 2^53 units of a quarter chip. */
 export const AMOUNT_BOUND = 37;
 
@@ -544,7 +544,7 @@ function writeNonZeros(v: LiveSeatView, out: Float32Array, offset: number, list:
 const scratchView = new LiveSeatView();
 
 /** Writes the observation of `seat` into `out` at `offset` (OBS_SIZE floats). Allocates nothing. */
-export function encodeObservation(state: KratzenState, seat: number, out: Float32Array, offset = 0): void {
+export function encodeObservation(state: StateReader, seat: number, out: Float32Array, offset = 0): void {
   // A short buffer or an offset past it took the writes past its end without a word.
   if (!(out instanceof Float32Array) || !Number.isInteger(offset) || offset < 0 || offset + OBS_SIZE > out.length) {
     throw new RangeError(`an observation needs ${OBS_SIZE} floats of a Float32Array from offset ${offset}${out instanceof Float32Array ? `; it holds ${out.length}` : ''}`);
@@ -585,7 +585,7 @@ export class ObservationRows {
     out.fill(0, 0, numRows * OBS_SIZE);
   }
 
-  write(state: KratzenState, seat: number, row: number): void {
+  write(state: StateReader, seat: number, row: number): void {
     const out = this.out;
     const offset = row * OBS_SIZE;
     const base = row * MAX_NONZERO;
@@ -649,7 +649,7 @@ function cardOrder(a: string, b: string): number {
 }
 
 /** The structured view of what `seat` sees of `state` (the decoder must agree with it). */
-export function observationView(state: KratzenState, seat: number): ObservationView {
+export function observationView(state: StateReader, seat: number): ObservationView {
   // seatViewJson copies what it reads, so one view serves every call.
   return seatViewJson(seatView(state, seat, jsonView));
 }

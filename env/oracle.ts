@@ -10,12 +10,12 @@
 // This is the one place outside the rules core that reads other seats' cards. Nothing that acts
 // (agents, the bridge, evaluation) may read it: only a training critic.
 
-import { MAX_SEATS, NUM_CARDS, type KratzenState } from './rules/index.js';
+import { MAX_SEATS, NUM_CARDS, type KratzenState, type StateReader } from './rules/index.js';
 
 export const ORACLE_SIZE = (MAX_SEATS - 1) * NUM_CARDS;
 
 /** Writes the other seats' hands, relative to `seat`, into `out` at `offset` (ORACLE_SIZE floats). */
-export function encodeOtherHands(state: KratzenState, seat: number, out: Float32Array, offset = 0): void {
+export function encodeOtherHands(state: StateReader, seat: number, out: Float32Array, offset = 0): void {
   out.fill(0, offset, offset + ORACLE_SIZE);
   const n = state.game.numPlayers;
   for (let r = 1; r < n; r++) {

@@ -15,6 +15,7 @@ import {
   trickWinnerIndex,
   type HandReport,
   type KratzenState,
+  type StateReader,
 } from './rules/index.js';
 import { observationView, type ObservationView } from './observation.js';
 
@@ -111,7 +112,7 @@ const inRange = (hand: number, range: HandRange) => hand >= range.from && hand -
  * are noted for each hand. Yields after each replayed hand, so a caller serving others can give
  * way in a long session (a replay takes about 0.1 ms a hand).
  */
-export function* sessionHistorySteps(state: KratzenState, viewer: number, range: HandRange = ALL_HANDS): Generator<void, HandHistory[]> {
+export function* sessionHistorySteps(state: StateReader, viewer: number, range: HandRange = ALL_HANDS): Generator<void, HandHistory[]> {
   checkHandRange(range);
   const logs = state.handLogs();
   const start = state.startInfo;
@@ -149,7 +150,7 @@ export function* sessionHistorySteps(state: KratzenState, viewer: number, range:
 }
 
 /** sessionHistorySteps at once. */
-export function sessionHistory(state: KratzenState, viewer: number, range: HandRange = ALL_HANDS): HandHistory[] {
+export function sessionHistory(state: StateReader, viewer: number, range: HandRange = ALL_HANDS): HandHistory[] {
   return drain(sessionHistorySteps(state, viewer, range));
 }
 
@@ -162,7 +163,7 @@ export function maskHistory(hands: HandHistory[], viewer: number): HandHistory[]
 }
 
 /** The table `viewer` sees, with the history and settlements of the hands in `range`; yields as sessionHistorySteps does. */
-export function* tableViewSteps(state: KratzenState, viewer: number, range: HandRange = ALL_HANDS): Generator<void, TableView> {
+export function* tableViewSteps(state: StateReader, viewer: number, range: HandRange = ALL_HANDS): Generator<void, TableView> {
   const result = replayResult(state);
   const legal = state.currentSeat === viewer && !state.isTerminal ? state.legalActions() : [];
   const history = maskHistory(yield* sessionHistorySteps(state, viewer, range), viewer);
@@ -178,7 +179,7 @@ export function* tableViewSteps(state: KratzenState, viewer: number, range: Hand
   };
 }
 
-export function tableView(state: KratzenState, viewer: number, range: HandRange = ALL_HANDS): TableView {
+export function tableView(state: StateReader, viewer: number, range: HandRange = ALL_HANDS): TableView {
   return drain(tableViewSteps(state, viewer, range));
 }
 
@@ -198,7 +199,7 @@ export interface SeatRecord {
 }
 
 /** `viewer`'s record of the finished hands in `range`; yields as sessionHistorySteps does. */
-export function* seatRecordSteps(state: KratzenState, viewer: number, range: HandRange = ALL_HANDS): Generator<void, SeatRecord> {
+export function* seatRecordSteps(state: StateReader, viewer: number, range: HandRange = ALL_HANDS): Generator<void, SeatRecord> {
   const result = replayResult(state);
   const record = stateToRecord(state);
   const history = maskHistory(yield* sessionHistorySteps(state, viewer, range), viewer);
@@ -210,7 +211,7 @@ export function* seatRecordSteps(state: KratzenState, viewer: number, range: Han
   return { kind: 'seat', seat: viewer, rules: record.rules, start: record.start as SeatRecord['start'], hands, final: result.final };
 }
 
-export function seatRecord(state: KratzenState, viewer: number, range: HandRange = ALL_HANDS): SeatRecord {
+export function seatRecord(state: StateReader, viewer: number, range: HandRange = ALL_HANDS): SeatRecord {
   return drain(seatRecordSteps(state, viewer, range));
 }
 

@@ -14,7 +14,7 @@
 // The buffers are the env's own: read them, copy them, but do not write into them (observation
 // rows are updated sparsely, clearing only what the previous step set).
 
-import { IllegalActionError, MAX_SEATS, NUM_ACTIONS, checkSeed, drain, stateToRecord, type KratzenState } from './rules/index.js';
+import { IllegalActionError, MAX_SEATS, NUM_ACTIONS, checkSeed, drain, stateToRecord, type KratzenState, type StateReader } from './rules/index.js';
 import { OBS_SIZE, OBS_VERSION, ObservationRows, encodeObservation } from './observation.js';
 import { encodeOtherHands } from './oracle.js';
 import { RUNNING, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
@@ -309,7 +309,7 @@ export class VecEnv extends VecEnvBuffers {
   }
 
   /** The rules-core state of env i (read only; for the env layer and tests, not for agents or the bridge). */
-  stateOf(i: number): KratzenState {
+  stateOf(i: number): StateReader {
     return this.tableAt(i).state;
   }
 
@@ -325,7 +325,7 @@ export class VecEnv extends VecEnvBuffers {
    * a single-agent session that ended before its learner acted, never reported, is not kept);
    * valid until the next one finishes. A hand episode's state continues into the next hand.
    */
-  endedStateOf(i: number): KratzenState | null {
+  endedStateOf(i: number): StateReader | null {
     return this.tableAt(i).endedState;
   }
 
@@ -335,7 +335,7 @@ export class VecEnv extends VecEnvBuffers {
    * hand of a session, or one cut short) and it is kept as endedStateOf.
    */
   private episodeState(i: number, episode: 'current' | 'ended'): KratzenState {
-    if (episode === 'current') return this.stateOf(i);
+    if (episode === 'current') return this.tableAt(i).state;
     const ended = this.tableAt(i).endedEpisodeState;
     if (!ended) throw new RangeError(`env ${i} has no finished episode kept (none yet, or keepEndedStates is off)`);
     return ended;

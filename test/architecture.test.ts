@@ -36,9 +36,12 @@ describe('architecture', () => {
     expect(files.length).toBeGreaterThan(60);
   });
 
-  it('only env/rules/ imports the core\'s private state', () => {
-    const offenders = files.filter((f) => !f.path.startsWith('env/rules/') && importsOf(f.text).some((i) => /(^|\/)(internal|state-data)\.js$/.test(i)));
+  it('only env/rules/ imports the core\'s private state (its data, the key to it, the live views of its memory)', () => {
+    const offenders = files.filter((f) => !f.path.startsWith('env/rules/') && importsOf(f.text).some((i) => /(^|\/)rules\/(internal|state-data|state-reader)\.js$/.test(i)));
     expect(offenders.map((f) => f.path)).toEqual([]);
+    // The live seat view writes into the state's memory: the observation encoder alone reads it.
+    const liveReaders = files.filter((f) => !f.path.startsWith('env/rules/') && importsOf(f.text).some((i) => /(^|\/)rules\/seat-view\.js$/.test(i)));
+    expect(liveReaders.map((f) => f.path)).toEqual(['env/observation.ts']);
   });
 
   it('agents, training, bridge and cli do not reach into a vector env\'s state', () => {

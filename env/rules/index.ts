@@ -12,7 +12,11 @@ export * from './results.js';
 export type { HandLog } from './history.js';
 export { KratzenGame, createGame, type NewStateOptions, type SessionStart } from './kratzen-game.js';
 export { KratzenState } from './game.js';
-export * from './seat-view.js';
+/** What a reader of a state gets: every accessor, no transition (env.state, VecEnv.stateOf). */
+export type { StateReader } from './state-reader.js';
+// liveSeatView is not here: its views write into the state's own memory. Only the observation
+// encoder reads it (env/observation.ts imports seat-view.js; test/architecture.test.ts checks).
+export { SeatFacts, SeatView, TableAt, seatView } from './seat-view.js';
 export * from './sample.js';
 export * from './record.js';
 export * from './steps.js';

@@ -4,7 +4,8 @@
 import type { KratzenState } from './game.js';
 import { STATE_DATA } from './state-reader.js';
 import type { StateData } from './state-data.js';
+import type { StateReader } from './state-reader.js';
 
-export function internals(state: KratzenState): StateData {
+export function internals(state: StateReader): StateData {
   return state[STATE_DATA];
 }

@@ -35,7 +35,7 @@ export class KratzenGame implements GameUnits {
   readonly handSize: number;
   readonly numTricks: number;
   readonly unitsPerChip: number;
-  readonly profile: ProfileRules;
+  readonly profile: Readonly<ProfileRules>;
   readonly anteUnits: number;
   readonly feeUnits: number;
   readonly bonusUnits: number;

@@ -1,7 +1,8 @@
 // What differs between the two rule profiles (docs/rules.md §3 didactic4, §4 tavern5), one object
 // each: the sizes, how a hand is staked and dealt and of which kind, who leads the first trick,
-// how the tricks settle, and when a session ends. The state machine (game.ts) calls these and
-// holds no profile test of its own.
+// how the tricks settle, and when a session ends. The state machine (game.ts) calls these; it
+// still tests the profile itself in its start checks (a didactic4 pot in whole chips, tavern5's
+// opening muss).
 
 import { RANK_SEVEN, WELI, cardRank, cardSuit } from './cards.js';
 import { settleDidactic4, settleTavern5, type Settlement, type Tavern5SettlementInput } from './ledger.js';
@@ -88,7 +89,7 @@ function settleInputOf(d: StateData): Tavern5SettlementInput {
   return input;
 }
 
-export const DIDACTIC4: ProfileRules = {
+export const DIDACTIC4: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
   handSize: 4,
   mustHead: true,
   tieBreaks: false,
@@ -133,9 +134,9 @@ export const DIDACTIC4: ProfileRules = {
   endsEarly() {
     return false;
   },
-};
+});
 
-export const TAVERN5: ProfileRules = {
+export const TAVERN5: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
   handSize: 5,
   mustHead: false,
   tieBreaks: true,
@@ -197,9 +198,9 @@ export const TAVERN5: ProfileRules = {
     }
     return false;
   },
-};
+});
 
-export function profileOf(rules: RuleSet): ProfileRules {
+export function profileOf(rules: RuleSet): Readonly<ProfileRules> {
   return rules.profile === 'didactic4' ? DIDACTIC4 : TAVERN5;
 }
 

@@ -11,6 +11,7 @@ import type { HandResult } from './results.js';
 import { isJsonObject, isWholeUnits, readsAsExactFifth, ruleSetToJson } from './ruleset.js';
 import { MAX_UNITS } from './ledger.js';
 import { drain } from './steps.js';
+import type { StateReader } from './state-reader.js';
 
 export interface RecordAction {
   seat: number;
@@ -250,17 +251,17 @@ export function* replayRecordSteps(input: unknown): Generator<void, KratzenState
 }
 
 /** Units to chips, exact for quarters and printed to at most 6 decimals for fifths. */
-function chips(state: KratzenState, units: number): number {
+function chips(state: StateReader, units: number): number {
   return Number((units / state.game.unitsPerChip).toFixed(6));
 }
 
-export function handReport(state: KratzenState, r: HandResult): HandReport {
+export function handReport(state: StateReader, r: HandResult): HandReport {
   return handReportIn(r, (units) => chips(state, units));
 }
 
 /** A hand's report with each amount (in units) as `amount` gives it. */
 function handReportIn<Amount>(r: HandResult, amount: (units: number) => Amount): HandReport<Amount> {
-  const amounts = (values: number[]) => values.map(amount);
+  const amounts = (values: readonly number[]) => values.map(amount);
   const report: HandReport<Amount> = {
     dealer: r.dealer,
     trump: SUIT_LETTERS[r.trump]!,
@@ -268,8 +269,8 @@ function handReportIn<Amount>(r: HandResult, amount: (units: number) => Amount):
     kind: r.kind,
     walkover: r.walkover,
     potBeforePlay: amount(r.potBeforePlay),
-    in: r.in,
-    tricks: r.tricks,
+    in: [...r.in],
+    tricks: [...r.tricks],
     payouts: amounts(r.payouts),
     penalties: amounts(r.penalties),
     potAfter: amount(r.potAfter),
@@ -283,11 +284,11 @@ function handReportIn<Amount>(r: HandResult, amount: (units: number) => Amount):
 }
 
 /** The section-6 result of a state: completed hands and the final ledger. */
-export function replayResult(state: KratzenState): ReplayResult {
+export function replayResult(state: StateReader): ReplayResult {
   return replayResultIn(state, (units) => chips(state, units));
 }
 
-function replayResultIn<Amount>(state: KratzenState, amount: (units: number) => Amount): ReplayResult<Amount> {
+function replayResultIn<Amount>(state: StateReader, amount: (units: number) => Amount): ReplayResult<Amount> {
   const last = state.results[state.results.length - 1];
   const balances = last ? last.balances : state.startInfo.balances;
   const final: ReplayResult<Amount>['final'] = {
@@ -300,7 +301,7 @@ function replayResultIn<Amount>(state: KratzenState, amount: (units: number) => 
 }
 
 /** Writes a state's session so far as a record, every hand with its full deck. */
-export function stateToRecord(state: KratzenState): GameRecord {
+export function stateToRecord(state: StateReader): GameRecord {
   const start: NonNullable<GameRecord['start']> = {
     dealer: state.startInfo.dealer,
     pot: chips(state, state.startInfo.pot),

@@ -5,24 +5,24 @@
 import { HAND_KINDS, handKindIndex, type HandKind } from './phases.js';
 import { MAX_SEATS } from './sizes.js';
 
-/** One finished hand, amounts in units (see `KratzenGame.unitsPerChip`). */
+/** One finished hand, amounts in units (see `KratzenGame.unitsPerChip`); frozen, like its arrays: states share them with every reader. */
 export interface HandResult {
-  hand: number;
-  dealer: number;
-  trump: number;
+  readonly hand: number;
+  readonly dealer: number;
+  readonly trump: number;
   /** The card whose suit set trump; -1 when a tavern5 dealer named it after a turned Weli. */
-  indicator: number;
-  kind: HandKind;
-  walkover: boolean;
-  potBeforePlay: number;
-  in: boolean[];
-  tricks: number[];
-  payouts: number[];
-  penalties: number[];
+  readonly indicator: number;
+  readonly kind: HandKind;
+  readonly walkover: boolean;
+  readonly potBeforePlay: number;
+  readonly in: readonly boolean[];
+  readonly tricks: readonly number[];
+  readonly payouts: readonly number[];
+  readonly penalties: readonly number[];
   /** Exchange fees per seat; null when the exchange variant is off. */
-  fees: number[] | null;
-  potAfter: number;
-  balances: number[];
+  readonly fees: readonly number[] | null;
+  readonly potAfter: number;
+  readonly balances: readonly number[];
 }
 
 /** A hand's fields as the state commits them (per-seat arrays hold MAX_SEATS entries). */
@@ -120,7 +120,7 @@ export class ResultStore {
   }
 
   /** Every finished hand; `clear` begins a new array (an old one stays valid). */
-  all(): HandResult[] {
+  all(): readonly HandResult[] {
     const cache = this.cache;
     for (let h = cache.length; h < this.count; h++) cache.push(this.at(h));
     return cache;
@@ -135,8 +135,8 @@ export class ResultStore {
     const n = this.numPlayers;
     const data = this.data;
     const base = h * RESULT_STRIDE;
-    const seats = (field: number) => Array.from({ length: n }, (_, s) => data[base + R_SEATS + field * MAX_SEATS + s]!);
-    return {
+    const seats = (field: number) => Object.freeze(Array.from({ length: n }, (_, s) => data[base + R_SEATS + field * MAX_SEATS + s]!));
+    return Object.freeze({
       hand: data[base + R_HAND]!,
       dealer: data[base + R_DEALER]!,
       trump: data[base + R_TRUMP]!,
@@ -144,14 +144,14 @@ export class ResultStore {
       kind: HAND_KINDS[data[base + R_KIND]!]!,
       walkover: data[base + R_WALKOVER] === 1,
       potBeforePlay: data[base + R_POT_BEFORE]!,
-      in: seats(S_IN).map((v) => v === 1),
+      in: Object.freeze(seats(S_IN).map((v) => v === 1)),
       tricks: seats(S_TRICKS),
       payouts: seats(S_PAYOUTS),
       penalties: seats(S_PENALTIES),
       fees: data[base + R_HAS_FEES] === 1 ? seats(S_FEES) : null,
       potAfter: data[base + R_POT_AFTER]!,
       balances: seats(S_BALANCES),
-    };
+    });
   }
 }
 

@@ -6,7 +6,9 @@ import { z } from 'zod';
 import { RuleSetError } from './errors.js';
 import { MAX_NAMED_KEYS, firstIssue, unknownKeysReason } from './zod-issue.js';
 
-export type Profile = 'didactic4' | 'tavern5';
+/** The rule profiles (docs/rules.md §0), in the order observations one-hot them. */
+export const PROFILES = ['didactic4', 'tavern5'] as const;
+export type Profile = (typeof PROFILES)[number];
 export type DeckStyle = 'german' | 'french' | 'french-joker';
 
 export interface ExchangeVariant {
@@ -91,7 +93,7 @@ const fifths = (what: string) =>
     .refine(readsAsExactFifth, `${what} past 2^50 chips must be whole chips: a JSON number there cannot tell fifths apart`);
 
 const ruleSetSchema = z.strictObject({
-  profile: z.enum(['didactic4', 'tavern5']).default('didactic4'),
+  profile: z.enum(PROFILES).default('didactic4'),
   players: z.number().int().min(3).max(6).default(4),
   hands: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
   deckStyle: z.enum(['german', 'french', 'french-joker']).default('german'),

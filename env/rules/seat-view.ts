@@ -21,6 +21,7 @@ import { Mem, type StateData } from './state-data.js';
 import type { HandKind, Phase } from './phases.js';
 import type { RuleSet } from './ruleset.js';
 import { HAND_CAPACITY, MAX_SEATS, MAX_TRICKS } from './sizes.js';
+import type { StateReader } from './state-reader.js';
 
 /** What every view of a seat holds besides the public table: scalars, and the seat's own cards. */
 export abstract class SeatFacts {
@@ -164,7 +165,7 @@ export class LiveSeatView extends SeatFacts {
 
 
 /** Fills `into` (or a new SeatView) with what `seat` may see of `state` now. */
-export function seatView(state: KratzenState, seat: number, into: SeatView = new SeatView()): SeatView {
+export function seatView(state: StateReader, seat: number, into: SeatView = new SeatView()): SeatView {
   const d = internals(state);
   fillFacts(state, d, seat, into);
   into.copyTable(d);
@@ -172,7 +173,7 @@ export function seatView(state: KratzenState, seat: number, into: SeatView = new
 }
 
 /** Fills `into` with what `seat` may see of `state` now, the public table read in place (see LiveSeatView). */
-export function liveSeatView(state: KratzenState, seat: number, into: LiveSeatView): LiveSeatView {
+export function liveSeatView(state: StateReader, seat: number, into: LiveSeatView): LiveSeatView {
   const d = internals(state);
   fillFacts(state, d, seat, into);
   if (d.publicBytes === null) d.makePublicViews();
@@ -183,7 +184,7 @@ export function liveSeatView(state: KratzenState, seat: number, into: LiveSeatVi
 }
 
 /** The scalars and `seat`'s own cards: the part both kinds of view copy. */
-function fillFacts(state: KratzenState, d: StateData, seat: number, v: SeatFacts): void {
+function fillFacts(state: StateReader, d: StateData, seat: number, v: SeatFacts): void {
   state.assertSeat(seat);
   const { i8, u8 } = d;
   v.game = state.game;

@@ -1,6 +1,7 @@
 // States share slabs of memory (state-data.ts): neighbours in a slab must never see each other.
 import { describe, expect, it } from 'vitest';
-import { LiveSeatView, TableAt, actionRng, createGame, liveSeatView, playRandomly, seatView, stateToRecord, type KratzenState } from './index.js';
+import { TableAt, actionRng, createGame, playRandomly, seatView, stateToRecord, type KratzenState } from './index.js';
+import { LiveSeatView, liveSeatView } from './seat-view.js';
 import { Mem } from './state-data.js';
 import { NUM_CARDS } from './cards.js';
 import { NUM_ACTIONS } from './actions.js';

@@ -1,5 +1,5 @@
-// The data of one session, which only the rules core reads and writes (game.ts exposes it read
-// only; SeatView shows one seat its part). Every fixed-size array lives in one block of memory laid
+// The data of one session, which only the rules core reads and writes (state-reader.ts exposes
+// it read only; SeatView shows one seat its part). Every fixed-size array lives in one block of memory laid
 // out by `Mem` below, so a state is a few contiguous cache lines rather than a score of
 // scattered allocations (it matters when a vector env steps thousands in turn), and a clone is
 // one buffer copy. Nothing outside env/rules/ imports this module.
@@ -108,7 +108,7 @@ export function copySeats<T extends Uint8Array | Float64Array>(from: T, at: Mem,
   for (let s = 0; s < MAX_SEATS; s++) to[s] = from[at + s]!;
 }
 
-/** The mutable data of a session; field by field what game.ts documents for its accessors. */
+/** The mutable data of a session; field by field what state-reader.ts documents for its accessors. */
 export class StateData {
   /** This state's memory (Mem.blockBytes of a slab, see takeMemory), through the views of its element types. */
   readonly f64: Float64Array;

@@ -104,7 +104,7 @@ export abstract class StateReader {
   /** Hands finished this session (a tavern5 tie-break deal counts): `results.length`, cheaply. */
   get numResults(): number { return this.resultStore.count; }
   /** The session's finished hands; `restart` begins a new array (an old one stays valid). */
-  get results(): HandResult[] { return this.resultStore.all(); }
+  get results(): readonly HandResult[] { return this.resultStore.all(); }
 
   /**
    * Throws a RangeError naming `field` unless `seat` is a seat at this table: a seat index off

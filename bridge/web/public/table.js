@@ -3,7 +3,7 @@
 // bots played on the server), env.reset, env.step, env.view (the public table of the player's
 // seat) and env.record. Legality comes from the server: only the moves env.view lists are enabled.
 
-import { CARD_NAMES, PROTOCOL_VERSION } from './shared.js';
+import { CARD_NAMES, PROTOCOL_VERSION, cardLongName, cardShortName, suitDisplayName } from './shared.js';
 
 const $ = (id) => document.getElementById(id);
 const table = {
@@ -55,31 +55,19 @@ function call(method, params = {}) {
 
 // ---------------------------------------------------------------- names
 
-function styleNames() {
-  return Object.hasOwn(CARD_NAMES.styles, table.deckStyle) ? CARD_NAMES.styles[table.deckStyle] : CARD_NAMES.styles.german;
+// The names themselves are formatted by the shared module, with the terminal game's own code.
+function deckStyle() {
+  return Object.hasOwn(CARD_NAMES.styles, table.deckStyle) ? table.deckStyle : 'german';
 }
 
 function cardParts(token) {
-  if (token === 'W') return { rank: 'W', suit: CARD_NAMES.weliSuit, weli: true };
-  return { rank: token[0], suit: token[1], weli: false };
+  if (token === 'W') return { suit: CARD_NAMES.weliSuit, weli: true };
+  return { suit: token[1], weli: false };
 }
 
-function cardName(token) {
-  const names = styleNames();
-  const { rank, suit, weli } = cardParts(token);
-  if (weli) return names.weli;
-  return names.order === 'suit-rank' ? `${names.suits[suit]} ${names.ranks[rank]}` : `${names.ranks[rank]} of ${names.suits[suit]}`;
-}
-
-function suitName(letter) {
-  return `${CARD_NAMES.suitSymbols[letter]} ${styleNames().suits[letter]}`;
-}
-
-function cardLabel(token) {
-  if (token === 'W') return CARD_NAMES.weliShort;
-  const { rank, suit } = cardParts(token);
-  return `${styleNames().short[rank]}${CARD_NAMES.suitSymbols[suit]}`;
-}
+const cardName = (token) => cardLongName(token, deckStyle());
+const suitName = (letter) => suitDisplayName(letter, deckStyle());
+const cardLabel = (token) => cardShortName(token, deckStyle());
 
 function seatName(seat) {
   return seat === table.seat ? 'You' : `Seat ${seat}`;
