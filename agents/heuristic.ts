@@ -162,8 +162,7 @@ function play(view: ObservationView, legal: number[], weliHighest: boolean): num
   const trick = view.currentTrick.flatMap((t, s) => (t ? [{ seat: s, card: parseCard(t) }] : []));
   const tricksLeft = observedGame(view).numTricks - view.trickNumber;
   const need = Math.max(0, view.quotas[view.seat]! - view.tricksWon[view.seat]!);
-  // Extra tricks pay in every tavern5 deal and in a didactic4 normal hand, never in its Muss.
-  const payoutHand = view.profile === 'tavern5' || view.kind === 'normal';
+  const payoutHand = observedGame(view).profile.tricksPay(view.kind);
   const bettler = view.declarations[view.seat] === 'bettler';
   const lowest = () => cards.reduce((a, b) => (keep(b) < keep(a) ? b : a));
   if (trick.length === 0) {

@@ -9,6 +9,7 @@ import { settleDidactic4, settleTavern5, type Settlement, type Tavern5Settlement
 import type { RuleSet } from './ruleset.js';
 import { Mem, copySeats, type StateData } from './state-data.js';
 import { DECL_IN, MAX_SEATS } from './sizes.js';
+import type { HandKind } from './phases.js';
 
 /** What a profile needs to know of its game, in exact units. */
 export interface GameUnits {
@@ -37,6 +38,11 @@ export interface ProfileRules {
   readonly mustHead: boolean;
   /** Whether a tie for the lead brings a tie-break deal. */
   readonly tieBreaks: boolean;
+  /**
+   * Whether tricks won in a hand of `kind` are paid from the pot (tavern5: every kind, once the
+   * quota is made; didactic4: only a normal hand, none in its muss). Agents ask it (the heuristic).
+   */
+  tricksPay(kind: HandKind): boolean;
   /**
    * Stakes, deals the deck (already in the state's block at Mem.deck), sets trump (or asks for it), kind and quotas,
    * and leaves the state at its first decision: `trump`, `discard`, or what `afterDeal` starts.
@@ -94,6 +100,10 @@ export const DIDACTIC4: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
   mustHead: true,
   tieBreaks: false,
 
+  tricksPay(kind) {
+    return kind === 'normal';
+  },
+
   deal(d, units, ctx) {
     const n = d.numPlayers;
     const { u8, i8 } = d;
@@ -126,7 +136,7 @@ export const DIDACTIC4: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
   },
 
   settle(d, _units, out) {
-    return settleDidactic4(settleInputOf(d), d.kind !== 'normal', out);
+    return settleDidactic4(settleInputOf(d), !DIDACTIC4.tricksPay(d.kind), out);
   },
 
   afterHand() {},
@@ -140,6 +150,10 @@ export const TAVERN5: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
   handSize: 5,
   mustHead: false,
   tieBreaks: true,
+
+  tricksPay() {
+    return true;
+  },
 
   deal(d, units, ctx) {
     const n = d.numPlayers;
