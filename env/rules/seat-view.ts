@@ -200,7 +200,7 @@ function fillFacts(state: StateReader, d: StateData, seat: number, v: SeatFacts)
   v.leader = d.leader;
   v.trickLength = d.trickLength;
   v.numPlaying = d.numPlaying;
-  v.talonLeft = state.rules.profile === 'tavern5' ? NUM_CARDS - d.talonPosition : 0;
+  v.talonLeft = state.talonLeft;
   v.pot = d.pot;
   v.potBeforePlay = d.potBeforePlay;
   v.handsPlayed = d.handsPlayed;
