@@ -25,7 +25,8 @@ export function defaultCheckpointRoots(): string[] {
 
 function inside(child: string, parent: string): boolean {
   const relative = path.relative(parent, child);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+  // `..ck` is a folder inside; only `..` itself or a path through it leaves.
+  return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
 }
 
 /** The one error for every path a client may not load. */

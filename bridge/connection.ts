@@ -23,7 +23,7 @@ import { packPolicyAct, screenPolicyAct } from './policy-rows.js';
 import { checkSessionConfig, slicedControl } from './session.js';
 import { giveBackFrame, isLentFrame } from './frame-pool.js';
 import { FairScheduler, SLICE_MS, type Servable } from './fair-scheduler.js';
-import { BYTES_PER_CONTAINER, MAX_KEY_NAMES, MAX_REQUEST_OBJECT_KEYS, scanFrame } from './frame-scan.js';
+import { BYTES_PER_CONTAINER, MAX_KEY_NAMES, MAX_REQUEST_OBJECT_KEYS, duplicateKeyAt, scanFrame } from './frame-scan.js';
 
 /** What a connection needs from its server (resolved options and state). */
 export interface ConnectionContext {
@@ -134,6 +134,22 @@ export const MIN_MESSAGE_BYTES = POLICY_ACT_ENVELOPE_BYTES + POLICY_ROW_BYTES;
 /** The most policy.act rows a request of `maxMessageBytes` surely carries, however its values are written by JSON.stringify. */
 export function maxPolicyRowsFor(maxMessageBytes: number): number {
   return Math.max(0, Math.min(MAX_POLICY_ROWS, Math.floor((maxMessageBytes - POLICY_ACT_ENVELOPE_BYTES) / POLICY_ROW_BYTES)));
+}
+
+/**
+ * Room for the rest of an env.step request beside its actions: keys, a request id of 128
+ * characters (each escaped, at worst) and a session id.
+ */
+const STEP_ENVELOPE_BYTES = 1024;
+/** Bytes of one action in an env.step request as JSON.stringify writes it: up to 2 digits and a comma. */
+const STEP_ACTION_BYTES = 3;
+
+/**
+ * The most envs whose env.step request surely fits `maxMessageBytes`: a connection gets no more
+ * (with a small message limit, a session was created and reset that no step could reach).
+ */
+export function maxStepEnvsFor(maxMessageBytes: number): number {
+  return Math.max(1, Math.floor((maxMessageBytes - STEP_ENVELOPE_BYTES) / STEP_ACTION_BYTES));
 }
 
 /**
@@ -420,8 +436,8 @@ export class Connection implements Servable {
         });
       }
       let message: unknown;
+      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
       try {
-        const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
         const padded = this.paddingRefused(bytes);
         if (padded) return errorReply(null, padded);
         message = JSON.parse(frameText(bytes));
@@ -436,6 +452,17 @@ export class Connection implements Servable {
         return errorReply(null, { code: 'invalid_request', message: 'id must be a string (at most 128 characters) or an integer', field: 'id' });
       }
       id = raw.id;
+      // JSON.parse keeps the last of a repeated key: a validator or proxy reading the first would
+      // see another request than the one run (`"numEnvs":1,"numEnvs":4096`). Refused, naming it.
+      const twice = duplicateKeyAt(bytes);
+      if (twice !== null) {
+        const key = twice.slice(twice.lastIndexOf('.') + 1);
+        return errorReply(twice === 'id' ? null : id, {
+          code: twice.startsWith('params.') ? 'invalid_params' : 'invalid_request',
+          message: `${twice}: ${JSON.stringify(key).slice(0, 80)} is given twice in one object (JSON would keep only the last)`,
+          field: twice,
+        });
+      }
       if (typeof raw.method !== 'string') return errorReply(id, { code: 'invalid_request', message: 'method must be a string', field: 'method' });
       if (!(METHODS as string[]).includes(raw.method)) {
         return errorReply(id, {

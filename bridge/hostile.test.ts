@@ -3,8 +3,9 @@
 // clients computing hidden cards, overflowing numbers and clients that never read. Each case
 // checks the server stays up and a bystander's session is unaffected.
 
-import { mkdtemp, mkdir, readFile, rm, symlink, writeFile, truncate } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rename, rm, symlink, writeFile, truncate } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { request as httpRequest } from 'node:http';
@@ -23,7 +24,7 @@ import { BridgeClient } from './client.js';
 import { MAX_HANDS_PER_REPLY, PROTOCOL_VERSION } from './protocol.js';
 import { BridgeServer, CLOSE_HELLO_TIMEOUT, MAX_FRAGMENTS } from './server.js';
 import { MIN_NETWORK_TOKEN_CHARS } from './http-guard.js';
-import { CLOSE_TOO_BIG, MAX_FRAMES_BEFORE_HELLO, MAX_PRE_HELLO_BYTES, MAX_PRE_HELLO_FRAME_BYTES, MAX_QUEUED_BYTES, MIN_MESSAGE_BYTES, maxPolicyRowsFor } from './connection.js';
+import { CLOSE_TOO_BIG, MAX_FRAMES_BEFORE_HELLO, MAX_PRE_HELLO_BYTES, MAX_PRE_HELLO_FRAME_BYTES, MAX_QUEUED_BYTES, MIN_MESSAGE_BYTES, maxPolicyRowsFor, maxStepEnvsFor } from './connection.js';
 
 const HELLO = JSON.stringify({ id: 0, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION } });
 let tmp: string;
@@ -948,6 +949,25 @@ describe('filesystem [issue: probing and hangs through policy.load]', () => {
     }
   });
 
+  it('loads a checkpoint whose folder name starts with two dots; a model.json nested past the stack is refused as a bad model [probe round 10]', async () => {
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: [8] }, seed: 2 });
+    await writeCheckpoint(path.join(root, 'dots'), { agent, rules: {}, step: 1 });
+    agent.dispose();
+    await rename(path.join(root, 'dots'), path.join(root, '..ck'));
+    const loaded = (await client.call('policy.load', { agent: path.join(root, '..ck') })).result;
+    await client.call('policy.close', { policy: loaded.policy });
+    const deep = path.join(root, 'deep');
+    await writeCheckpoint(deep, { agent: new PolicyAgent({ architecture: { hiddenSizes: [8] }, seed: 3 }), rules: {}, step: 1 });
+    const modelJson = '['.repeat(100_000) + ']'.repeat(100_000);
+    await writeFile(path.join(deep, 'model.json'), modelJson);
+    const manifest = JSON.parse(await readFile(path.join(deep, 'manifest.json'), 'utf8'));
+    manifest.files['model.json'] = { sha256: createHash('sha256').update(modelJson).digest('hex'), bytes: modelJson.length };
+    await writeFile(path.join(deep, 'manifest.json'), JSON.stringify(manifest));
+    const reply = await client.request('policy.load', { agent: deep });
+    expect(reply.error).toMatchObject({ code: 'checkpoint_error', details: { reason: 'bad-model' } });
+    expect(reply.error!.message).not.toMatch(/call stack/);
+  });
+
   it('follows a store inside a root only to a checkpoint inside a root, even through a symlink', async () => {
     // A store whose latest named a symlink to a checkpoint outside every root used to load it.
     const outside = path.join(tmp, 'outside-checkpoint');
@@ -1198,6 +1218,27 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     await server.close();
   });
 
+  it('refuses a key given twice in one object, naming it, and creates nothing (JSON.parse kept the last: 1 env became 4096) [probe round 10]', async () => {
+    const server = await new BridgeServer({ port: 0 }).start();
+    const client = await BridgeClient.open(server.url);
+    const twice = await client.sendRaw('{"id":2,"method":"env.create","params":{"numEnvs":1,"numEnvs":4096}}');
+    expect(twice.error).toMatchObject({ code: 'invalid_params', field: 'params.numEnvs', message: expect.stringMatching(/is given twice in one object/) });
+    expect(twice.id).toBe(2);
+    const rules = await client.sendRaw('{"id":3,"method":"env.create","params":{"config":{"rules":{"profile":"tavern5","exchange":{"maxCards":3},"exchange":null}}}}');
+    expect(rules.error).toMatchObject({ code: 'invalid_params', field: 'params.config.rules.exchange' });
+    // The id itself twice: which one to answer is the question, so neither is.
+    const id = await client.sendRaw('{"id":4,"id":"other","method":"ping"}');
+    expect(id.error).toMatchObject({ code: 'invalid_request', field: 'id' });
+    expect(id.id).toBeNull();
+    const method = await client.sendRaw('{"id":5,"method":"ping","method":"env.create"}');
+    expect(method.error).toMatchObject({ code: 'invalid_request', field: 'method' });
+    // Nothing was created; keys repeated in different objects are fine.
+    const created = (await client.call('env.create', { numEnvs: 1, config: { rules: { players: 4 } } })).result;
+    expect(created.session).toBe('s1');
+    await client.close();
+    await server.close();
+  });
+
   it('reads a session\'s history in pages of at most MAX_HANDS_PER_REPLY hands, which concatenate into the whole [F5]', async () => {
     // Before: env.view and env.record carried every hand (about 2.2 KiB each), so one reply of a
     // long session could pass every buffer limit, and its replay held its worker for 0.6 s.
@@ -1340,6 +1381,24 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
       await client.close();
       await server.close();
     }
+  });
+
+  it('hello\'s maxEnvs is what an env.step request can carry within the message limit: no session is made that no step could reach [probe round 10]', async () => {
+    const server = await new BridgeServer({ port: 0, maxMessageBytes: MIN_MESSAGE_BYTES }).start();
+    const client = await BridgeClient.open(server.url);
+    const maxEnvs = ((await client.call('hello', { protocolVersion: PROTOCOL_VERSION })).result as any).limits.maxEnvs as number;
+    expect(maxEnvs).toBe(maxStepEnvsFor(MIN_MESSAGE_BYTES));
+    expect(maxEnvs).toBeLessThan(4096);
+    expect((await client.request('env.create', { numEnvs: maxEnvs + 1 })).error).toMatchObject({ code: 'limit_exceeded', field: 'params.numEnvs' });
+    // The most it allows step, with the longest actions and request id there are.
+    const session = (await client.call('env.create', { numEnvs: maxEnvs })).result.session as string;
+    await client.call('env.reset', { session, seed: 1 });
+    const text = JSON.stringify({ id: '\u0001'.repeat(128), method: 'env.step', params: { session, actions: new Array(maxEnvs).fill(NUM_ACTIONS - 1) } });
+    expect(text.length).toBeLessThanOrEqual(MIN_MESSAGE_BYTES);
+    const reply = await client.sendRaw(text);
+    expect(reply.error?.code).toBe('illegal_action'); // read and answered (the connection stays)
+    await client.close();
+    await server.close();
   });
 
   /** A client that asks for `count` large replies (~4 MB of JSON each) and reads nothing until `resume`. */

@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { BackendChoice } from '../agents/tfjs.js';
 import { DEFAULT_AGENT_LIMITS, type AgentLimits } from '../agents/registry.js';
-import { Connection, MIN_MESSAGE_BYTES, closeSoon, terminateAfterGrace } from './connection.js';
+import { Connection, MIN_MESSAGE_BYTES, closeSoon, maxStepEnvsFor, terminateAfterGrace } from './connection.js';
 import { HeavyPool } from './heavy-pool.js';
 import { SessionHost, type HostOptions } from './host.js';
 import { defaultCheckpointRoots } from './checkpoint-roots.js';
@@ -433,7 +433,7 @@ export class BridgeServer {
     const connection = new Connection(ws, {
       token: o.token,
       maxSessionsPerConnection: o.maxSessionsPerConnection,
-      maxEnvsPerConnection: o.maxEnvsPerConnection,
+      maxEnvsPerConnection: Math.min(o.maxEnvsPerConnection, maxStepEnvsFor(o.maxMessageBytes)),
       maxHandsPerConnection: o.maxHandsPerConnection,
       maxTotalEnvs: o.maxTotalEnvs,
       maxTotalHands: o.maxTotalHands,

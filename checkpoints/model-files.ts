@@ -95,7 +95,13 @@ export function modelFamily(modelJson: Uint8Array): string | null {
   } catch {
     return null;
   }
-  const text = JSON.stringify(json, (key, value: unknown) => (key.endsWith('_initializer') ? undefined : value));
+  let text: string;
+  try {
+    text = JSON.stringify(json, (key, value: unknown) => (key.endsWith('_initializer') ? undefined : value));
+  } catch {
+    // Nested past the stack (JSON.parse reads deeper than stringify writes): no family.
+    return null;
+  }
   return createHash('sha256').update(text).digest('hex');
 }
 
