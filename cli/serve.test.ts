@@ -20,6 +20,7 @@ describe('kratzen serve flags', () => {
     [['--max-envs', '1e15'], 'max-envs'],
     [['--host', '999.1.1.1', '--token', 'a-token-long-enough'], 'host'],
     [['--host', '0.0.0.0', '--token', 'short'], 'token'],
+    [['--seed-secret='], 'seed-secret'],
   ])('%j is refused naming %s', (flags, field) => {
     const run = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', ...flags], { encoding: 'utf8', timeout: 20_000, cwd: join(import.meta.dirname, '..') });
     expect(run.status).toBe(2);

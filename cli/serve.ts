@@ -62,7 +62,7 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
   --heartbeat-interval-ms MS  ping every client this often; one that missed the last pong is dropped (30000)
   --seed-secret S          mixed into single-agent seeds so clients cannot deal the bots' hands; the same
                            secret gives the same games for the same seed, seat and rules (default:
-                           random per start);
+                           random per start; not empty);
                            also KRATZEN_SEED_SECRET
   --backend B              TF.js backend for checkpoints: auto|tensorflow|wasm|cpu (auto)
 Prints one JSON line when listening: {"event":"listening","url","host","port","protocolVersion"}
@@ -136,6 +136,9 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
   const host = values.host ?? '127.0.0.1';
   const exposed = networkTokenProblem(host, token);
   if (exposed) fail('token', exposed);
+  // Given empty, it was dropped for a random one without a word: whoever asked for the same
+  // games on every start got others. (An empty KRATZEN_SEED_SECRET reads as unset, as shells do.)
+  if (values['seed-secret'] === '') fail('seed-secret', '--seed-secret must not be empty (leave it out for a random secret per start)');
   const seedSecret = values['seed-secret'] ?? process.env.KRATZEN_SEED_SECRET ?? undefined;
   for (const origin of values['allow-origin'] ?? []) {
     if (!/^https?:\/\/[^/\s]+$/.test(origin)) fail('allow-origin', `--allow-origin takes an origin like https://example.org, got "${origin}"`);
