@@ -83,8 +83,7 @@ import {
   createGame,
   WELI,
   EXACT_FIFTHS_BELOW_CHIPS,
-  DECL_BETTLER,
-  DECL_IN,
+  playsByDeclaration,
   type HandKind,
   type KratzenGame,
   type KratzenState,
@@ -882,7 +881,7 @@ export function decodeSeatView(vector: Float32Array, offset = 0, into = new Seat
     tricksWon[s] = Math.round(at('tricksWon', r) * MAX_TRICKS);
     quotas[s] = Math.round(at('quotas', r) * MAX_TRICKS);
     dealtIn[s] = at('dealtIn', r) === 1 ? 1 : 0;
-    playing[s] = dealtIn[s] && (declaration[s] === DECL_IN || declaration[s] === DECL_BETTLER) ? 1 : 0;
+    playing[s] = dealtIn[s] && playsByDeclaration(declaration[s]!) ? 1 : 0;
     balances[s] = unitsFrom(at('balances', r), chip);
     for (const card of cardsIn('playedBy', r * NUM_CARDS)) {
       playedCards[(Math.round(at('playedTrick', card) * MAX_TRICKS) - 1) * MAX_SEATS + s] = card;

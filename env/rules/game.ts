@@ -10,7 +10,7 @@ import { AmountOverflowError, IllegalActionError, ValidationError, checkSeed } f
 import { exceedsUnits, type Settlement } from './ledger.js';
 import { trickWinnerIndex } from './trick.js';
 import { everybodyPlays } from './profiles.js';
-import { DECL_BETTLER, DECL_IN, DECL_OUT, MAX_SEATS } from './sizes.js';
+import { DECL_BETTLER, DECL_IN, DECL_OUT, MAX_SEATS, playsByDeclaration } from './sizes.js';
 import { illegalReason } from './illegal.js';
 import { StateReader } from './state-reader.js';
 import { Mem, copySeats } from './state-data.js';
@@ -299,7 +299,7 @@ export class KratzenState extends StateReader {
     let othersIn = 0;
     for (let s = 0; s < this.numPlayers; s++) {
       const declaration = u8[Mem.declaration + s]!;
-      const playing = declaration === DECL_IN || declaration === DECL_BETTLER ? 1 : 0;
+      const playing = playsByDeclaration(declaration) ? 1 : 0;
       u8[Mem.playing + s] = playing;
       u8[Mem.bettler + s] = declaration === DECL_BETTLER ? 1 : 0;
       if (s !== d.dealer) othersIn += playing;

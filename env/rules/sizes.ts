@@ -11,3 +11,8 @@ export const DECL_NONE = 0;
 export const DECL_OUT = 1;
 export const DECL_IN = 2;
 export const DECL_BETTLER = 3;
+
+/** Whether a seat dealt into a normal hand plays it, by its declaration: in, or bettler (docs/rules.md §3, §4). */
+export function playsByDeclaration(declaration: number): boolean {
+  return declaration === DECL_IN || declaration === DECL_BETTLER;
+}
