@@ -39,6 +39,11 @@ export interface ProfileRules {
   /** Whether a tie for the lead brings a tie-break deal. */
   readonly tieBreaks: boolean;
   /**
+   * Cards each dealt-in seat gets in the deal's first and second round of packets (the face-up
+   * card(s) come between them in didactic4, after them in tavern5); the sampler deals the same.
+   */
+  readonly packets: readonly [first: number, second: number];
+  /**
    * Whether tricks won in a hand of `kind` are paid from the pot (tavern5: every kind, once the
    * quota is made; didactic4: only a normal hand, none in its muss). Agents ask it (the heuristic).
    */
@@ -99,6 +104,7 @@ export const DIDACTIC4: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
   handSize: 4,
   mustHead: true,
   tieBreaks: false,
+  packets: [2, 2],
 
   tricksPay(kind) {
     return kind === 'normal';
@@ -117,10 +123,10 @@ export const DIDACTIC4: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
     } else {
       ctx.pay(dealer, chip);
     }
-    let position = ctx.deal(0, 2);
+    let position = ctx.deal(0, DIDACTIC4.packets[0]);
     i8[Mem.faceUp + d.numFaceUp++] = i8[Mem.deck + position++]!;
     if (i8[Mem.faceUp] === WELI) i8[Mem.faceUp + d.numFaceUp++] = i8[Mem.deck + position++]!; // [D-1]
-    ctx.deal(position, 2);
+    ctx.deal(position, DIDACTIC4.packets[1]);
     d.indicator = i8[Mem.faceUp + d.numFaceUp - 1]!;
     d.trump = cardSuit(d.indicator);
     const sevenIndicator = cardRank(d.indicator) === RANK_SEVEN;
@@ -150,6 +156,7 @@ export const TAVERN5: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
   handSize: 5,
   mustHead: false,
   tieBreaks: true,
+  packets: [3, 2],
 
   tricksPay() {
     return true;
@@ -163,8 +170,8 @@ export const TAVERN5: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
       d.dealInEverybody();
     }
     for (let s = 0; s < n; s++) if (u8[Mem.dealtIn + s]) ctx.pay(s, units.anteUnits);
-    let position = ctx.deal(0, 3);
-    position = ctx.deal(position, 2);
+    let position = ctx.deal(0, TAVERN5.packets[0]);
+    position = ctx.deal(position, TAVERN5.packets[1]);
     const turned = i8[Mem.deck + position++]!;
     i8[Mem.faceUp + d.numFaceUp++] = turned;
     d.talonPosition = position;

@@ -225,7 +225,7 @@ function trySample(v: SeatView, plays: { seat: number; card: number }[], forbidd
   }
   const order: number[] = [];
   for (let k = 1; k <= n; k++) if (v.dealtIn[(v.dealer + k) % n]) order.push((v.dealer + k) % n);
-  const packets = didactic ? [2, 2] : [3, 2];
+  const packets = game.profile.packets;
   const deck: number[] = [];
   for (const s of order) deck.push(...dealt[s]!.slice(0, packets[0]));
   if (didactic) deck.push(...faceUp);
