@@ -228,8 +228,9 @@ export function duplicateKeyAt(bytes: Uint8Array): string | null {
       const raw = Buffer.from(bytes.buffer, bytes.byteOffset + stringStart, stringEnd + 1 - stringStart).toString('utf8');
       const key = raw.includes('\\') ? String(JSON.parse(raw)) : raw.slice(1, -1);
       if (keys.has(key)) {
+        // Cut as pathAt cuts the keys above it: a 1 MiB key came back whole in the field and the message.
         const parent = pathAt(bytes, i);
-        return parent ? `${parent}.${key}` : key;
+        return parent ? `${parent}.${key.slice(0, 64)}` : key.slice(0, 64);
       }
       keys.add(key);
     }

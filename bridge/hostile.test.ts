@@ -1230,6 +1230,11 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     const id = await client.sendRaw('{"id":4,"id":"other","method":"ping"}');
     expect(id.error).toMatchObject({ code: 'invalid_request', field: 'id' });
     expect(id.id).toBeNull();
+    // A long key is named cut, as other paths are (it came back whole, twice over).
+    const long = 'k'.repeat(100_000);
+    const huge = await client.sendRaw(`{"id":6,"method":"env.create","params":{"${long}":1,"${long}":2}}`);
+    expect(huge.error).toMatchObject({ code: 'invalid_params', field: `params.${'k'.repeat(64)}` });
+    expect(huge.error!.message.length).toBeLessThan(300);
     const method = await client.sendRaw('{"id":5,"method":"ping","method":"env.create"}');
     expect(method.error).toMatchObject({ code: 'invalid_request', field: 'method' });
     // Nothing was created; keys repeated in different objects are fine.
