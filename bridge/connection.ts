@@ -23,7 +23,7 @@ import { packPolicyAct, screenPolicyAct } from './policy-rows.js';
 import { checkSessionConfig, slicedControl } from './session.js';
 import { giveBackFrame, isLentFrame } from './frame-pool.js';
 import { FairScheduler, SLICE_MS, type Servable } from './fair-scheduler.js';
-import { BYTES_PER_CONTAINER, MAX_KEY_NAMES, MAX_REQUEST_OBJECT_KEYS, duplicateKeyAt, scanFrame } from './frame-scan.js';
+import { BYTES_PER_CONTAINER, MAX_KEY_NAMES, MAX_REQUEST_OBJECT_KEYS, duplicateKeyAt, scanFrame, twiceReason } from './frame-scan.js';
 
 /** What a connection needs from its server (resolved options and state). */
 export interface ConnectionContext {
@@ -456,10 +456,9 @@ export class Connection implements Servable {
       // see another request than the one run (`"numEnvs":1,"numEnvs":4096`). Refused, naming it.
       const twice = duplicateKeyAt(bytes);
       if (twice !== null) {
-        const key = twice.slice(twice.lastIndexOf('.') + 1);
         return errorReply(twice === 'id' ? null : id, {
           code: twice.startsWith('params.') ? 'invalid_params' : 'invalid_request',
-          message: `${twice}: ${JSON.stringify(key).slice(0, 80)} is given twice in one object (JSON would keep only the last)`,
+          message: `${twice}: ${twiceReason(twice.slice(twice.lastIndexOf('.') + 1))}`,
           field: twice,
         });
       }

@@ -237,3 +237,8 @@ export function duplicateKeyAt(bytes: Uint8Array): string | null {
   }
   return null;
 }
+
+/** The error reason for a key that duplicateKeyAt found (the CLI's and the bridge's). */
+export function twiceReason(key: string): string {
+  return `${JSON.stringify(key)} is given twice in one object (JSON would keep only the last)`;
+}

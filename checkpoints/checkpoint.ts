@@ -214,31 +214,36 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
     files.set(file, data);
   }
   await ensureBackend();
-  const build = async () => {
-    const built = await modelFromFiles({ modelJson: files.get(MODEL_FILE)!, weights: files.get(WEIGHTS_FILE)! }, dir, manifest.architecture);
+  const modelFiles = { modelJson: files.get(MODEL_FILE)!, weights: files.get(WEIGHTS_FILE)! };
+  // The manifest must describe the network it plays (a crafted one might not), built or reused.
+  const checkModel = (model: tf.LayersModel) => {
     try {
-      checkPolicyModel(built);
-      const actual = architectureOf(built);
+      checkPolicyModel(model);
+      const actual = architectureOf(model);
       if (!sameArchitecture(actual, manifest.architecture)) {
         throw new Error(`model.json has architecture ${JSON.stringify(actual)}, the manifest says ${JSON.stringify(manifest.architecture)}`);
       }
     } catch (e) {
-      built.dispose();
       throw new CheckpointError('bad-model', dir, (e as Error).message);
+    }
+  };
+  const build = async () => {
+    const built = await modelFromFiles(modelFiles, dir, manifest.architecture);
+    try {
+      checkModel(built);
+    } catch (e) {
+      built.dispose();
+      throw e;
     }
     return built;
   };
   // A network of the same model.json, initializers aside, can take these weights.
-  const family = modelFamily(files.get(MODEL_FILE)!);
+  const family = modelFamily(modelFiles.modelJson);
   const reuse: Reuse | undefined = family === null ? undefined : {
     family,
     load: (model) => {
-      // As build checks it: the manifest must describe the network (a crafted one might not).
-      const actual = architectureOf(model);
-      if (!sameArchitecture(actual, manifest.architecture)) {
-        throw new CheckpointError('bad-model', dir, `model.json has architecture ${JSON.stringify(actual)}, the manifest says ${JSON.stringify(manifest.architecture)}`);
-      }
-      loadWeightsInto(model, { modelJson: files.get(MODEL_FILE)!, weights: files.get(WEIGHTS_FILE)! }, dir);
+      checkModel(model);
+      loadWeightsInto(model, modelFiles, dir);
     },
   };
   const shared = options.sharedModels && options.policyOnly

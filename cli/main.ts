@@ -21,8 +21,8 @@ import { ProgressBar, dealsForHands, runTournament, writeTournamentReport, type 
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, parseFlags, rulesFromFlags, seedFlag } from './flags.js';
-import { MAX_RECORD_BYTES, denseJsonReason, inputText, readInputBytes, twiceReason } from './read-input.js';
-import { duplicateKeyAt } from '../bridge/frame-scan.js';
+import { MAX_RECORD_BYTES, denseJsonReason, inputText, readInputBytes } from './read-input.js';
+import { duplicateKeyAt, twiceReason } from '../bridge/frame-scan.js';
 import { runTrain } from './train.js';
 import { runServe } from './serve.js';
 import { runPlay } from './play.js';

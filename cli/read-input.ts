@@ -85,11 +85,6 @@ export function denseJsonReason(bytes: Uint8Array, text: string): string | null 
   return `more than ${allowed} objects and arrays in ${text.length} characters: at most one per ${MIN_BYTES_PER_CONTAINER} characters is read`;
 }
 
-/** The error reason for a key that duplicateKeyPath found. */
-export function twiceReason(path: string): string {
-  return `${JSON.stringify(path)} is given twice in one object (JSON would keep only the last)`;
-}
-
 /** The path of the first key an object of `text` (JSON, already parsed) gives twice, or null (frame-scan.ts). */
 export function duplicateKeyPath(text: string): string | null {
   return duplicateKeyAt(Buffer.from(text, 'utf8'));

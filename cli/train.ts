@@ -7,7 +7,8 @@ import { train } from '../training/trainer.js';
 import { MAX_CONFIG_BYTES } from '../training/config.js';
 import { OutputError } from '../checkpoints/durable-fs.js';
 import { integerFlag, outputFolderFlag, parseFlags, rulesFromFlags, seedFlag, suitSymmetryFlag } from './flags.js';
-import { duplicateKeyPath, readInputText, twiceReason } from './read-input.js';
+import { duplicateKeyPath, readInputText } from './read-input.js';
+import { twiceReason } from '../bridge/frame-scan.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 
 const FLAGS = {
