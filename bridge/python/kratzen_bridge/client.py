@@ -25,7 +25,9 @@ from .wire import WireClosed, WireConnection
 PROTOCOL_VERSION = 2
 NUM_ACTIONS = 74
 
-# The arrays of a binary batch reply, in payload order (bridge/protocol.ts): name and dtype.
+# The arrays of a binary batch reply, in payload order: name and dtype. A copy of bridge/protocol.ts's
+# BINARY_ARRAYS (and NUM_ACTIONS above of env/rules/actions.ts), tested against the generated
+# bridge/protocol.schema.json (tests/test_protocol_copy.py).
 BINARY_ARRAYS = (
     ("observations.indptr", "<u4"),
     ("observations.indices", "<u2"),
@@ -46,7 +48,8 @@ class BridgeError(Exception):
     """An error reply: `code` is one of the server's ERROR_CODES, `field` the offending path.
 
     The client adds its own codes: `connection_failed`, `connection_closed` (also when a reply
-    does not come within the timeout) and `bad_frame` (a binary reply that is not well formed);
+    does not come within the timeout), `bad_frame` (a binary reply that is not well formed) and
+    `incompatible_server` (its hello names another action count than this client's NUM_ACTIONS);
     `limit_exceeded` also for a request longer than the server's message limit, which is not sent
     (the server would close the connection).
     """
@@ -205,6 +208,11 @@ class BridgeClient:
             params["token"] = token
         self.hello = self.call("hello", params)
         self._spec: Optional[dict] = None
+        # The protocol version pins the action count; a server that says otherwise would have
+        # every mask and action space read wrongly, so it is refused here, not at the first step.
+        if self.hello.get("numActions") != NUM_ACTIONS:
+            self._wire.close()
+            raise BridgeError("incompatible_server", f"the server has {self.hello.get('numActions')!r:.40} actions; this client knows {NUM_ACTIONS}")
 
     def call(self, method: str, params: Optional[dict] = None) -> Dict[str, Any]:
         request_id = self._next_id

@@ -189,7 +189,8 @@ class HostileServer:
             return
         conn.sendall(response)
         conn.recv(65536)  # hello
-        hello = json.dumps({"id": 1, "result": {"protocolVersion": 2}}).encode()
+        actions = NUM_ACTIONS + 1 if self.mode == "other actions" else NUM_ACTIONS
+        hello = json.dumps({"id": 1, "result": {"protocolVersion": 2, "numActions": actions}}).encode()
         conn.sendall(struct.pack("!BB", 0x81, len(hello)) + hello)
         try:
             if self.mode == "between":
@@ -236,6 +237,17 @@ class DeadlineTest(unittest.TestCase):
         # The keepalive thread read it with no deadline, holding the lock the call waited on: forever.
         # After 1 s the keepalive thread (every 0.5 s) has begun reading the frame.
         self.assert_ping_fails_within("between", 1.5, wait_first=1.0)
+
+
+class IncompatibleServerTest(unittest.TestCase):
+    def test_a_hello_with_another_action_count_is_refused_at_connect(self):
+        # Every mask and action space would be read with the wrong width.
+        server = HostileServer("other actions")
+        with self.assertRaises(BridgeError) as caught:
+            BridgeClient(f"ws://127.0.0.1:{server.port}", timeout=2)
+        self.assertEqual(caught.exception.code, "incompatible_server")
+        self.assertIn(str(NUM_ACTIONS + 1), caught.exception.message)
+        server.stop.set()
 
 
 class HandshakeDeadlineTest(unittest.TestCase):
