@@ -3,6 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { createSession, slicedControl } from './session.js';
 import { RandomAgent } from '../agents/random.js';
+import { HeuristicAgent } from '../agents/heuristic.js';
+import { CheckpointError } from '../checkpoints/errors.js';
 import { DEFAULT_AGENT_LIMITS } from '../agents/registry.js';
 import type { RecentUse } from './fair-scheduler.js';
 
@@ -142,5 +144,34 @@ describe('createSession', () => {
     expect(loads).toEqual(['/real/ck']);
     session.close();
     expect(disposed).toBe(1);
+  });
+
+  it('keeps the checkpoint opponents it was created with when their folder goes away', async () => {
+    // A seeded reset resolved the spec again: once the folder was deleted, every reset failed.
+    let folderThere = true;
+    const resolved: string[] = [];
+    const session = await createSession({
+      id: 's1',
+      mode: 'single',
+      numEnvs: 2,
+      config: { rules: { players: 4 } },
+      learnerSeat: 0,
+      opponents: [null, 'ck', 'random', 'ck'],
+      limits: DEFAULT_AGENT_LIMITS,
+      seedSecret: 'test',
+      resolveCheckpoint: async (spec) => {
+        if (!folderThere) throw new CheckpointError('missing-file', `/real/${spec}`, 'deleted');
+        resolved.push(spec);
+        return `/real/${spec}`;
+      },
+      // Checkpoint agents are greedy and stateless, as the heuristic is.
+      loadCheckpoint: async () => new HeuristicAgent(),
+    });
+    const first = Array.from((await session.reset(5)).observations);
+    folderThere = false;
+    const again = await session.reset(5);
+    expect(Array.from(again.observations)).toEqual(first);
+    expect(resolved).toEqual(['ck']);
+    session.close();
   });
 });

@@ -422,6 +422,12 @@ class SingleSession extends BaseSession {
   protected readonly rewardWidth = 1;
   private readonly specs: (string | null)[];
   private readonly checkpoints = new Map<string, Agent>();
+  /**
+   * The folder each checkpoint spec named when the session was created: a seeded reset takes
+   * the agent loaded then, even if the folder has since gone (resolving it again failed the
+   * reset, naming params.opponents, which reset does not have).
+   */
+  private readonly checkpointDirs = new Map<string, string>();
   private readonly options: SessionOptions;
 
   constructor(options: SessionOptions, config: EnvConfig, numPlayers: number) {
@@ -462,7 +468,8 @@ class SingleSession extends BaseSession {
         limits: this.options.limits,
         // One agent per checkpoint folder, however the specs spell it (`ck`, `ck/`, `ck/.`, a link).
         loadCheckpoint: async (spec: string) => {
-          const dir = await this.options.resolveCheckpoint(spec);
+          let dir = this.checkpointDirs.get(spec);
+          if (dir === undefined) this.checkpointDirs.set(spec, (dir = await this.options.resolveCheckpoint(spec)));
           if (!this.checkpoints.has(dir)) this.checkpoints.set(dir, await this.options.loadCheckpoint(dir, { rules, seed: 0 }));
           return this.checkpoints.get(dir)!;
         },
