@@ -101,7 +101,7 @@ export class KratzenState extends StateReader {
     if (!Number.isSafeInteger(pot) || pot < 0) {
       throw new ValidationError('malformed record', 'start.pot', 'the pot must be a whole, non-negative number of units, at most 2^53 - 1');
     }
-    if (this.rules.profile === 'didactic4' && pot % this.game.unitsPerChip !== 0) {
+    if (this.game.profile.wholeChipPot && pot % this.game.unitsPerChip !== 0) {
       throw new ValidationError('malformed record', 'start.pot', `the pot must be whole chips in didactic4 (a multiple of ${this.game.unitsPerChip} units)`);
     }
     d.pot = pot;
@@ -117,11 +117,11 @@ export class KratzenState extends StateReader {
     if (start.muss !== undefined && typeof start.muss !== 'boolean') {
       throw new ValidationError('malformed record', 'start.muss', `start.muss must be true or false, got ${JSON.stringify(start.muss)?.slice(0, 40)}`);
     }
-    if (start.muss && this.rules.profile !== 'tavern5') {
+    if (start.muss && !this.game.profile.opensWithMuss) {
       throw new ValidationError('malformed record', 'start.muss', 'start.muss is a tavern5 field');
     }
     // A tavern5 session opens with a Muss deal [D-10]; a record may start Normal with muss: false.
-    d.nextDealIsMuss = start.muss ?? this.rules.profile === 'tavern5';
+    d.nextDealIsMuss = start.muss ?? this.game.profile.opensWithMuss;
     d.startDealer = dealer;
     d.startPot = d.pot;
     d.startMuss = d.nextDealIsMuss;

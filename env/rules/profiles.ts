@@ -43,6 +43,15 @@ export interface ProfileRules {
    * card(s) come between them in didactic4, after them in tavern5); the sampler deals the same.
    */
   readonly packets: readonly [first: number, second: number];
+  /** Whether the pot holds whole chips only (didactic4's stakes are whole chips): a session's starting pot must too. */
+  readonly wholeChipPot: boolean;
+  /**
+   * Whether a session opens with a Muss deal [D-10]; only then may a session's start (and a
+   * record's `start.muss`) say whether its first deal is one.
+   */
+  readonly opensWithMuss: boolean;
+  /** Whether the cards left after the deal are a talon that exchanged cards are drawn from (tavern5). */
+  readonly hasTalon: boolean;
   /**
    * Whether tricks won in a hand of `kind` are paid from the pot (tavern5: every kind, once the
    * quota is made; didactic4: only a normal hand, none in its muss). Agents ask it (the heuristic).
@@ -105,6 +114,9 @@ export const DIDACTIC4: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
   mustHead: true,
   tieBreaks: false,
   packets: [2, 2],
+  wholeChipPot: true,
+  opensWithMuss: false,
+  hasTalon: false,
 
   tricksPay(kind) {
     return kind === 'normal';
@@ -157,6 +169,9 @@ export const TAVERN5: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
   mustHead: false,
   tieBreaks: true,
   packets: [3, 2],
+  wholeChipPot: false,
+  opensWithMuss: true,
+  hasTalon: true,
 
   tricksPay() {
     return true;

@@ -127,7 +127,7 @@ export function parseRecord(input: unknown): ParsedRecord {
       start.dealer = dealer;
     }
     if (pot !== undefined && pot !== null) {
-      start.pot = amountToUnits(game, pot, 'start.pot', game.rules.profile === 'didactic4');
+      start.pot = amountToUnits(game, pot, 'start.pot', game.profile.wholeChipPot);
       if (start.pot < 0) throw malformed('start.pot', 'the pot must not be negative');
     }
     if (balances !== undefined && balances !== null) {
@@ -137,7 +137,7 @@ export function parseRecord(input: unknown): ParsedRecord {
       start.balances = balances.map((b, i) => amountToUnits(game, b, `start.balances[${i}]`, false));
     }
     if (muss !== undefined && muss !== null) {
-      if (game.rules.profile !== 'tavern5') throw malformed('start.muss', 'start.muss is a tavern5 field');
+      if (!game.profile.opensWithMuss) throw malformed('start.muss', 'start.muss is a tavern5 field');
       if (typeof muss !== 'boolean') throw malformed('start.muss', 'must be true or false');
       start.muss = muss;
     }
@@ -308,7 +308,7 @@ export function stateToRecord(state: StateReader): GameRecord {
     balances: state.startInfo.balances.map((u) => chips(state, u)),
   };
   // Written out in tavern5 although true is the default [D-10]: a reader need not know the default.
-  if (state.rules.profile === 'tavern5') start.muss = state.startInfo.muss;
+  if (state.game.profile.opensWithMuss) start.muss = state.startInfo.muss;
   const record: GameRecord = { rules: ruleSetToJson(state.rules) };
   if (state.seed !== undefined) record.seed = state.seed;
   record.start = start;

@@ -264,7 +264,7 @@ function trySample(v: SeatView, plays: { seat: number; card: number }[], forbidd
 
   // The session around the hand: built unseeded, it waits for this deck; then the rules deal
   // it (stakes included) and check every action.
-  const state = game.newState({ pauseBetweenHands: true, start: { dealer: v.dealer, pot: v.kind === 'funding-muss' ? 0 : game.unitsPerChip, muss: didactic ? undefined : v.kind === 'muss' } });
+  const state = game.newState({ pauseBetweenHands: true, start: { dealer: v.dealer, pot: v.kind === 'funding-muss' ? 0 : game.unitsPerChip, muss: game.profile.opensWithMuss ? v.kind === 'muss' : undefined } });
   const d = internals(state);
   d.handsPlayed = v.handsPlayed;
   d.handIndex = v.handsPlayed + (v.isTieBreak ? 0 : -1);

@@ -86,7 +86,7 @@ export abstract class StateReader {
   get trickLength(): number { return this.d.trickLength; }
   get numPlaying(): number { return this.d.numPlaying; }
   /** tavern5: talon cards not yet drawn. */
-  get talonLeft(): number { return this.rules.profile === 'tavern5' ? NUM_CARDS - this.d.talonPosition : 0; }
+  get talonLeft(): number { return this.game.profile.hasTalon ? NUM_CARDS - this.d.talonPosition : 0; }
   get numFaceUp(): number { return this.d.numFaceUp; }
   get faceUp(): ArrayLike<number> { return this.views().faceUp; }
   get tricksWon(): ArrayLike<number> { return this.views().tricksWon; }
