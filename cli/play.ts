@@ -23,6 +23,7 @@ import {
   ruleSetToJson,
   stateToRecord,
   suitDisplayName,
+  cardHiddenFrom,
   type DeckStyle,
   type HandReport,
   type KratzenGame,
@@ -130,7 +131,7 @@ function sessionRules(values: Record<string, string | boolean | undefined>): Rec
 /** The terminal session; `runPlay` parses flags and hands it the game. */
 class TerminalGame {
   private readonly names: CardNames;
-  private readonly recorder = new HistoryRecorder();
+  private readonly recorder: HistoryRecorder;
   private readonly write: (text: string) => void;
   private shownHand = -1;
 
@@ -142,6 +143,7 @@ class TerminalGame {
     private readonly interactive: boolean,
   ) {
     this.names = new CardNames(state.rules.deckStyle);
+    this.recorder = new HistoryRecorder(seat);
     this.write = (text) => void output.write(text);
   }
 
@@ -176,9 +178,7 @@ class TerminalGame {
         seats[0] = seat;
         action = this.agents[seat]!.act(obs, mask, seats)[0]!;
         if (!state.isLegal(action)) throw new Error(`agent ${this.agents[seat]!.name} chose illegal action ${action}`);
-        const text = actionToString(action);
-        // Other seats' discards stay hidden from the person (docs/rules.md §3, §4, §8).
-        this.write(`  ${this.seatName(seat)}: ${text.startsWith('discard ') ? 'discards a card' : this.names.action(text)}\n`);
+        this.write(`  ${this.seatName(seat)}: ${cardHiddenFrom(this.seat, seat, action) ? 'discards a card' : this.names.action(actionToString(action))}\n`);
       }
       const finished = state.results.length;
       const trick = this.recorder.observe(state, seat, action);

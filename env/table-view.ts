@@ -7,6 +7,7 @@ import {
   AmountOverflowError,
   ACTION_DISCARD,
   ACTION_IN,
+  actionSeenBy,
   actionToString,
   cardToken,
   drain,
@@ -36,7 +37,7 @@ export interface HandHistory {
   cards?: string[];
   /** Face-up cards everybody saw; set by `sessionHistory`. */
   faceUp?: string[];
-  /** Every action of the hand in order; `discard ?` for a discard the viewer did not make. */
+  /** Every action of the hand in order, as the viewer saw it (actionSeenBy: `discard ?` for a discard it did not make). */
   actions: { seat: number; action: string }[];
   tricks: TrickView[];
 }
@@ -55,9 +56,11 @@ export interface TableView {
   final: ReturnType<typeof replayResult>['final'];
 }
 
-/** Builds hand histories from actions as they are applied: call `observe` before each `apply`. */
+/** Builds hand histories as `viewer` sees them from actions as they are applied: call `observe` before each `apply`. */
 export class HistoryRecorder {
   readonly hands: HandHistory[] = [];
+
+  constructor(readonly viewer: number) {}
 
   /** Records `action` by `seat` (not yet applied to `state`); returns the trick it completes, if any. */
   observe(state: KratzenState, seat: number, action: number): TrickView | null {
@@ -66,7 +69,7 @@ export class HistoryRecorder {
       hand = { hand: state.handIndex, dealer: state.dealer, actions: [], tricks: [] };
       this.hands.push(hand);
     }
-    hand.actions.push({ seat, action: actionToString(action) });
+    hand.actions.push({ seat, action: actionSeenBy(this.viewer, seat, action) });
     if (state.phase !== 'play' || action >= ACTION_DISCARD) return null;
     const cards = [...Array.from({ length: state.trickLength }, (_, i) => state.trickCards[i]!), action];
     const seats = [...Array.from({ length: state.trickLength }, (_, i) => state.trickSeats[i]!), seat];
@@ -107,9 +110,9 @@ export function checkHandRange(range: HandRange): HandRange {
 const inRange = (hand: number, range: HandRange) => hand >= range.from && hand - range.from < range.count;
 
 /**
- * The histories of the hands of `state` in `range`, rebuilt by replaying its logs on a copy of
- * the session (up to the range's last hand); `viewer`'s cards as dealt and the face-up cards
- * are noted for each hand. Yields after each replayed hand, so a caller serving others can give
+ * The histories of the hands of `state` in `range` as `viewer` saw them, rebuilt by replaying
+ * its logs on a copy of the session (up to the range's last hand); `viewer`'s cards as dealt and
+ * the face-up cards are noted for each hand. Yields after each replayed hand, so a caller serving others can give
  * way in a long session (a replay takes about 0.1 ms a hand).
  */
 export function* sessionHistorySteps(state: StateReader, viewer: number, range: HandRange = ALL_HANDS): Generator<void, HandHistory[]> {
@@ -121,7 +124,7 @@ export function* sessionHistorySteps(state: StateReader, viewer: number, range: 
     decks: logs.map((l) => l.deck),
     start: { dealer: start.dealer, pot: start.pot, balances: start.balances, muss: start.muss },
   });
-  const recorder = new HistoryRecorder();
+  const recorder = new HistoryRecorder(viewer);
   const kept: HandHistory[] = [];
   const dealt: { cards: string[]; faceUp: string[] }[] = [];
   hands: for (let h = 0; h < logs.length && h - range.from < range.count; h++) {
@@ -154,19 +157,11 @@ export function sessionHistory(state: StateReader, viewer: number, range: HandRa
   return drain(sessionHistorySteps(state, viewer, range));
 }
 
-/** Hides the discards of other seats (docs/rules.md §3, §4, §8: only the discarding seat sees them). */
-export function maskHistory(hands: HandHistory[], viewer: number): HandHistory[] {
-  return hands.map((h) => ({
-    ...h,
-    actions: h.actions.map((a) => (a.seat !== viewer && a.action.startsWith('discard ') ? { seat: a.seat, action: 'discard ?' } : a)),
-  }));
-}
-
 /** The table `viewer` sees, with the history and settlements of the hands in `range`; yields as sessionHistorySteps does. */
 export function* tableViewSteps(state: StateReader, viewer: number, range: HandRange = ALL_HANDS): Generator<void, TableView> {
   const result = replayResult(state);
   const legal = state.currentSeat === viewer && !state.isTerminal ? state.legalActions() : [];
-  const history = maskHistory(yield* sessionHistorySteps(state, viewer, range), viewer);
+  const history = yield* sessionHistorySteps(state, viewer, range);
   return {
     view: observationView(state, viewer),
     legal: legal.map((action) => ({ action, text: actionToString(action) })),
@@ -202,7 +197,7 @@ export interface SeatRecord {
 export function* seatRecordSteps(state: StateReader, viewer: number, range: HandRange = ALL_HANDS): Generator<void, SeatRecord> {
   const result = replayResult(state);
   const record = stateToRecord(state);
-  const history = maskHistory(yield* sessionHistorySteps(state, viewer, range), viewer);
+  const history = yield* sessionHistorySteps(state, viewer, range);
   const hands: SeatRecord['hands'] = [];
   result.hands.forEach((settlement, h) => {
     if (!inRange(h, range)) return;

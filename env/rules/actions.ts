@@ -47,6 +47,22 @@ export function actionToString(action: number): string {
   return 'done';
 }
 
+/** What another seat sees of a discard: that one was made, not its card. */
+export const HIDDEN_DISCARD_TEXT = 'discard ?';
+
+/**
+ * Whether `viewer` may not see the card of `seat`'s `action`: another seat's discard, seen only
+ * by the seat that made it (docs/rules.md §3, §4, §8). Every other action is public.
+ */
+export function cardHiddenFrom(viewer: number, seat: number, action: number): boolean {
+  return action >= ACTION_DISCARD && action < ACTION_IN && seat !== viewer;
+}
+
+/** `seat`'s action as `viewer` sees it: its text, or HIDDEN_DISCARD_TEXT when cardHiddenFrom. */
+export function actionSeenBy(viewer: number, seat: number, action: number): string {
+  return cardHiddenFrom(viewer, seat, action) ? HIDDEN_DISCARD_TEXT : actionToString(action);
+}
+
 /** Parses a record's action text (exactly one space between words); returns -1 when malformed. */
 export function parseAction(text: string): number {
   switch (text) {
