@@ -14,7 +14,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { MAX_SEATS, NUM_ACTIONS, ValidationError, actionToString, drain } from '../env/rules/index.js';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from '../env/table.js';
-import { VecEnv, firstRefusedAction } from '../env/vec-env.js';
+import { VecEnv } from '../env/vec-env.js';
 import type { HandRange, SeatRecord, TableView } from '../env/table-view.js';
 import type { Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
@@ -324,16 +324,13 @@ abstract class BaseSession implements EnvSession {
     if (actions.length !== this.numEnvs) {
       throw new BridgeError('invalid_params', `params.actions: expected ${this.numEnvs} actions (one per env), got ${actions.length}`, 'params.actions');
     }
-    if (this.config.illegalAction !== 'throw') return;
-    // The whole batch, before a slice of it moves (the VecEnv checks each range it steps); the
-    // core explains a refusal.
-    const i = firstRefusedAction(actions, 0, this.numEnvs, this.vec.masks);
-    if (i >= 0) {
-      const action = actions[i]!;
-      const reason = this.vec.explainIllegal(i, action) ?? 'not in its mask row';
-      const seat = this.vec.seats[i]!;
-      throw new BridgeError('illegal_action', `env ${i}: illegal action ${action} (${actionToString(action)}) for seat ${seat}: ${reason}`, `params.actions[${i}]`, {
-        env: i,
+    // The whole batch, before a slice of it moves (the VecEnv checks each range it steps), by
+    // the env's illegal-action policy; the core explains a refusal.
+    const refused = this.vec.refusedAction(actions);
+    if (refused) {
+      const { env, action, seat, reason } = refused;
+      throw new BridgeError('illegal_action', `env ${env}: illegal action ${action} (${actionToString(action)}) for seat ${seat}: ${reason}`, `params.actions[${env}]`, {
+        env,
         action,
         seat,
         reason,

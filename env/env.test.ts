@@ -575,6 +575,20 @@ describe('refused vector steps change nothing [probe round 3b]', () => {
     }
   });
 
+  it('VecEnv.refusedAction names the first action a whole step refuses by the config\'s policy, and none when illegal actions end episodes', () => {
+    const vec = new VecEnv({ numEnvs: 4, config }).reset(5);
+    const good = legal(vec);
+    expect(vec.refusedAction(good)).toBeNull();
+    const bad = Int32Array.from(good, (a, i) => (i >= 2 ? illegalIn(vec, i) : a));
+    const refused = vec.refusedAction(bad)!;
+    expect(refused).toMatchObject({ env: 2, action: bad[2], seat: vec.seats[2] });
+    // The core's own reason, as step's error gives it.
+    expect(refused.reason).toBe(vec.explainIllegal(2, bad[2]!));
+    expect(() => vec.step(bad)).toThrow(refused.reason);
+    const lenient = new VecEnv({ numEnvs: 4, config: { ...config, illegalAction: 'terminate' } }).reset(5);
+    expect(lenient.refusedAction(bad)).toBeNull();
+  });
+
   it('WorkerVecEnv: a bad action in one worker\'s block throws before any worker steps; 1.5, strings and short arrays are refused, not coerced', async () => {
     // set() had truncated 1.5 to 1, read '39' as 39 and kept old actions past a short array.
     const vec = new WorkerVecEnv({ numEnvs: 4, numWorkers: 2, config, spinMicroseconds: 0 }).reset(5);

@@ -108,12 +108,29 @@ export function checkStepActions(actions: ArrayLike<number>, start: number, end:
   if (start === 0 && end === numEnvs ? actions.length !== numEnvs : actions.length < end) {
     throw new RangeError(`actions has ${actions.length} entries for ${end === numEnvs ? numEnvs : end} envs`);
   }
-  if (terminate) return;
+  const refused = refusedStepAction(actions, start, end, b, terminate, reason);
+  if (refused) throw new IllegalActionError(refused.action, refused.seat, `env ${refused.env}: ${refused.reason}`);
+}
+
+/** An action a step refuses: in which env, for which seat, and why. */
+export interface RefusedAction {
+  env: number;
+  action: number;
+  seat: number;
+  reason: string;
+}
+
+/**
+ * The first action of envs [start, end) that a step refuses under the illegal-action policy:
+ * none when illegal actions end episodes (`terminate`), else the first not legal in its mask row
+ * (firstRefusedAction), explained by `reason` when it can.
+ */
+export function refusedStepAction(actions: ArrayLike<number>, start: number, end: number, b: VecBuffers, terminate: boolean, reason?: (env: number, action: number) => string | null): RefusedAction | null {
+  if (terminate) return null;
   const i = firstRefusedAction(actions, start, end, b.masks);
-  if (i < 0) return;
+  if (i < 0) return null;
   const a = actions[i]!;
-  const why = reason?.(i, a) ?? (Number.isInteger(a) ? 'not legal for the seat to act' : 'an action is an integer id');
-  throw new IllegalActionError(a, b.seats[i]!, `env ${i}: ${why}`);
+  return { env: i, action: a, seat: b.seats[i]!, reason: reason?.(i, a) ?? (Number.isInteger(a) ? 'not legal for the seat to act' : 'an action is an integer id') };
 }
 
 export interface EpisodeInfo {
@@ -339,6 +356,15 @@ export class VecEnv extends VecEnvBuffers {
     const ended = this.tableAt(i).endedEpisodeState;
     if (!ended) throw new RangeError(`env ${i} has no finished episode kept (none yet, or keepEndedStates is off)`);
     return ended;
+  }
+
+  /**
+   * The first of a whole step's `actions` (one per env) that `step` would refuse under the env
+   * config's illegal-action policy, or null: callers that step a range at a time check the whole
+   * step first with it, so a refused step moves no env.
+   */
+  refusedAction(actions: ArrayLike<number>): RefusedAction | null {
+    return refusedStepAction(actions, 0, this.numEnvs, this.buffers, this.config.illegalAction === 'terminate', this.explainRefused);
   }
 
   /** Why `action` is illegal for env i's seat to act, or null when it is legal. */
