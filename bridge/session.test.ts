@@ -1,7 +1,7 @@
 // slicedControl: the main thread's (and each worker's) long work gives way in slices that are
 // the thread's, resumed one piece per turn of the event loop, least used client first, and timed for the client's use.
 import { describe, expect, it } from 'vitest';
-import { createSession, slicedControl } from './session.js';
+import { createSession, slicedControl, type SessionOptions } from './session.js';
 import { RandomAgent } from '../agents/random.js';
 import { HeuristicAgent } from '../agents/heuristic.js';
 import { CheckpointError } from '../checkpoints/errors.js';
@@ -116,6 +116,10 @@ describe('slicedControl', () => {
 });
 
 describe('createSession', () => {
+  /** A single session of 2 four-seat envs, the learner at seat 0, with `options`' opponents and checkpoint hooks. */
+  const singleSession = (options: Pick<SessionOptions, 'opponents' | 'resolveCheckpoint' | 'loadCheckpoint'>) =>
+    createSession({ id: 's1', mode: 'single', numEnvs: 2, config: { rules: { players: 4 } }, learnerSeat: 0, limits: DEFAULT_AGENT_LIMITS, seedSecret: 'test', ...options });
+
   it('loads one agent per checkpoint folder however the opponents spell it, and disposes it once [probe round 2]', async () => {
     // Each spelling used to load its own copy: ["ck", "ck/", "ck/."] held three models.
     const loads: string[] = [];
@@ -125,15 +129,8 @@ describe('createSession', () => {
         disposed++;
       }
     }
-    const session = await createSession({
-      id: 's1',
-      mode: 'single',
-      numEnvs: 2,
-      config: { rules: { players: 4 } },
-      learnerSeat: 0,
+    const session = await singleSession({
       opponents: [null, 'ck', 'ck/', './ck/.'],
-      limits: DEFAULT_AGENT_LIMITS,
-      seedSecret: 'test',
       resolveCheckpoint: async (spec) => `/real/${spec.replace(/^\.\//, '').replace(/\/\.?$/, '')}`,
       loadCheckpoint: async (dir) => {
         loads.push(dir);
@@ -150,15 +147,8 @@ describe('createSession', () => {
     // A seeded reset resolved the spec again: once the folder was deleted, every reset failed.
     let folderThere = true;
     const resolved: string[] = [];
-    const session = await createSession({
-      id: 's1',
-      mode: 'single',
-      numEnvs: 2,
-      config: { rules: { players: 4 } },
-      learnerSeat: 0,
+    const session = await singleSession({
       opponents: [null, 'ck', 'random', 'ck'],
-      limits: DEFAULT_AGENT_LIMITS,
-      seedSecret: 'test',
       resolveCheckpoint: async (spec) => {
         if (!folderThere) throw new CheckpointError('missing-file', `/real/${spec}`, 'deleted');
         resolved.push(spec);
