@@ -52,6 +52,8 @@ export interface ProfileRules {
   readonly opensWithMuss: boolean;
   /** Whether the cards left after the deal are a talon that exchanged cards are drawn from (tavern5). */
   readonly hasTalon: boolean;
+  /** Whether the dealer takes the face-up cards into its hand and discards as many (didactic4). */
+  readonly dealerTakesFaceUp: boolean;
   /**
    * Whether tricks won in a hand of `kind` are paid from the pot (tavern5: every kind, once the
    * quota is made; didactic4: only a normal hand, none in its muss). Agents ask it (the heuristic).
@@ -64,6 +66,12 @@ export interface ProfileRules {
    * the caller goes on by the hand's kind (declarations in a Normal hand, else play).
    */
   deal(d: StateData, units: GameUnits, ctx: DealContext): 'trump' | 'discard' | 'kind';
+  /**
+   * The deck that `deal` deals as given: each seat of `order` (the dealt-in seats in dealing
+   * order) gets `dealt[seat]` (first packet first), `faceUp` is turned up, and `rest` lies below,
+   * top first (the talon, or the undealt cards). The sampler stacks its decks with it.
+   */
+  stackDeck(order: readonly number[], dealt: readonly (readonly number[])[], faceUp: readonly number[], rest: readonly number[]): number[];
   /** Seat that leads the first trick, given the dealer and who plays (`playing[start + seat]`). */
   firstLeaderOf(dealer: number, playing: ArrayLike<number>, numPlayers: number, start?: number): number;
   /** Settles the tricks of a played hand into `out`. */
@@ -117,6 +125,7 @@ export const DIDACTIC4: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
   wholeChipPot: true,
   opensWithMuss: false,
   hasTalon: false,
+  dealerTakesFaceUp: true,
 
   tricksPay(kind) {
     return kind === 'normal';
@@ -149,6 +158,12 @@ export const DIDACTIC4: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
     return 'discard';
   },
 
+  stackDeck(order, dealt, faceUp, rest) {
+    // The face-up card (and the one after a turned Weli) comes between the packets.
+    const [first] = DIDACTIC4.packets;
+    return [...order.flatMap((s) => dealt[s]!.slice(0, first)), ...faceUp, ...order.flatMap((s) => dealt[s]!.slice(first)), ...rest];
+  },
+
   firstLeaderOf(dealer) {
     return dealer;
   },
@@ -172,6 +187,7 @@ export const TAVERN5: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
   wholeChipPot: false,
   opensWithMuss: true,
   hasTalon: true,
+  dealerTakesFaceUp: false,
 
   tricksPay() {
     return true;
@@ -201,6 +217,11 @@ export const TAVERN5: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
     d.indicator = turned;
     d.trump = cardSuit(turned);
     return 'kind';
+  },
+
+  stackDeck(order, dealt, faceUp, rest) {
+    // Both packets, then the card turned up; exchanges draw from the talon below it.
+    return [...order.flatMap((s) => dealt[s]!.slice(0, TAVERN5.packets[0])), ...order.flatMap((s) => dealt[s]!.slice(TAVERN5.packets[0])), ...faceUp, ...rest];
   },
 
   firstLeaderOf(dealer, playing, numPlayers, start = 0) {

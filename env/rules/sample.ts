@@ -12,7 +12,7 @@
 // amounts and progress are set to what the seat sees.
 
 import { ACTION_BETTLER, ACTION_DONE, ACTION_IN, ACTION_OUT, discardAction, playAction, trumpAction } from './actions.js';
-import { NUM_CARDS, WELI } from './cards.js';
+import { NUM_CARDS } from './cards.js';
 import { IllegalActionError } from './errors.js';
 import type { KratzenState } from './game.js';
 import { internals } from './internal.js';
@@ -171,7 +171,7 @@ function trySample(v: SeatView, plays: { seat: number; card: number }[], forbidd
   const n = v.numPlayers;
   const me = v.seat;
   const game = v.game;
-  const didactic = game.rules.profile === 'didactic4';
+  const profile = game.profile;
   const handSize = game.handSize;
   const faceUp = Array.from({ length: v.numFaceUp }, (_, i) => v.faceUp[i]!);
   const hand = Array.from(v.hand.subarray(0, v.handLength));
@@ -180,7 +180,7 @@ function trySample(v: SeatView, plays: { seat: number; card: number }[], forbidd
   for (const { seat, card } of plays) played[seat]!.push(card);
   const seen = new Set<number>([...hand, ...ownDiscards, ...faceUp, ...plays.map((p) => p.card)]);
   const pool = Array.from({ length: NUM_CARDS }, (_, c) => c).filter((c) => !seen.has(c));
-  const dealerDiscarding = didactic && v.phase === 'discard';
+  const dealerDiscarding = profile.dealerTakesFaceUp && v.phase === 'discard';
 
   // The places of the hidden cards.
   const slots: Slot[] = [];
@@ -188,11 +188,11 @@ function trySample(v: SeatView, plays: { seat: number; card: number }[], forbidd
     if (s === me || !v.dealtIn[s]) continue;
     const held = dealerDiscarding && s === v.dealer ? handSize + v.numFaceUp : handSize - played[s]!.length;
     for (let k = 0; k < held; k++) slots.push({ seat: s, kind: 'hand' });
-    const discards = didactic ? (s === v.dealer && !dealerDiscarding ? v.numFaceUp : 0) : v.exchanged[s]!;
+    const discards = (profile.dealerTakesFaceUp && s === v.dealer && !dealerDiscarding ? v.numFaceUp : 0) + v.exchanged[s]!;
     for (let k = 0; k < discards; k++) slots.push({ seat: s, kind: 'discard' });
   }
   // didactic4: the face-up cards are the dealer's, in its hand or its discards.
-  const required = new Set<number>(didactic && v.dealer !== me ? faceUp.filter((c) => !played[v.dealer]!.includes(c)) : []);
+  const required = new Set<number>(profile.dealerTakesFaceUp && v.dealer !== me ? faceUp.filter((c) => !played[v.dealer]!.includes(c)) : []);
   const allowed = (slot: Slot, card: number) => {
     if (required.has(card) && slot.seat !== v.dealer) return false;
     return slot.kind === 'discard' || !(forbidden[slot.seat]! & (1n << BigInt(card)));
@@ -206,11 +206,9 @@ function trySample(v: SeatView, plays: { seat: number; card: number }[], forbidd
 
   // The deal: each seat's cards as dealt; tavern5 exchanges drew some of the current ones.
   const drawn: number[][] = Array.from({ length: n }, () => []);
-  if (!didactic) {
-    for (let s = 0; s < n; s++) {
-      const count = v.exchanged[s]!;
-      if (count > 0) drawn[s] = shuffle([...held[s]!, ...played[s]!], random).slice(0, count);
-    }
+  for (let s = 0; s < n; s++) {
+    const count = v.exchanged[s]!;
+    if (count > 0) drawn[s] = shuffle([...held[s]!, ...played[s]!], random).slice(0, count);
   }
   const dealt: number[][] = [];
   for (let s = 0; s < n; s++) {
@@ -219,52 +217,20 @@ function trySample(v: SeatView, plays: { seat: number; card: number }[], forbidd
       continue;
     }
     let own = [...held[s]!, ...played[s]!, ...discarded[s]!].filter((c) => !drawn[s]!.includes(c));
-    if (didactic && s === v.dealer) own = own.filter((c) => !faceUp.includes(c));
+    if (profile.dealerTakesFaceUp && s === v.dealer) own = own.filter((c) => !faceUp.includes(c));
     if (own.length !== handSize) return null;
     dealt[s] = shuffle(own, random);
   }
   const order: number[] = [];
   for (let k = 1; k <= n; k++) if (v.dealtIn[(v.dealer + k) % n]) order.push((v.dealer + k) % n);
-  const packets = game.profile.packets;
-  const deck: number[] = [];
-  for (const s of order) deck.push(...dealt[s]!.slice(0, packets[0]));
-  if (didactic) deck.push(...faceUp);
-  for (const s of order) deck.push(...dealt[s]!.slice(packets[0]));
+  // Exchanges draw from the top of the talon, in the order the seats exchange.
   const exchangeOrder = [...order.filter((s) => s !== v.dealer && v.playing[s]), v.dealer];
-  if (!didactic) {
-    deck.push(faceUp[0]!);
-    for (const s of exchangeOrder) deck.push(...drawn[s]!);
-  }
-  deck.push(...talon);
+  const deck = profile.stackDeck(order, dealt, faceUp, [...exchangeOrder.flatMap((s) => drawn[s]!), ...talon]);
   if (deck.length !== NUM_CARDS) return null;
-
-  // The hand's actions, in order.
-  const actions: [number, number][] = [];
-  if (didactic) for (const c of discarded[v.dealer]!) actions.push([v.dealer, discardAction(c)]);
-  if (!didactic && faceUp[0] === WELI && v.phase !== 'trump') actions.push([v.dealer, trumpAction(v.trump)]);
-  if (v.kind === 'normal' && !dealerDiscarding && v.phase !== 'trump') {
-    for (const s of order) {
-      if (s === v.dealer) continue;
-      const d = v.declaration[s]!;
-      if (d === DECL_NONE) break;
-      actions.push([s, d === DECL_IN ? ACTION_IN : d === DECL_OUT ? ACTION_OUT : ACTION_BETTLER]);
-    }
-    if (!didactic && game.rules.exchange && (v.phase === 'exchange' || v.phase === 'play')) {
-      for (const s of exchangeOrder) {
-        if (v.phase === 'exchange' && s === v.toAct) {
-          if (s === me) for (const c of ownDiscards) actions.push([s, discardAction(c)]);
-          break;
-        }
-        for (const c of discarded[s]!) actions.push([s, discardAction(c)]);
-        actions.push([s, ACTION_DONE]);
-      }
-    }
-  }
-  for (const { seat, card } of plays) actions.push([seat, playAction(card)]);
 
   // The session around the hand: built unseeded, it waits for this deck; then the rules deal
   // it (stakes included) and check every action.
-  const state = game.newState({ pauseBetweenHands: true, start: { dealer: v.dealer, pot: v.kind === 'funding-muss' ? 0 : game.unitsPerChip, muss: game.profile.opensWithMuss ? v.kind === 'muss' : undefined } });
+  const state = game.newState({ pauseBetweenHands: true, start: { dealer: v.dealer, pot: v.kind === 'funding-muss' ? 0 : game.unitsPerChip, muss: profile.opensWithMuss ? v.kind === 'muss' : undefined } });
   const d = internals(state);
   d.handsPlayed = v.handsPlayed;
   d.handIndex = v.handsPlayed + (v.isTieBreak ? 0 : -1);
@@ -276,12 +242,11 @@ function trySample(v: SeatView, plays: { seat: number; card: number }[], forbidd
   if (d.phase !== 'deal') return null;
   state.dealNextHand(deck);
   try {
-    for (const [seat, action] of actions) state.applyAs(seat, action);
+    if (!replayHand(state, v, discarded, plays)) return null;
   } catch (e) {
     if (e instanceof IllegalActionError) return null;
     throw e;
   }
-  if (state.phase !== v.phase || state.currentSeat !== v.toAct) return null;
   // The amounts the seat sees: the stakes moved them alike, so one shift per amount sets them.
   const shift = v.pot - d.pot;
   d.pot += shift;
@@ -289,4 +254,44 @@ function trySample(v: SeatView, plays: { seat: number; card: number }[], forbidd
   for (let s = 0; s < n; s++) d.f64[Mem.balances + s] = v.balances[s]!;
   if (d.potBeforePlay !== v.potBeforePlay) return null;
   return state;
+}
+
+/**
+ * Replays the hand's decisions on `state`, just dealt from the sampled deck, up to where the view
+ * stands. The state says whose turn it is and what is decided (a named trump, the didactic4
+ * dealer's discards, declarations, exchanges, plays); the view and the sampled discards say what
+ * was chosen. A discard in progress of another seat is not replayed: the view does not show it.
+ * False when the view's position is not reached; an illegal action throws IllegalActionError.
+ */
+function replayHand(state: KratzenState, v: SeatView, discarded: number[][], plays: { seat: number; card: number }[]): boolean {
+  const discardsMade = new Array<number>(v.numPlayers).fill(0);
+  let played = 0;
+  for (;;) {
+    const seat = state.currentSeat;
+    const phase = state.phase;
+    const atView = phase === v.phase && seat === v.toAct;
+    let action: number;
+    if (phase === 'trump') {
+      if (atView) break;
+      action = trumpAction(v.trump);
+    } else if (phase === 'discard' || phase === 'exchange') {
+      if (atView && seat !== v.seat) break;
+      const cards = discarded[seat]!;
+      if (discardsMade[seat]! < cards.length) action = discardAction(cards[discardsMade[seat]!++]!);
+      else if (atView) break;
+      else if (phase === 'exchange') action = ACTION_DONE;
+      else return false;
+    } else if (phase === 'declare') {
+      if (atView) break;
+      const d = v.declaration[seat]!;
+      if (d === DECL_NONE) return false;
+      action = d === DECL_IN ? ACTION_IN : d === DECL_OUT ? ACTION_OUT : ACTION_BETTLER;
+    } else if (phase === 'play' && played < plays.length) {
+      const play = plays[played++]!;
+      if (play.seat !== seat) return false;
+      action = playAction(play.card);
+    } else break;
+    state.applyAs(seat, action);
+  }
+  return state.phase === v.phase && state.currentSeat === v.toAct;
 }
