@@ -1406,6 +1406,16 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     await server.close();
   });
 
+  it('hello\'s maxEnvs and maxHands are at most the server\'s totals over all connections [probe round 11]', async () => {
+    // It advertised 50000 envs while the server held 1000 over all clients.
+    const server = await new BridgeServer({ port: 0, maxEnvsPerConnection: 50_000, maxTotalEnvs: 1000, maxHandsPerConnection: 100_000, maxTotalHands: 500 }).start();
+    const client = await BridgeClient.open(server.url);
+    const limits = ((await client.call('hello', { protocolVersion: PROTOCOL_VERSION })).result as any).limits;
+    expect(limits).toMatchObject({ maxEnvs: 1000, maxHands: 500 });
+    await client.close();
+    await server.close();
+  });
+
   /** A client that asks for `count` large replies (~4 MB of JSON each) and reads nothing until `resume`. */
   async function nonReader(url: string, count: number) {
     const sink = rawSocket(url);

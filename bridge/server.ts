@@ -16,7 +16,7 @@ import { SessionHost, type HostOptions } from './host.js';
 import { defaultCheckpointRoots } from './checkpoint-roots.js';
 import { BAD_UPGRADE, HttpGuard, isBadRequest, networkTokenProblem } from './http-guard.js';
 import { plainTextResponse, sendPlainText } from './http-replies.js';
-import { serveWebAsset } from './web/assets.js';
+import { loadWebAssets, serveWebAsset } from './web/assets.js';
 import { BusyPoll } from './busy-poll.js';
 
 export interface BridgeServerOptions {
@@ -275,6 +275,7 @@ export class BridgeServer {
     const o = this.options;
     const exposed = networkTokenProblem(o.host, o.token);
     if (exposed) throw new Error(exposed);
+    if (o.web) loadWebAssets();
     // Node checks these timeouts only every connectionsCheckingInterval (30 s by default).
     const checkEvery = Math.max(100, Math.min(1_000, o.handshakeTimeoutMs / 4));
     // requireHostHeader off: a request without Host gets the guard's plain-text refusal, not
@@ -433,8 +434,10 @@ export class BridgeServer {
     const connection = new Connection(ws, {
       token: o.token,
       maxSessionsPerConnection: o.maxSessionsPerConnection,
-      maxEnvsPerConnection: Math.min(o.maxEnvsPerConnection, maxStepEnvsFor(o.maxMessageBytes)),
-      maxHandsPerConnection: o.maxHandsPerConnection,
+      // What hello advertises is what a connection can get: no more than one step request can
+      // carry, nor than the server holds over all connections.
+      maxEnvsPerConnection: Math.min(o.maxEnvsPerConnection, maxStepEnvsFor(o.maxMessageBytes), o.maxTotalEnvs),
+      maxHandsPerConnection: Math.min(o.maxHandsPerConnection, o.maxTotalHands),
       maxTotalEnvs: o.maxTotalEnvs,
       maxTotalHands: o.maxTotalHands,
       totals: this.sessionTotals,

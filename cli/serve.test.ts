@@ -21,6 +21,8 @@ describe('kratzen serve flags', () => {
     [['--host', '999.1.1.1', '--token', 'a-token-long-enough'], 'host'],
     [['--host', '0.0.0.0', '--token', 'short'], 'token'],
     [['--seed-secret='], 'seed-secret'],
+    // It turned the token off, and overrode KRATZEN_BRIDGE_TOKEN [probe round 11].
+    [['--token='], 'token'],
   ])('%j is refused naming %s', (flags, field) => {
     const run = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', ...flags], { encoding: 'utf8', timeout: 20_000, cwd: join(import.meta.dirname, '..') });
     expect(run.status).toBe(2);

@@ -21,7 +21,8 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
   --host H                 interface to bind (default 127.0.0.1); any other than loopback needs --token
                            (16+ characters, 8+ different ones)
   --port P                 TCP port, 0 for any free one (default 8765)
-  --token T                clients must send it in hello; also KRATZEN_BRIDGE_TOKEN (not visible in ps)
+  --token T                clients must send it in hello (not empty); also KRATZEN_BRIDGE_TOKEN (not
+                           visible in ps)
   --web                    also serve the web table at http://<host>:<port>/
   --allow-origin O         a web page origin (https://example.org) that may open WebSockets; repeatable.
                            Without it only the server's own page may; clients that send no Origin always may
@@ -36,9 +37,10 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
                            HTTP), counted apart; when full the oldest is destroyed (256)
   --handshake-timeout-ms MS  time to send the HTTP request headers (10000)
   --max-sessions N         sessions per connection (16)
-  --max-envs N             envs over all sessions of a connection (4096)
-  --max-hands N            hands over all sessions of a connection, numEnvs x rules.hands summed (32768):
-                           an env keeps its session's finished hands until the session ends
+  --max-envs N             envs over all sessions of a connection (4096; at most --max-total-envs)
+  --max-hands N            hands over all sessions of a connection, numEnvs x rules.hands summed (32768;
+                           at most --max-total-hands): an env keeps its session's finished hands until
+                           the session ends
   --max-total-envs N       envs over all connections' sessions (16384; an env holds 3-12 KB)
   --max-total-hands N      hands over all connections' sessions, counted as --max-hands is (131072)
   --max-message-bytes B    largest request frame (1048576; at least ${MIN_MESSAGE_BYTES}, one policy.act row at its longest)
@@ -132,6 +134,9 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
   if (values.backend !== undefined && !BACKEND_CHOICES.includes(values.backend as BackendChoice)) {
     fail('backend', `--backend must be one of ${BACKEND_CHOICES.join(', ')}`);
   }
+  // Given empty (say, an unset variable in --token "$TOKEN"), it turned the token off, and also
+  // overrode KRATZEN_BRIDGE_TOKEN. (An empty KRATZEN_BRIDGE_TOKEN reads as unset, as shells do.)
+  if (values.token === '') fail('token', '--token must not be empty (leave it out to run without a token)');
   const token = values.token ?? process.env.KRATZEN_BRIDGE_TOKEN ?? undefined;
   const host = values.host ?? '127.0.0.1';
   const exposed = networkTokenProblem(host, token);

@@ -47,6 +47,16 @@ function publicDir(): string {
  */
 const bodies = new Map<string, Buffer>([[SHARED, SHARED_MODULE]]);
 
+/**
+ * Reads every file of the page (once per process): a server started with the web table calls it
+ * before it listens, so an install with a file missing fails at start, naming the file, rather
+ * than at some visitor's request.
+ */
+export function loadWebAssets(): void {
+  const dir = publicDir();
+  for (const [file] of Object.values(ASSETS)) if (!bodies.has(file)) bodies.set(file, readFileSync(dir + file));
+}
+
 function assetBody(file: string): Buffer {
   let body = bodies.get(file);
   if (!body) {
@@ -85,8 +95,9 @@ export function serveWebAsset(req: IncomingMessage, res: ServerResponse): boolea
   let body: Buffer;
   try {
     body = assetBody(asset[0]);
-  } catch (e) {
-    sendPlainText(res, 500, (e as Error).message);
+  } catch {
+    // Only if a file went missing without a start: the error's text holds the server's paths.
+    sendPlainText(res, 500, 'kratzen bridge: the web table\'s files cannot be read on this server');
     return true;
   }
   res.writeHead(200, {

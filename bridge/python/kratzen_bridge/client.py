@@ -208,6 +208,11 @@ class BridgeClient:
             params["token"] = token
         self.hello = self.call("hello", params)
         self._spec: Optional[dict] = None
+        # Read by later calls (max_message_bytes, RemotePolicy): another shape broke them with
+        # AttributeError, far from the reply at fault.
+        if not isinstance(self.hello.get("limits", {}), dict):
+            self._wire.close()
+            raise BridgeError("internal_error", f"hello: the server's limits are not an object: {self.hello.get('limits')!r:.60}")
         # The protocol version pins the action count; a server that says otherwise would have
         # every mask and action space read wrongly, so it is refused here, not at the first step.
         if self.hello.get("numActions") != NUM_ACTIONS:
@@ -242,13 +247,17 @@ class BridgeClient:
         error = reply.get("error")
         if error is not None and not (isinstance(error, dict) and isinstance(error.get("code"), str) and isinstance(error.get("message"), str)):
             raise BridgeError("internal_error", f"{method}: the server's error reply has no code and message: {error!r:.200}")
+        # Ids are compared as JSON values: in Python true == 1 and 1.0 == 1, which took replies
+        # with id true or 1.0 as the answer to request 1.
+        reply_id = reply.get("id")
+        same_id = type(reply_id) is int and reply_id == request_id
         # Errors found before the server read an id (parse_error) carry id null.
-        if reply.get("id") != request_id and not (error is not None and reply.get("id") is None):
-            raise self._out_of_step(reply.get("id"), request_id)
+        if not same_id and not (error is not None and reply_id is None):
+            raise self._out_of_step(reply_id, request_id)
         if error is not None:
             raise BridgeError(error["code"], error["message"], error.get("field"), error.get("details"))
-        if reply.get("id") != request_id:
-            raise self._out_of_step(reply.get("id"), request_id)
+        if not same_id:
+            raise self._out_of_step(reply_id, request_id)
         if not isinstance(reply.get("result"), dict):
             raise BridgeError("internal_error", f"{method}: the server's reply has neither a result nor an error")
         return reply["result"]

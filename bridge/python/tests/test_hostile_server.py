@@ -190,7 +190,10 @@ class HostileServer:
         conn.sendall(response)
         conn.recv(65536)  # hello
         actions = NUM_ACTIONS + 1 if self.mode == "other actions" else NUM_ACTIONS
-        hello = json.dumps({"id": 1, "result": {"protocolVersion": 2, "numActions": actions}}).encode()
+        result = {"protocolVersion": 2, "numActions": actions}
+        if self.mode.startswith("limits "):
+            result["limits"] = json.loads(self.mode[len("limits "):])
+        hello = json.dumps({"id": 1, "result": result}).encode()
         conn.sendall(struct.pack("!BB", 0x81, len(hello)) + hello)
         try:
             if self.mode == "between":
@@ -250,6 +253,18 @@ class IncompatibleServerTest(unittest.TestCase):
         server.stop.set()
 
 
+    def test_a_hello_whose_limits_are_no_object_is_refused_at_connect(self):
+        # `"limits": null` raised AttributeError at the next call [probe round 11].
+        for limits in ("null", '"x"', "[1]"):
+            with self.subTest(limits):
+                server = HostileServer(f"limits {limits}")
+                with self.assertRaises(BridgeError) as caught:
+                    BridgeClient(f"ws://127.0.0.1:{server.port}", timeout=2)
+                self.assertEqual(caught.exception.code, "internal_error")
+                self.assertIn("limits", caught.exception.message)
+                server.stop.set()
+
+
 class HandshakeDeadlineTest(unittest.TestCase):
     def test_a_handshake_dripped_a_byte_at_a_time_fails_within_the_timeout(self):
         # Each read came within the timeout, so the client waited for all of the reply (20 s and more).
@@ -303,13 +318,16 @@ class MalformedRepliesTest(unittest.TestCase):
 
     def test_a_reply_to_another_request_closes_the_connection(self):
         # An extra frame put every later reply one request behind: each call failed, forever.
-        client = BridgeClient.__new__(BridgeClient)
-        client._next_id = 1
-        client._wire = _ScriptedWire('{"id":7,"result":{}}')
-        with self.assertRaises(BridgeError) as caught:
-            client.call("ping")
-        self.assertEqual(caught.exception.code, "internal_error")
-        self.assertTrue(client._wire.closed)
+        # Ids true and 1.0 equal 1 in Python: they were taken as the answer to request 1 [probe round 11].
+        for reply in ('{"id":7,"result":{}}', '{"id":true,"result":{}}', '{"id":1.0,"result":{}}', '{"id":"1","result":{}}'):
+            with self.subTest(reply):
+                client = BridgeClient.__new__(BridgeClient)
+                client._next_id = 1
+                client._wire = _ScriptedWire(reply)
+                with self.assertRaises(BridgeError) as caught:
+                    client.call("ping")
+                self.assertEqual(caught.exception.code, "internal_error")
+                self.assertTrue(client._wire.closed)
 
 
 class _FakeClient:
