@@ -12,6 +12,7 @@ import { trickWinnerIndex } from './trick.js';
 import { everybodyPlays } from './profiles.js';
 import { DECL_BETTLER, DECL_IN, DECL_OUT, MAX_SEATS, playsByDeclaration } from './sizes.js';
 import { illegalReason } from './illegal.js';
+import { unitsReadExactly } from './ruleset.js';
 import { StateReader } from './state-reader.js';
 import { Mem, copySeats } from './state-data.js';
 import type { KratzenGame, NewStateOptions, SessionStart } from './kratzen-game.js';
@@ -104,12 +105,19 @@ export class KratzenState extends StateReader {
     if (this.game.profile.wholeChipPot && pot % this.game.unitsPerChip !== 0) {
       throw new ValidationError('malformed record', 'start.pot', `the pot must be whole chips in didactic4 (a multiple of ${this.game.unitsPerChip} units)`);
     }
+    if (!unitsReadExactly(pot, this.game.unitsPerChip)) {
+      throw new ValidationError('malformed record', 'start.pot', 'past 2^50 chips the pot must be whole chips: a record could not write it exactly');
+    }
     d.pot = pot;
     if (start.balances) {
       if (start.balances.length !== n) throw new ValidationError('malformed record', 'start.balances', `expected ${n} balances`);
       for (let s = 0; s < n; s++) {
-        if (!Number.isSafeInteger(start.balances[s])) {
+        const units = start.balances[s]!;
+        if (!Number.isSafeInteger(units)) {
           throw new ValidationError('malformed record', `start.balances[${s}]`, 'a balance must be a whole number of units, at most 2^53 - 1 in size');
+        }
+        if (!unitsReadExactly(units, this.game.unitsPerChip)) {
+          throw new ValidationError('malformed record', `start.balances[${s}]`, 'past 2^50 chips a balance must be whole chips: a record could not write it exactly');
         }
       }
       for (let s = 0; s < n; s++) d.f64[Mem.balances + s] = start.balances[s]!;

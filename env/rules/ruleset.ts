@@ -82,6 +82,13 @@ const isFifth = (x: number) => isWholeUnits(x, 5);
  */
 export const EXACT_FIFTHS_BELOW_CHIPS = 2 ** 50;
 export const readsAsExactFifth = (x: number) => Number.isInteger(x) || Math.abs(x) < EXACT_FIFTHS_BELOW_CHIPS;
+/**
+ * Whether an amount of `units` (`unitsPerChip` a chip) reads back exactly from a JSON number of
+ * chips, as records write amounts: a session whose start could not be written so is refused,
+ * or parseRecord would refuse what stateToRecord wrote. (Quarters always do.)
+ */
+export const unitsReadExactly = (units: number, unitsPerChip: number) =>
+  unitsPerChip !== 5 || units % 5 === 0 || Math.abs(units / 5) < EXACT_FIFTHS_BELOW_CHIPS;
 /** The largest rule-set amount: its units must stay exact integers (docs/rules.md §3, Ledger). */
 export const MAX_RULE_CHIPS = Math.floor(Number.MAX_SAFE_INTEGER / 5);
 const fifths = (what: string) =>

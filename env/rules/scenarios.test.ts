@@ -15,6 +15,7 @@ import {
   discardAction,
   parseAction,
   parseCard,
+  parseRecord,
   playRandomly,
   replayRecord,
   replayResult,
@@ -679,6 +680,17 @@ describe('replay errors', () => {
     );
     expect(replayRecord({ rules: T5, start: { dealer: 0, balances: [k, 2 ** 49 + 0.4, 0, 0] }, hands: [] }).result.final.balances).toEqual([k, 2 ** 49 + 0.4, 0, 0]);
     expect(() => createGame({ ...T5, startingChips: k + 0.4 })).toThrow(expect.objectContaining({ field: 'startingChips' }));
+  });
+  it('refuses a session start that its record could not write: a fraction of a chip past 2^50 chips in units (§5)', () => {
+    // A start of k.2 chips given in units made a state whose record parseRecord refused.
+    const game = createGame(T5);
+    const k = 2 ** 50 + 7;
+    expect(() => game.newState({ seed: 1, start: { balances: [5 * k + 1, 0, 0, 0] } })).toThrow(expect.objectContaining({ field: 'start.balances[0]', reason: expect.stringMatching(/whole chips/) }));
+    expect(() => game.newState({ seed: 1, start: { pot: 5 * k + 2 } })).toThrow(expect.objectContaining({ field: 'start.pot' }));
+    for (const balances of [[5 * k, 0, 0, 0], [5 * 2 ** 49 + 2, 0, 0, 0]]) {
+      const record = stateToRecord(game.newState({ seed: 1, start: { balances } }));
+      expect(parseRecord(record).start.balances).toEqual(balances);
+    }
   });
   it('takes any integer seed when the record does not deal from it: every deck and the dealer given (§5)', () => {
     const deck = buildDeck({ profile: 'didactic4', players: 4, ...SETTLEMENT_PLAN });
