@@ -453,3 +453,46 @@ describe('the web table in headless Chromium', () => {
     }
   }, 60_000);
 });
+
+describe('the web table under a careless user [web probe]', () => {
+  browserIt('fits a 320 px screen, keeps keyboard focus on the moves, starts once however often the form is sent, and disables the moves when the server goes', async () => {
+    expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
+    const own = await new BridgeServer({ port: 0, web: true }).start();
+    const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 320, height: 640 } });
+      const sent: string[] = [];
+      let sockets = 0;
+      page.on('websocket', (ws) => {
+        sockets++;
+        ws.on('framesent', (frame) => sent.push(String(frame.payload)));
+      });
+      await page.goto(`http://127.0.0.1:${own.port}/?seed=11&opponents=heuristic&players=4`);
+      await page.waitForFunction(() => document.body.dataset.status === 'setup');
+      // The German deck's long option name made the page 356 px wide.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320);
+      // Sent four times in one task (a script): each opened a socket or a session.
+      await page.evaluate(() => {
+        const form = document.getElementById('setup') as unknown as { requestSubmit(): void };
+        for (let k = 0; k < 4; k++) form.requestSubmit();
+      });
+      await page.waitForFunction(() => ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? ''));
+      expect(sent.filter((text) => JSON.parse(text).method === 'env.create')).toHaveLength(1);
+      expect(sockets).toBe(1);
+      // A move by keyboard leaves the focus on a move (it fell to the page's body).
+      await page.waitForFunction(() => document.body.dataset.status === 'your-turn');
+      await page.focus('#hand button:enabled, #calls button:enabled');
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => document.body.dataset.status === 'your-turn' || document.body.dataset.status === 'over');
+      expect(await page.evaluate(() => document.activeElement?.id === 'status' || document.activeElement?.closest('#hand, #calls') !== null)).toBe(true);
+      // The server goes: the moves are disabled and the page says how to reconnect.
+      await own.close();
+      await page.waitForFunction(() => (document.getElementById('status')!.textContent ?? '').includes('Disconnected'));
+      expect(await page.locator('#hand button:enabled, #calls button:enabled').count()).toBe(0);
+      expect(await page.evaluate(() => document.getElementById('status')!.textContent)).toContain('Restart');
+    } finally {
+      await browser.close();
+      await own.close();
+    }
+  }, 60_000);
+});

@@ -27,11 +27,15 @@ function connect() {
     ws.onopen = () => resolve();
     ws.onerror = () => reject(new Error('cannot reach the bridge server'));
     ws.onclose = (e) => {
+      // A socket the page has since replaced says nothing: its close is no news about the table.
+      if (table.ws !== ws) return;
       for (const p of table.pending.splice(0)) p.reject(new Error(`connection closed (${e.code} ${e.reason})`));
+      // Moves stay shown but disabled: a click could only fail, and its error hid the reason.
+      if (table.view) renderHand(table.view);
       // An error shown just before (a refused hello: "wrong token") says why: keep it in front.
       const shown = $('status');
       const why = shown.className === 'error' && shown.textContent.startsWith('Error:') ? `${shown.textContent} ` : '';
-      setStatus(`${why}Disconnected from the server (${e.code}${e.reason ? `: ${e.reason}` : ''}). Reload to reconnect.`, 'error');
+      setStatus(`${why}Disconnected from the server (${e.code}${e.reason ? `: ${e.reason}` : ''}). Press Restart to reconnect.`, 'error');
     };
     // Replies arrive in request order, so pending requests are a queue.
     ws.onmessage = (e) => {
@@ -158,7 +162,8 @@ const CALL_LABELS = { in: 'In (play)', out: 'Out (fold)', bettler: 'Bettler', do
 
 function renderHand(t) {
   const legal = new Map(t.legal.map((m) => [m.text, m.action]));
-  const canAct = !table.busy && t.legal.length > 0;
+  const connected = table.ws !== null && table.ws.readyState === WebSocket.OPEN;
+  const canAct = !table.busy && connected && t.legal.length > 0;
   const cardAction = (card) => legal.get(`play ${card}`) ?? legal.get(`discard ${card}`);
   $('hand').replaceChildren(
     ...t.view.hand.map((card) => {
@@ -290,19 +295,33 @@ async function act(action) {
   table.busy = true;
   renderHand(table.view);
   setStatus('The bots are playing…');
+  const session = table.session;
   try {
-    const step = await call('env.step', { session: table.session, actions: [action] });
+    const step = await call('env.step', { session, actions: [action] });
     table.busy = false;
+    // Restarted while the bots played: the new session's table is shown already.
+    if (table.session !== session) return;
     // The env resets itself when the session ends: the finished one is read as episode "ended".
     const ended = step.final.length > 0;
     const t = await refresh(ended ? 'ended' : 'current');
     if (ended) await showOver(t);
     else setStatus(t.legal.length ? 'Your turn.' : 'Waiting.');
+    focusFirstMove();
   } catch (e) {
     table.busy = false;
     if (table.view) renderHand(table.view);
     setStatus(`Error: ${e.message}`, 'error');
   }
+}
+
+/**
+ * Keyboard focus after a move: the hand and the calls are rebuilt, which left it on the page's
+ * body (a screen reader lost its place). It goes to the first move now enabled, else the status.
+ */
+function focusFirstMove() {
+  const move = document.querySelector('#hand button:not([disabled]), #calls button:not([disabled])');
+  if (move) move.focus();
+  else $('status').focus();
 }
 
 async function showOver(t) {
@@ -320,9 +339,14 @@ async function showOver(t) {
 async function start(form) {
   const data = new FormData(form);
   table.deckStyle = data.get('deckStyle');
+  // Agents are separated by commas, so a checkpoint folder whose name holds one cannot be named
+  // here (the field's title says so).
   const opponents = String(data.get('opponents')).split(',').map((s) => s.trim()).filter(Boolean);
   if (!opponents.length) opponents.push('heuristic');
   const players = Number(data.get('players'));
+  // The opponents are laid out by seat before the server reads the rules: an odd count was
+  // reported as a problem of the opponents.
+  if (!(Number.isInteger(players) && players >= 3 && players <= 6)) throw new Error(`players must be 3 to 6, got "${String(data.get('players')).slice(0, 20)}"`);
   const seedText = String(data.get('seed')).trim();
   // Sent as typed: the server seeds "7" as 7, and a Number past 2^53 was refused (or rounded).
   const seed = seedText || undefined;
@@ -396,8 +420,13 @@ async function main() {
     const search = query.toString();
     history.replaceState(null, '', `${location.pathname}${search ? `?${search}` : ''}${fragment.withoutToken ? `#${fragment.withoutToken}` : ''}`);
   }
+  let starting = false;
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
+    // One start at a time: submits in one task (a script's requestSubmit) each opened a socket or
+    // a session before the button was disabled.
+    if (starting) return;
+    starting = true;
     $('start').disabled = true;
     try {
       if (!table.ws || table.ws.readyState !== WebSocket.OPEN) {
@@ -413,6 +442,7 @@ async function main() {
     } catch (err) {
       setStatus(`Error: ${err.message}`, 'error');
     } finally {
+      starting = false;
       $('start').disabled = false;
       $('start').textContent = 'Restart';
     }
