@@ -496,3 +496,33 @@ describe('the web table under a careless user [web probe]', () => {
     }
   }, 60_000);
 });
+
+describe('the web table when its connection drops under a move [review]', () => {
+  browserIt('keeps the disconnect and how to reconnect on screen, not the failed move\'s error', async () => {
+    expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
+    const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      // The page's socket runs through a proxy that drops the connection at its first step.
+      await page.routeWebSocket(/.*/, (ws) => {
+        const server = ws.connectToServer();
+        ws.onMessage((message) => {
+          if (typeof message === 'string' && JSON.parse(message).method === 'env.step') ws.close({ code: 1001, reason: 'gone' });
+          else server.send(message);
+        });
+      });
+      await page.goto(`${base}/?seed=11&opponents=heuristic&players=4`);
+      await page.waitForFunction(() => document.body.dataset.status === 'setup');
+      await page.click('#start');
+      await page.waitForFunction(() => document.body.dataset.status === 'your-turn');
+      await page.click('#hand button:enabled, #calls button:enabled');
+      await page.waitForFunction(() => (document.getElementById('status')!.textContent ?? '').includes('Disconnected'));
+      // The failed step's rejection came a moment after the close and replaced its message.
+      await page.waitForTimeout(200);
+      expect(await page.evaluate(() => document.getElementById('status')!.textContent)).toMatch(/Disconnected from the server \(1001: gone\)\. Press Restart to reconnect\./);
+      expect(await page.locator('#hand button:enabled, #calls button:enabled').count()).toBe(0);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+});

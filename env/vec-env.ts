@@ -88,7 +88,7 @@ export function allocateVecMemory(numEnvs: number, allocate: (bytes: number) => 
  * core's legal actions for its seat to act, written after the last step), or -1: one byte read
  * per env. Callers check a whole step with it before any env moves.
  */
-export function firstRefusedAction(actions: ArrayLike<number>, start: number, end: number, masks: Uint8Array): number {
+function firstRefusedAction(actions: ArrayLike<number>, start: number, end: number, masks: Uint8Array): number {
   for (let i = start; i < end; i++) {
     const a = actions[i]!;
     if (!(Number.isInteger(a) && a >= 0 && a < NUM_ACTIONS && masks[i * NUM_ACTIONS + a] === 1)) return i;
@@ -125,7 +125,7 @@ export interface RefusedAction {
  * none when illegal actions end episodes (`terminate`), else the first not legal in its mask row
  * (firstRefusedAction), explained by `reason` when it can.
  */
-export function refusedStepAction(actions: ArrayLike<number>, start: number, end: number, b: VecBuffers, terminate: boolean, reason?: (env: number, action: number) => string | null): RefusedAction | null {
+function refusedStepAction(actions: ArrayLike<number>, start: number, end: number, b: VecBuffers, terminate: boolean, reason?: (env: number, action: number) => string | null): RefusedAction | null {
   if (terminate) return null;
   const i = firstRefusedAction(actions, start, end, b.masks);
   if (i < 0) return null;

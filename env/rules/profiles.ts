@@ -1,8 +1,7 @@
 // What differs between the two rule profiles (docs/rules.md §3 didactic4, §4 tavern5), one object
 // each: the sizes, how a hand is staked and dealt and of which kind, who leads the first trick,
-// how the tricks settle, and when a session ends. The state machine (game.ts) calls these; it
-// still tests the profile itself in its start checks (a didactic4 pot in whole chips, tavern5's
-// opening muss).
+// how the tricks settle, and when a session ends. The state machine (game.ts), records and the
+// hidden-card sampler ask these rather than the profile's name.
 
 import { RANK_SEVEN, WELI, cardRank, cardSuit } from './cards.js';
 import { settleDidactic4, settleTavern5, type Settlement, type Tavern5SettlementInput } from './ledger.js';
@@ -40,7 +39,7 @@ export interface ProfileRules {
   readonly tieBreaks: boolean;
   /**
    * Cards each dealt-in seat gets in the deal's first and second round of packets (the face-up
-   * card(s) come between them in didactic4, after them in tavern5); the sampler deals the same.
+   * card(s) come between them in didactic4, after them in tavern5); stackDeck stacks the same.
    */
   readonly packets: readonly [first: number, second: number];
   /** Whether the pot holds whole chips only (didactic4's stakes are whole chips): a session's starting pot must too. */

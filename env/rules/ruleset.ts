@@ -4,6 +4,7 @@
 
 import { z } from 'zod';
 import { RuleSetError } from './errors.js';
+import { MAX_SEATS, MIN_PLAYERS } from './sizes.js';
 import { MAX_NAMED_KEYS, firstIssue, unknownKeysReason } from './zod-issue.js';
 
 /** The rule profiles (docs/rules.md §0), in the order observations one-hot them. */
@@ -87,8 +88,7 @@ export const readsAsExactFifth = (x: number) => Number.isInteger(x) || Math.abs(
  * chips, as records write amounts: a session whose start could not be written so is refused,
  * or parseRecord would refuse what stateToRecord wrote. (Quarters always do.)
  */
-export const unitsReadExactly = (units: number, unitsPerChip: number) =>
-  unitsPerChip !== 5 || units % 5 === 0 || Math.abs(units / 5) < EXACT_FIFTHS_BELOW_CHIPS;
+export const unitsReadExactly = (units: number, unitsPerChip: number) => unitsPerChip !== 5 || readsAsExactFifth(units / 5);
 /** The largest rule-set amount: its units must stay exact integers (docs/rules.md §3, Ledger). */
 export const MAX_RULE_CHIPS = Math.floor(Number.MAX_SAFE_INTEGER / 5);
 const fifths = (what: string) =>
@@ -101,7 +101,7 @@ const fifths = (what: string) =>
 
 const ruleSetSchema = z.strictObject({
   profile: z.enum(PROFILES).default('didactic4'),
-  players: z.number().int().min(3).max(6).default(4),
+  players: z.number().int().min(MIN_PLAYERS).max(MAX_SEATS).default(4),
   hands: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
   deckStyle: z.enum(['german', 'french', 'french-joker']).default('german'),
   ante: fifths('ante').refine((x) => x > 0, 'ante must be positive').default(1),

@@ -84,6 +84,59 @@ describe('sampleState on views no deal fits [hostile input: a client\'s row]', (
   });
 });
 
+describe('sampleState on a view whose seat to act the decisions it shows have passed [review]', () => {
+  it('gives null: the replay stopped at the seat and dropped the declarations after it', () => {
+    const game = createGame({ profile: 'didactic4', players: 4 });
+    const random = seedrandom('passed');
+    let tried = 0;
+    for (let seed = 0; seed < 30 && tried < 5; seed++) {
+      const state = game.newState({ seed });
+      while (!state.isTerminal && state.phase !== 'declare') state.apply(state.legalActionAt(0));
+      if (state.phase !== 'declare') continue;
+      // Two seats declare; the view then names the first of them as the seat to act.
+      const first = state.currentSeat;
+      state.apply(state.legalActionAt(0));
+      if (state.phase !== 'declare') continue;
+      state.apply(state.legalActionAt(0));
+      if (state.phase !== 'declare') continue;
+      const view = seatView(state, first);
+      expect(sampleState(view, random)).not.toBeNull();
+      view.toAct = first;
+      expect(sampleState(view, random)).toBeNull();
+      tried++;
+    }
+    expect(tried).toBeGreaterThan(0);
+  });
+});
+
+describe.each(CONFIGS)('stackDeck %j', (rules) => {
+  it('stacks the deck its profile\'s deal deals: every hand of random sessions (in tavern5 with 4 players one is a tie-break deal of fewer seats)', () => {
+    const game = createGame(rules);
+    const random = seedrandom('stack');
+    let checked = 0;
+    for (let seed = 0; seed < 6; seed++) {
+      const state = game.newState({ seed });
+      let hand = -1;
+      while (!state.isTerminal) {
+        if (state.handIndex !== hand && state.phase !== 'deal') {
+          // The first decision of a hand: every seat still holds its cards as dealt.
+          hand = state.handIndex;
+          const n = state.numPlayers;
+          const order = Array.from({ length: n }, (_, k) => (state.dealer + 1 + k) % n).filter((s) => state.dealtIn[s]);
+          const faceUp = Array.from({ length: state.numFaceUp }, (_, i) => state.faceUp[i]!);
+          const dealt = Array.from({ length: n }, (_, s) => state.handOf(s).filter((c) => !(game.profile.dealerTakesFaceUp && s === state.dealer && faceUp.includes(c))));
+          const deck = state.handLogs()[hand]!.deck;
+          const used = order.length * game.handSize + faceUp.length;
+          expect(game.profile.stackDeck(order, dealt, faceUp, deck.slice(used))).toEqual(Array.from(deck));
+          checked++;
+        }
+        state.apply(state.legalActionAt(Math.floor(random() * state.numLegalActions())));
+      }
+    }
+    expect(checked).toBeGreaterThan(10);
+  });
+});
+
 describe('sampleState with a generator that is not one [probe round 3b]', () => {
   it('refuses draws outside [0, 1) and a random that is no function, naming random (a TypeError deep inside before)', () => {
     const state = createGame({ players: 4 }).newState({ seed: 3 });

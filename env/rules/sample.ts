@@ -18,7 +18,7 @@ import type { KratzenState } from './game.js';
 import { internals } from './internal.js';
 import { Mem } from './state-data.js';
 import type { SeatView } from './seat-view.js';
-import { DECL_BETTLER, DECL_IN, DECL_NONE, DECL_OUT, MAX_SEATS } from './sizes.js';
+import { DECL_IN, DECL_NONE, DECL_OUT, MAX_SEATS } from './sizes.js';
 import { legalPlayBits, trickWinnerIndex } from './trick.js';
 
 type Random = () => number;
@@ -282,9 +282,11 @@ function replayHand(state: KratzenState, v: SeatView, discarded: number[][], pla
       else if (phase === 'exchange') action = ACTION_DONE;
       else return false;
     } else if (phase === 'declare') {
-      if (atView) break;
       const d = v.declaration[seat]!;
-      if (d === DECL_NONE) return false;
+      if (d === DECL_NONE) {
+        if (atView) break;
+        return false;
+      }
       action = d === DECL_IN ? ACTION_IN : d === DECL_OUT ? ACTION_OUT : ACTION_BETTLER;
     } else if (phase === 'play' && played < plays.length) {
       const play = plays[played++]!;
@@ -293,5 +295,11 @@ function replayHand(state: KratzenState, v: SeatView, discarded: number[][], pla
     } else break;
     state.applyAs(seat, action);
   }
-  return state.phase === v.phase && state.currentSeat === v.toAct;
+  // Where the view stands, and with what it shows decided: a view (a client's row) can name a
+  // seat to act that the decisions it shows have passed.
+  if (state.phase !== v.phase || state.currentSeat !== v.toAct) return false;
+  for (let s = 0; s < v.numPlayers; s++) {
+    if (state.declaration[s] !== v.declaration[s] || state.exchanged[s] !== v.exchanged[s]) return false;
+  }
+  return true;
 }

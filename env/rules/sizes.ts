@@ -1,5 +1,7 @@
 // Sizes and codes every layer shares (the observation's slices, buffers, views).
 
+/** Players at a table: MIN_PLAYERS to MAX_SEATS (docs/rules.md §0). */
+export const MIN_PLAYERS = 3;
 export const MAX_SEATS = 6;
 /** Room for the largest hand: a didactic4 dealer holding two face-up cards (6). */
 export const HAND_CAPACITY = 8;

@@ -293,6 +293,18 @@ class _ScriptedWire:
         return self.reply
 
 
+def scripted_ping_error(reply):
+    """The BridgeError of a ping answered by `reply` (a client that skipped hello), and its wire."""
+    client = BridgeClient.__new__(BridgeClient)
+    client._next_id = 1
+    client._wire = _ScriptedWire(reply)
+    try:
+        client.call("ping")
+    except BridgeError as e:
+        return e, client._wire
+    raise AssertionError(f"the reply {reply!r:.60} was taken")
+
+
 class MalformedRepliesTest(unittest.TestCase):
     def test_replies_outside_the_protocol_are_bridge_errors(self):
         # Each of these raised JSONDecodeError, UnicodeDecodeError, AttributeError, TypeError or
@@ -309,25 +321,16 @@ class MalformedRepliesTest(unittest.TestCase):
         }
         for name, reply in cases.items():
             with self.subTest(name):
-                client = BridgeClient.__new__(BridgeClient)
-                client._next_id = 1
-                client._wire = _ScriptedWire(reply)
-                with self.assertRaises(BridgeError) as caught:
-                    client.call("ping")
-                self.assertEqual(caught.exception.code, "internal_error")
+                self.assertEqual(scripted_ping_error(reply)[0].code, "internal_error")
 
     def test_a_reply_to_another_request_closes_the_connection(self):
         # An extra frame put every later reply one request behind: each call failed, forever.
         # Ids true and 1.0 equal 1 in Python: they were taken as the answer to request 1 [probe round 11].
         for reply in ('{"id":7,"result":{}}', '{"id":true,"result":{}}', '{"id":1.0,"result":{}}', '{"id":"1","result":{}}'):
             with self.subTest(reply):
-                client = BridgeClient.__new__(BridgeClient)
-                client._next_id = 1
-                client._wire = _ScriptedWire(reply)
-                with self.assertRaises(BridgeError) as caught:
-                    client.call("ping")
-                self.assertEqual(caught.exception.code, "internal_error")
-                self.assertTrue(client._wire.closed)
+                error, wire = scripted_ping_error(reply)
+                self.assertEqual(error.code, "internal_error")
+                self.assertTrue(wire.closed)
 
 
 class _FakeClient:

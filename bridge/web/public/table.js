@@ -3,7 +3,7 @@
 // bots played on the server), env.reset, env.step, env.view (the public table of the player's
 // seat) and env.record. Legality comes from the server: only the moves env.view lists are enabled.
 
-import { CARD_NAMES, PROTOCOL_VERSION, cardLongName, cardShortName, suitDisplayName } from './shared.js';
+import { CARD_NAMES, PLAYERS, PROTOCOL_VERSION, cardLongName, cardShortName, suitDisplayName } from './shared.js';
 
 const $ = (id) => document.getElementById(id);
 const table = {
@@ -16,6 +16,8 @@ const table = {
   deckStyle: 'german',
   view: null,
   busy: false,
+  /** A start (connect, hello, create, reset) is under way: one at a time, and no moves meanwhile. */
+  starting: false,
 };
 
 // ---------------------------------------------------------------- protocol
@@ -163,7 +165,7 @@ const CALL_LABELS = { in: 'In (play)', out: 'Out (fold)', bettler: 'Bettler', do
 function renderHand(t) {
   const legal = new Map(t.legal.map((m) => [m.text, m.action]));
   const connected = table.ws !== null && table.ws.readyState === WebSocket.OPEN;
-  const canAct = !table.busy && connected && t.legal.length > 0;
+  const canAct = !table.busy && !table.starting && connected && t.legal.length > 0;
   const cardAction = (card) => legal.get(`play ${card}`) ?? legal.get(`discard ${card}`);
   $('hand').replaceChildren(
     ...t.view.hand.map((card) => {
@@ -295,12 +297,9 @@ async function act(action) {
   table.busy = true;
   renderHand(table.view);
   setStatus('The bots are playing…');
-  const session = table.session;
   try {
-    const step = await call('env.step', { session, actions: [action] });
+    const step = await call('env.step', { session: table.session, actions: [action] });
     table.busy = false;
-    // Restarted while the bots played: the new session's table is shown already.
-    if (table.session !== session) return;
     // The env resets itself when the session ends: the finished one is read as episode "ended".
     const ended = step.final.length > 0;
     const t = await refresh(ended ? 'ended' : 'current');
@@ -310,7 +309,8 @@ async function act(action) {
   } catch (e) {
     table.busy = false;
     if (table.view) renderHand(table.view);
-    setStatus(`Error: ${e.message}`, 'error');
+    // A connection that closed under the move has said so, and how to reconnect: keep that.
+    if (table.ws?.readyState === WebSocket.OPEN) setStatus(`Error: ${e.message}`, 'error');
   }
 }
 
@@ -346,7 +346,9 @@ async function start(form) {
   const players = Number(data.get('players'));
   // The opponents are laid out by seat before the server reads the rules: an odd count was
   // reported as a problem of the opponents.
-  if (!(Number.isInteger(players) && players >= 3 && players <= 6)) throw new Error(`players must be 3 to 6, got "${String(data.get('players')).slice(0, 20)}"`);
+  if (!(Number.isInteger(players) && players >= PLAYERS.min && players <= PLAYERS.max)) {
+    throw new Error(`players must be ${PLAYERS.min} to ${PLAYERS.max}, got "${String(data.get('players')).slice(0, 20)}"`);
+  }
   const seedText = String(data.get('seed')).trim();
   // Sent as typed: the server seeds "7" as 7, and a Number past 2^53 was refused (or rounded).
   const seed = seedText || undefined;
@@ -420,13 +422,13 @@ async function main() {
     const search = query.toString();
     history.replaceState(null, '', `${location.pathname}${search ? `?${search}` : ''}${fragment.withoutToken ? `#${fragment.withoutToken}` : ''}`);
   }
-  let starting = false;
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     // One start at a time: submits in one task (a script's requestSubmit) each opened a socket or
     // a session before the button was disabled.
-    if (starting) return;
-    starting = true;
+    if (table.starting) return;
+    table.starting = true;
+    if (table.view) renderHand(table.view);
     $('start').disabled = true;
     try {
       if (!table.ws || table.ws.readyState !== WebSocket.OPEN) {
@@ -442,7 +444,8 @@ async function main() {
     } catch (err) {
       setStatus(`Error: ${err.message}`, 'error');
     } finally {
-      starting = false;
+      table.starting = false;
+      if (table.view) renderHand(table.view);
       $('start').disabled = false;
       $('start').textContent = 'Restart';
     }
