@@ -2,6 +2,7 @@
 // checkpoint after the current update and exits cleanly; a second Ctrl-C exits at once.
 
 import { basename } from 'node:path';
+import { constants } from 'node:os';
 import { ValidationError, isJsonObject } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
 import { MAX_CONFIG_BYTES } from '../training/config.js';
@@ -104,19 +105,25 @@ export async function runTrain(args: string[]): Promise<void> {
   // Before any work: a run whose folder cannot be written would fail at its first checkpoint.
   outputFolderFlag(typeof config.runsDir === 'string' ? config.runsDir : 'runs', 'runs-dir');
   const redis = url === undefined ? undefined : parseRedisUrl(url);
-  let stopRequested = false;
+  let stoppedBy: NodeJS.Signals | null = null;
   // Ctrl-C, a kill or a closed terminal save a checkpoint after the current update, as `kratzen
-  // play` saves its record; the same signal again ends the process at once.
+  // play` saves its record; the same signal again ends the process at once. Either way the exit
+  // code is the signal's (128 + its number, as a shell reports it): a stopped run exited 0, so
+  // `train && eval` went on as if it had finished.
   const stopSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const signalExitCode = (signal: NodeJS.Signals) => 128 + constants.signals[signal];
   const onStopSignal = (signal: NodeJS.Signals) => {
-    if (stopRequested) process.exit(signal === 'SIGINT' ? 130 : 143);
-    stopRequested = true;
+    if (stoppedBy) process.exit(signalExitCode(signal));
+    stoppedBy = signal;
     process.stderr.write('\nstopping after this update (Ctrl-C again to quit at once)...\n');
   };
   for (const signal of stopSignals) process.on(signal, onStopSignal);
   try {
-    const result = await train(config, { resume, redis, shouldStop: () => stopRequested });
-    if (result.interrupted) process.stderr.write(`${interruptedMessage(config, result.runDir, result.updates)}\n`);
+    const result = await train(config, { resume, redis, shouldStop: () => stoppedBy !== null });
+    if (result.interrupted) {
+      process.stderr.write(`${interruptedMessage(config, result.runDir, result.updates)}\n`);
+      process.exitCode = signalExitCode(stoppedBy ?? 'SIGINT');
+    }
   } catch (e) {
     // The trainer names its config field; here the flag chose the folder.
     if (e instanceof OutputError && e.field === 'runsDir') throw new OutputError('runs-dir', e.reason);

@@ -271,6 +271,8 @@ describe('trainer', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
     const idle = { ...TINY, imitationUpdates: 0, numEnvs: 4, rolloutSteps: 8, evalEvery: 0, name: 'idle', runsDir: dir };
     await expect(train({ ...idle, updates: 1 }, { verbose: false })).rejects.toMatchObject({ field: 'rolloutSteps', reason: expect.stringMatching(/^update 1: no hand finished in 8 steps per env over 4 envs/) });
+    // Nothing is left of the refused run: its config.json and an empty metrics.jsonl were [cli probe].
+    expect(existsSync(join(dir, 'idle'))).toBe(false);
     rmSync(dir, { recursive: true });
   });
 

@@ -4,7 +4,7 @@
 // latest checkpoint and, for a fixed seed on the same backend, reproduces the uninterrupted run's
 // metrics (timings aside): every update's randomness derives from (seed, update).
 
-import { appendFileSync, existsSync, readdirSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { OutputError, fsErrorReason, isFileSystemError, makeDirs } from '../checkpoints/durable-fs.js';
 import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
@@ -81,6 +81,7 @@ export async function train(input: unknown, options: TrainOptions = {}): Promise
     await run.loop();
     return await run.finish();
   } catch (e) {
+    if (e instanceof ValidationError) run.discardUnsaved();
     throw run.outputError(e);
   } finally {
     await run.close();
@@ -549,6 +550,17 @@ class TrainingRun {
   /** `e` as train() reports it: a failed write of the run as an OutputError, saying which checkpoint resumes it. */
   outputError(e: unknown): unknown {
     return runOutputError(e, this.runDir, this.checkpointName || null);
+  }
+
+  /**
+   * A new run refused before its first checkpoint (its config cannot train: rolloutSteps too
+   * short to finish a hand, say) takes back the files it wrote, as a refused config leaves
+   * nothing; the lock's release then removes a folder it made. It had left config.json and an
+   * empty metrics.jsonl behind.
+   */
+  discardUnsaved(): void {
+    if (this.options.resume || this.checkpointName) return;
+    for (const file of [join(this.runDir, 'config.json'), this.metricsPath]) rmSync(file, { force: true });
   }
 
   async close(): Promise<void> {
