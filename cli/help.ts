@@ -80,7 +80,8 @@ result.json and report.html to --out.
   --hands N                     hands over all rotations (default 1000)
   --seed S                      seed of the deals (default 0)
   --workers W                   worker threads (default min(2, cores))
-  --out DIR                     report folder (default runs/eval-<time>)
+  --out DIR                     report folder (default runs/eval-<time>); an existing one's result.json
+                                and report.html are replaced, each whole (never half-written)
   --json                        print the whole result as JSON
   --redis URL                   spread the deals over kratzen workers on this Redis
                                 (redis://HOST:PORT[/db]); same result as one machine (docs/scale-out.md)
