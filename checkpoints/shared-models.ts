@@ -48,7 +48,7 @@ export class SharedModels {
   async acquire(key: string, bytes: number, build: () => Promise<tf.LayersModel>, reuse?: Reuse): Promise<{ model: tf.LayersModel; release: () => void }> {
     let entry = this.entries.get(key);
     if (entry) this.entries.delete(key);
-    else entry = (reuse && this.takeIdle(reuse, bytes)) ?? this.track({ model: build(), users: 0, bytes, family: reuse?.family ?? '', ready: false }, true);
+    else entry = (reuse && this.takeIdle(reuse, bytes)) ?? this.track({ model: this.build(build), users: 0, bytes, family: reuse?.family ?? '', ready: false });
     this.entries.set(key, entry);
     entry.users++;
     let model: tf.LayersModel;
@@ -94,13 +94,19 @@ export class SharedModels {
           throw e;
         }
       });
-      return this.track({ model, users: 0, bytes, family: reuse.family, ready: false }, false);
+      return this.track({ model, users: 0, bytes, family: reuse.family, ready: false });
     }
     return undefined;
   }
 
-  private track(entry: Entry, build: boolean): Entry {
-    if (build) this.built++;
+  /** A new network from `make`, counted. */
+  private build(make: () => Promise<tf.LayersModel>): Promise<tf.LayersModel> {
+    this.built++;
+    return make();
+  }
+
+  /** `entry`, marked ready once its network is. */
+  private track(entry: Entry): Entry {
     entry.model.then(
       () => (entry.ready = true),
       () => undefined,

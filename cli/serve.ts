@@ -137,7 +137,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
   // Given empty (say, an unset variable in --token "$TOKEN"), it turned the token off, and also
   // overrode KRATZEN_BRIDGE_TOKEN. (An empty KRATZEN_BRIDGE_TOKEN reads as unset, as shells do.)
   if (values.token === '') fail('token', '--token must not be empty (leave it out to run without a token)');
-  const token = values.token ?? process.env.KRATZEN_BRIDGE_TOKEN ?? undefined;
+  const token = values.token ?? (process.env.KRATZEN_BRIDGE_TOKEN || undefined);
   const host = values.host ?? '127.0.0.1';
   const exposed = networkTokenProblem(host, token);
   if (exposed) fail('token', exposed);
@@ -163,7 +163,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
   const server = new BridgeServer({
     host,
     port: intFlag(values.port, 'port', 0, 65535),
-    token: token === '' ? undefined : token,
+    token,
     allowOrigins: values['allow-origin'],
     allowHosts: values['allow-host'],
     checkpointRoots: values['checkpoint-root'] ? [...defaultCheckpointRoots(), ...values['checkpoint-root'].map((r) => path.resolve(r))] : undefined,

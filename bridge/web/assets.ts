@@ -60,12 +60,8 @@ export function loadWebAssets(): void {
 }
 
 function assetBody(file: string): Buffer {
-  let body = bodies.get(file);
-  if (!body) {
-    body = readFileSync(publicDir() + file);
-    bodies.set(file, body);
-  }
-  return body;
+  if (!bodies.has(file)) loadWebAssets();
+  return bodies.get(file)!;
 }
 
 /**

@@ -33,7 +33,7 @@ function connect() {
       if (table.ws !== ws) return;
       for (const p of table.pending.splice(0)) p.reject(new Error(`connection closed (${e.code} ${e.reason})`));
       // Moves stay shown but disabled: a click could only fail, and its error hid the reason.
-      if (table.view) renderHand(table.view);
+      renderMoves();
       // An error shown just before (a refused hello: "wrong token") says why: keep it in front.
       const shown = $('status');
       const why = shown.className === 'error' && shown.textContent.startsWith('Error:') ? `${shown.textContent} ` : '';
@@ -194,6 +194,11 @@ function renderHand(t) {
   document.body.dataset.status = table.busy ? 'busy' : t.complete ? 'over' : t.legal.length ? 'your-turn' : 'waiting';
 }
 
+/** The moves again, after the connection or a start changed whether they may be made. */
+function renderMoves() {
+  if (table.view) renderHand(table.view);
+}
+
 /** `Seat 2 plays K♣`, `You play K♣`. */
 function describeAction(a) {
   const [verb, arg] = a.action.split(' ');
@@ -308,7 +313,7 @@ async function act(action) {
     focusFirstMove();
   } catch (e) {
     table.busy = false;
-    if (table.view) renderHand(table.view);
+    renderMoves();
     // A connection that closed under the move has said so, and how to reconnect: keep that.
     if (table.ws?.readyState === WebSocket.OPEN) setStatus(`Error: ${e.message}`, 'error');
   }
@@ -428,7 +433,7 @@ async function main() {
     // a session before the button was disabled.
     if (table.starting) return;
     table.starting = true;
-    if (table.view) renderHand(table.view);
+    renderMoves();
     $('start').disabled = true;
     try {
       if (!table.ws || table.ws.readyState !== WebSocket.OPEN) {
@@ -445,7 +450,7 @@ async function main() {
       setStatus(`Error: ${err.message}`, 'error');
     } finally {
       table.starting = false;
-      if (table.view) renderHand(table.view);
+      renderMoves();
       $('start').disabled = false;
       $('start').textContent = 'Restart';
     }
