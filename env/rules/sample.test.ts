@@ -4,7 +4,7 @@
 // observation, as a search agent has it).
 import { describe, expect, it } from 'vitest';
 import seedrandom from 'seedrandom';
-import { NUM_ACTIONS, createGame, sampleState, seatView } from './index.js';
+import { NUM_ACTIONS, createGame, sampleState, seatView, type KratzenGame, type KratzenState } from './index.js';
 import { OBS_SIZE, decodeSeatView, encodeObservation, observationSpec } from '../observation.js';
 
 const CONFIGS = [
@@ -109,8 +109,19 @@ describe('sampleState on a view whose seat to act the decisions it shows have pa
   });
 });
 
+/** Checks stackDeck against the deal of `state`'s hand in progress, at its first decision (every seat still holds its cards as dealt). */
+function expectStackedAsDealt(game: KratzenGame, state: KratzenState): void {
+  const n = state.numPlayers;
+  const order = Array.from({ length: n }, (_, k) => (state.dealer + 1 + k) % n).filter((s) => state.dealtIn[s]);
+  const faceUp = Array.from({ length: state.numFaceUp }, (_, i) => state.faceUp[i]!);
+  const dealt = Array.from({ length: n }, (_, s) => state.handOf(s).filter((c) => !(game.profile.dealerTakesFaceUp && s === state.dealer && faceUp.includes(c))));
+  const deck = state.handLogs()[state.handIndex]!.deck;
+  const used = order.length * game.handSize + faceUp.length;
+  expect(game.profile.stackDeck(order, dealt, faceUp, deck.slice(used))).toEqual(Array.from(deck));
+}
+
 describe.each(CONFIGS)('stackDeck %j', (rules) => {
-  it('stacks the deck its profile\'s deal deals: every hand of random sessions (in tavern5 with 4 players one is a tie-break deal of fewer seats)', () => {
+  it('stacks the deck its profile\'s deal deals: every hand of random sessions (a tie-break deal of fewer seats [D-11] among them)', () => {
     const game = createGame(rules);
     const random = seedrandom('stack');
     let checked = 0;
@@ -119,21 +130,28 @@ describe.each(CONFIGS)('stackDeck %j', (rules) => {
       let hand = -1;
       while (!state.isTerminal) {
         if (state.handIndex !== hand && state.phase !== 'deal') {
-          // The first decision of a hand: every seat still holds its cards as dealt.
           hand = state.handIndex;
-          const n = state.numPlayers;
-          const order = Array.from({ length: n }, (_, k) => (state.dealer + 1 + k) % n).filter((s) => state.dealtIn[s]);
-          const faceUp = Array.from({ length: state.numFaceUp }, (_, i) => state.faceUp[i]!);
-          const dealt = Array.from({ length: n }, (_, s) => state.handOf(s).filter((c) => !(game.profile.dealerTakesFaceUp && s === state.dealer && faceUp.includes(c))));
-          const deck = state.handLogs()[hand]!.deck;
-          const used = order.length * game.handSize + faceUp.length;
-          expect(game.profile.stackDeck(order, dealt, faceUp, deck.slice(used))).toEqual(Array.from(deck));
+          expectStackedAsDealt(game, state);
           checked++;
         }
         state.apply(state.legalActionAt(Math.floor(random() * state.numLegalActions())));
       }
     }
     expect(checked).toBeGreaterThan(10);
+  });
+});
+
+describe('stackDeck, didactic4 with a turned Weli [D-1]', () => {
+  it('puts the card turned after the Weli between the packets too', () => {
+    const game = createGame({ profile: 'didactic4', players: 4 });
+    let turned = 0;
+    for (let seed = 0; seed < 400 && turned < 3; seed++) {
+      const state = game.newState({ seed });
+      if (state.numFaceUp !== 2) continue;
+      expectStackedAsDealt(game, state);
+      turned++;
+    }
+    expect(turned).toBe(3);
   });
 });
 
