@@ -20,7 +20,7 @@ import numpy as np
 
 from ._compat import SAME_STEP, AECEnv, Dict as DictSpace, Discrete, Env, MultiDiscrete, VectorEnv
 from .client import NUM_ACTIONS, BridgeClient, BridgeError
-from .session import Seed, Session, as_action, as_int, as_opponents, as_seed, check_reset_options, env_config, wire_actions
+from .session import Seed, Session, as_action, as_int, as_opponents, as_seed, check_aec_reset_options, check_reset_options, env_config, wire_actions
 
 Opponents = Union[str, Sequence[Optional[str]]]
 
@@ -178,7 +178,7 @@ class KratzenAECEnv(AECEnv):
 
     def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
         seed = as_seed(seed)
-        check_reset_options(options)
+        check_aec_reset_options(options)
         batch = self._session.reset(seed)
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}

@@ -232,6 +232,13 @@ def as_seed(seed) -> Optional[int]:
     return int(seed)
 
 
+def check_aec_reset_options(options) -> None:
+    """A PettingZoo env's reset reads no options but takes any dict of them: PettingZoo's own
+    `api_test` resets with `options={"options": 1}` to check that the argument exists."""
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"options must be a dict or None, not {options!r:.100}")
+
+
 def check_reset_options(options) -> None:
     """Reset takes no options: every env is reset. Gymnasium's `reset_mask` (partial resets,
     for envs without autoreset) was ignored, resetting every env the caller meant to keep."""

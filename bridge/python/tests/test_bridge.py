@@ -326,6 +326,17 @@ class AECTest(unittest.TestCase):
             self.assertTrue(changed)
         self.assertGreater(checked, 10)
 
+    def test_reset_takes_options_it_does_not_read(self):
+        """PettingZoo's api_test resets with options={"options": 1} to check the argument exists
+        (it failed on the refusal of unknown options that the Gymnasium envs keep)."""
+        env = self.env
+        env.reset(seed=0)
+        plain = env.observe(env.agent_selection)["observation"].copy()
+        env.reset(seed=0, options={"options": 1})
+        self.assertTrue(np.array_equal(plain, env.observe(env.agent_selection)["observation"]))
+        with self.assertRaises(TypeError):
+            env.reset(seed=0, options=["options"])
+
     @unittest.skipUnless(HAVE_PETTINGZOO, "pettingzoo not installed")
     def test_pettingzoo_api_test(self):
         from pettingzoo.test import api_test
