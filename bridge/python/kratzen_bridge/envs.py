@@ -299,9 +299,12 @@ class KratzenVecEnv(VectorEnv):
     `mode="single"`: a learner seat per table, opponents on the server; rewards (N,).
     `mode="multi"`: self-play, the action of each row is for `infos["seat"]`; rewards
     (N, num_players). Autoreset is same-step (`metadata["autoreset_mode"]`): a table whose
-    episode ends is reset within `step`, and `infos["final_obs"]` / `infos["final_info"]`
-    (object arrays, with the boolean masks `_final_obs` / `_final_info`) hold what ended.
-    `infos["action_mask"]` is np.int8 (N, 74). `illegal_action` defaults to "terminate" in
+    episode ends is reset within `step`, and `infos["final_obs"]` (an object array) and
+    `infos["final_info"]` (a dict of arrays over the envs: `balances` (N, num_players) in chips,
+    `hands`, and `illegalActionSeat` when an illegal action ended one) hold what ended, each
+    with the boolean mask of the envs it holds (`_final_obs`, `_final_info`, and
+    `final_info["_balances"]`, ...): Gymnasium's layout of vector infos, as its SyncVectorEnv
+    gives. `infos["action_mask"]` is np.int8 (N, 74). `illegal_action` defaults to "terminate" in
     single mode and "throw" in multi mode (a batch with an illegal action raises BridgeError
     and nothing is stepped); "terminate" in multi mode ends that table's episode instead.
     """
@@ -351,17 +354,25 @@ class KratzenVecEnv(VectorEnv):
         if seed is not None:
             self._np_random = np.random.default_rng(seed)
         batch = self._session.reset(seed)
-        return batch.observations, {"action_mask": batch.masks, "seat": batch.seats}
+        return batch.observations, self._infos(batch)
+
+    def _infos(self, batch) -> Dict[str, Any]:
+        every = np.ones(self.num_envs, dtype=bool)
+        return {"action_mask": batch.masks, "_action_mask": every, "seat": batch.seats, "_seat": every.copy()}
 
     def step(self, actions):
         batch = self._session.step(wire_actions(actions, self.num_envs))
-        infos: Dict[str, Any] = {"action_mask": batch.masks, "seat": batch.seats}
+        infos = self._infos(batch)
         if batch.final:
             final_obs = np.full(self.num_envs, None, dtype=object)
-            final_info = np.full(self.num_envs, None, dtype=object)
+            final_info: Dict[str, Any] = {}
             ended = np.zeros(self.num_envs, dtype=bool)
             for i, (obs, info) in batch.final.items():
-                final_obs[i], final_info[i], ended[i] = obs, info, True
+                final_obs[i], ended[i] = obs, True
+                info = dict(info)
+                if "balances" in info:
+                    info["balances"] = np.asarray(info["balances"], dtype=np.float64)
+                add_vector_info(final_info, info, i, self.num_envs)
             infos.update(final_obs=final_obs, _final_obs=ended, final_info=final_info, _final_info=ended.copy())
         rewards = batch.rewards if self.mode == "multi" else batch.rewards.reshape(self.num_envs)
         return batch.observations, rewards, batch.terminated, batch.truncated, infos
@@ -376,3 +387,25 @@ class KratzenVecEnv(VectorEnv):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def add_vector_info(infos: Dict[str, Any], info: Dict[str, Any], env: int, num_envs: int) -> Dict[str, Any]:
+    """Adds env `env`'s `info` to `infos` in Gymnasium's layout of vector infos: each key holds
+    an array over the envs (numbers in an array of their type, numpy arrays stacked, anything
+    else in an object array, dicts alike, key by key) and `_key` the boolean mask of the envs
+    that gave it."""
+    for key, value in info.items():
+        if isinstance(value, dict):
+            infos[key] = add_vector_info(infos.get(key, {}), value, env, num_envs)
+        else:
+            if key not in infos:
+                if isinstance(value, np.ndarray):
+                    infos[key] = np.zeros((num_envs, *value.shape), dtype=value.dtype)
+                elif isinstance(value, (bool, int, float, np.number)):
+                    infos[key] = np.zeros(num_envs, dtype=type(value))
+                else:
+                    infos[key] = np.full(num_envs, None, dtype=object)
+            infos[key][env] = value
+        mask = infos.setdefault(f"_{key}", np.zeros(num_envs, dtype=bool))
+        mask[env] = True
+    return infos

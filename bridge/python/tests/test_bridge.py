@@ -415,10 +415,20 @@ class VecTest(unittest.TestCase):
                 self.assertEqual(rewards.shape, (8,))
                 self.assertEqual(terminated.dtype, bool)
                 trace.append(obs.copy())
+                self.assertTrue(infos["_action_mask"].all() and infos["_seat"].all())
                 if "final_obs" in infos:
                     finals += int(infos["_final_obs"].sum())
                     for i in np.flatnonzero(infos["_final_obs"]):
                         self.assertEqual(infos["final_obs"][i].dtype, np.float32)
+                    # Gymnasium's layout (SyncVectorEnv's): a dict of arrays over the envs, each with its mask.
+                    final_info = infos["final_info"]
+                    self.assertIsInstance(final_info, dict)
+                    np.testing.assert_array_equal(final_info["_balances"], infos["_final_info"])
+                    np.testing.assert_array_equal(final_info["_hands"], infos["_final_info"])
+                    self.assertEqual(final_info["balances"].shape, (8, venv.num_players))
+                    self.assertEqual(final_info["balances"].dtype, np.float64)
+                    self.assertFalse(final_info["balances"][~infos["_final_info"]].any())
+                    self.assertTrue((final_info["hands"][infos["_final_info"]] >= 1).all())
             self.assertGreater(finals, 0)
             self.assertTrue(venv.observation_space.contains(obs))
 
