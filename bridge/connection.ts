@@ -23,7 +23,7 @@ import { packPolicyAct, screenPolicyAct } from './policy-rows.js';
 import { checkSessionConfig, slicedControl } from './session.js';
 import { giveBackFrame, isLentFrame } from './frame-pool.js';
 import { FairScheduler, SLICE_MS, type Servable } from './fair-scheduler.js';
-import { BYTES_PER_CONTAINER, MAX_KEY_NAMES, MAX_REQUEST_OBJECT_KEYS, duplicateKeyAt, scanFrame, twiceReason } from './frame-scan.js';
+import { BYTES_PER_CONTAINER, MAX_KEY_NAMES, MAX_REQUEST_OBJECT_KEYS, duplicateKeyAt, scanFrame, twiceReason } from '../env/json-scan.js';
 
 /** What a connection needs from its server (resolved options and state). */
 export interface ConnectionContext {
@@ -456,10 +456,10 @@ export class Connection implements Servable {
       // see another request than the one run (`"numEnvs":1,"numEnvs":4096`). Refused, naming it.
       const twice = duplicateKeyAt(bytes);
       if (twice !== null) {
-        return errorReply(twice === 'id' ? null : id, {
-          code: twice.startsWith('params.') ? 'invalid_params' : 'invalid_request',
-          message: `${twice}: ${twiceReason(twice.slice(twice.lastIndexOf('.') + 1))}`,
-          field: twice,
+        return errorReply(twice.field === 'id' ? null : id, {
+          code: twice.field.startsWith('params.') ? 'invalid_params' : 'invalid_request',
+          message: `${twice.field}: ${twiceReason(twice.key)}`,
+          field: twice.field,
         });
       }
       if (typeof raw.method !== 'string') return errorReply(id, { code: 'invalid_request', message: 'method must be a string', field: 'method' });
@@ -516,7 +516,7 @@ export class Connection implements Servable {
     }
   }
 
-  /** The refusal of a frame whose arrays, objects or keys only padding has (frame-scan.ts), or null. */
+  /** The refusal of a frame whose arrays, objects or keys only padding has (env/json-scan.ts), or null. */
   private paddingRefused(bytes: Uint8Array): ErrorBody | null {
     const maxContainers = Math.floor(this.context.maxMessageBytes / BYTES_PER_CONTAINER);
     const problem = scanFrame(bytes, maxContainers, MAX_REQUEST_OBJECT_KEYS);

@@ -1235,6 +1235,9 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     const huge = await client.sendRaw(`{"id":6,"method":"env.create","params":{"${long}":1,"${long}":2}}`);
     expect(huge.error).toMatchObject({ code: 'invalid_params', field: `params.${'k'.repeat(64)}` });
     expect(huge.error!.message.length).toBeLessThan(300);
+    // A key holding a dot is named whole in the reason (it was cut at the dot).
+    const dotted = await client.sendRaw('{"id":7,"method":"env.create","params":{"config":{"a.b":1,"a.b":2}}}');
+    expect(dotted.error).toMatchObject({ code: 'invalid_params', field: 'params.config.a.b', message: expect.stringContaining('"a.b" is given twice') });
     const method = await client.sendRaw('{"id":5,"method":"ping","method":"env.create"}');
     expect(method.error).toMatchObject({ code: 'invalid_request', field: 'method' });
     // Nothing was created; keys repeated in different objects are fine.

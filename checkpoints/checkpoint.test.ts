@@ -216,6 +216,16 @@ describe('corruption is detected', () => {
     await expectCode(loadCheckpoint(path.join(tmp, 'nothing-here')), 'missing-file');
   });
 
+  it('a key given twice in manifest.json or model.json, named (JSON.parse kept the last, which loaded) [hostile input]', async () => {
+    const twice = (key: string) => (b: Buffer) => b.toString('utf8').replace('{', `{"${key}": null, `);
+    const manifest = await expectCode(loadCheckpoint(await copyWith('manifest.json', twice('rules'))), 'bad-manifest');
+    expect(manifest.message).toMatch(/manifest\.json: rules: "rules" is given twice in one object/);
+    const model = await expectCode(loadCheckpoint(await copyWith('model.json', twice('modelTopology'), true)), 'bad-model');
+    expect(model.message).toMatch(/model\.json: modelTopology: "modelTopology" is given twice/);
+    // The same files without the repeated key load.
+    (await loadCheckpoint(await copyWith('model.json', (b) => b, true))).model.dispose();
+  });
+
   it('an edited or broken manifest', async () => {
     await expectCode(loadCheckpoint(await copyWith('manifest.json', (b) => b.subarray(0, 50))), 'bad-manifest');
     // The parser's message would quote the file: a client naming any file learns nothing of it.

@@ -6,7 +6,8 @@ import { constants as bufferLimits } from 'node:buffer';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { CheckpointError } from './errors.js';
+import { duplicateKeyAt, twiceReason } from '../env/json-scan.js';
+import { CheckpointError, type CheckpointErrorCode } from './errors.js';
 
 /** Largest manifest or pointer file read (they are a few KiB). */
 export const MAX_METADATA_BYTES = 1 << 20;
@@ -57,4 +58,23 @@ export async function readRegularFile(file: string, where: string, limit: { exac
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The JSON of a checkpoint's file `name` (manifest.json, model.json, a pointer), refused with
+ * CheckpointError `code` when it is not UTF-8 JSON or an object gives a key twice: JSON.parse
+ * keeps the last one, where a person or another reader takes the first (a manifest's second
+ * `sha256` would be the one checked). The message never quotes the file, which may be any file
+ * a client names.
+ */
+export function parseJsonFile(bytes: Uint8Array, name: string, where: string, code: CheckpointErrorCode): unknown {
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    throw new CheckpointError(code, where, `${name} is not UTF-8 JSON`);
+  }
+  const twice = duplicateKeyAt(bytes);
+  if (twice !== null) throw new CheckpointError(code, where, `${name}: ${twice.field}: ${twiceReason(twice.key)}`);
+  return json;
 }

@@ -106,6 +106,13 @@ describe('CheckpointStore', () => {
     expect(await codeOf(store.load('latest'))).toBe('hash-mismatch');
     await writeFile(path.join(store.root, 'best.json'), '{"checkpoint": 1}');
     expect(await codeOf(store.load('best'))).toBe('bad-pointer');
+    // A pointer giving a key twice: JSON.parse kept the last, which another reader would not.
+    const latest = await readFile(path.join(store.root, 'latest.json'), 'utf8');
+    await writeFile(path.join(store.root, 'best.json'), latest.replace('{', '{"step": 0, '));
+    const error = await store.load('best').catch((e: unknown) => e as Error);
+    expect(error).toBeInstanceOf(CheckpointError);
+    expect((error as CheckpointError).code).toBe('bad-pointer');
+    expect((error as Error).message).toMatch(/best\.json: step: "step" is given twice/);
   });
 
   it('refuses checkpoints of other rules', async () => {

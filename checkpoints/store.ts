@@ -17,7 +17,7 @@ import {
   type WrittenCheckpoint,
 } from './checkpoint.js';
 import { replaceFileAtomic } from './durable-fs.js';
-import { MAX_METADATA_BYTES, readRegularFile } from './safe-read.js';
+import { MAX_METADATA_BYTES, parseJsonFile, readRegularFile } from './safe-read.js';
 import { CheckpointError } from './errors.js';
 import { NAME_PATTERN, sha256, type CheckpointManifest } from './manifest.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
@@ -194,21 +194,15 @@ export class CheckpointStore {
 
   private async readPointer(which: PointerName): Promise<Pointer | null> {
     const file = this.pointerFile(which);
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = (await readRegularFile(file, file, { maxBytes: MAX_METADATA_BYTES })).toString('utf8');
+      bytes = await readRegularFile(file, file, { maxBytes: MAX_METADATA_BYTES });
     } catch (e) {
       if (e instanceof CheckpointError && e.code === 'missing-file') return null;
       if (e instanceof CheckpointError) throw new CheckpointError('bad-pointer', file, e.reason);
       throw e;
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (e) {
-      throw new CheckpointError('bad-pointer', file, `not JSON: ${(e as Error).message}`);
-    }
-    const parsed = pointerSchema.safeParse(json);
+    const parsed = pointerSchema.safeParse(parseJsonFile(bytes, path.basename(file), file, 'bad-pointer'));
     if (!parsed.success) throw new CheckpointError('bad-pointer', file, firstIssue(parsed.error).message);
     return parsed.data;
   }

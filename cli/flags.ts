@@ -6,7 +6,7 @@ import { ValidationError, quoteInput } from '../env/rules/index.js';
 import { unwritableFolderReason } from '../checkpoints/durable-fs.js';
 import type { SuitSymmetry } from '../env/suit-symmetry.js';
 import { duplicateKeyPath } from './read-input.js';
-import { twiceReason } from '../bridge/frame-scan.js';
+import { twiceReason } from '../env/json-scan.js';
 
 export function integerFlag(value: string | boolean | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;

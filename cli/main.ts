@@ -22,7 +22,7 @@ import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, parseFlags, rulesFromFlags, seedFlag } from './flags.js';
 import { MAX_RECORD_BYTES, denseJsonReason, inputText, readInputBytes } from './read-input.js';
-import { duplicateKeyAt, twiceReason } from '../bridge/frame-scan.js';
+import { duplicateKeyAt, twiceReason } from '../env/json-scan.js';
 import { runTrain } from './train.js';
 import { runServe } from './serve.js';
 import { runPlay } from './play.js';
@@ -96,7 +96,7 @@ function readJson(path: string): unknown {
     return badInput('', `not JSON: ${(e as Error).message}`, 'malformed record');
   }
   const twice = duplicateKeyAt(bytes);
-  if (twice !== null) return badInput(twice, twiceReason(twice), 'malformed record');
+  if (twice !== null) return badInput(twice.field, twiceReason(twice.field), 'malformed record');
   return record;
 }
 

@@ -9,7 +9,7 @@ import { MAX_CONFIG_BYTES } from '../training/config.js';
 import { OutputError } from '../checkpoints/durable-fs.js';
 import { integerFlag, outputFolderFlag, parseFlags, rulesFromFlags, seedFlag, suitSymmetryFlag } from './flags.js';
 import { duplicateKeyPath, readInputText } from './read-input.js';
-import { twiceReason } from '../bridge/frame-scan.js';
+import { twiceReason } from '../env/json-scan.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 
 const FLAGS = {

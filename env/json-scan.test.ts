@@ -1,6 +1,6 @@
-// The pass over a request's bytes before it is parsed (frame-scan.ts) [hostile input: padding].
+// The checks of JSON text before and after it is parsed (json-scan.ts) [hostile input: padding, repeated keys].
 import { describe, expect, it } from 'vitest';
-import { scanFrame } from './frame-scan.js';
+import { duplicateKeyAt, scanFrame } from './json-scan.js';
 
 const scan = (text: string, maxContainers = 1000, maxKeys = 3) => scanFrame(Buffer.from(text), maxContainers, maxKeys);
 const crowd = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')}}`;
@@ -38,5 +38,20 @@ describe('scanFrame', () => {
 
   it('leaves malformed text to the parser without throwing', () => {
     for (const text of ['}}]]', '{"a":', '"open', '{"a\\', '[[[[', '::::', '']) expect(() => scan(text)).not.toThrow();
+  });
+});
+
+describe('duplicateKeyAt', () => {
+  const twice = (text: string) => duplicateKeyAt(Buffer.from(text));
+
+  it('names the first key an object gives twice by its path, and the key apart (it may hold dots)', () => {
+    expect(twice('{"a":1,"b":{"a":2}}')).toBeNull();
+    expect(twice('{"a":1,"b":{"c":2,"c":3}}')).toEqual({ field: 'b.c', key: 'c' });
+    expect(twice('{"rules":{"x.y":1,"x.y":2}}')).toEqual({ field: 'rules.x.y', key: 'x.y' });
+    expect(twice('[{"k":1},{"k":2,"k":3}]')).toEqual({ field: '[1].k', key: 'k' });
+    // Compared decoded; a long key is cut to 64 characters in both.
+    expect(twice('{"a\\u0062":1,"ab":2}')).toEqual({ field: 'ab', key: 'ab' });
+    const long = 'k'.repeat(100);
+    expect(twice(`{"${long}":1,"${long}":2}`)).toEqual({ field: 'k'.repeat(64), key: 'k'.repeat(64) });
   });
 });

@@ -1,3 +1,6 @@
+// Checks of JSON text that JSON.parse does not make, for every layer that reads JSON it does not
+// trust (bridge requests, the CLI's records and configs, checkpoint files).
+//
 // One pass over a request's bytes before JSON.parse, refusing the shapes that only padding has
 // and that cost the parser far more per byte than real requests do. Per MiB, JSON.parse took
 // 5-10 ms for a record's actions or a 512-row policy.act, but 30-100 ms for 300,000 empty arrays
@@ -204,13 +207,20 @@ function keyText(bytes: Uint8Array, start: number, end: number): string {
   }
 }
 
+/** A key that an object gives twice: where (`field`, the dotted path), and the key itself. */
+export interface RepeatedKey {
+  /** `rules.exchange`, `hands[3].actions[0].seat`: the path of the key (its parents cut at 64 characters each). */
+  field: string;
+  /** The key, decoded (at most 64 characters; it may hold dots). */
+  key: string;
+}
+
 /**
- * The path (`rules.exchange`, `hands[3].actions[0].seat`) of the first key that an object of
- * `bytes` (JSON, already parsed) gives twice, or null: JSON.parse keeps the last one without a
- * word, so `{"exchange": {...}, "exchange": null}` played without the exchange. Keys are
- * compared decoded (`"a\\u0062"` is `"ab"`).
+ * The first key that an object of `bytes` (JSON, already parsed) gives twice, or null: JSON.parse
+ * keeps the last one without a word, so `{"exchange": {...}, "exchange": null}` played without
+ * the exchange. Keys are compared decoded (`"a\\u0062"` is `"ab"`).
  */
-export function duplicateKeyAt(bytes: Uint8Array): string | null {
+export function duplicateKeyAt(bytes: Uint8Array): RepeatedKey | null {
   // Per open array (null) or object (its keys so far).
   const open: (Set<string> | null)[] = [];
   let stringStart = 0;
@@ -230,7 +240,8 @@ export function duplicateKeyAt(bytes: Uint8Array): string | null {
       if (keys.has(key)) {
         // Cut as pathAt cuts the keys above it: a 1 MiB key came back whole in the field and the message.
         const parent = pathAt(bytes, i);
-        return parent ? `${parent}.${key.slice(0, 64)}` : key.slice(0, 64);
+        const cut = key.slice(0, 64);
+        return { field: parent ? `${parent}.${cut}` : cut, key: cut };
       }
       keys.add(key);
     }
