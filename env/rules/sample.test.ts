@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import seedrandom from 'seedrandom';
 import { NUM_ACTIONS, createGame, sampleState, seatView, type KratzenGame, type KratzenState } from './index.js';
 import { OBS_SIZE, decodeSeatView, encodeObservation, observationSpec } from '../observation.js';
+import { internals } from './internal.js';
 
 const CONFIGS = [
   { profile: 'didactic4', players: 3 },
@@ -163,5 +164,34 @@ describe('sampleState with a generator that is not one [probe round 3b]', () => 
     for (const random of [() => Number.NaN, () => 1, () => -0.5]) expect(() => sampleState(view, random)).toThrow(/^random must return numbers in \[0, 1\)/);
     expect(() => sampleState(view, 5 as unknown as () => number)).toThrow(/^random must be a function/);
     expect(sampleState(view, seedrandom('ok'))).not.toBeNull();
+  });
+});
+
+describe('sampleState in a tie-break deal [D-11]', () => {
+  it('ties the seats that tied, the next dealer among them when it tied (it was left out: only the others were candidates)', () => {
+    const random = seedrandom('tie-break');
+    const obs = new Float32Array(OBS_SIZE);
+    let positions = 0;
+    let dealerTied = 0;
+    for (const rules of [{ profile: 'tavern5', players: 3, hands: 1 }, { profile: 'tavern5', players: 4, hands: 2 }]) {
+      const game = createGame(rules);
+      for (let seed = 0; seed < 300; seed++) {
+        const state = game.newState({ seed });
+        while (!state.isTerminal) {
+          if (state.isTieBreak) {
+            const tied = internals(state).tiedSeats;
+            encodeObservation(state, state.currentSeat, obs);
+            for (const view of [decodeSeatView(obs), seatView(state, state.currentSeat)]) {
+              expect(internals(sampleState(view, random)!).tiedSeats).toBe(tied);
+            }
+            positions++;
+            if (tied & (1 << state.dealer)) dealerTied++;
+          }
+          state.apply(state.legalActionAt(Math.floor(random() * state.numLegalActions())));
+        }
+      }
+    }
+    expect(positions).toBeGreaterThan(50);
+    expect(dealerTied).toBeGreaterThan(5);
   });
 });

@@ -237,7 +237,6 @@ function trySample(v: SeatView, plays: { seat: number; card: number }[], forbidd
   if (v.isTieBreak) {
     d.isTieBreak = true;
     for (let s = 0; s < n; s++) d.u8[Mem.dealtIn + s] = v.dealtIn[s]!;
-    for (let s = 0; s < n; s++) if (v.dealtIn[s] && s !== v.dealer) d.tiedSeats |= 1 << s;
   }
   if (d.phase !== 'deal') return null;
   state.dealNextHand(deck);
@@ -251,9 +250,34 @@ function trySample(v: SeatView, plays: { seat: number; card: number }[], forbidd
   const shift = v.pot - d.pot;
   d.pot += shift;
   if (state.phase === 'play') d.potBeforePlay += shift;
+  if (v.isTieBreak) {
+    const tied = tiedSeatsOf(v, d.f64);
+    if (tied === null) return null;
+    d.tiedSeats = tied;
+  }
   for (let s = 0; s < n; s++) d.f64[Mem.balances + s] = v.balances[s]!;
   if (d.potBeforePlay !== v.potBeforePlay) return null;
   return state;
+}
+
+/**
+ * The seats tied for the lead when the tie-break deal of `v` began [D-11], as the bits of
+ * `tiedSeats`, or null when the view cannot be such a deal. Who tied is public: the leaders of
+ * the balances before the deal, which are the view's less what this hand has moved so far, and
+ * the replay (its session begun at 0) has moved `moved` alike. They are the seats dealt in but
+ * the dealer, and the dealer too when it tied (the next dealer is dealt in either way).
+ */
+function tiedSeatsOf(v: SeatView, moved: Float64Array): number | null {
+  const n = v.numPlayers;
+  let best = -Infinity;
+  for (let s = 0; s < n; s++) best = Math.max(best, v.balances[s]! - moved[Mem.balances + s]!);
+  let tied = 0;
+  for (let s = 0; s < n; s++) {
+    const isTied = v.balances[s]! - moved[Mem.balances + s]! === best;
+    if (isTied) tied |= 1 << s;
+    if (isTied ? !v.dealtIn[s] : v.dealtIn[s] && s !== v.dealer) return null;
+  }
+  return tied;
 }
 
 /**
