@@ -25,7 +25,8 @@ compare ratios taken in one run (the bridge.ratio.* and train.utilisation figure
 of different runs.
 
   --only SUITES   comma-separated, from: ${Object.keys(SUITES).join(', ')} (default: all)
-  --seconds S     measuring time per figure, a number of seconds above 0 and at most 600 (default 1)
+  --seconds S     measuring time per figure, a number of seconds above 0 and at most 600 (default 1);
+                  the train suite runs 5 S (at least 5 s), distributed 3 S (at least 3 s)
   --json          print one JSON object mapping metric names to numbers
   --help          print this text`;
 

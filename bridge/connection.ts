@@ -14,7 +14,7 @@ import { MAX_OBSERVATION_JSON_BYTES, OBS_SIZE, observationSpec } from '../env/ob
 import { isBuiltinAgent } from '../agents/registry.js';
 import { BridgeError, toErrorBody, type ErrorBody } from './errors.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
-import { MAX_POLICY_ROWS, METHODS, PROTOCOL_VERSION, REQUEST_SCHEMAS, type Method, type ParamsOf } from './protocol.js';
+import { MAX_POLICY_ROWS, MAX_SESSION_ID_LENGTH, MAX_STEP_ACTIONS, METHODS, PROTOCOL_VERSION, REQUEST_SCHEMAS, type Method, type ParamsOf } from './protocol.js';
 import { errorReply, ok, type Id, type Reply } from './replies.js';
 import type { HostedMethod, HostedReply, SessionHost } from './host.js';
 import type { HeavyPool } from './heavy-pool.js';
@@ -766,7 +766,7 @@ function validStepParams(raw: Record<string, unknown>): ParamsOf<'env.step'> | n
   if (params === null || typeof params !== 'object' || Array.isArray(params)) return null;
   for (const key in params) if (key !== 'session' && key !== 'actions') return null;
   const { session, actions } = params;
-  if (typeof session !== 'string' || session.length > 64 || !Array.isArray(actions) || actions.length < 1 || actions.length > 65_536) return null;
+  if (typeof session !== 'string' || session.length > MAX_SESSION_ID_LENGTH || !Array.isArray(actions) || actions.length < 1 || actions.length > MAX_STEP_ACTIONS) return null;
   if (firstNonInteger(actions) >= 0) return null;
   return params as ParamsOf<'env.step'>;
 }
@@ -777,7 +777,7 @@ function validStepParams(raw: Record<string, unknown>): ParamsOf<'env.step'> | n
  */
 function firstBadAction(raw: Record<string, unknown>): ErrorBody | null {
   const actions = (raw.params as { actions?: unknown } | null | undefined)?.actions;
-  if (!Array.isArray(actions) || actions.length > 65_536) return null;
+  if (!Array.isArray(actions) || actions.length > MAX_STEP_ACTIONS) return null;
   const bad = firstNonInteger(actions);
   if (bad < 0) return null;
   const field = `params.actions[${bad}]`;

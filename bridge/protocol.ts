@@ -82,7 +82,11 @@ export const PROTOCOL_VERSION = 2;
 
 const id = z.union([z.string().max(128), z.number().int()], { error: 'must be a string of at most 128 characters or an integer' }).describe('Request id, echoed in the reply.');
 const seed = z.union([z.number().int(), z.string().max(MAX_SEED_LENGTH)], { error: `must be an integer or a string of at most ${MAX_SEED_LENGTH} characters` }).describe('Integer or string seed; 7 and "7" are the same seed.');
-const sessionId = z.string().max(64).describe('A session id returned by env.create.');
+/** Longest session id a request may name (the server's are `s<number>`). */
+export const MAX_SESSION_ID_LENGTH = 64;
+/** Most actions one env.step may carry (one per env of its session). */
+export const MAX_STEP_ACTIONS = 65_536;
+const sessionId = z.string().max(MAX_SESSION_ID_LENGTH).describe('A session id returned by env.create.');
 const policyId = z.string().max(64).describe('A policy id returned by policy.load.');
 const agentSpec = z
   .string()
@@ -139,7 +143,7 @@ export const stepRequest = request(
   'env.step',
   z.strictObject({
     session: sessionId,
-    actions: z.array(z.number().int()).min(1).max(65_536).describe('One action id per env (for its seat to act). With illegalAction "throw" a batch with an illegal action is refused whole and nothing is stepped.'),
+    actions: z.array(z.number().int()).min(1).max(MAX_STEP_ACTIONS).describe('One action id per env (for its seat to act). With illegalAction "throw" a batch with an illegal action is refused whole and nothing is stepped.'),
   }),
   'Steps every env of the session; episodes that end are reset in the same step (final observations in result.final).',
 );

@@ -140,7 +140,8 @@ type ResolvedOptions = Required<Omit<BridgeServerOptions, 'token' | 'agentLimits
   seedSecret: string;
 };
 
-const DEFAULTS = {
+/** The server's defaults (`kratzen serve --help` prints them from here). */
+export const SERVER_DEFAULTS = {
   host: '127.0.0.1',
   port: 8765,
   allowHosts: [] as string[],
@@ -228,7 +229,7 @@ export class BridgeServer {
   constructor(options: BridgeServerOptions = {}) {
     const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
     this.options = {
-      ...DEFAULTS,
+      ...SERVER_DEFAULTS,
       checkpointRoots: defaultCheckpointRoots(),
       ...defined,
       token: options.token,

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseArgs } from 'node:util';
 import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, rulesFromFlags } from './flags.js';
-import { duplicateKeyPath } from './read-input.js';
+import { repeatedKeyIn } from './read-input.js';
 
 describe('agent lists', () => {
   it('keep an agent\'s key=value options together (pimc:samples=2,rollout=random was split into two agents)', () => {
@@ -51,21 +51,25 @@ describe('parse errors', () => {
 
 describe('JSON keys given twice [probe round 6 left]', () => {
   it('are found with their path (JSON.parse keeps the last without a word)', () => {
-    expect(duplicateKeyPath('{"exchange":{"maxCards":2},"exchange":null}')).toBe('exchange');
-    expect(duplicateKeyPath('{"rules":{"hands":[1,{"x":1,"x":2}]}}')).toBe('rules.hands[1].x');
-    expect(duplicateKeyPath('[{"k":1},{"k":2,"k":3}]')).toBe('[1].k');
+    expect(repeatedKeyIn('{"exchange":{"maxCards":2},"exchange":null}')).toEqual({ field: 'exchange', key: 'exchange' });
+    expect(repeatedKeyIn('{"rules":{"hands":[1,{"x":1,"x":2}]}}')).toEqual({ field: 'rules.hands[1].x', key: 'x' });
+    expect(repeatedKeyIn('[{"k":1},{"k":2,"k":3}]')).toEqual({ field: '[1].k', key: 'k' });
     // Escapes are decoded before keys are compared; strings holding quotes, commas and braces are skipped whole.
-    expect(duplicateKeyPath('{"a\\u0062":1,"ab":2}')).toBe('ab');
-    expect(duplicateKeyPath('{"s":"x,\\"{[y\\\\","t":1,"s":0}')).toBe('s');
+    expect(repeatedKeyIn('{"a\\u0062":1,"ab":2}')?.field).toBe('ab');
+    expect(repeatedKeyIn('{"s":"x,\\"{[y\\\\","t":1,"s":0}')?.field).toBe('s');
     // The same key in different objects, or a value equal to a key, is not a duplicate.
     for (const text of ['{"a":1,"b":{"a":2}}', '{"a":"b","b":"a"}', '[{"a":1},{"a":1}]', '{"a":[[],[{"b":[]}]],"c":{"d":1},"d":1}', '{}', '[]', '3']) {
-      expect(duplicateKeyPath(text), text).toBe(null);
+      expect(repeatedKeyIn(text), text).toBe(null);
     }
   });
 
   it('are refused in --variant, naming the key', () => {
     expect(() => rulesFromFlags({ variant: '{"profile":"tavern5","exchange":{"maxCards":2,"feePerCard":1},"exchange":null}' })).toThrow(
-      expect.objectContaining({ field: 'variant', reason: '--variant: "exchange" is given twice in one object (JSON would keep only the last)' }),
+      expect.objectContaining({ field: 'variant', reason: '--variant: exchange: "exchange" is given twice in one object (JSON would keep only the last)' }),
+    );
+    // A nested key is named as the key, its path apart (the path was quoted as if it were the key).
+    expect(() => rulesFromFlags({ variant: '{"profile":"tavern5","exchange":{"maxCards":2,"maxCards":3}}' })).toThrow(
+      expect.objectContaining({ reason: '--variant: exchange.maxCards: "maxCards" is given twice in one object (JSON would keep only the last)' }),
     );
   });
 });

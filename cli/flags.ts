@@ -5,7 +5,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ValidationError, quoteInput } from '../env/rules/index.js';
 import { unwritableFolderReason } from '../checkpoints/durable-fs.js';
 import type { SuitSymmetry } from '../env/suit-symmetry.js';
-import { duplicateKeyPath } from './read-input.js';
+import { repeatedKeyIn } from './read-input.js';
 import { twiceReason } from '../env/json-scan.js';
 
 export function integerFlag(value: string | boolean | undefined, field: string): number | undefined {
@@ -47,8 +47,8 @@ export function rulesFromFlags(values: Record<string, string | boolean | undefin
     if (rules === null || typeof rules !== 'object' || Array.isArray(rules)) {
       throw new ValidationError('invalid arguments', 'variant', '--variant must be a JSON object');
     }
-    const twice = duplicateKeyPath(values.variant);
-    if (twice !== null) throw new ValidationError('invalid arguments', 'variant', `--variant: ${twiceReason(twice)}`);
+    const twice = repeatedKeyIn(values.variant);
+    if (twice !== null) throw new ValidationError('invalid arguments', 'variant', `--variant: ${twice.field}: ${twiceReason(twice.key)}`);
     rules = { ...rules };
   }
   // A flag and the variant naming one field differently: which was meant? (The flag won without a word.)

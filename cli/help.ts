@@ -1,6 +1,13 @@
 // Help texts of the verbs whose flags are parsed in cli/main.ts, cli/train.ts, cli/worker.ts and
 // cli/exploit.ts. `serve` and `play` keep theirs beside their flag tables (cli/serve.ts, cli/play.ts).
 
+import { MAX_LEARNER_THREADS } from '../training/config.js';
+import { DEFAULT_LOCK_SECONDS, MAX_LOCK_SECONDS } from '../training/distributed/worker.js';
+import { MAX_RECORD_BYTES } from './read-input.js';
+
+/** Most hands `random` and `demo` play: the session and its record are held in memory, about 9 KB a hand. */
+export const MAX_PRINTED_SESSION_HANDS = 100_000;
+
 const SESSION_FLAGS = `  --profile didactic4|tavern5   rule profile (default didactic4; docs/rules.md §3, §4)
   --players N                   3 to 6 (default 4)
   --variant JSON                further rule-set fields, e.g. '{"hands":8}' (docs/rules.md §0)`;
@@ -9,7 +16,7 @@ export const VERB_HELP: Record<string, string> = {
   replay: `kratzen replay <record.json|->
 
 Replays a record (docs/rules.md §5) and prints its result JSON (docs/rules.md §6).
-Reads standard input when the file is "-"; a record over 256 MiB is refused.
+Reads standard input when the file is "-"; a record over ${MAX_RECORD_BYTES >> 20} MiB is refused.
 
 Exit codes: 0 ok, 1 the record contains an illegal action or an amount overflow,
 2 the record is malformed (the error names the bad field), 3 the output cannot be written
@@ -20,7 +27,7 @@ Exit codes: 0 ok, 1 the record contains an illegal action or an amount overflow,
 Prints the record (docs/rules.md §5) of one session of uniformly random play.
 
   --seed S                      required; an integer or any string
-  --hands H                     hands in the session (default: one per player; at most 100000)
+  --hands H                     hands in the session (default: one per player; at most ${MAX_PRINTED_SESSION_HANDS})
 ${SESSION_FLAGS}
 `,
   demo: `kratzen demo [--seed S] [options]
@@ -28,7 +35,7 @@ ${SESSION_FLAGS}
 Plays one session of uniformly random play and prints a line per hand.
 
   --seed S                      an integer or any string (default 0)
-  --hands H                     hands in the session (default: one per player; at most 100000)
+  --hands H                     hands in the session (default: one per player; at most ${MAX_PRINTED_SESSION_HANDS})
 ${SESSION_FLAGS}
 `,
   train: `kratzen train [options]
@@ -51,7 +58,7 @@ report.html. Ctrl-C saves after the current update; --resume continues from the 
                                 the next one while the learner updates (config overlapRollouts);
                                 reproducible for a seed and K (default 0: in this thread)
   --learner-threads K           threads that differentiate each minibatch, a part each (default 2,
-                                at most 16); reproducible for a seed and K (config learnerThreads)
+                                at most ${MAX_LEARNER_THREADS}); reproducible for a seed and K (config learnerThreads)
   --critic shared|oracle|oracle-head   (default oracle)
                                 values for the advantages: the policy's own head, or a critic that
                                 also sees the other hands during training (config critic)
@@ -100,7 +107,7 @@ once its lock expires. See docs/scale-out.md.
   --concurrency N               jobs of each queue at once, each in its own thread (default:
                                 the cores); tournament and rollout jobs together: up to 2N
   --lock-seconds S              job lock without renewal: how soon a dead worker's job is
-                                retried, 1 to 86400 (default 30)
+                                retried, 1 to ${MAX_LOCK_SECONDS} (default ${DEFAULT_LOCK_SECONDS})
 `,
   exploit: `kratzen exploit --target <agent> [options]
 

@@ -77,7 +77,7 @@ describe('kratzen replay', () => {
     expect(doubled).not.toBe(record);
     expect(kratzen('replay', writeTmp('doubled-pot.json', doubled))).toMatchObject({
       code: 2,
-      json: { error: 'malformed record', field: 'start.pot', reason: '"start.pot" is given twice in one object (JSON would keep only the last)' },
+      json: { error: 'malformed record', field: 'start.pot', reason: '"pot" is given twice in one object (JSON would keep only the last)' },
     });
     const config = writeTmp('doubled-config.json', '{"updates": 2, "rules": {"players": 4, "players": 5}}');
     expect(kratzen('train', '--config', config, '--runs-dir', join(tmp, 'never'))).toMatchObject({ code: 2, json: { error: 'invalid training config', field: 'rules.players' } });

@@ -30,7 +30,7 @@ import { runExploit } from './exploit.js';
 import { runWorker } from './worker.js';
 import { parseRedisUrl, redactedUrl } from '../training/distributed/redis.js';
 import { runTournamentOnRedis } from '../training/distributed/tournament-jobs.js';
-import { VERB_HELP, wantsHelp } from './help.js';
+import { MAX_PRINTED_SESSION_HANDS, VERB_HELP, wantsHelp } from './help.js';
 
 const USAGE = `kratzen <verb> [options]
 
@@ -62,11 +62,11 @@ verbs:
                               train a best response against a frozen agent; its edge bounds the agent's exploitability
 `;
 
-/** Exit codes: 0 ok, 1 illegal action or amount overflow, 2 bad input, 3 output that could not be written. */
 function printJson(value: unknown): void {
   writeStdout(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/** Exit codes: 0 ok, 1 illegal action or amount overflow, 2 bad input, 3 output that could not be written. */
 function fail(code: number, value: Record<string, unknown>): never {
   const text = `${JSON.stringify(value, null, 2)}\n`;
   // A report that cannot reach stdout (a full disk) goes to stderr rather than nowhere.
@@ -96,7 +96,7 @@ function readJson(path: string): unknown {
     return badInput('', `not JSON: ${(e as Error).message}`, 'malformed record');
   }
   const twice = duplicateKeyAt(bytes);
-  if (twice !== null) return badInput(twice.field, twiceReason(twice.field), 'malformed record');
+  if (twice !== null) return badInput(twice.field, twiceReason(twice.key), 'malformed record');
   return record;
 }
 
@@ -110,8 +110,6 @@ function reportingErrors<T>(run: () => T): T {
   }
 }
 
-/** Most hands `random` and `demo` play: the session and its record are held in memory, about 9 KB a hand. */
-const MAX_PRINTED_SESSION_HANDS = 100_000;
 
 function printedSessionRules(values: Record<string, string | boolean | undefined>): Record<string, unknown> {
   const rules = rulesFromFlags(values);

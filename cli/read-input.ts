@@ -5,7 +5,7 @@
 
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { ValidationError } from '../env/rules/index.js';
-import { duplicateKeyAt, scanFrame } from '../env/json-scan.js';
+import { duplicateKeyAt, scanFrame, type RepeatedKey } from '../env/json-scan.js';
 
 /** Largest record `kratzen replay` reads (a 100,000-hand record is about 160 MB). */
 export const MAX_RECORD_BYTES = 256 << 20;
@@ -85,7 +85,7 @@ export function denseJsonReason(bytes: Uint8Array, text: string): string | null 
   return `more than ${allowed} objects and arrays in ${text.length} characters: at most one per ${MIN_BYTES_PER_CONTAINER} characters is read`;
 }
 
-/** The path of the first key an object of `text` (JSON, already parsed) gives twice, or null (env/json-scan.ts). */
-export function duplicateKeyPath(text: string): string | null {
-  return duplicateKeyAt(Buffer.from(text, 'utf8'))?.field ?? null;
+/** The first key an object of `text` (JSON, already parsed) gives twice, and its path, or null (env/json-scan.ts). */
+export function repeatedKeyIn(text: string): RepeatedKey | null {
+  return duplicateKeyAt(Buffer.from(text, 'utf8'));
 }

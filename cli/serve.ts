@@ -9,7 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BACKEND_CHOICES, type BackendChoice } from '../agents/tfjs.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
-import { BridgeServer } from '../bridge/server.js';
+import { BridgeServer, SERVER_DEFAULTS as D } from '../bridge/server.js';
+import { DEFAULT_AGENT_LIMITS as L } from '../agents/registry.js';
 import { MIN_MESSAGE_BYTES } from '../bridge/connection.js';
 import { defaultCheckpointRoots } from '../bridge/checkpoint-roots.js';
 import { networkTokenProblem } from '../bridge/http-guard.js';
@@ -18,9 +19,9 @@ import { parseArgsErrorField, parseFlags } from './flags.js';
 
 export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (protocol: bridge/protocol.ts, docs/bridge.md)
 
-  --host H                 interface to bind (default 127.0.0.1); any other than loopback needs --token
+  --host H                 interface to bind (default ${D.host}); any other than loopback needs --token
                            (16+ characters, 8+ different ones)
-  --port P                 TCP port, 0 for any free one (default 8765)
+  --port P                 TCP port, 0 for any free one (default ${D.port})
   --token T                clients must send it in hello (not empty); also KRATZEN_BRIDGE_TOKEN (not
                            visible in ps)
   --web                    also serve the web table at http://<host>:<port>/
@@ -30,43 +31,43 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
                            localhost, 127.0.0.1 and [::1]); repeatable
   --checkpoint-root DIR    a folder policies and opponents may be loaded from, besides the package's
                            checkpoints/ and ./runs; repeatable
-  --max-connections N      clients that completed hello (default 64)
-  --max-pending N          sockets still waiting for hello, counted apart; when full the oldest is dropped (256)
-  --hello-timeout-ms MS    a socket without hello by then is closed, code 4001 (5000)
+  --max-connections N      clients that completed hello (default ${D.maxConnections})
+  --max-pending N          sockets still waiting for hello, counted apart; when full the oldest is dropped (${D.maxPendingConnections})
+  --hello-timeout-ms MS    a socket without hello by then is closed, code 4001 (${D.helloTimeoutMs})
   --max-handshaking N      TCP connections that have not finished a WebSocket handshake (raw, plain
-                           HTTP), counted apart; when full the oldest is destroyed (256)
-  --handshake-timeout-ms MS  time to send the HTTP request headers (10000)
-  --max-sessions N         sessions per connection (16)
-  --max-envs N             envs over all sessions of a connection (4096; at most --max-total-envs)
-  --max-hands N            hands over all sessions of a connection, numEnvs x rules.hands summed (32768;
+                           HTTP), counted apart; when full the oldest is destroyed (${D.maxHandshakingSockets})
+  --handshake-timeout-ms MS  time to send the HTTP request headers (${D.handshakeTimeoutMs})
+  --max-sessions N         sessions per connection (${D.maxSessionsPerConnection})
+  --max-envs N             envs over all sessions of a connection (${D.maxEnvsPerConnection}; at most --max-total-envs)
+  --max-hands N            hands over all sessions of a connection, numEnvs x rules.hands summed (${D.maxHandsPerConnection};
                            at most --max-total-hands): an env keeps its session's finished hands until
                            the session ends
-  --max-total-envs N       envs over all connections' sessions (16384; an env holds 3-12 KB)
-  --max-total-hands N      hands over all connections' sessions, counted as --max-hands is (131072)
-  --max-message-bytes B    largest request frame (1048576; at least ${MIN_MESSAGE_BYTES}, one policy.act row at its longest)
-  --max-queued N           pipelined requests one connection may have waiting (256)
-  --max-buffered-bytes B   replies held for one client that does not read them (16777216); past a
+  --max-total-envs N       envs over all connections' sessions (${D.maxTotalEnvs}; an env holds 3-12 KB)
+  --max-total-hands N      hands over all connections' sessions, counted as --max-hands is (${D.maxTotalHands})
+  --max-message-bytes B    largest request frame (${D.maxMessageBytes}; at least ${MIN_MESSAGE_BYTES}, one policy.act row at its longest)
+  --max-queued N           pipelined requests one connection may have waiting (${D.maxQueuedRequests})
+  --max-buffered-bytes B   replies held for one client that does not read them (${D.maxBufferedBytes}); past a
                            quarter of it no more of its requests run until it reads
-  --max-pimc-samples N     largest pimc samples a client may ask for (64)
-  --max-pimc-time-ms MS    largest pimc timeBudgetMs a client may ask for (100)
+  --max-pimc-samples N     largest pimc samples a client may ask for (${L.maxPimcSamples})
+  --max-pimc-time-ms MS    largest pimc timeBudgetMs a client may ask for (${L.maxPimcTimeBudgetMs})
   --max-pimc-actions N     most actions a pimc decision simulates (by samples or by time), after its
-                           first sample (4000, about 0.05 s here; work, not time, so seeded games
+                           first sample (${L.maxPimcSimulatedActions}, about 0.05 s here; work, not time, so seeded games
                            stay reproducible)
   --max-model-bytes B      largest policy network a checkpoint may hold, in bytes of weights
-                           (67108864; the pretrained ones hold about 0.36 MB)
+                           (${L.maxModelBytes}; the pretrained ones hold about 0.36 MB)
   --heavy-workers N        worker threads for bots and search, 1..64 (default: cores - 1,
                            at least 1 and at most 4)
   --spin-us US             after each reply, poll for the next request this long instead of
-                           sleeping, while the machine has idle cores (200; 0 = off)
+                           sleeping, while the machine has idle cores (${D.spinMicroseconds}; 0 = off)
   --idle-timeout-ms MS     close a connection with no request answered without an error for this long
-                           (600000; pongs and refused requests do not count: a quiet client keeps its
+                           (${D.idleTimeoutMs}; pongs and refused requests do not count: a quiet client keeps its
                            place with ping)
-  --heartbeat-interval-ms MS  ping every client this often; one that missed the last pong is dropped (30000)
+  --heartbeat-interval-ms MS  ping every client this often; one that missed the last pong is dropped (${D.heartbeatIntervalMs})
   --seed-secret S          mixed into single-agent seeds so clients cannot deal the bots' hands; the same
                            secret gives the same games for the same seed, seat and rules (default:
                            random per start; not empty);
                            also KRATZEN_SEED_SECRET
-  --backend B              TF.js backend for checkpoints: auto|tensorflow|wasm|cpu (auto)
+  --backend B              TF.js backend for checkpoints: ${BACKEND_CHOICES.join('|')} (${D.backend})
 Prints one JSON line when listening: {"event":"listening","url","host","port","protocolVersion"}
 (and "web", the table's address, with --web).
 `;
@@ -144,7 +145,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
   // Given empty, it was dropped for a random one without a word: whoever asked for the same
   // games on every start got others. (An empty KRATZEN_SEED_SECRET reads as unset, as shells do.)
   if (values['seed-secret'] === '') fail('seed-secret', '--seed-secret must not be empty (leave it out for a random secret per start)');
-  const seedSecret = values['seed-secret'] ?? process.env.KRATZEN_SEED_SECRET ?? undefined;
+  const seedSecret = values['seed-secret'] ?? (process.env.KRATZEN_SEED_SECRET || undefined);
   for (const origin of values['allow-origin'] ?? []) {
     if (!/^https?:\/\/[^/\s]+$/.test(origin)) fail('allow-origin', `--allow-origin takes an origin like https://example.org, got "${origin}"`);
   }

@@ -1,5 +1,6 @@
 // `kratzen train`: flags and an optional JSON config file into the trainer. Ctrl-C saves a
-// checkpoint after the current update and exits cleanly; a second Ctrl-C exits at once.
+// checkpoint after the current update and exits with the signal's code (130); a second Ctrl-C
+// exits at once.
 
 import { basename } from 'node:path';
 import { constants } from 'node:os';
@@ -8,7 +9,7 @@ import { train } from '../training/trainer.js';
 import { MAX_CONFIG_BYTES } from '../training/config.js';
 import { OutputError } from '../checkpoints/durable-fs.js';
 import { integerFlag, outputFolderFlag, parseFlags, rulesFromFlags, seedFlag, suitSymmetryFlag } from './flags.js';
-import { duplicateKeyPath, readInputText } from './read-input.js';
+import { repeatedKeyIn, readInputText } from './read-input.js';
 import { twiceReason } from '../env/json-scan.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 
@@ -61,8 +62,8 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
       throw new ValidationError('invalid training config', 'config', `${values.config} is not JSON: ${(e as Error).message}`);
     }
     if (!isJsonObject(parsed)) throw new ValidationError('invalid training config', 'config', `${values.config} must hold a JSON object of config fields`);
-    const twice = duplicateKeyPath(text);
-    if (twice !== null) throw new ValidationError('invalid training config', twice, `${values.config}: ${twiceReason(twice)}`);
+    const twice = repeatedKeyIn(text);
+    if (twice !== null) throw new ValidationError('invalid training config', twice.field, `${values.config}: ${twice.field}: ${twiceReason(twice.key)}`);
     config = parsed;
   }
   // The file's rules are checked before the rule flags are merged into them: merging would

@@ -4,7 +4,7 @@
 import { availableParallelism } from 'node:os';
 import { ValidationError } from '../env/rules/index.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
-import { MAX_LOCK_SECONDS, startWorkers } from '../training/distributed/worker.js';
+import { DEFAULT_LOCK_SECONDS, MAX_LOCK_SECONDS, startWorkers } from '../training/distributed/worker.js';
 import { integerFlag, parseFlags } from './flags.js';
 
 /**
@@ -29,7 +29,7 @@ export async function runWorker(args: string[]): Promise<void> {
   const connection = parseRedisUrl(values.redis);
   const concurrency = integerFlag(values.concurrency, 'concurrency') ?? availableParallelism();
   if (concurrency < 1 || concurrency > 256) throw new ValidationError('invalid arguments', 'concurrency', '--concurrency must be 1 to 256');
-  const lockSeconds = integerFlag(values['lock-seconds'], 'lock-seconds') ?? 30;
+  const lockSeconds = integerFlag(values['lock-seconds'], 'lock-seconds') ?? DEFAULT_LOCK_SECONDS;
   if (lockSeconds < 1 || lockSeconds > MAX_LOCK_SECONDS) throw new ValidationError('invalid arguments', 'lock-seconds', `--lock-seconds must be 1 to ${MAX_LOCK_SECONDS} (a day)`);
   let workers;
   try {

@@ -15,6 +15,9 @@ import { MAX_TOURNAMENT_DEALS } from './tournament.js';
  * (numEnvs x rolloutSteps x OBS_SIZE floats; 262,144 rows are 0.5 GB), and layer widths and
  * depth (hiddenSizesSchema, shared with checkpoint manifests).
  */
+
+/** Most threads one learner update may be split over (`learnerThreads`). */
+export const MAX_LEARNER_THREADS = 16;
 export const MAX_ROLLOUT_ROWS = 262_144;
 /** Largest training config read (`--config`, a run's config.json). */
 export const MAX_CONFIG_BYTES = 16 << 20;
@@ -175,10 +178,10 @@ export const trainConfigSchema = z.strictObject({
    */
   evalDeals: z.number().int().min(2).max(MAX_TOURNAMENT_DEALS).default(100),
   /**
-   * Deals of the final evaluation, per opponent; 0 skips it. 1600 deals (25,600 hands, ~25 s per
-   * opponent here) narrow the 95% interval to about +-0.28 chips/hand in didactic4, enough to
-   * resolve the default run's edge over the heuristic (+0.65 +- 0.28), where 400 deals give
-   * about +-0.55 and 100 about +-1. @default 1600
+   * Deals of the final evaluation, per opponent; 0 skips it. 1600 deals (25,600 hands) narrow the
+   * 95% interval to about +-0.3 chips/hand in didactic4, enough to tell the default run's edge
+   * over the heuristic from none, where 400 deals give about +-0.55 and 100 about +-1.
+   * @default 1600
    */
   finalEvalDeals: z.number().int().nonnegative().max(MAX_TOURNAMENT_DEALS).refine((d) => d !== 1, 'needs 0 or at least 2 deals').default(1600),
   /** Save a checkpoint every this many updates (and always at the end). @default 40 */
@@ -200,7 +203,7 @@ export const trainConfigSchema = z.strictObject({
    * differently, so their runs part from the first update on. `kratzen exploit` keeps one
    * thread. @default 2
    */
-  learnerThreads: z.number().int().min(1).max(16).default(2),
+  learnerThreads: z.number().int().min(1).max(MAX_LEARNER_THREADS).default(2),
   /**
    * With actors: each update's rollout is collected while the learner runs the update before it,
    * with the weights that update started from (one version stale, as in APPO; PPO's ratio is

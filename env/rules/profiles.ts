@@ -60,7 +60,8 @@ export interface ProfileRules {
   tricksPay(kind: HandKind): boolean;
   /**
    * Stakes, deals the deck (already in the state's block at Mem.deck), sets trump (or asks for it), kind and quotas,
-   * and leaves the state at its first decision: `trump`, `discard`, or what `afterDeal` starts.
+   * and leaves the state at its first decision: `trump`, `discard`, or the one the game's
+   * `continueByKind` starts.
    * Returns the phase to continue with: 'trump' and 'discard' wait for a decision; 'kind' means
    * the caller goes on by the hand's kind (declarations in a Normal hand, else play).
    */

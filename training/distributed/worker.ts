@@ -16,7 +16,7 @@ export interface WorkerOptions {
    * rollouts at the same time runs up to twice this many. @default 1
    */
   concurrency?: number;
-  /** How long a job's lock lasts without renewal: how soon a dead worker's job is retried. @default 30 */
+  /** How long a job's lock lasts without renewal: how soon a dead worker's job is retried. @default DEFAULT_LOCK_SECONDS */
   lockSeconds?: number;
 }
 
@@ -26,10 +26,12 @@ export interface WorkerOptions {
  * millisecond, flooding Redis.
  */
 export const MAX_LOCK_SECONDS = 86_400;
+/** The job lock a worker takes unless told otherwise. */
+export const DEFAULT_LOCK_SECONDS = 30;
 
 /** BullMQ workers of the tournament and the rollout queues, their jobs in worker threads. */
 export async function startWorkers(options: WorkerOptions): Promise<Worker[]> {
-  const lockSeconds = options.lockSeconds ?? 30;
+  const lockSeconds = options.lockSeconds ?? DEFAULT_LOCK_SECONDS;
   if (!(lockSeconds >= 1 && lockSeconds <= MAX_LOCK_SECONDS)) throw new RangeError(`lockSeconds must be 1 to ${MAX_LOCK_SECONDS}, got ${lockSeconds}`);
   // BullMQ would wait for an unreachable server forever, retrying: fail at once, naming it.
   const probe = new BlobStore(options.connection);

@@ -22,7 +22,8 @@ from urllib.parse import urlparse
 
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 OP_CONT, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
-# Largest reply accepted: a 4096-env JSON batch is about 60 MB.
+# Largest reply accepted: a 4096-env JSON batch is about 6 MB, a record of a long session can be
+# tens of MB; past this bound a broken or hostile server cannot make the client buffer without end.
 MAX_MESSAGE_BYTES = 256 << 20
 
 
