@@ -86,7 +86,7 @@ result.json and report.html to --out.
                                 or a checkpoint directory
   --hands N                     hands over all rotations (default 1000)
   --seed S                      seed of the deals (default 0)
-  --workers W                   worker threads (default min(2, cores))
+  --workers W                   worker threads of a local evaluation (default min(2, cores); not with --redis)
   --out DIR                     report folder (default runs/eval-<time>); an existing one's result.json
                                 and report.html are replaced, each whole (never half-written)
   --json                        print the whole result as JSON

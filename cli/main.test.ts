@@ -212,6 +212,14 @@ describe('scale-out flags', () => {
       });
     }
     expect(kratzen('eval', '--agents', 'random,heuristic', '--hands', '8', '--block-deals', '4')).toMatchObject({ code: 2, json: { field: 'block-deals', reason: expect.stringMatching(/needs --redis/) } });
+    // An empty --redis (an unset variable) ran locally without a word; --workers went unused, unchecked [probe round 12].
+    expect(kratzen('eval', '--agents', 'random,heuristic', '--hands', '8', '--redis', '')).toMatchObject({ code: 2, json: { field: 'redis' } });
+    for (const workers of ['0', '999', '2']) {
+      expect(kratzen('eval', '--agents', 'random,heuristic', '--hands', '8', '--redis', 'redis://127.0.0.1:1', '--workers', workers), workers).toMatchObject({
+        code: 2,
+        json: { field: 'workers', reason: expect.stringMatching(/kratzen worker/) },
+      });
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `kratzen` command: parses flags and calls the modules; no game logic lives here.
 
-import { availableParallelism } from 'node:os';
+import { availableParallelism, constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { OutputError, fsErrorReason } from '../checkpoints/durable-fs.js';
 import { failOutput, printable, reportOutputLost, tryWriteStdout, writeStdout } from './output.js';
@@ -29,7 +29,7 @@ import { runPlay } from './play.js';
 import { runExploit } from './exploit.js';
 import { runWorker } from './worker.js';
 import { parseRedisUrl, redactedUrl } from '../training/distributed/redis.js';
-import { runTournamentOnRedis } from '../training/distributed/tournament-jobs.js';
+import { runTournamentOnRedis, type DistributedOptions } from '../training/distributed/tournament-jobs.js';
 import { MAX_PRINTED_SESSION_HANDS, VERB_HELP, wantsHelp } from './help.js';
 
 const USAGE = `kratzen <verb> [options]
@@ -148,6 +148,36 @@ function failOnKnownError(e: unknown): void {
   if (report) fail(report.exitCode, report.output);
 }
 
+/**
+ * runTournamentOnRedis, stopped by Ctrl-C, a kill or a closed terminal: the run's queued jobs are
+ * taken back (workers played them for nobody, ahead of later runs), then the process exits with
+ * the signal's code.
+ */
+async function evalOnRedis(config: TournamentConfig, options: DistributedOptions): Promise<TournamentResult> {
+  const controller = new AbortController();
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (controller.signal.aborted) process.exit(128 + osConstants.signals[signal]);
+    process.stderr.write('\nstopping: taking the queued jobs back (again to quit at once)...\n');
+    controller.abort(new InterruptedError(signal));
+  };
+  for (const signal of signals) process.on(signal, onSignal);
+  try {
+    return await runTournamentOnRedis(config, { ...options, signal: controller.signal });
+  } catch (e) {
+    if (e instanceof InterruptedError) process.exit(128 + osConstants.signals[e.signal]);
+    throw e;
+  } finally {
+    for (const signal of signals) process.off(signal, onSignal);
+  }
+}
+
+class InterruptedError extends Error {
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`interrupted by ${signal}`);
+  }
+}
+
 async function runEval(args: string[]): Promise<void> {
   const { values } = parseFlags({
     args,
@@ -174,18 +204,22 @@ async function runEval(args: string[]): Promise<void> {
   // Out-of-range worker counts are refused by runTournament, naming `workers`.
   const workers = reportingErrors(() => integerFlag(values.workers, 'workers')) ?? Math.min(2, availableParallelism());
   const seed = seedFlag(values.seed);
-  if (values['block-deals'] !== undefined && !values.redis) badInput('block-deals', '--block-deals sizes the blocks of an evaluation on Redis: it needs --redis');
+  // Given empty (an unset variable in --redis "$URL"), it ran locally without a word.
+  const onRedis = values.redis !== undefined;
+  if (values['block-deals'] !== undefined && !onRedis) badInput('block-deals', '--block-deals sizes the blocks of an evaluation on Redis: it needs --redis');
+  // On Redis the deals are played by `kratzen worker` processes: a thread count went unused (and unchecked).
+  if (values.workers !== undefined && onRedis) badInput('workers', '--workers sets the threads of a local evaluation; on Redis the `kratzen worker` processes play (their --concurrency)');
   const config: TournamentConfig = { agents, rules: ruleSetToJson(game.rules), deals, seed, workers };
   const bar = new ProgressBar('eval', deals);
   let result: TournamentResult;
   try {
-    if (values.redis) {
+    if (onRedis) {
       const connection = reportingErrors(() => parseRedisUrl(values.redis!));
       const blockDeals = reportingErrors(() => integerFlag(values['block-deals'], 'block-deals'));
       if (blockDeals !== undefined && blockDeals < 1) badInput('block-deals', `--block-deals must be at least 1, got ${blockDeals}`);
       // Said at once: with no worker running the run waited without a word.
-      process.stderr.write(`eval: ${deals} deals go to Redis at ${redactedUrl(values.redis)}; \`kratzen worker --redis <url>\` processes play them (none running: this waits)\n`);
-      result = await runTournamentOnRedis(config, { connection, blockDeals, onDeal: (done) => bar.update(done) });
+      process.stderr.write(`eval: ${deals} deals go to Redis at ${redactedUrl(values.redis!)}; \`kratzen worker --redis <url>\` processes play them (none running: this waits)\n`);
+      result = await evalOnRedis(config, { connection, blockDeals, onDeal: (done) => bar.update(done) });
     } else {
       result = await runTournament(config, {
         loadCheckpoint,

@@ -1,9 +1,10 @@
 // `kratzen worker --redis URL [--concurrency N]`: takes tournament and rollout blocks from Redis until
-// stopped (SIGINT/SIGTERM finish the running jobs, then exit).
+// stopped (SIGINT/SIGTERM/SIGHUP finish the running jobs, then exit; the same signal again, or a
+// Redis that does not answer for STOP_GRACE_MS, exits at once).
 
-import { availableParallelism } from 'node:os';
+import { availableParallelism, constants as osConstants } from 'node:os';
 import { ValidationError } from '../env/rules/index.js';
-import { parseRedisUrl } from '../training/distributed/redis.js';
+import { answersWithin, parseRedisUrl, type RedisConnection } from '../training/distributed/redis.js';
 import { DEFAULT_LOCK_SECONDS, MAX_LOCK_SECONDS, startWorkers } from '../training/distributed/worker.js';
 import { integerFlag, parseFlags } from './flags.js';
 
@@ -19,6 +20,12 @@ function reportOnce(source: string, text: string): void {
   lastReports.set(source, { text, at: now });
   process.stderr.write(`${text}\n`);
 }
+
+/**
+ * How long a stopping worker waits for its running jobs once Redis stops answering: its close
+ * waited for Redis without end (a worker told to stop while Redis was down never exited).
+ */
+const STOP_GRACE_MS = 10_000;
 
 export async function runWorker(args: string[]): Promise<void> {
   const { values } = parseFlags({
@@ -45,12 +52,35 @@ export async function runWorker(args: string[]): Promise<void> {
     worker.on('error', (error) => reportOnce(worker.name, `${worker.name} worker error: ${error.message}`));
   }
   process.stderr.write(`kratzen worker ${process.pid}: ${connection.host}:${connection.port}, ${concurrency} threads per queue, ready\n`);
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  let stopping = false;
   await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.stderr.write(`stopping after ${jobs} jobs...\n`);
+    // process.exit, not the signal's default: the checkpoint cache is removed on 'exit' (it stayed).
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) process.exit(128 + osConstants.signals[signal]);
+      stopping = true;
+      process.stderr.write(`stopping after ${jobs} jobs (the running ones finish; again to quit at once)...\n`);
       Promise.all(workers.map((w) => w.close())).then(() => resolve(), () => resolve());
+      // The running jobs finish while Redis answers: a job's lock and result need it.
+      void stillAnswering(connection).then((answering) => {
+        if (answering) return;
+        process.stderr.write(`Redis does not answer: exiting now; jobs still running are retried by other workers once their locks expire\n`);
+        // Its clients would retry Redis without end, keeping the process alive.
+        process.exit(0);
+      });
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    for (const signal of signals) process.on(signal, stop);
   });
+  for (const signal of signals) process.removeAllListeners(signal);
+}
+
+/** Whether Redis answers within STOP_GRACE_MS, asked once a second. */
+async function stillAnswering(connection: RedisConnection): Promise<boolean> {
+  const deadline = Date.now() + STOP_GRACE_MS;
+  while (Date.now() < deadline) {
+    const started = Date.now();
+    if (await answersWithin(connection, 1000)) return true;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1000 - (Date.now() - started))));
+  }
+  return false;
 }

@@ -4,7 +4,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
@@ -325,4 +325,92 @@ suite('a Redis that loses its jobs or stops answering mid-run [probe round 6]', 
       redis.kill('SIGKILL');
     }
   }, 60_000);
+});
+
+suite('a coordinator that stops, jobs that fail for good, bad agents [probe round 12]', () => {
+  const config: TournamentConfig = { agents: ['heuristic', 'random'], rules: { profile: 'didactic4', players: 4 }, deals: 64, seed: 'stopped' };
+  let redis: ChildProcess;
+  let url: string;
+  let raw: Redis;
+  const waiting = () => raw.llen(`${KEY_PREFIX}:${TOURNAMENT_QUEUE}:wait`);
+  beforeAll(async () => {
+    ({ url, process: redis } = await startLocalRedis());
+    raw = new Redis(parseRedisUrl(url));
+  }, 60_000);
+  afterAll(() => {
+    raw?.disconnect();
+    redis?.kill('SIGKILL');
+  });
+
+  it('an eval stopped by Ctrl-C takes its queued jobs back and exits 130 (workers played them for nobody)', async () => {
+    const child = spawn(process.execPath, [BIN, 'eval', '--agents', 'random,heuristic', '--hands', '100000', '--seed', 'ctrl-c', '--redis', url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    for (let tries = 0; tries < 100 && (await waiting()) === 0; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await waiting()).toBeGreaterThan(100);
+    child.kill('SIGINT');
+    const code = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running after 20 s'), 20_000))]);
+    child.kill('SIGKILL');
+    expect(code).toBe(130);
+    expect(await waiting()).toBe(0);
+  }, 60_000);
+
+  it('a job that fails for good fails the run naming redis and the job\'s error, and the run\'s other jobs are taken back', async () => {
+    const failing = new Worker(TOURNAMENT_QUEUE, async () => {
+      throw new Error('fake failure');
+    }, { connection: parseRedisUrl(url), prefix: KEY_PREFIX, concurrency: 1 });
+    try {
+      const error = await runTournamentOnRedis(config, { connection: parseRedisUrl(url), blockDeals: 2 }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ error: 'redis failed', field: 'redis', reason: expect.stringMatching(/^job \S+ failed after 5 attempts: fake failure; the run stops/) });
+    } finally {
+      await failing.close();
+    }
+    expect(await waiting()).toBe(0);
+  }, 60_000);
+
+  it('a checkpoint that cannot play these rules fails before any job is queued, as a local eval does (jobs failed five times each)', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'kratzen-empty-'));
+    await expect(runTournamentOnRedis({ ...config, agents: [empty, 'random'] }, { connection: parseRedisUrl(url) })).rejects.toMatchObject({ code: 'missing-file' });
+    const tavern = join(ROOT, 'checkpoints/pretrained/tavern5-p4/checkpoint');
+    await expect(runTournamentOnRedis({ ...config, agents: [tavern, 'random'] }, { connection: parseRedisUrl(url) })).rejects.toMatchObject({ code: 'incompatible-rules' });
+    expect(await waiting()).toBe(0);
+  }, 60_000);
+
+  it('a worker stopped while Redis is down exits after its grace with its cache removed (it never exited); a wrong password is named', async () => {
+    const own = await startLocalRedis();
+    // Its own temp folder, to see the checkpoint cache go.
+    const temp = mkdtempSync(join(tmpdir(), 'kratzen-worker-tmp-'));
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = temp;
+    let worker: ChildProcess;
+    try {
+      worker = await startWorkerProcess(BIN, own.url);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+    expect(readdirSync(temp)).toHaveLength(1);
+    let stderr = '';
+    worker.stderr!.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => worker.on('exit', resolve));
+    own.process.kill('SIGKILL');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    worker.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running after 30 s'), 30_000))]);
+    worker.kill('SIGKILL');
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/Redis does not answer: exiting now/);
+    expect(readdirSync(temp)).toEqual([]);
+    // A server that wants a password the URL does not give: "Connection is closed." sent operators to the network.
+    const locked = await startLocalRedis();
+    const admin = new Redis(parseRedisUrl(locked.url));
+    try {
+      await admin.config('SET', 'requirepass', 'sekret-password');
+      const run = spawnSync(process.execPath, [BIN, 'worker', '--redis', locked.url.replace('redis://', 'redis://:wrong@')], { encoding: 'utf8', timeout: 20_000 });
+      expect(run.status).toBe(2);
+      expect(JSON.parse(run.stdout)).toMatchObject({ field: 'redis', reason: expect.stringMatching(/WRONGPASS/) });
+    } finally {
+      admin.disconnect();
+      locked.process.kill('SIGKILL');
+    }
+  }, 90_000);
 });

@@ -25,11 +25,39 @@ export interface WaitOptions {
   onProgress?: (jobId: string, progress: number) => void;
   /** @default REDIS_SILENCE_LIMIT_MS */
   silenceLimitMs?: number;
+  /** Stops waiting (the run is interrupted): runJobs rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** How long a stopped run may spend taking its jobs off the queue. */
+const WITHDRAW_MS = 5000;
+
+/**
+ * Takes the jobs of a run that stopped (failed or interrupted) off the queue, so that workers do
+ * not play them for nobody, ahead of later runs' jobs. A job a worker holds is not removed: it
+ * finishes and expires on its own. Bounded in time: Redis may be why the run stopped.
+ */
+async function withdrawJobs(queue: Queue, ids: string[]): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const removal = Promise.allSettled(ids.map((id) => queue.remove(id)));
+  await Promise.race([removal, new Promise((resolve) => (timer = setTimeout(resolve, WITHDRAW_MS)))]);
+  clearTimeout(timer);
 }
 
 /** The run cannot go on: Redis lost its jobs or stopped answering (field `redis`, exit 2). */
 function redisLost(reason: string): ValidationError {
   return new ValidationError('redis failed', 'redis', `${reason}; the run stops (a training run resumes from its last checkpoint with --resume)`);
+}
+
+/**
+ * `e` as the error of a distributed run that cannot go on (redisLost), unless it is one already:
+ * a Redis that refused a command, a job that failed for good, a reply that is no batch or deal
+ * list. They came out as stack traces with exit 1, where the run's other failures say what
+ * stopped it (exit 2).
+ */
+export function distributedRunFailure(e: unknown): ValidationError {
+  if (e instanceof ValidationError) return e;
+  return redisLost(e instanceof Error ? e.message : String(e));
 }
 
 /** Adds the jobs and resolves with their return values in the order given. */
@@ -54,12 +82,13 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
     const job = await queue.getJob(jobId);
     if (!job) return settle(redisLost(`job ${jobId} is no longer in Redis`));
     if (state === 'completed') accept(jobId, job.returnvalue);
-    else settle(new Error(`job ${jobId} failed after ${job.attemptsMade} attempts: ${job.failedReason}`));
+    else settle(redisLost(`job ${jobId} failed after ${job.attemptsMade} attempts: ${job.failedReason}`));
   };
   // The result is read from the job itself, not from the event: one line added to the events
   // stream (XADD ... event completed jobId ... returnvalue ...) stood in for a job's result.
-  const onCompleted = ({ jobId }: { jobId: string }) => void (pending.has(jobId) && check(jobId).catch(settle));
-  const onFailed = ({ jobId }: { jobId: string }) => void (pending.has(jobId) && check(jobId).catch(settle));
+  const failed = (e: unknown) => settle(distributedRunFailure(e));
+  const onCompleted = ({ jobId }: { jobId: string }) => void (pending.has(jobId) && check(jobId).catch(failed));
+  const onFailed = ({ jobId }: { jobId: string }) => void (pending.has(jobId) && check(jobId).catch(failed));
   const onProgress = ({ jobId, data }: { jobId: string; data: unknown }) => {
     if (index.has(jobId) && typeof data === 'number') options.onProgress?.(jobId, data);
   };
@@ -80,11 +109,15 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
     polling = true;
     Promise.all([...pending].map(check)).then(
       () => ((lastAnswer = Date.now()), (polling = false)),
-      (e: unknown) => settle(e instanceof Error ? e : new Error(String(e))),
+      (e: unknown) => settle(distributedRunFailure(e)),
     );
   };
   let poll: ReturnType<typeof setInterval> | undefined;
+  const onAbort = () => settle(options.signal!.reason instanceof Error ? options.signal!.reason : new Error('interrupted'));
+  let added = false;
   try {
+    options.signal?.throwIfAborted();
+    options.signal?.addEventListener('abort', onAbort);
     await queue.addBulk(
       jobs.map((job) => ({
         name: 'block',
@@ -98,13 +131,18 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
         },
       })),
     );
+    added = true;
     // Only once the jobs are in: before, a job not added yet read as lost.
     lastAnswer = Date.now();
     poll = setInterval(pollOnce, Math.min(POLL_MS, silenceLimitMs));
     await finished;
     return results;
+  } catch (e) {
+    throw options.signal?.aborted ? e : distributedRunFailure(e);
   } finally {
+    options.signal?.removeEventListener('abort', onAbort);
     if (poll) clearInterval(poll);
+    if (added && pending.size > 0) await withdrawJobs(queue, [...pending]);
     events.off('completed', onCompleted);
     events.off('failed', onFailed);
     events.off('progress', onProgress);

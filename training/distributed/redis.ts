@@ -82,6 +82,20 @@ export function workerBlobStore(): Promise<BlobStore> {
   return threadBlobs;
 }
 
+/** Whether Redis at `connection` answers a PING within `ms` (one try, its own short-lived client). */
+export async function answersWithin(connection: RedisConnection, ms: number): Promise<boolean> {
+  const redis = new Redis({ ...connection, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: ms });
+  redis.on('error', () => {});
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    return await Promise.race([redis.connect().then(() => redis.ping()).then(() => true, () => false), late]);
+  } finally {
+    clearTimeout(timer);
+    redis.disconnect();
+  }
+}
+
 export function sha256(data: Uint8Array | string): string {
   return createHash('sha256').update(data).digest('hex');
 }
@@ -89,10 +103,12 @@ export function sha256(data: Uint8Array | string): string {
 /** Blobs keyed by their SHA-256: put is idempotent, get verifies what it reads. */
 export class BlobStore {
   private readonly redis: Redis;
+  private lastError: Error | null = null;
 
   constructor(connection: RedisConnection, private readonly ttlSeconds = 7 * 24 * 3600) {
     this.redis = new Redis({ ...connection, lazyConnect: true, maxRetriesPerRequest: 3 });
-    this.redis.on('error', () => {}); // reported by connect() and the commands that fail
+    // Reported by connect() and the commands that fail; the last is kept for connect's message.
+    this.redis.on('error', (e: Error) => (this.lastError = e));
   }
 
   /** Connects, or rejects naming the server when it cannot be reached. */
@@ -104,7 +120,9 @@ export class BlobStore {
       await this.redis.ping();
     } catch (e) {
       this.redis.disconnect();
-      throw new ValidationError('unreachable server', 'redis', `cannot reach Redis at ${host}:${port}: ${(e as Error).message}`);
+      // A wrong password came out as "Connection is closed.": the server's own refusal says more.
+      const refusal = this.lastError?.message.match(/^(WRONGPASS|NOAUTH|NOPERM)\b.*/)?.[0];
+      throw new ValidationError('unreachable server', 'redis', `cannot reach Redis at ${host}:${port}: ${refusal ?? (e as Error).message}`);
     }
     // ioredis reports a database it cannot select as an error event and goes on in database 0.
     const db = this.redis.options.db ?? 0;

@@ -13,7 +13,7 @@ import { Queue, QueueEvents } from 'bullmq';
 import { blockSeed, mergeRollouts, type ActorSetup, type RolloutActors, type RolloutRequest, type RolloutResult } from '../actors.js';
 import type { Batch, RolloutStats } from '../rollout.js';
 import { decodeArrays, encodeArrays } from './arrays.js';
-import { runJobs } from './jobs.js';
+import { distributedRunFailure, runJobs } from './jobs.js';
 import { BlobStore, KEY_PREFIX, ROLLOUT_QUEUE, closeRedisClients, quietErrors, type RedisConnection } from './redis.js';
 
 export interface RolloutBlock {
@@ -78,11 +78,30 @@ export class RedisActors implements RolloutActors {
   }
 
   async addSnapshot(name: string, weights: Float32Array[]): Promise<void> {
-    this.snapshots.push({ name, weights: await this.blobs.put(encodeArrays(weights)) });
+    let hash: string;
+    try {
+      hash = await this.blobs.put(encodeArrays(weights));
+    } catch (e) {
+      throw distributedRunFailure(e);
+    }
+    this.snapshots.push({ name, weights: hash });
     while (this.snapshots.length > this.setup.league.maxSnapshots) this.snapshots.shift();
   }
 
+  /**
+   * One update's rollouts from the workers. Whatever stops it (Redis refusing a command, a job
+   * failing for good, a reply that is no batch) is a `redis failed` error naming the cause: the
+   * run stops and resumes from its last checkpoint (it printed a stack trace, exit 1).
+   */
   async collect(weights: Float32Array[], request: RolloutRequest): Promise<RolloutResult> {
+    try {
+      return await this.collectOnce(weights, request);
+    } catch (e) {
+      throw distributedRunFailure(e);
+    }
+  }
+
+  private async collectOnce(weights: Float32Array[], request: RolloutRequest): Promise<RolloutResult> {
     // The league as of this call: a snapshot added while the weights upload must not join it.
     const snapshots = [...this.snapshots];
     const hash = await this.blobs.put(encodeArrays(weights));
@@ -92,7 +111,10 @@ export class RedisActors implements RolloutActors {
     }));
     const replies = await runJobs<RolloutBlock, RolloutReply>(this.queue, this.events, jobs);
     const parts = await Promise.all(
-      replies.map(async (reply) => ({ batch: decodeBatch(await this.blobs.get(reply.batch), reply.size), stats: reply.stats })),
+      replies.map(async (reply, k) => {
+        if (reply === null || typeof reply !== 'object' || typeof reply.batch !== 'string') throw new Error(`job ${jobs[k]!.id} returned no batch`);
+        return { batch: decodeBatch(await this.blobs.get(reply.batch), reply.size), stats: reply.stats };
+      }),
     );
     return mergeRollouts(parts);
   }

@@ -10,6 +10,7 @@ import { Queue, QueueEvents } from 'bullmq';
 import { createGame } from '../../env/rules/index.js';
 import { createAgent, isBuiltinAgent } from '../../agents/registry.js';
 import { summarize, type DealResult, type TournamentConfig, type TournamentResult } from '../tournament.js';
+import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
 import { uploadCheckpoint } from './checkpoint-blobs.js';
 import { runJobs } from './jobs.js';
 import { BlobStore, KEY_PREFIX, TOURNAMENT_QUEUE, closeRedisClients, quietErrors, type RedisConnection } from './redis.js';
@@ -32,6 +33,8 @@ export interface DistributedOptions {
   onDeal?: (done: number, total: number) => void;
   /** How long Redis may stop answering before the run fails. @default REDIS_SILENCE_LIMIT_MS */
   silenceLimitMs?: number;
+  /** Interrupts the run: its queued jobs are taken back, and it rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 /** Runs `config` on whatever workers take jobs from Redis; resolves with the merged result. */
@@ -49,9 +52,12 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
   try {
     const checkpoints: Record<string, string> = {};
     for (const spec of new Set(config.agents)) {
-      // Checked here, so a bad spec fails at once and not on every worker.
-      if (!isBuiltinAgent(spec) && existsSync(spec)) checkpoints[spec] = await uploadCheckpoint(spec, blobs);
-      else (await createAgent(spec, { rules: config.rules, seed: 0 })).dispose?.();
+      // Checked here, as a local run checks it (a checkpoint loaded for these rules), so a bad
+      // spec fails at once and not on every worker: an empty folder or another game's
+      // checkpoint went out as jobs that failed five times each, or waited for workers.
+      const builtin = isBuiltinAgent(spec) || !existsSync(spec);
+      (await createAgent(spec, { rules: config.rules, seed: 0, ...(builtin ? {} : { loadCheckpoint }) })).dispose?.();
+      if (!builtin) checkpoints[spec] = await uploadCheckpoint(spec, blobs);
     }
     await events.waitUntilReady();
     const run = randomUUID();
@@ -66,6 +72,7 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
       {
         attempts: options.attempts,
         silenceLimitMs: options.silenceLimitMs,
+        signal: options.signal,
         // A retried job reports from its first deal again: keep each job's highest count.
         onProgress: (jobId, done) => {
           progress.set(jobId, Math.max(progress.get(jobId) ?? 0, done));
