@@ -11,7 +11,7 @@ import { OutputError } from '../checkpoints/durable-fs.js';
 import { integerFlag, outputFolderFlag, parseFlags, rulesFromFlags, seedFlag, suitSymmetryFlag } from './flags.js';
 import { repeatedKeyIn, readInputText } from './read-input.js';
 import { twiceReason } from '../env/json-scan.js';
-import { parseRedisUrl } from '../training/distributed/redis.js';
+import { parseRedisUrl, redactedUrl } from '../training/distributed/redis.js';
 
 const FLAGS = {
   config: { type: 'string' },
@@ -106,6 +106,8 @@ export async function runTrain(args: string[]): Promise<void> {
   // Before any work: a run whose folder cannot be written would fail at its first checkpoint.
   outputFolderFlag(typeof config.runsDir === 'string' ? config.runsDir : 'runs', 'runs-dir');
   const redis = url === undefined ? undefined : parseRedisUrl(url);
+  // Said at once, as eval says it: with no worker running the run waited without a word.
+  if (url !== undefined) process.stderr.write(`train: rollouts go to Redis at ${redactedUrl(url)}; \`kratzen worker --redis <url>\` processes play them (none running: this waits)\n`);
   let stoppedBy: NodeJS.Signals | null = null;
   // Ctrl-C, a kill or a closed terminal save a checkpoint after the current update, as `kratzen
   // play` saves its record; the same signal again ends the process at once. Either way the exit
