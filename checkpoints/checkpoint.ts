@@ -24,7 +24,7 @@ import {
   type JsonValue,
 } from './manifest.js';
 import { loadWeightsInto, modelFamily, modelFromFiles, modelToFiles } from './model-files.js';
-import { MAX_METADATA_BYTES, parseJsonFile, readRegularFile } from './safe-read.js';
+import { MAX_METADATA_BYTES, parseCheckpointJson, readRegularFile } from './safe-read.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
 
 export type RulesInput = Record<string, unknown> | RuleSet;
@@ -161,7 +161,7 @@ export interface LoadedCheckpoint {
 /** Reads and validates manifest.json alone (no file hashes): for listings. */
 export async function readManifest(dir: string): Promise<{ manifest: CheckpointManifest; bytes: Uint8Array }> {
   const bytes = await readRegularFile(path.join(dir, MANIFEST_FILE), dir, { maxBytes: MAX_METADATA_BYTES });
-  const json = parseJsonFile(bytes, MANIFEST_FILE, dir, 'bad-manifest');
+  const json = parseCheckpointJson(bytes, MANIFEST_FILE, dir, 'bad-manifest');
   let parsed;
   try {
     parsed = manifestSchema.safeParse(json);

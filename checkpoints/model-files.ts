@@ -7,7 +7,7 @@ import { tf } from '../agents/tfjs.js';
 import { checkPolicyTopology, type PolicyArchitecture } from '../agents/policy-agent.js';
 import { CheckpointError } from './errors.js';
 import { WEIGHTS_FILE } from './manifest.js';
-import { parseJsonFile } from './safe-read.js';
+import { parseCheckpointJson } from './safe-read.js';
 
 export interface ModelFiles {
   modelJson: Uint8Array;
@@ -107,7 +107,7 @@ export function modelFamily(modelJson: Uint8Array): string | null {
 }
 
 function parseModelJson(bytes: Uint8Array, where: string): tf.io.ModelJSON {
-  const json = parseJsonFile(bytes, 'model.json', where, 'bad-model') as tf.io.ModelJSON;
+  const json = parseCheckpointJson(bytes, 'model.json', where, 'bad-model') as tf.io.ModelJSON;
   const manifest = json?.weightsManifest;
   const paths = Array.isArray(manifest) ? manifest.flatMap((group) => group.paths) : null;
   if (typeof json?.modelTopology !== 'object' || json.modelTopology === null || paths?.length !== 1 || paths[0] !== WEIGHTS_FILE) {

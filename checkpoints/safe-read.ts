@@ -67,7 +67,7 @@ export async function readRegularFile(file: string, where: string, limit: { exac
  * `sha256` would be the one checked). The message never quotes the file, which may be any file
  * a client names.
  */
-export function parseJsonFile(bytes: Uint8Array, name: string, where: string, code: CheckpointErrorCode): unknown {
+export function parseCheckpointJson(bytes: Uint8Array, name: string, where: string, code: CheckpointErrorCode): unknown {
   let json: unknown;
   try {
     json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));

@@ -17,7 +17,7 @@ import {
   type WrittenCheckpoint,
 } from './checkpoint.js';
 import { replaceFileAtomic } from './durable-fs.js';
-import { MAX_METADATA_BYTES, parseJsonFile, readRegularFile } from './safe-read.js';
+import { MAX_METADATA_BYTES, parseCheckpointJson, readRegularFile } from './safe-read.js';
 import { CheckpointError } from './errors.js';
 import { NAME_PATTERN, sha256, type CheckpointManifest } from './manifest.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
@@ -202,7 +202,7 @@ export class CheckpointStore {
       if (e instanceof CheckpointError) throw new CheckpointError('bad-pointer', file, e.reason);
       throw e;
     }
-    const parsed = pointerSchema.safeParse(parseJsonFile(bytes, path.basename(file), file, 'bad-pointer'));
+    const parsed = pointerSchema.safeParse(parseCheckpointJson(bytes, path.basename(file), file, 'bad-pointer'));
     if (!parsed.success) throw new CheckpointError('bad-pointer', file, firstIssue(parsed.error).message);
     return parsed.data;
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `kratzen` command: parses flags and calls the modules; no game logic lives here.
 
-import { availableParallelism, constants as osConstants } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { OutputError, fsErrorReason } from '../checkpoints/durable-fs.js';
 import { failOutput, printable, reportOutputLost, tryWriteStdout, writeStdout } from './output.js';
@@ -31,6 +31,7 @@ import { runWorker } from './worker.js';
 import { parseRedisUrl, redactedUrl } from '../training/distributed/redis.js';
 import { runTournamentOnRedis, type DistributedOptions } from '../training/distributed/tournament-jobs.js';
 import { MAX_PRINTED_SESSION_HANDS, VERB_HELP, wantsHelp } from './help.js';
+import { STOP_SIGNALS, signalExitCode } from './signals.js';
 
 const USAGE = `kratzen <verb> [options]
 
@@ -155,20 +156,19 @@ function failOnKnownError(e: unknown): void {
  */
 async function evalOnRedis(config: TournamentConfig, options: DistributedOptions): Promise<TournamentResult> {
   const controller = new AbortController();
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (controller.signal.aborted) process.exit(128 + osConstants.signals[signal]);
+    if (controller.signal.aborted) process.exit(signalExitCode(signal));
     process.stderr.write('\nstopping: taking the queued jobs back (again to quit at once)...\n');
     controller.abort(new InterruptedError(signal));
   };
-  for (const signal of signals) process.on(signal, onSignal);
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   try {
     return await runTournamentOnRedis(config, { ...options, signal: controller.signal });
   } catch (e) {
-    if (e instanceof InterruptedError) process.exit(128 + osConstants.signals[e.signal]);
+    if (e instanceof InterruptedError) process.exit(signalExitCode(e.signal));
     throw e;
   } finally {
-    for (const signal of signals) process.off(signal, onSignal);
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
   }
 }
 

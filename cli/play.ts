@@ -38,6 +38,7 @@ import { HistoryRecorder, type TrickView } from '../env/table-view.js';
 import { writeFileAtomic } from '../training/files.js';
 import { entryExists, fsErrorReason, unwritableFolderReason } from '../checkpoints/durable-fs.js';
 import { printable, reportOutputLost } from './output.js';
+import { STOP_SIGNALS } from './signals.js';
 
 export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed S] [--profile didactic4|tavern5] [--players N]
              [--hands H] [--variant JSON] [--deck-style german|french|french-joker]
@@ -471,12 +472,11 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   const reader = lineReader(input);
   // Ctrl-C, a closed terminal or a kill end the session as `quit` does, so its record is saved;
   // the handlers go after the first signal, and a second Ctrl-C ends the process at once.
-  const stopSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   const onStopSignal = () => {
-    for (const signal of stopSignals) process.off(signal, onStopSignal);
+    for (const signal of STOP_SIGNALS) process.off(signal, onStopSignal);
     reader.interrupt();
   };
-  for (const signal of stopSignals) process.on(signal, onStopSignal);
+  for (const signal of STOP_SIGNALS) process.on(signal, onStopSignal);
   let finished = false;
   // An amount past 2^53 - 1 units stops the session: its record is saved, then it is reported.
   let stoppedBy: ReturnType<typeof errorReport> = null;
@@ -486,7 +486,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     stoppedBy = errorReport(e);
     if (!stoppedBy) throw e;
   } finally {
-    for (const signal of stopSignals) process.off(signal, onStopSignal);
+    for (const signal of STOP_SIGNALS) process.off(signal, onStopSignal);
     reader.close();
     for (const agent of agents) agent?.dispose?.();
     // A file that appeared at that path during the game is not replaced either.

@@ -9,19 +9,20 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BACKEND_CHOICES, type BackendChoice } from '../agents/tfjs.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
-import { BridgeServer, SERVER_DEFAULTS as D } from '../bridge/server.js';
-import { DEFAULT_AGENT_LIMITS as L } from '../agents/registry.js';
+import { BridgeServer, SERVER_DEFAULTS } from '../bridge/server.js';
+import { DEFAULT_AGENT_LIMITS } from '../agents/registry.js';
 import { MIN_MESSAGE_BYTES } from '../bridge/connection.js';
 import { defaultCheckpointRoots } from '../bridge/checkpoint-roots.js';
 import { networkTokenProblem } from '../bridge/http-guard.js';
 import { writeStdout } from './output.js';
 import { parseArgsErrorField, parseFlags } from './flags.js';
+import { STOP_SIGNALS } from './signals.js';
 
 export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (protocol: bridge/protocol.ts, docs/bridge.md)
 
-  --host H                 interface to bind (default ${D.host}); any other than loopback needs --token
+  --host H                 interface to bind (default ${SERVER_DEFAULTS.host}); any other than loopback needs --token
                            (16+ characters, 8+ different ones)
-  --port P                 TCP port, 0 for any free one (default ${D.port})
+  --port P                 TCP port, 0 for any free one (default ${SERVER_DEFAULTS.port})
   --token T                clients must send it in hello (not empty); also KRATZEN_BRIDGE_TOKEN (not
                            visible in ps)
   --web                    also serve the web table at http://<host>:<port>/
@@ -31,43 +32,43 @@ export const SERVE_USAGE = `kratzen serve [options]: the WebSocket bridge (proto
                            localhost, 127.0.0.1 and [::1]); repeatable
   --checkpoint-root DIR    a folder policies and opponents may be loaded from, besides the package's
                            checkpoints/ and ./runs; repeatable
-  --max-connections N      clients that completed hello (default ${D.maxConnections})
-  --max-pending N          sockets still waiting for hello, counted apart; when full the oldest is dropped (${D.maxPendingConnections})
-  --hello-timeout-ms MS    a socket without hello by then is closed, code 4001 (${D.helloTimeoutMs})
+  --max-connections N      clients that completed hello (default ${SERVER_DEFAULTS.maxConnections})
+  --max-pending N          sockets still waiting for hello, counted apart; when full the oldest is dropped (${SERVER_DEFAULTS.maxPendingConnections})
+  --hello-timeout-ms MS    a socket without hello by then is closed, code 4001 (${SERVER_DEFAULTS.helloTimeoutMs})
   --max-handshaking N      TCP connections that have not finished a WebSocket handshake (raw, plain
-                           HTTP), counted apart; when full the oldest is destroyed (${D.maxHandshakingSockets})
-  --handshake-timeout-ms MS  time to send the HTTP request headers (${D.handshakeTimeoutMs})
-  --max-sessions N         sessions per connection (${D.maxSessionsPerConnection})
-  --max-envs N             envs over all sessions of a connection (${D.maxEnvsPerConnection}; at most --max-total-envs)
-  --max-hands N            hands over all sessions of a connection, numEnvs x rules.hands summed (${D.maxHandsPerConnection};
+                           HTTP), counted apart; when full the oldest is destroyed (${SERVER_DEFAULTS.maxHandshakingSockets})
+  --handshake-timeout-ms MS  time to send the HTTP request headers (${SERVER_DEFAULTS.handshakeTimeoutMs})
+  --max-sessions N         sessions per connection (${SERVER_DEFAULTS.maxSessionsPerConnection})
+  --max-envs N             envs over all sessions of a connection (${SERVER_DEFAULTS.maxEnvsPerConnection}; at most --max-total-envs)
+  --max-hands N            hands over all sessions of a connection, numEnvs x rules.hands summed (${SERVER_DEFAULTS.maxHandsPerConnection};
                            at most --max-total-hands): an env keeps its session's finished hands until
                            the session ends
-  --max-total-envs N       envs over all connections' sessions (${D.maxTotalEnvs}; an env holds 3-12 KB)
-  --max-total-hands N      hands over all connections' sessions, counted as --max-hands is (${D.maxTotalHands})
-  --max-message-bytes B    largest request frame (${D.maxMessageBytes}; at least ${MIN_MESSAGE_BYTES}, one policy.act row at its longest)
-  --max-queued N           pipelined requests one connection may have waiting (${D.maxQueuedRequests})
-  --max-buffered-bytes B   replies held for one client that does not read them (${D.maxBufferedBytes}); past a
+  --max-total-envs N       envs over all connections' sessions (${SERVER_DEFAULTS.maxTotalEnvs}; an env holds 3-12 KB)
+  --max-total-hands N      hands over all connections' sessions, counted as --max-hands is (${SERVER_DEFAULTS.maxTotalHands})
+  --max-message-bytes B    largest request frame (${SERVER_DEFAULTS.maxMessageBytes}; at least ${MIN_MESSAGE_BYTES}, one policy.act row at its longest)
+  --max-queued N           pipelined requests one connection may have waiting (${SERVER_DEFAULTS.maxQueuedRequests})
+  --max-buffered-bytes B   replies held for one client that does not read them (${SERVER_DEFAULTS.maxBufferedBytes}); past a
                            quarter of it no more of its requests run until it reads
-  --max-pimc-samples N     largest pimc samples a client may ask for (${L.maxPimcSamples})
-  --max-pimc-time-ms MS    largest pimc timeBudgetMs a client may ask for (${L.maxPimcTimeBudgetMs})
+  --max-pimc-samples N     largest pimc samples a client may ask for (${DEFAULT_AGENT_LIMITS.maxPimcSamples})
+  --max-pimc-time-ms MS    largest pimc timeBudgetMs a client may ask for (${DEFAULT_AGENT_LIMITS.maxPimcTimeBudgetMs})
   --max-pimc-actions N     most actions a pimc decision simulates (by samples or by time), after its
-                           first sample (${L.maxPimcSimulatedActions}, about 0.05 s here; work, not time, so seeded games
+                           first sample (${DEFAULT_AGENT_LIMITS.maxPimcSimulatedActions}, about 0.05 s here; work, not time, so seeded games
                            stay reproducible)
   --max-model-bytes B      largest policy network a checkpoint may hold, in bytes of weights
-                           (${L.maxModelBytes}; the pretrained ones hold about 0.36 MB)
+                           (${DEFAULT_AGENT_LIMITS.maxModelBytes}; the pretrained ones hold about 0.36 MB)
   --heavy-workers N        worker threads for bots and search, 1..64 (default: cores - 1,
                            at least 1 and at most 4)
   --spin-us US             after each reply, poll for the next request this long instead of
-                           sleeping, while the machine has idle cores (${D.spinMicroseconds}; 0 = off)
+                           sleeping, while the machine has idle cores (${SERVER_DEFAULTS.spinMicroseconds}; 0 = off)
   --idle-timeout-ms MS     close a connection with no request answered without an error for this long
-                           (${D.idleTimeoutMs}; pongs and refused requests do not count: a quiet client keeps its
+                           (${SERVER_DEFAULTS.idleTimeoutMs}; pongs and refused requests do not count: a quiet client keeps its
                            place with ping)
-  --heartbeat-interval-ms MS  ping every client this often; one that missed the last pong is dropped (${D.heartbeatIntervalMs})
+  --heartbeat-interval-ms MS  ping every client this often; one that missed the last pong is dropped (${SERVER_DEFAULTS.heartbeatIntervalMs})
   --seed-secret S          mixed into single-agent seeds so clients cannot deal the bots' hands; the same
                            secret gives the same games for the same seed, seat and rules (default:
                            random per start; not empty);
                            also KRATZEN_SEED_SECRET
-  --backend B              TF.js backend for checkpoints: ${BACKEND_CHOICES.join('|')} (${D.backend})
+  --backend B              TF.js backend for checkpoints: ${BACKEND_CHOICES.join('|')} (${SERVER_DEFAULTS.backend})
 Prints one JSON line when listening: {"event":"listening","url","host","port","protocolVersion"}
 (and "web", the table's address, with --web).
 `;
@@ -210,7 +211,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     );
   };
   // SIGHUP too (a closed terminal, as train and play take it): it ended the process at once, exit 129.
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => stop(signal));
+  for (const signal of STOP_SIGNALS) process.once(signal, () => stop(signal));
   // Said only once the handlers are in: a supervisor that signals as soon as it reads the line
   // found the default action (the process killed) instead of a graceful shutdown.
   const web = server.options.web ? { web: server.url.replace(/^ws:/, 'http:') + '/' } : {};

@@ -3,7 +3,6 @@
 // exits at once.
 
 import { basename } from 'node:path';
-import { constants } from 'node:os';
 import { ValidationError, isJsonObject } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
 import { MAX_CONFIG_BYTES } from '../training/config.js';
@@ -12,6 +11,7 @@ import { integerFlag, outputFolderFlag, parseFlags, rulesFromFlags, seedFlag, su
 import { repeatedKeyIn, readInputText } from './read-input.js';
 import { twiceReason } from '../env/json-scan.js';
 import { parseRedisUrl, redactedUrl } from '../training/distributed/redis.js';
+import { STOP_SIGNALS, signalExitCode } from './signals.js';
 
 const FLAGS = {
   config: { type: 'string' },
@@ -113,14 +113,12 @@ export async function runTrain(args: string[]): Promise<void> {
   // play` saves its record; the same signal again ends the process at once. Either way the exit
   // code is the signal's (128 + its number, as a shell reports it): a stopped run exited 0, so
   // `train && eval` went on as if it had finished.
-  const stopSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  const signalExitCode = (signal: NodeJS.Signals) => 128 + constants.signals[signal];
   const onStopSignal = (signal: NodeJS.Signals) => {
     if (stoppedBy) process.exit(signalExitCode(signal));
     stoppedBy = signal;
     process.stderr.write('\nstopping after this update (Ctrl-C again to quit at once)...\n');
   };
-  for (const signal of stopSignals) process.on(signal, onStopSignal);
+  for (const signal of STOP_SIGNALS) process.on(signal, onStopSignal);
   try {
     const result = await train(config, { resume, redis, shouldStop: () => stoppedBy !== null });
     if (result.interrupted) {
@@ -132,6 +130,6 @@ export async function runTrain(args: string[]): Promise<void> {
     if (e instanceof OutputError && e.field === 'runsDir') throw new OutputError('runs-dir', e.reason);
     throw e;
   } finally {
-    for (const signal of stopSignals) process.off(signal, onStopSignal);
+    for (const signal of STOP_SIGNALS) process.off(signal, onStopSignal);
   }
 }

@@ -1,12 +1,13 @@
 // `kratzen worker --redis URL [--concurrency N]`: takes tournament and rollout blocks from Redis until
-// stopped (SIGINT/SIGTERM/SIGHUP finish the running jobs, then exit; the same signal again, or a
-// Redis that does not answer for STOP_GRACE_MS, exits at once).
+// stopped (SIGINT/SIGTERM/SIGHUP finish the running jobs, then exit; a second signal, or a Redis
+// silent for STOP_GRACE_MS meanwhile, exits at once).
 
-import { availableParallelism, constants as osConstants } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { ValidationError } from '../env/rules/index.js';
 import { answersWithin, parseRedisUrl, type RedisConnection } from '../training/distributed/redis.js';
 import { DEFAULT_LOCK_SECONDS, MAX_LOCK_SECONDS, startWorkers } from '../training/distributed/worker.js';
 import { integerFlag, parseFlags } from './flags.js';
+import { STOP_SIGNALS, signalExitCode } from './signals.js';
 
 /**
  * Prints a source's message unless it is the one that source printed last within a minute: a lost
@@ -52,35 +53,43 @@ export async function runWorker(args: string[]): Promise<void> {
     worker.on('error', (error) => reportOnce(worker.name, `${worker.name} worker error: ${error.message}`));
   }
   process.stderr.write(`kratzen worker ${process.pid}: ${connection.host}:${connection.port}, ${concurrency} threads per queue, ready\n`);
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   let stopping = false;
+  let closed = false;
+  let stop: (signal: NodeJS.Signals) => void = () => undefined;
   await new Promise<void>((resolve) => {
-    // process.exit, not the signal's default: the checkpoint cache is removed on 'exit' (it stayed).
-    const stop = (signal: NodeJS.Signals) => {
-      if (stopping) process.exit(128 + osConstants.signals[signal]);
-      stopping = true;
-      process.stderr.write(`stopping after ${jobs} jobs (the running ones finish; again to quit at once)...\n`);
-      Promise.all(workers.map((w) => w.close())).then(() => resolve(), () => resolve());
-      // The running jobs finish while Redis answers: a job's lock and result need it.
-      void stillAnswering(connection).then((answering) => {
-        if (answering) return;
-        process.stderr.write(`Redis does not answer: exiting now; jobs still running are retried by other workers once their locks expire\n`);
-        // Its clients would retry Redis without end, keeping the process alive.
-        process.exit(0);
-      });
+    const finish = () => {
+      closed = true;
+      resolve();
     };
-    for (const signal of signals) process.on(signal, stop);
+    // process.exit, not the signal's default: the checkpoint cache is removed on 'exit' (it stayed).
+    stop = (signal) => {
+      if (stopping) process.exit(signalExitCode(signal));
+      stopping = true;
+      process.stderr.write(`stopping after ${jobs} jobs (the running ones finish; a signal again quits at once)...\n`);
+      Promise.all(workers.map((w) => w.close())).then(finish, finish);
+      void exitOnceRedisIsSilent(connection, () => closed);
+    };
+    for (const signal of STOP_SIGNALS) process.on(signal, stop);
   });
-  for (const signal of signals) process.removeAllListeners(signal);
+  for (const signal of STOP_SIGNALS) process.off(signal, stop);
 }
 
-/** Whether Redis answers within STOP_GRACE_MS, asked once a second. */
-async function stillAnswering(connection: RedisConnection): Promise<boolean> {
-  const deadline = Date.now() + STOP_GRACE_MS;
-  while (Date.now() < deadline) {
-    const started = Date.now();
-    if (await answersWithin(connection, 1000)) return true;
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1000 - (Date.now() - started))));
+/**
+ * Exits the stopping worker once Redis has not answered for STOP_GRACE_MS in a row before its
+ * running jobs are done (`closed`): their locks and results need Redis, so closing waited for it
+ * without end. Asked once a second.
+ */
+async function exitOnceRedisIsSilent(connection: RedisConnection, closed: () => boolean): Promise<void> {
+  let lastAnswer = Date.now();
+  while (!closed()) {
+    const asked = Date.now();
+    if (await answersWithin(connection, 1000)) lastAnswer = Date.now();
+    if (closed()) return;
+    if (Date.now() - lastAnswer >= STOP_GRACE_MS) {
+      process.stderr.write(`Redis has not answered for ${STOP_GRACE_MS / 1000} s: exiting now; jobs still running are retried by other workers once their locks expire\n`);
+      // Its clients would retry Redis without end, keeping the process alive.
+      process.exit(0);
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1000 - (Date.now() - asked))));
   }
-  return false;
 }

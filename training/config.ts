@@ -15,10 +15,9 @@ import { MAX_TOURNAMENT_DEALS } from './tournament.js';
  * (numEnvs x rolloutSteps x OBS_SIZE floats; 262,144 rows are 0.5 GB), and layer widths and
  * depth (hiddenSizesSchema, shared with checkpoint manifests).
  */
-
+export const MAX_ROLLOUT_ROWS = 262_144;
 /** Most threads one learner update may be split over (`learnerThreads`). */
 export const MAX_LEARNER_THREADS = 16;
-export const MAX_ROLLOUT_ROWS = 262_144;
 /** Largest training config read (`--config`, a run's config.json). */
 export const MAX_CONFIG_BYTES = 16 << 20;
 

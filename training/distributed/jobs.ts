@@ -37,10 +37,15 @@ const WITHDRAW_MS = 5000;
  * not play them for nobody, ahead of later runs' jobs. A job a worker holds is not removed: it
  * finishes and expires on its own. Bounded in time: Redis may be why the run stopped.
  */
-async function withdrawJobs(queue: Queue, ids: string[]): Promise<void> {
+async function withdrawJobs(queue: Queue, ids: string[], addition: Promise<unknown>): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const removal = Promise.allSettled(ids.map((id) => queue.remove(id)));
-  await Promise.race([removal, new Promise((resolve) => (timer = setTimeout(resolve, WITHDRAW_MS)))]);
+  const late = new Promise((resolve) => (timer = setTimeout(resolve, WITHDRAW_MS)));
+  // The jobs still being added first: removed before they are in, they would come in after.
+  const removal = addition.then(
+    () => Promise.allSettled(ids.map((id) => queue.remove(id))),
+    () => Promise.allSettled(ids.map((id) => queue.remove(id))),
+  );
+  await Promise.race([removal, late]);
   clearTimeout(timer);
 }
 
@@ -67,6 +72,9 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
   const pending = new Set(index.keys());
   let settle!: (error?: Error) => void;
   const finished = new Promise<void>((resolve, reject) => (settle = (error) => (error ? reject(error) : resolve())));
+  // It may be settled (an interrupt) while the jobs are still being added, before it is awaited:
+  // unhandled until then, that rejection ended the process.
+  finished.catch(() => undefined);
   const accept = (jobId: string, value: unknown) => {
     if (!pending.delete(jobId)) return;
     results[index.get(jobId)!] = value as R;
@@ -82,7 +90,11 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
     const job = await queue.getJob(jobId);
     if (!job) return settle(redisLost(`job ${jobId} is no longer in Redis`));
     if (state === 'completed') accept(jobId, job.returnvalue);
-    else settle(redisLost(`job ${jobId} failed after ${job.attemptsMade} attempts: ${job.failedReason}`));
+    else {
+      // Not taken back with the others: its record keeps the failure (removeOnFail's day).
+      pending.delete(jobId);
+      settle(redisLost(`job ${jobId} failed after ${job.attemptsMade} attempts: ${job.failedReason}`));
+    }
   };
   // The result is read from the job itself, not from the event: one line added to the events
   // stream (XADD ... event completed jobId ... returnvalue ...) stood in for a job's result.
@@ -114,11 +126,13 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
   };
   let poll: ReturnType<typeof setInterval> | undefined;
   const onAbort = () => settle(options.signal!.reason instanceof Error ? options.signal!.reason : new Error('interrupted'));
-  let added = false;
+  // The jobs reach the queue one by one while addBulk runs: an interrupt or a failure then must
+  // take back those already there.
+  let addition: Promise<unknown> | null = null;
   try {
     options.signal?.throwIfAborted();
     options.signal?.addEventListener('abort', onAbort);
-    await queue.addBulk(
+    addition = queue.addBulk(
       jobs.map((job) => ({
         name: 'block',
         data: job.data,
@@ -131,18 +145,19 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
         },
       })),
     );
-    added = true;
+    addition.catch(() => undefined);
+    await Promise.race([finished, addition]);
     // Only once the jobs are in: before, a job not added yet read as lost.
     lastAnswer = Date.now();
     poll = setInterval(pollOnce, Math.min(POLL_MS, silenceLimitMs));
     await finished;
     return results;
   } catch (e) {
-    throw options.signal?.aborted ? e : distributedRunFailure(e);
+    throw options.signal?.aborted ? options.signal.reason : distributedRunFailure(e);
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
     if (poll) clearInterval(poll);
-    if (added && pending.size > 0) await withdrawJobs(queue, [...pending]);
+    if (addition && pending.size > 0) await withdrawJobs(queue, [...pending], addition);
     events.off('completed', onCompleted);
     events.off('failed', onFailed);
     events.off('progress', onProgress);

@@ -12,7 +12,7 @@ import { createAgent, isBuiltinAgent } from '../../agents/registry.js';
 import { summarize, type DealResult, type TournamentConfig, type TournamentResult } from '../tournament.js';
 import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
 import { uploadCheckpoint } from './checkpoint-blobs.js';
-import { runJobs } from './jobs.js';
+import { distributedRunFailure, runJobs } from './jobs.js';
 import { BlobStore, KEY_PREFIX, TOURNAMENT_QUEUE, closeRedisClients, quietErrors, type RedisConnection } from './redis.js';
 
 /** One job: deals [from, to) of `config`; checkpoint agents by spec -> checkpoint index hash. */
@@ -55,9 +55,9 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
       // Checked here, as a local run checks it (a checkpoint loaded for these rules), so a bad
       // spec fails at once and not on every worker: an empty folder or another game's
       // checkpoint went out as jobs that failed five times each, or waited for workers.
-      const builtin = isBuiltinAgent(spec) || !existsSync(spec);
-      (await createAgent(spec, { rules: config.rules, seed: 0, ...(builtin ? {} : { loadCheckpoint }) })).dispose?.();
-      if (!builtin) checkpoints[spec] = await uploadCheckpoint(spec, blobs);
+      const isCheckpoint = !isBuiltinAgent(spec) && existsSync(spec);
+      (await createAgent(spec, { rules: config.rules, seed: 0, ...(isCheckpoint ? { loadCheckpoint } : {}) })).dispose?.();
+      if (isCheckpoint) checkpoints[spec] = await uploadCheckpoint(spec, blobs).catch((e: unknown) => Promise.reject(distributedRunFailure(e)));
     }
     await events.waitUntilReady();
     const run = randomUUID();
@@ -80,6 +80,17 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
         },
       },
     );
+    const results = mergedDeals(returned, blocks, config, run);
+    options.onDeal?.(config.deals, config.deals);
+    return summarize(config, players, results);
+  } finally {
+    await closeRedisClients([events, queue, blobs]);
+  }
+}
+
+/** The jobs' deals by index, each checked (checkedDeal); a reply that is none fails the run (distributedRunFailure). */
+function mergedDeals(returned: DealResult[][], blocks: TournamentBlock[], config: TournamentConfig, run: string): DealResult[] {
+  try {
     const results: DealResult[] = new Array(config.deals);
     returned.forEach((deals, k) => {
       const block = blocks[k]!;
@@ -90,10 +101,9 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
       }
     });
     for (let deal = 0; deal < config.deals; deal++) if (!results[deal]) throw new Error(`deal ${deal} is missing from the jobs' results`);
-    options.onDeal?.(config.deals, config.deals);
-    return summarize(config, players, results);
-  } finally {
-    await closeRedisClients([events, queue, blobs]);
+    return results;
+  } catch (e) {
+    throw distributedRunFailure(e);
   }
 }
 

@@ -301,7 +301,8 @@ class KratzenVecEnv(VectorEnv):
     (N, num_players). Autoreset is same-step (`metadata["autoreset_mode"]`): a table whose
     episode ends is reset within `step`, and `infos["final_obs"]` (an object array) and
     `infos["final_info"]` (a dict of arrays over the envs: `balances` (N, num_players) in chips,
-    `hands`, and `illegalActionSeat` when an illegal action ended one) hold what ended, each
+    `hands`, and where an illegal action ended one `illegalAction` (single mode) or
+    `illegalActionSeat` (multi mode)) hold what ended, each
     with the boolean mask of the envs it holds (`_final_obs`, `_final_info`, and
     `final_info["_balances"]`, ...): Gymnasium's layout of vector infos, as its SyncVectorEnv
     gives. `infos["action_mask"]` is np.int8 (N, 74). `illegal_action` defaults to "terminate" in

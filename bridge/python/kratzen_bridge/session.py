@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Union
 
+import math
+
 import numpy as np
 
 from ._compat import Box
@@ -59,10 +61,20 @@ class Batch:
         for info in infos:
             if not isinstance(info, dict):
                 raise _not_ours(f"a final info that is not an object: {info!r:.60}")
+            balances = info.get("balances")
+            if not (isinstance(balances, list) and len(balances) == session.num_players and all(_is_finite_number(b) for b in balances)):
+                raise _not_ours(f"final balances {balances!r:.80} at a table of {session.num_players}")
+            hands = info.get("hands")
+            if not (isinstance(hands, int) and not isinstance(hands, bool) and hands >= 0):
+                raise _not_ours(f"final hands {hands!r:.40}")
             seat = info.get("illegalActionSeat")
             if "illegalActionSeat" in info and (not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < session.num_players):
                 raise _not_ours(f"illegalActionSeat {seat!r:.40} at a table of {session.num_players}")
         self.final = {e: (final_obs[k], infos[k]) for k, e in enumerate(envs)}
+
+
+def _is_finite_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _not_ours(reason: str) -> BridgeError:

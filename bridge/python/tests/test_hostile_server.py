@@ -119,6 +119,8 @@ class DenseRowsTest(unittest.TestCase):
         def one_entry(value):
             return changed(observations__indptr=np.array([0, 1], dtype=np.uint32), observations__indices=np.array([3], dtype=np.uint16), observations__values=np.array([value], dtype=np.float32))
 
+        FINAL = {"balances": [-1, 0, 0.25, 0.75], "hands": 1}
+
         def ended(*finals):
             n = len(finals)
             return {**changed(finalObservations__indptr=np.zeros(n + 1, dtype=np.uint32)), "final": list(finals)}
@@ -136,8 +138,13 @@ class DenseRowsTest(unittest.TestCase):
             "final info null": ended({"env": 0, "info": None}),
             "final info a string": ended({"env": 0, "info": "x"}),
             "an env ended twice": ended({"env": 0, "info": {}}, {"env": 0, "info": {}}),
-            "illegalActionSeat 99": ended({"env": 0, "info": {"illegalActionSeat": 99}}),
-            "illegalActionSeat '1'": ended({"env": 0, "info": {"illegalActionSeat": "1"}}),
+            "illegalActionSeat 99": ended({"env": 0, "info": {**FINAL, "illegalActionSeat": 99}}),
+            "illegalActionSeat '1'": ended({"env": 0, "info": {**FINAL, "illegalActionSeat": "1"}}),
+            # Balances and hands went into numpy arrays unchecked: a bare ValueError [review].
+            "three balances at a table of 4": ended({"env": 0, "info": {**FINAL, "balances": [0, 0, 0]}}),
+            "a balance 'x'": ended({"env": 0, "info": {**FINAL, "balances": [0, 0, 0, "x"]}}),
+            "hands -1": ended({"env": 0, "info": {**FINAL, "hands": -1}}),
+            "no hands": ended({"env": 0, "info": {"balances": [0, 0, 0, 0]}}),
             "env True": ended({"env": True, "info": {}}),
         }
         for name, result in cases.items():
@@ -145,7 +152,7 @@ class DenseRowsTest(unittest.TestCase):
                 with self.assertRaises(BridgeError) as caught:
                     Batch(result, fake_session())
                 self.assertEqual(caught.exception.code, "internal_error")
-        self.assertEqual(Batch(ended({"env": 0, "info": {"illegalActionSeat": 3}}), fake_session()).final[0][1], {"illegalActionSeat": 3})
+        self.assertEqual(Batch(ended({"env": 0, "info": {**FINAL, "illegalActionSeat": 3}}), fake_session()).final[0][1], {**FINAL, "illegalActionSeat": 3})
 
 
 def fake_session(num_envs: int = 1, num_players: int = 4, reward_width: int = 1) -> Session:
