@@ -1,6 +1,6 @@
 // `kratzen train`: flags and an optional JSON config file into the trainer. Ctrl-C saves a
 // checkpoint after the current update and exits with the signal's code (130); a second Ctrl-C
-// exits at once.
+// exits at once (on Redis, once the update's queued jobs are taken back).
 
 import { basename } from 'node:path';
 import { ValidationError, isJsonObject } from '../env/rules/index.js';
@@ -101,6 +101,9 @@ export function interruptedMessage(config: Record<string, unknown>, runDir: stri
   return `interrupted after update ${updates}; resume with --resume --name ${JSON.stringify(basename(runDir))}${runsDir}`;
 }
 
+/** How long a run on Redis stopped a second time may take to withdraw its queued jobs before it exits. */
+const WITHDRAW_GRACE_MS = 6000;
+
 export async function runTrain(args: string[]): Promise<void> {
   const { config, resume, redis: url } = trainConfigFromArgs(args);
   // Before any work: a run whose folder cannot be written would fail at its first checkpoint.
@@ -113,19 +116,30 @@ export async function runTrain(args: string[]): Promise<void> {
   // play` saves its record; the same signal again ends the process at once. Either way the exit
   // code is the signal's (128 + its number, as a shell reports it): a stopped run exited 0, so
   // `train && eval` went on as if it had finished.
+  const interrupt = new AbortController();
   const onStopSignal = (signal: NodeJS.Signals) => {
-    if (stoppedBy) process.exit(signalExitCode(signal));
+    if (stoppedBy && !redis) process.exit(signalExitCode(signal));
+    if (stoppedBy) {
+      // On Redis the update's queued jobs are taken back first (workers played them for
+      // nobody), within WITHDRAW_GRACE_MS: a rollout waiting for workers ends with them.
+      if (interrupt.signal.aborted) process.exit(signalExitCode(signal));
+      process.stderr.write('taking the queued rollout jobs back, then quitting...\n');
+      interrupt.abort(signal);
+      setTimeout(() => process.exit(signalExitCode(signal)), WITHDRAW_GRACE_MS);
+      return;
+    }
     stoppedBy = signal;
     process.stderr.write('\nstopping after this update (Ctrl-C again to quit at once)...\n');
   };
   for (const signal of STOP_SIGNALS) process.on(signal, onStopSignal);
   try {
-    const result = await train(config, { resume, redis, shouldStop: () => stoppedBy !== null });
+    const result = await train(config, { resume, redis, shouldStop: () => stoppedBy !== null, interrupt: interrupt.signal });
     if (result.interrupted) {
       process.stderr.write(`${interruptedMessage(config, result.runDir, result.updates)}\n`);
       process.exitCode = signalExitCode(stoppedBy ?? 'SIGINT');
     }
   } catch (e) {
+    if (interrupt.signal.aborted) process.exit(signalExitCode(interrupt.signal.reason as NodeJS.Signals));
     // The trainer names its config field; here the flag chose the folder.
     if (e instanceof OutputError && e.field === 'runsDir') throw new OutputError('runs-dir', e.reason);
     throw e;

@@ -46,6 +46,11 @@ export interface TrainOptions {
    * (training/distributed/rollout-jobs.ts): the same metrics as `actors` local threads.
    */
   redis?: RedisConnection;
+  /**
+   * Ends a run on Redis at once (a second Ctrl-C): rollouts waiting for workers stop, their
+   * queued jobs are taken back, and `train` rejects with the signal's reason.
+   */
+  interrupt?: AbortSignal;
 }
 
 export interface TrainResult {
@@ -297,7 +302,7 @@ class TrainingRun {
     if (this.options.redis && config.actors === 0) throw new ValidationError('invalid training config', 'actors', 'training on Redis needs actors > 0: the rollout blocks per update');
     if (config.actors > 0) {
       const setup = actorSetup(config, this.numPlayers);
-      this.actors = this.options.redis ? await RedisActors.start(setup, config.actors, this.options.redis) : await ActorPool.start(setup, config.actors);
+      this.actors = this.options.redis ? await RedisActors.start(setup, config.actors, this.options.redis, this.options.interrupt) : await ActorPool.start(setup, config.actors);
       await this.restoreActors();
     }
     if (this.options.resume) {

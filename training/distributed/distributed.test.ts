@@ -378,6 +378,29 @@ suite('a coordinator that stops, jobs that fail for good, bad agents [probe roun
     expect(await waiting()).toBe(0);
   }, 60_000);
 
+  it('a training run on Redis stopped twice while it waits for workers takes its queued rollout jobs back and exits 130 (they stayed)', async () => {
+    const rollouts = new Queue(ROLLOUT_QUEUE, { connection: parseRedisUrl(url), prefix: KEY_PREFIX });
+    const runsDir = mkdtempSync(join(tmpdir(), 'kratzen-stopped-'));
+    const configFile = join(runsDir, 'tiny.json');
+    writeFileSync(configFile, JSON.stringify({ updates: 2, numEnvs: 8, rolloutSteps: 16, imitationUpdates: 0, evalEvery: 0, finalEvalDeals: 0, learnerThreads: 1, hiddenSizes: [16], runsDir }));
+    const child = spawn(process.execPath, [BIN, 'train', '--config', configFile, '--actors', '2', '--redis', url], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      const queued = async () => Object.values(await rollouts.getJobCounts('wait', 'delayed', 'prioritized')).reduce((a, b) => a + b, 0);
+      for (let tries = 0; tries < 300 && (await queued()) < 2; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await queued()).toBe(2);
+      child.kill('SIGINT');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      child.kill('SIGINT');
+      const code = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running after 20 s'), 20_000))]);
+      expect(code).toBe(130);
+      expect(await queued()).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      await rollouts.close();
+    }
+  }, 90_000);
+
   it('a job that fails for good fails the run naming redis and the job\'s error, and the run\'s other jobs are taken back', async () => {
     const failing = new Worker(TOURNAMENT_QUEUE, async () => {
       throw new Error('fake failure');

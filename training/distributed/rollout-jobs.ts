@@ -66,15 +66,17 @@ export class RedisActors implements RolloutActors {
     private readonly blobs: BlobStore,
     private readonly queue: Queue,
     private readonly events: QueueEvents,
+    private readonly interrupt: AbortSignal | undefined,
   ) {}
 
-  static async start(setup: ActorSetup, blocks: number, connection: RedisConnection): Promise<RedisActors> {
+  /** `interrupt` ends a collect at once, its queued jobs taken back; it then rejects with the signal's reason. */
+  static async start(setup: ActorSetup, blocks: number, connection: RedisConnection, interrupt?: AbortSignal): Promise<RedisActors> {
     const blobs = new BlobStore(connection);
     await blobs.connect();
     const queue = quietErrors(new Queue(ROLLOUT_QUEUE, { connection, prefix: KEY_PREFIX }));
     const events = quietErrors(new QueueEvents(ROLLOUT_QUEUE, { connection, prefix: KEY_PREFIX }));
     await events.waitUntilReady();
-    return new RedisActors(setup, blocks, blobs, queue, events);
+    return new RedisActors(setup, blocks, blobs, queue, events, interrupt);
   }
 
   async addSnapshot(name: string, weights: Float32Array[]): Promise<void> {
@@ -97,7 +99,7 @@ export class RedisActors implements RolloutActors {
     try {
       return await this.collectOnce(weights, request);
     } catch (e) {
-      throw distributedRunFailure(e);
+      throw this.interrupt?.aborted ? this.interrupt.reason : distributedRunFailure(e);
     }
   }
 
@@ -109,7 +111,7 @@ export class RedisActors implements RolloutActors {
       id: `${this.run}-${request.seed.replace(/[^\w.-]/g, '_')}-${k}`,
       data: { setup: this.setup, weights: hash, snapshots, request: { ...request, seed: blockSeed(request.seed, k) } } satisfies RolloutBlock,
     }));
-    const replies = await runJobs<RolloutBlock, RolloutReply>(this.queue, this.events, jobs);
+    const replies = await runJobs<RolloutBlock, RolloutReply>(this.queue, this.events, jobs, { signal: this.interrupt });
     const parts = await Promise.all(
       replies.map(async (reply, k) => {
         if (reply === null || typeof reply !== 'object' || typeof reply.batch !== 'string') throw new Error(`job ${jobs[k]!.id} returned no batch`);
