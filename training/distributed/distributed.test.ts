@@ -414,6 +414,27 @@ suite('a coordinator that stops, jobs that fail for good, bad agents [probe roun
     expect(await waiting()).toBe(0);
   }, 60_000);
 
+  it('a job whose data in Redis is no JSON fails the run naming it (it cycled between active and stalled, the run waiting for good)', async () => {
+    const running = runTournamentOnRedis({ ...config, deals: 8, seed: 'garbled' }, { connection: parseRedisUrl(url), blockDeals: 4 });
+    const outcome = running.then(() => 'finished', (e: unknown) => e);
+    // The run's first job, waiting (no worker runs yet); earlier runs' records may share its suffix.
+    let jobKey: string | undefined;
+    for (let tries = 0; tries < 100 && !jobKey; tries++) {
+      const first = (await queue.getWaiting(0, -1)).find((job) => job.id?.endsWith('-0'));
+      jobKey = first && `${KEY_PREFIX}:${TOURNAMENT_QUEUE}:${first.id}`;
+      if (!jobKey) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await raw.hset(jobKey!, 'data', '{not json');
+    const worker = await startWorkerProcess(BIN, url, { lockSeconds: 2 });
+    try {
+      const settled = await Promise.race([outcome, new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 30 s'), 30_000))]);
+      expect(settled).toMatchObject({ error: 'redis failed', field: 'redis', reason: expect.stringMatching(/^job \S+-0 cannot be read from Redis/) });
+    } finally {
+      worker.kill('SIGKILL');
+    }
+    await raw.del(jobKey!);
+  }, 60_000);
+
   it('a checkpoint that cannot play these rules fails before any job is queued, as a local eval does (jobs failed five times each)', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'kratzen-empty-'));
     await expect(runTournamentOnRedis({ ...config, agents: [empty, 'random'] }, { connection: parseRedisUrl(url) })).rejects.toMatchObject({ code: 'missing-file' });

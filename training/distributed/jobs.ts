@@ -29,6 +29,9 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
+/** Stalls of one job past which the run gives it up: workers fail a job after 5 (worker.ts). */
+const MAX_STALLS = 10;
+
 /** How long a stopped run may spend taking its jobs off the queue. */
 const WITHDRAW_MS = 5000;
 
@@ -86,6 +89,7 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
     // A Redis restarted without its data (or flushed) no longer holds the jobs: no worker will
     // ever take them, and the coordinator waited without end.
     if (state === 'unknown') return settle(redisLost(`job ${jobId} is no longer in Redis (restarted without its data, or flushed?)`));
+    if (state === 'active') return checkActive(jobId);
     if (state !== 'completed' && state !== 'failed') return;
     const job = await queue.getJob(jobId);
     if (!job) return settle(redisLost(`job ${jobId} is no longer in Redis`));
@@ -95,6 +99,17 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
       pending.delete(jobId);
       settle(redisLost(`job ${jobId} failed after ${job.attemptsMade} attempts: ${job.failedReason}`));
     }
+  };
+  // A job no worker can read (its data in Redis is no JSON) went from active to stalled and back
+  // without end, BullMQ's stall limit never reached, and the run waited for it for good.
+  const checkActive = async (jobId: string) => {
+    let job;
+    try {
+      job = await queue.getJob(jobId);
+    } catch (e) {
+      return settle(redisLost(`job ${jobId} cannot be read from Redis (${(e as Error).message.slice(0, 80)})`));
+    }
+    if (job && job.stalledCounter > MAX_STALLS) settle(redisLost(`job ${jobId} stalled ${job.stalledCounter} times: no worker finishes it`));
   };
   // The result is read from the job itself, not from the event: one line added to the events
   // stream (XADD ... event completed jobId ... returnvalue ...) stood in for a job's result.
