@@ -23,7 +23,7 @@ import { packPolicyAct, screenPolicyAct } from './policy-rows.js';
 import { checkSessionConfig, slicedControl } from './session.js';
 import { giveBackFrame, isLentFrame } from './frame-pool.js';
 import { FairScheduler, SLICE_MS, type Servable } from './fair-scheduler.js';
-import { BYTES_PER_CONTAINER, MAX_KEY_NAMES, MAX_REQUEST_OBJECT_KEYS, duplicateKeyAt, scanFrame, twiceReason } from '../env/json-scan.js';
+import { BYTES_PER_CONTAINER, MAX_KEY_NAMES, MAX_REQUEST_OBJECT_KEYS, duplicateKeyAt, repeatedKeyReason, scanFrame } from '../env/json-scan.js';
 
 /** What a connection needs from its server (resolved options and state). */
 export interface ConnectionContext {
@@ -458,7 +458,7 @@ export class Connection implements Servable {
       if (twice !== null) {
         return errorReply(twice.field === 'id' ? null : id, {
           code: twice.field.startsWith('params.') ? 'invalid_params' : 'invalid_request',
-          message: `${twice.field}: ${twiceReason(twice.key)}`,
+          message: repeatedKeyReason(twice),
           field: twice.field,
         });
       }

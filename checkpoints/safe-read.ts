@@ -6,7 +6,7 @@ import { constants as bufferLimits } from 'node:buffer';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { duplicateKeyAt, twiceReason } from '../env/json-scan.js';
+import { duplicateKeyAt, repeatedKeyReason } from '../env/json-scan.js';
 import { CheckpointError, type CheckpointErrorCode } from './errors.js';
 
 /** Largest manifest or pointer file read (they are a few KiB). */
@@ -75,6 +75,6 @@ export function parseCheckpointJson(bytes: Uint8Array, name: string, where: stri
     throw new CheckpointError(code, where, `${name} is not UTF-8 JSON`);
   }
   const twice = duplicateKeyAt(bytes);
-  if (twice !== null) throw new CheckpointError(code, where, `${name}: ${twice.field}: ${twiceReason(twice.key)}`);
+  if (twice !== null) throw new CheckpointError(code, where, `${name}: ${repeatedKeyReason(twice)}`);
   return json;
 }

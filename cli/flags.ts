@@ -6,7 +6,7 @@ import { ValidationError, quoteInput } from '../env/rules/index.js';
 import { unwritableFolderReason } from '../checkpoints/durable-fs.js';
 import type { SuitSymmetry } from '../env/suit-symmetry.js';
 import { repeatedKeyIn } from './read-input.js';
-import { twiceReason } from '../env/json-scan.js';
+import { repeatedKeyReason } from '../env/json-scan.js';
 
 export function integerFlag(value: string | boolean | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
@@ -48,7 +48,7 @@ export function rulesFromFlags(values: Record<string, string | boolean | undefin
       throw new ValidationError('invalid arguments', 'variant', '--variant must be a JSON object');
     }
     const twice = repeatedKeyIn(values.variant);
-    if (twice !== null) throw new ValidationError('invalid arguments', 'variant', `--variant: ${twice.field}: ${twiceReason(twice.key)}`);
+    if (twice !== null) throw new ValidationError('invalid arguments', 'variant', `--variant: ${repeatedKeyReason(twice)}`);
     rules = { ...rules };
   }
   // A flag and the variant naming one field differently: which was meant? (The flag won without a word.)

@@ -159,22 +159,16 @@ async function evalOnRedis(config: TournamentConfig, options: DistributedOptions
   const onSignal = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(signalExitCode(signal));
     process.stderr.write('\nstopping: taking the queued jobs back (again to quit at once)...\n');
-    controller.abort(new InterruptedError(signal));
+    controller.abort(signal);
   };
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   try {
     return await runTournamentOnRedis(config, { ...options, signal: controller.signal });
   } catch (e) {
-    if (e instanceof InterruptedError) process.exit(signalExitCode(e.signal));
+    if (controller.signal.aborted) process.exit(signalExitCode(controller.signal.reason as NodeJS.Signals));
     throw e;
   } finally {
     for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
-  }
-}
-
-class InterruptedError extends Error {
-  constructor(readonly signal: NodeJS.Signals) {
-    super(`interrupted by ${signal}`);
   }
 }
 

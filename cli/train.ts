@@ -9,7 +9,7 @@ import { MAX_CONFIG_BYTES } from '../training/config.js';
 import { OutputError } from '../checkpoints/durable-fs.js';
 import { integerFlag, outputFolderFlag, parseFlags, rulesFromFlags, seedFlag, suitSymmetryFlag } from './flags.js';
 import { repeatedKeyIn, readInputText } from './read-input.js';
-import { twiceReason } from '../env/json-scan.js';
+import { repeatedKeyReason } from '../env/json-scan.js';
 import { parseRedisUrl, redactedUrl } from '../training/distributed/redis.js';
 import { STOP_SIGNALS, signalExitCode } from './signals.js';
 
@@ -63,7 +63,7 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
     }
     if (!isJsonObject(parsed)) throw new ValidationError('invalid training config', 'config', `${values.config} must hold a JSON object of config fields`);
     const twice = repeatedKeyIn(text);
-    if (twice !== null) throw new ValidationError('invalid training config', twice.field, `${values.config}: ${twice.field}: ${twiceReason(twice.key)}`);
+    if (twice !== null) throw new ValidationError('invalid training config', twice.field, `${values.config}: ${repeatedKeyReason(twice)}`);
     config = parsed;
   }
   // The file's rules are checked before the rule flags are merged into them: merging would
@@ -118,11 +118,10 @@ export async function runTrain(args: string[]): Promise<void> {
   // `train && eval` went on as if it had finished.
   const interrupt = new AbortController();
   const onStopSignal = (signal: NodeJS.Signals) => {
-    if (stoppedBy && !redis) process.exit(signalExitCode(signal));
     if (stoppedBy) {
       // On Redis the update's queued jobs are taken back first (workers played them for
       // nobody), within WITHDRAW_GRACE_MS: a rollout waiting for workers ends with them.
-      if (interrupt.signal.aborted) process.exit(signalExitCode(signal));
+      if (!redis || interrupt.signal.aborted) process.exit(signalExitCode(signal));
       process.stderr.write('taking the queued rollout jobs back, then quitting...\n');
       interrupt.abort(signal);
       setTimeout(() => process.exit(signalExitCode(signal)), WITHDRAW_GRACE_MS);

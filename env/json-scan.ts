@@ -253,3 +253,8 @@ export function duplicateKeyAt(bytes: Uint8Array): RepeatedKey | null {
 export function twiceReason(key: string): string {
   return `${JSON.stringify(key)} is given twice in one object (JSON would keep only the last)`;
 }
+
+/** `field: reason` of a repeated key, as the bridge, the CLI and the checkpoint store say it. */
+export function repeatedKeyReason(twice: RepeatedKey): string {
+  return `${twice.field}: ${twiceReason(twice.key)}`;
+}

@@ -7,7 +7,7 @@ import { aleaNext, aleaSeed, aleaShuffle } from './alea.js';
 import { NUM_CARDS } from './cards.js';
 import { ACTION_DISCARD, ACTION_DONE, ACTION_IN, ACTION_OUT, ACTION_TRUMP } from './actions.js';
 import { AmountOverflowError, IllegalActionError, ValidationError, checkSeed } from './errors.js';
-import { exceedsUnits, type Settlement } from './ledger.js';
+import { exceedsUnits, leaders, type Settlement } from './ledger.js';
 import { trickWinnerIndex } from './trick.js';
 import { everybodyPlays } from './profiles.js';
 import { DECL_BETTLER, DECL_IN, DECL_OUT, MAX_SEATS, playsByDeclaration } from './sizes.js';
@@ -481,13 +481,4 @@ function checkDeck(deck: ArrayLike<number>, field: string): void {
   if (deck.length !== NUM_CARDS || seen.size !== NUM_CARDS || [...seen].some((c) => !(Number.isInteger(c) && c >= 0 && c < NUM_CARDS))) {
     throw new ValidationError('invalid deck', field, `a deck lists each of the ${NUM_CARDS} card ids once`);
   }
-}
-
-/** Seats with the highest of `values[at + s]` (all of them when tied). */
-function leaders(values: Float64Array, at: number, n: number): number[] {
-  let best = -Infinity;
-  for (let s = 0; s < n; s++) best = Math.max(best, values[at + s]!);
-  const out: number[] = [];
-  for (let s = 0; s < n; s++) if (values[at + s] === best) out.push(s);
-  return out;
 }

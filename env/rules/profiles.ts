@@ -160,8 +160,8 @@ export const DIDACTIC4: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
 
   stackDeck(order, dealt, faceUp, rest) {
     // The face-up card (and the one after a turned Weli) comes between the packets.
-    const [first] = DIDACTIC4.packets;
-    return [...order.flatMap((s) => dealt[s]!.slice(0, first)), ...faceUp, ...order.flatMap((s) => dealt[s]!.slice(first)), ...rest];
+    const [first, second] = packetsOf(order, dealt, DIDACTIC4.packets[0]);
+    return [...first, ...faceUp, ...second, ...rest];
   },
 
   firstLeaderOf(dealer) {
@@ -221,7 +221,8 @@ export const TAVERN5: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
 
   stackDeck(order, dealt, faceUp, rest) {
     // Both packets, then the card turned up; exchanges draw from the talon below it.
-    return [...order.flatMap((s) => dealt[s]!.slice(0, TAVERN5.packets[0])), ...order.flatMap((s) => dealt[s]!.slice(TAVERN5.packets[0])), ...faceUp, ...rest];
+    const [first, second] = packetsOf(order, dealt, TAVERN5.packets[0]);
+    return [...first, ...second, ...faceUp, ...rest];
   },
 
   firstLeaderOf(dealer, playing, numPlayers, start = 0) {
@@ -268,4 +269,9 @@ export function everybodyPlays(d: StateData): void {
     u8[Mem.playing + s] = u8[Mem.dealtIn + s]!;
     if (u8[Mem.dealtIn + s]) u8[Mem.declaration + s] = DECL_IN;
   }
+}
+
+/** The cards of each round of packets in dealing order: every seat of `order` its first `firstPacket` cards, then the rest. */
+function packetsOf(order: readonly number[], dealt: readonly (readonly number[])[], firstPacket: number): [number[], number[]] {
+  return [order.flatMap((s) => dealt[s]!.slice(0, firstPacket)), order.flatMap((s) => dealt[s]!.slice(firstPacket))];
 }

@@ -44,10 +44,8 @@ async function withdrawJobs(queue: Queue, ids: string[], addition: Promise<unkno
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise((resolve) => (timer = setTimeout(resolve, WITHDRAW_MS)));
   // The jobs still being added first: removed before they are in, they would come in after.
-  const removal = addition.then(
-    () => Promise.allSettled(ids.map((id) => queue.remove(id))),
-    () => Promise.allSettled(ids.map((id) => queue.remove(id))),
-  );
+  const remove = () => Promise.allSettled(ids.map((id) => queue.remove(id)));
+  const removal = addition.then(remove, remove);
   await Promise.race([removal, late]);
   clearTimeout(timer);
 }
@@ -140,7 +138,8 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
     );
   };
   let poll: ReturnType<typeof setInterval> | undefined;
-  const onAbort = () => settle(options.signal!.reason instanceof Error ? options.signal!.reason : new Error('interrupted'));
+  // The catch below rethrows the signal's own reason.
+  const onAbort = () => settle(new Error('interrupted'));
   // The jobs reach the queue one by one while addBulk runs: an interrupt or a failure then must
   // take back those already there.
   let addition: Promise<unknown> | null = null;
