@@ -89,6 +89,19 @@ describe('kratzen replay', () => {
     writeFileSync(path, `\uFEFF${text}`);
     expect(kratzen('replay', path)).toEqual(kratzen('replay', join(FIXTURES, 'd4_normal_seed_example.record.json')));
   });
+
+  it('refuses a record or a training config that is not UTF-8 (a 0xff byte replayed as U+FFFD)', () => {
+    const record = JSON.parse(readFileSync(join(FIXTURES, 'd4_normal_seed_example.record.json'), 'utf8'));
+    record.seed = 'SEED';
+    const path = join(tmp, 'latin1.json');
+    writeFileSync(path, Buffer.from(JSON.stringify(record).replace('SEED', '\xff'), 'latin1'));
+    expect(kratzen('replay', path)).toMatchObject({ code: 2, json: { error: 'malformed record', field: 'record', reason: `${path} is not UTF-8 text` } });
+    const config = join(tmp, 'latin1-config.json');
+    writeFileSync(config, Buffer.from('{"name": "r\xe9sum\xe9"}', 'latin1'));
+    const runs = join(tmp, 'latin1-runs');
+    expect(kratzen('train', '--config', config, '--runs-dir', runs)).toMatchObject({ code: 2, json: { error: 'invalid training config', field: 'config' } });
+    expect(existsSync(runs)).toBe(false);
+  });
 });
 
 describe('kratzen random', () => {

@@ -81,13 +81,14 @@ function badInput(field: string, reason: string, error = 'invalid arguments'): n
 
 function readJson(path: string): unknown {
   let bytes: Buffer;
+  let text: string;
   try {
     bytes = readInputBytes(path, 'record', MAX_RECORD_BYTES);
+    text = inputText(bytes, path, 'record');
   } catch (e) {
     if (e instanceof ValidationError) return badInput(e.field, e.reason, 'malformed record');
     throw e;
   }
-  const text = inputText(bytes);
   const dense = denseJsonReason(bytes, text);
   if (dense) return badInput('', dense, 'malformed record');
   let record: unknown;

@@ -17,13 +17,23 @@ const CHUNK_BYTES = 1 << 20;
  * ValidationError (`error`, naming `field`) when it cannot be read or holds more than `maxBytes`.
  */
 export function readInputText(path: string, field: string, maxBytes: number, error = 'invalid arguments'): string {
-  return inputText(readInputBytes(path, field, maxBytes, error));
+  return inputText(readInputBytes(path, field, maxBytes, error), path, field, error);
 }
 
-/** The text of bytes readInputBytes gave: UTF-8, a leading byte-order mark dropped. */
-export function inputText(bytes: Buffer): string {
-  // Editors on Windows save UTF-8 with a byte-order mark, which JSON.parse refuses.
-  return bytes.toString('utf8').replace(/^\uFEFF/, '');
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The text of bytes readInputBytes gave from `path`: UTF-8, a leading byte-order mark dropped.
+ * Bytes that are not UTF-8 are a ValidationError naming `field`: decoded loosely, each became
+ * U+FFFD, so a record whose seed held 0xff replayed as another seed's session without a word.
+ */
+export function inputText(bytes: Buffer, path: string, field: string, error = 'invalid arguments'): string {
+  try {
+    // The decoder drops a leading byte-order mark (editors on Windows write one; JSON.parse refuses it).
+    return strictUtf8.decode(bytes);
+  } catch {
+    throw new ValidationError(error, field, `${path === '-' ? 'stdin' : path} is not UTF-8 text`);
+  }
 }
 
 /** The bytes of `path` ('-' is stdin), with readInputText's checks. */
