@@ -6,6 +6,10 @@ import { z } from 'zod';
 import { MAX_SEED_LENGTH, RuleSetError, ValidationError, parseRuleSet, rawJsonObject, ruleSetToJson } from '../env/rules/index.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
 import { hiddenSizesSchema, suitSymmetrySchema } from '../checkpoints/manifest.js';
+import { policyWeightBytes } from '../agents/policy-agent.js';
+import { OBS_SIZE } from '../env/observation.js';
+import { ORACLE_SIZE } from '../env/oracle.js';
+import { envConfigSchema } from '../env/table.js';
 import { LOCAL_AGENT_LIMITS } from '../agents/registry.js';
 import { MAX_TOURNAMENT_DEALS } from './tournament.js';
 
@@ -16,6 +20,13 @@ import { MAX_TOURNAMENT_DEALS } from './tournament.js';
  * depth (hiddenSizesSchema, shared with checkpoint manifests).
  */
 export const MAX_ROLLOUT_ROWS = 262_144;
+/**
+ * Most weights the policy and the oracle critic may hold together: the wasm backend's memory
+ * holds the weights several times over in a training step (their gradients, Adam's moments, the
+ * tensors of its update). Measured with the default settings: 41.9 million (this bound) trained, a policy of
+ * four hidden layers of 4096 (52 million) ran the backend out of memory at the first update.
+ */
+export const MAX_TRAINED_WEIGHTS = 40 << 20;
 /** Most threads one learner update may be split over (`learnerThreads`). */
 export const MAX_LEARNER_THREADS = 16;
 /** Largest training config read (`--config`, a run's config.json). */
@@ -138,7 +149,7 @@ export const trainConfigSchema = z.strictObject({
   entropyCoef: z.number().nonnegative().max(MAX_COEFFICIENT).default(0.02),
   maxGradNorm: z.number().positive().max(MAX_COEFFICIENT).default(5),
   /** Rewards are chips times this. @default 0.1 */
-  rewardScale: z.number().positive().default(0.1),
+  rewardScale: envConfigSchema.shape.rewardScale.unwrap().default(0.1),
   /**
    * `pot`: the learner's rewards in a hand are chips divided by the pot (in chips) at its
    * decisions (`rewardScale` then does not apply). The pot is in the observation and stays put
@@ -222,6 +233,37 @@ function withImitationDefault(input: unknown): unknown {
   return fields.initialPolicy !== undefined && fields.imitationUpdates === undefined ? { ...fields, imitationUpdates: 0 } : input;
 }
 
+/** The oracle critic's hidden layer widths (`criticHiddenSizes`, else its default for `critic`); null for `shared`. */
+export function criticHiddenSizesOf(config: Pick<TrainConfig, 'critic' | 'criticHiddenSizes'>): readonly number[] | null {
+  if (config.critic === 'shared') return null;
+  return config.criticHiddenSizes ?? (config.critic === 'oracle-head' ? [64] : [64, 64]);
+}
+
+/** Weights (kernels and biases) of dense layers from `inputs` through `hiddenSizes` to `outputs` units. */
+function denseWeights(inputs: number, hiddenSizes: readonly number[], outputs: number): number {
+  let total = 0;
+  for (const units of [...hiddenSizes, outputs]) {
+    total += inputs * units + units;
+    inputs = units;
+  }
+  return total;
+}
+
+/** Refuses networks that together hold more than MAX_TRAINED_WEIGHTS, naming the larger one's field. */
+function checkTrainedWeights(config: Pick<TrainConfig, 'hiddenSizes' | 'critic' | 'criticHiddenSizes'>): void {
+  const policy = policyWeightBytes(config) / 4;
+  const criticHidden = criticHiddenSizesOf(config);
+  const criticInputs = (config.critic === 'oracle-head' ? config.hiddenSizes[config.hiddenSizes.length - 1]! : OBS_SIZE) + ORACLE_SIZE;
+  const critic = criticHidden ? denseWeights(criticInputs, criticHidden, 1) : 0;
+  if (policy + critic <= MAX_TRAINED_WEIGHTS) return;
+  const field = critic > policy ? 'criticHiddenSizes' : 'hiddenSizes';
+  throw new ValidationError(
+    'invalid training config',
+    field,
+    `the policy (${policy} weights) and the critic (${critic}) would hold ${policy + critic} weights, more than the ${MAX_TRAINED_WEIGHTS} a training thread's memory holds with their gradients and optimizer state: use narrower or fewer hidden layers`,
+  );
+}
+
 /** Validates a config; the error names the first bad field (`league.selfPlay`, `rules.players`). */
 export function parseTrainConfig(input: unknown, now: Date = new Date()): TrainConfig {
   const parsed = trainConfigSchema.safeParse(withImitationDefault(input ?? {}));
@@ -250,6 +292,7 @@ export function parseTrainConfig(input: unknown, now: Date = new Date()): TrainC
   if (parsed.data.critic === 'shared' && parsed.data.criticWarmupUpdates > 0) {
     throw new ValidationError('invalid training config', 'criticWarmupUpdates', 'a warm-up needs an oracle critic (critic "oracle" or "oracle-head")');
   }
+  checkTrainedWeights(parsed.data);
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   return { ...parsed.data, rules: ruleSetToJson(rules), name: parsed.data.name ?? `train-${stamp}` };
 }

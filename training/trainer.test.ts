@@ -151,6 +151,21 @@ describe('training config', () => {
     // A 10 MB seed slowed training 200 times and went into every report.
     expect(() => parseTrainConfig({ seed: 'x'.repeat(MAX_SEED_LENGTH + 1) })).toThrow(/^invalid training config: seed:/);
     expect(parseTrainConfig({ seed: 'x'.repeat(MAX_SEED_LENGTH) }).seed).toHaveLength(MAX_SEED_LENGTH);
+    // Refused by the env only once training had begun, as an invalid env config [CLI probe, session 32].
+    expect(() => parseTrainConfig({ rewardScale: 1e7 })).toThrow(/^invalid training config: rewardScale:/);
+  });
+
+  it('refuses networks too large for a training thread by the field of the larger [CLI probe, session 32]', () => {
+    // Six hidden layers of 4096 crashed the wasm backend (memory access out of bounds) at the first update.
+    const wide = [4096, 4096, 4096];
+    expect(() => parseTrainConfig({ hiddenSizes: [...wide, 4096, 4096, 4096] })).toThrow(/^invalid training config: hiddenSizes: the policy \(86224971 weights\)/);
+    // The bound itself trained two updates (see MAX_TRAINED_WEIGHTS); one more weight is refused.
+    expect(parseTrainConfig({ hiddenSizes: wide, criticHiddenSizes: [4096, 823] }).criticHiddenSizes).toEqual([4096, 823]);
+    expect(() => parseTrainConfig({ hiddenSizes: wide, criticHiddenSizes: [4096, 824] })).toThrow(/hiddenSizes: .* 41944764 weights, more than the 41943040/);
+    expect(() => parseTrainConfig({ criticHiddenSizes: [...wide, 4096] })).toThrow(/^invalid training config: criticHiddenSizes:/);
+    // The shared critic is the policy's own head: no weights of its own.
+    expect(parseTrainConfig({ critic: 'shared', hiddenSizes: [...wide, 1516] }).critic).toBe('shared');
+    expect(() => parseTrainConfig({ critic: 'oracle', hiddenSizes: [...wide, 1516] })).toThrow(/hiddenSizes/);
   });
 
   it('decays the PPO step size linearly by default; imitation keeps the base rate', () => {

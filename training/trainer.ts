@@ -13,7 +13,7 @@ import seedrandom from 'seedrandom';
 import { createGame, isJsonObject, ValidationError } from '../env/rules/index.js';
 import { PolicyAgent, sameArchitecture, selectBackend, type Agent } from '../agents/index.js';
 import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, loadCheckpoint, type NamedArray } from '../checkpoints/index.js';
-import { MAX_CONFIG_BYTES, parseTrainConfig, type TrainConfig } from './config.js';
+import { MAX_CONFIG_BYTES, criticHiddenSizesOf, parseTrainConfig, type TrainConfig } from './config.js';
 import { readRunFile, writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
 import { GradientHelper, helperSetup } from './gradient-helper.js';
@@ -247,9 +247,9 @@ class TrainingRun {
     const { config } = this;
     /** Adam's state from the checkpoint resumed, and that checkpoint's folder (for errors). */
     let savedOptimizer: { state: NamedArray[]; dir: string } | null = null;
-    if (config.critic !== 'shared') {
+    const hidden = criticHiddenSizesOf(config);
+    if (hidden) {
       const onTrunk = config.critic === 'oracle-head';
-      const hidden = config.criticHiddenSizes ?? (onTrunk ? [64] : [64, 64]);
       this.critic = new OracleCritic(hidden, hashSeed(config.seed), onTrunk, onTrunk ? config.hiddenSizes[config.hiddenSizes.length - 1] : undefined);
     }
     const latest = this.options.resume ? await this.store.pointer('latest') : null;
