@@ -426,7 +426,7 @@ export class Connection implements Servable {
         return errorReply(null, { code: 'handshake_required', message: `send hello (protocolVersion ${PROTOCOL_VERSION}) first` });
       }
       if (data === BINARY_FRAME) {
-        return errorReply(null, { code: 'invalid_request', message: 'a request is a text frame (JSON); binary frames are only sent by the server' });
+        return this.refuseHello(errorReply(null, { code: 'invalid_request', message: 'a request is a text frame (JSON); binary frames are only sent by the server' }));
       }
       if (data === UNREAD_FRAME) {
         return errorReply(null, {
@@ -439,36 +439,40 @@ export class Connection implements Servable {
       const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
       try {
         const padded = this.paddingRefused(bytes);
-        if (padded) return errorReply(null, padded);
+        if (padded) return this.refuseHello(errorReply(null, padded));
         message = JSON.parse(frameText(bytes));
       } catch (e) {
-        return errorReply(null, { code: 'parse_error', message: `not valid UTF-8 JSON: ${(e as Error).message}` });
+        return this.refuseHello(errorReply(null, { code: 'parse_error', message: `not valid UTF-8 JSON: ${(e as Error).message}` }));
       }
       if (message === null || typeof message !== 'object' || Array.isArray(message)) {
-        return errorReply(null, { code: 'invalid_request', message: 'a request is a JSON object {id, method, params}' });
+        return this.refuseHello(errorReply(null, { code: 'invalid_request', message: 'a request is a JSON object {id, method, params}' }));
       }
       const raw = message as Record<string, unknown>;
       if (!isId(raw.id)) {
-        return errorReply(null, { code: 'invalid_request', message: 'id must be a string (at most 128 characters) or an integer', field: 'id' });
+        return this.refuseHello(errorReply(null, { code: 'invalid_request', message: 'id must be a string (at most 128 characters) or an integer', field: 'id' }));
       }
       id = raw.id;
       // JSON.parse keeps the last of a repeated key: a validator or proxy reading the first would
       // see another request than the one run (`"numEnvs":1,"numEnvs":4096`). Refused, naming it.
       const twice = duplicateKeyAt(bytes);
       if (twice !== null) {
-        return errorReply(twice.field === 'id' ? null : id, {
-          code: twice.field.startsWith('params.') ? 'invalid_params' : 'invalid_request',
-          message: repeatedKeyReason(twice),
-          field: twice.field,
-        });
+        return this.refuseHello(
+          errorReply(twice.field === 'id' ? null : id, {
+            code: twice.field.startsWith('params.') ? 'invalid_params' : 'invalid_request',
+            message: repeatedKeyReason(twice),
+            field: twice.field,
+          }),
+        );
       }
-      if (typeof raw.method !== 'string') return errorReply(id, { code: 'invalid_request', message: 'method must be a string', field: 'method' });
+      if (typeof raw.method !== 'string') return this.refuseHello(errorReply(id, { code: 'invalid_request', message: 'method must be a string', field: 'method' }));
       if (!(METHODS as string[]).includes(raw.method)) {
-        return errorReply(id, {
-          code: 'unknown_method',
-          message: `unknown method "${raw.method.slice(0, 64)}" (known: ${METHODS.join(', ')})`,
-          field: 'method',
-        });
+        return this.refuseHello(
+          errorReply(id, {
+            code: 'unknown_method',
+            message: `unknown method "${raw.method.slice(0, 64)}" (known: ${METHODS.join(', ')})`,
+            field: 'method',
+          }),
+        );
       }
       const method = raw.method as Method;
       if (!this.greetedFlag && method !== 'hello') {
@@ -539,7 +543,10 @@ export class Connection implements Servable {
   /**
    * A refused first hello (malformed, another protocol version, a wrong token) ends the
    * connection: nothing more is handled, also not frames already sent, so each connection gets
-   * at most one guess. A greeted client's second hello is only answered.
+   * at most one guess. So does any frame refused before hello succeeds but a well-formed request
+   * of another method (`handshake_required`): a frame refused before its method was read (its
+   * id, a repeated key, too many keys, no JSON) may be a hello, and a correct hello sent after
+   * one was accepted. A greeted client's second hello is only answered.
    */
   private refuseHello(reply: Reply): Reply {
     return this.greetedFlag ? reply : this.replyAndDrop(reply, 1008, 'hello refused');

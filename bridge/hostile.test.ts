@@ -547,6 +547,37 @@ describe('token guessing [issue: 30 guesses in one write]', () => {
     expect(JSON.parse(guesser.messages[0]!).error.code).toBe('unauthorized');
     await server.close();
   });
+
+  it('ends a connection whose first frame is refused before its method is read; a correct hello after it is not handled [bridge probe, session 32]', async () => {
+    const server = await new BridgeServer({ port: 0, token: 'secret' }).start();
+    const hello = (params: string, id = '1') => `{"id":${id},"method":"hello","params":{"protocolVersion":${PROTOCOL_VERSION},${params}}}`;
+    const manyKeys = Array.from({ length: 70 }, (_, i) => `"k${i}":1`).join(',');
+    const refused = [
+      [hello('"token":"guess1","token":"guess2"'), 'invalid_params'],
+      [hello(manyKeys), 'invalid_params'],
+      [hello('"token":"guess"', '{}'), 'invalid_request'],
+      [`{"id":1,"method":"ping","method":"hello","params":{"protocolVersion":${PROTOCOL_VERSION},"token":"guess"}}`, 'invalid_request'],
+      ['{"id":1,"method":', 'parse_error'],
+      [`{"id":1,"method":"helo","params":{"protocolVersion":${PROTOCOL_VERSION},"token":"guess"}}`, 'unknown_method'],
+    ] as const;
+    for (const [frame, code] of refused) {
+      const peer = rawSocket(server.url);
+      await peer.opened;
+      const socket = (peer.ws as unknown as { _socket: import('node:net').Socket })._socket;
+      socket.cork();
+      peer.ws.send(frame);
+      peer.ws.send(JSON.stringify({ id: 2, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION, token: 'secret' } }));
+      socket.uncork();
+      expect(await peer.closed, frame.slice(0, 60)).toBe(1008);
+      expect(peer.messages.map((m) => JSON.parse(m).error?.code)).toEqual([code]);
+    }
+    // A request of another method before hello is only refused: the hello after it is taken.
+    const patient = await BridgeClient.connect(server.url);
+    expect((await patient.request('ping')).error).toMatchObject({ code: 'handshake_required' });
+    expect((await patient.call('hello', { protocolVersion: PROTOCOL_VERSION, token: 'secret' })).result).toMatchObject({ protocolVersion: PROTOCOL_VERSION });
+    await patient.close();
+    await server.close();
+  });
 });
 
 describe('heavy work [issue: one request freezing every client]', () => {
