@@ -640,6 +640,45 @@ describe('heavy work [issue: one request freezing every client]', () => {
     await light.close();
   });
 
+  it('steps a light single-agent session within 100 ms while a session in the same worker steps against six-player search bots [bridge probe, session 32]', { retry: 2, timeout: 120_000 }, async () => {
+    // A step's bots played in one piece: behind a six-player step against pimc (five decisions of
+    // up to ~50 ms each), a 1-env step against random bots waited 0.1-0.36 s. Now the work gives
+    // way between the bots' decisions.
+    const heavy = await BridgeClient.open(server.url);
+    const light = await BridgeClient.open(server.url);
+    const config = { rules: { profile: 'tavern5', players: 6, exchange: {} } };
+    const searched = (await heavy.call('env.create', { mode: 'single', numEnvs: 1, opponents: 'pimc:samples=64', config })).result.session;
+    const mine = (await light.call('env.create', { mode: 'single', numEnvs: 1, opponents: 'random' })).result.session;
+    const firstLegal = (reply: { result: { masks: number[][] } }) => reply.result.masks[0]!.indexOf(1);
+    let heavyReply = await heavy.call('env.reset', { session: searched, seed: 1 });
+    let lightReply = await light.call('env.reset', { session: mine, seed: 1 });
+    let heavySteps = 0;
+    let stop = false;
+    const heavyLoop = (async () => {
+      while (!stop) {
+        heavyReply = await heavy.call('env.step', { session: searched, actions: [firstLegal(heavyReply)] });
+        heavySteps++;
+      }
+    })();
+    // Past the search code's first compilation (its first decisions took up to ~80 ms here).
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const latencies: number[] = [];
+    const started = performance.now();
+    while (performance.now() - started < 3_000) {
+      const t = performance.now();
+      lightReply = await light.call('env.step', { session: mine, actions: [firstLegal(lightReply)] });
+      latencies.push(performance.now() - t);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    stop = true;
+    await heavyLoop;
+    expect(heavySteps).toBeGreaterThan(3); // the heavy client kept the worker busy
+    expect(latencies.length).toBeGreaterThan(20);
+    expect(Math.max(...latencies)).toBeLessThan(100);
+    await heavy.close();
+    await light.close();
+  });
+
   it('policy.act on a long record gives way to the other sessions of its worker while it replays [probe G6]', { retry: 2, timeout: 60_000 }, async () => {
     // A 4000-hand record replayed in one go (~0.1 s here, 8 MiB messages allowed) held up every
     // single-agent session in the same worker; now the replay gives way between hands.

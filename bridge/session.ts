@@ -257,12 +257,10 @@ abstract class BaseSession implements EnvSession {
       const played = this.playedSeed(seed ?? randomBytes(16).toString('hex'));
       await this.prepare(played);
       this.hasEnded.fill(0);
-      await this.inSlices(control, (start, end) => this.vec.resetRange(start, end, played));
+      await this.inPieces(control, (i) => this.vec.resetEnvSteps(i, played));
     } else {
       // Envs that just started an episode keep it; the others move on in their seed sequence.
-      await this.inSlices(control, (start, end) => {
-        for (let i = start; i < end; i++) if (!this.fresh[i]) this.vec.resetRange(i, i + 1);
-      });
+      await this.inPieces(control, (i) => (this.fresh[i] ? null : this.vec.resetEnvSteps(i)));
     }
     this.rewards.fill(0);
     this.started = true;
@@ -279,7 +277,7 @@ abstract class BaseSession implements EnvSession {
       this.vec.step(actions);
       return this.afterStep();
     }
-    return this.inSlices(control, (start, end) => this.vec.stepRange(actions, start, end)).then(() => this.afterStep());
+    return this.inPieces(control, (i) => this.vec.stepEnvSteps(actions, i)).then(() => this.afterStep());
   }
 
   *view(env: number, episode: Episode, seat: number | undefined, range: HandRange): Generator<void, TableView> {
@@ -310,12 +308,17 @@ abstract class BaseSession implements EnvSession {
     }
   }
 
-  /** Runs `work` over env ranges, one env at a time when a control may ask to give way. */
-  private async inSlices(control: StepControl | undefined, work: (start: number, end: number) => void): Promise<void> {
-    if (!control) return work(0, this.numEnvs);
+  /**
+   * Runs the work of every env (`pieces(i)`, null for none), giving way between any two of its
+   * pieces (an opponent's decision) and between envs when a control asks to.
+   */
+  private async inPieces(control: StepControl | undefined, pieces: (env: number) => Generator<void, void> | null): Promise<void> {
     for (let i = 0; i < this.numEnvs; i++) {
-      work(i, i + 1);
-      if (i + 1 < this.numEnvs && control.due()) await control.pause();
+      const envPieces = pieces(i);
+      // Leaving the loop at a rejected pause (the client is gone) stops the env's work (its
+      // generator's return), which leaves the env failed until reset (VecEnv.stepEnvSteps).
+      if (envPieces) for (const _piece of envPieces) if (control?.due()) await control.pause();
+      if (i + 1 < this.numEnvs && control?.due()) await control.pause();
     }
   }
 

@@ -378,6 +378,65 @@ describe('VecEnv single-agent mode and reset mask', () => {
     expect(ended).toBeGreaterThan(10);
   });
 
+  it('steps and resets an env a decision of its opponents at a time, as step and reset do in one piece', () => {
+    const config = { rules: { profile: 'tavern5', players: 5 }, episode: 'hand' } as const;
+    const n = 3;
+    // Counts the opponents' decisions, which the pieces are to follow.
+    let decisions = 0;
+    const counted = (seed: number): Policy => {
+      const random = new RandomPolicy(seed);
+      return { act: (o, m, s) => (decisions++, random.act(o, m, s)) };
+    };
+    const whole = new VecEnv({ numEnvs: n, config, opponents: new RandomPolicy(5), learnerSeat: 2 }).reset(8);
+    const pieces = new VecEnv({ numEnvs: n, config, opponents: counted(5), learnerSeat: 2 });
+    const drainCounting = (steps: Generator<void, void>) => {
+      let yields = 0;
+      for (const _piece of steps) yields++;
+      return yields;
+    };
+    for (let i = 0; i < n; i++) {
+      decisions = 0;
+      const yields = drainCounting(pieces.resetEnvSteps(i, 8));
+      // A piece ends at each decision but the last (the learner acts after it).
+      expect(yields).toBe(Math.max(0, decisions - 1));
+    }
+    const random = seedrandom('pieces');
+    let ended = 0;
+    let yieldsSeen = 0;
+    for (let t = 0; t < 200; t++) {
+      expect(Array.from(pieces.observations)).toEqual(Array.from(whole.observations));
+      expect(Array.from(pieces.masks)).toEqual(Array.from(whole.masks));
+      const actions = Array.from({ length: n }, (_, i) => randomLegalAction(whole.masks, i, NUM_ACTIONS, random));
+      whole.step(actions);
+      for (let i = 0; i < n; i++) yieldsSeen += drainCounting(pieces.stepEnvSteps(actions, i));
+      expect(Array.from(pieces.rewards)).toEqual(Array.from(whole.rewards));
+      expect(Array.from(pieces.terminated)).toEqual(Array.from(whole.terminated));
+      expect(Array.from(pieces.finalObservations)).toEqual(Array.from(whole.finalObservations));
+      ended += whole.terminated.reduce((a, b) => a + b, 0);
+    }
+    expect(ended).toBeGreaterThan(10);
+    expect(yieldsSeen).toBeGreaterThan(200);
+
+    // Stopped part-way (a server's client gone), the env is left failed, with no legal action,
+    // until it is reset; the vector is not left busy.
+    const env = 1;
+    const actions = Array.from({ length: n }, (_, i) => randomLegalAction(pieces.masks, i, NUM_ACTIONS, random));
+    let stopped = false;
+    for (let tries = 0; tries < 50 && !stopped; tries++) {
+      const steps = pieces.stepEnvSteps(actions, env);
+      if (!steps.next().done) {
+        steps.return(undefined);
+        stopped = true;
+      } else actions[env] = randomLegalAction(pieces.masks, env, NUM_ACTIONS, random);
+    }
+    expect(stopped).toBe(true);
+    expect(pieces.masks.subarray(env * NUM_ACTIONS, (env + 1) * NUM_ACTIONS).every((x) => x === 0)).toBe(true);
+    expect(pieces.explainIllegal(env, 0) ?? '').not.toBe('');
+    expect(() => pieces.step(actions)).toThrow(/stopped before its opponents had played: reset this env/);
+    pieces.resetEnvs(Array.from({ length: n }, (_, i) => (i === env ? 1 : 0)));
+    expect(pieces.masks.subarray(env * NUM_ACTIONS, (env + 1) * NUM_ACTIONS).some((x) => x === 1)).toBe(true);
+  });
+
   it('resetEnvs resets the marked envs only: seeded like reset(seed), or on in their own sequence', () => {
     const rowOf = (vec: VecEnv, i: number) => Array.from(vec.observations.subarray(i * OBS_SIZE, (i + 1) * OBS_SIZE));
     const vec = new VecEnv({ numEnvs: 3 }).reset(1);
