@@ -205,6 +205,8 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
     expect(await rawSocket(server.url, { origin: `http://127.0.0.1:${server.port}/evil` }).opened).toBe(false);
     // The server's own page is plain HTTP: an https page is another origin (a TLS front is listed).
     expect(await rawSocket(server.url, { origin: `https://127.0.0.1:${server.port}` }).opened).toBe(false);
+    // A server on 127.0.0.1 has no page on [::1]: one there is another program's [bridge probe, session 32].
+    expect(await rawSocket(server.url, { origin: `http://[::1]:${server.port}` }).opened).toBe(false);
     // Protocol version 8 sent the origin as Sec-WebSocket-Origin.
     expect(await rawSocket(server.url, { protocolVersion: 8, origin: 'http://evil.example' }).opened).toBe(false);
     const ownV8 = rawSocket(server.url, { protocolVersion: 8, origin: `http://127.0.0.1:${server.port}` });

@@ -75,6 +75,8 @@ function parseHostHeader(header: string): { name: string; port: number | null } 
 
 export class HttpGuard {
   private readonly names: Set<string>;
+  /** The names a page of this server can have: `names` but the loopback address of a family it does not listen on. */
+  private readonly pageNames: Set<string>;
   private readonly origins: Set<string>;
 
   constructor(private readonly options: HttpGuardOptions) {
@@ -86,7 +88,15 @@ export class HttpGuard {
     } else {
       names.add(bound);
     }
-    for (const name of options.allowHosts) names.add(name.toLowerCase().replace(/^\[|\]$/g, ''));
+    // A server on 127.0.0.1 has no page at [::1]:port (nor one on ::1 at 127.0.0.1:port): a page
+    // there is another program's, which must not drive this server.
+    this.pageNames = new Set(names);
+    if (isIP(bound) === 4) this.pageNames.delete('::1');
+    if (isIP(bound) === 6 && bound !== '::') this.pageNames.delete('127.0.0.1');
+    for (const name of options.allowHosts.map((n) => n.toLowerCase().replace(/^\[|\]$/g, ''))) {
+      names.add(name);
+      this.pageNames.add(name);
+    }
     this.names = names;
     // Each listed origin as written and as a browser serializes it (`https://x:443` is `https://x`).
     this.origins = new Set(options.allowOrigins.flatMap((o) => [o.replace(/\/+$/, '').toLowerCase(), ...serializedOrigin(o)]));
@@ -153,7 +163,7 @@ export class HttpGuard {
     // TLS front, list that origin with --allow-origin).
     const bare = url.username === '' && url.password === '' && (url.pathname === '/' || url.pathname === '') && url.search === '' && url.hash === '';
     if (bare && this.origins.has(url.origin)) return null;
-    const ownPage = bare && url.protocol === 'http:' && this.names.has(name) && port === this.options.port;
+    const ownPage = bare && url.protocol === 'http:' && this.pageNames.has(name) && port === this.options.port;
     return ownPage ? null : "the Origin is not this server's page (allow another with --allow-origin)";
   }
 }
