@@ -329,6 +329,8 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
   it('will not bind beyond loopback without a token, or with one short or plain enough to guess', async () => {
     await expect(new BridgeServer({ host: '0.0.0.0', port: 0 }).start()).rejects.toThrow(/token/);
     await expect(new BridgeServer({ host: '0.0.0.0', port: 0, token: 't' }).start()).rejects.toThrow(/at least 16 characters/);
+    // Eight emoji are sixteen UTF-16 units, but eight characters [bridge probe, session 32].
+    await expect(new BridgeServer({ host: '0.0.0.0', port: 0, token: '😀😁😂🤣😃😄😅😆' }).start()).rejects.toThrow(/at least 16 characters/);
     for (const token of [' '.repeat(MIN_NETWORK_TOKEN_CHARS), 'ab'.repeat(32)]) {
       await expect(new BridgeServer({ host: '0.0.0.0', port: 0, token }).start()).rejects.toThrow(/different characters/);
     }

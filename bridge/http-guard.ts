@@ -28,7 +28,8 @@ export const MIN_NETWORK_TOKEN_DISTINCT_CHARS = 8;
 export function networkTokenProblem(host: string, token: string | undefined): string | null {
   if (isLoopbackHost(host)) return null;
   if (!token) return `${host} is reachable beyond this machine: give a token (--token or KRATZEN_BRIDGE_TOKEN)`;
-  if (token.length < MIN_NETWORK_TOKEN_CHARS) {
+  // Counted in characters (code points): eight emoji are sixteen UTF-16 units, not sixteen characters.
+  if ([...token].length < MIN_NETWORK_TOKEN_CHARS) {
     return `${host} is reachable beyond this machine: the token needs at least ${MIN_NETWORK_TOKEN_CHARS} characters, a short one is guessed by reconnecting (for example: openssl rand -hex 16)`;
   }
   if (new Set(token).size < MIN_NETWORK_TOKEN_DISTINCT_CHARS) {
