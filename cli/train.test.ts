@@ -1,6 +1,6 @@
 // `kratzen train` flags: each lands on its config field; a bad value names the flag.
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -135,6 +135,12 @@ describe('kratzen train output', () => {
     mkdirSync(join(dir, 'piped'));
     spawnSync('mkfifo', [join(dir, 'piped', 'config.json')]);
     expect(refusal(train('--name', 'piped', '--resume'))).toMatchObject({ field: 'config.json', reason: expect.stringMatching(/is not a regular file/) });
+    // Nor through a symbolic link: one to /etc/passwd was read, its first line quoted [CLI probe, session 32].
+    mkdirSync(join(dir, 'linked'));
+    symlinkSync('/etc/passwd', join(dir, 'linked', 'config.json'));
+    const linked = refusal(train('--name', 'linked', '--resume'));
+    expect(linked).toMatchObject({ field: 'config.json', reason: expect.stringMatching(/config\.json is a symbolic link, not a file of the run/) });
+    expect(linked.reason).not.toContain('root:');
     // A constant learning rate: the run may be resumed for more updates.
     writeFileSync(join(dir, 'constant.json'), '{"learningRateDecay":"none"}');
     expect(train('--name', 'run', '--config', join(dir, 'constant.json'), ...small, '--updates', '1').status).toBe(0);

@@ -50,10 +50,18 @@ function isFolder(path: string): boolean {
 /**
  * The text of `path` when it is a regular file of at most `maxBytes`; throws an Error saying why
  * not. Opened without waiting: a FIFO in a run folder (as metrics.jsonl, config.json) blocked
- * the trainer inside a read that no Ctrl-C or kill could interrupt.
+ * the trainer inside a read that no Ctrl-C or kill could interrupt. Nor through a symbolic link,
+ * as checkpoint files are not: a run's config.json linked to /etc/passwd was read, and its first
+ * line quoted in the error.
  */
 export function readRunFile(path: string, maxBytes: number): string {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw new Error(`${path} is a symbolic link, not a file of the run`);
+    throw e;
+  }
   try {
     const info = fstatSync(fd);
     if (!info.isFile()) throw new Error(`${path} is not a regular file`);
