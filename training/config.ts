@@ -292,6 +292,14 @@ export function parseTrainConfig(input: unknown, now: Date = new Date()): TrainC
   if (parsed.data.critic === 'shared' && parsed.data.criticWarmupUpdates > 0) {
     throw new ValidationError('invalid training config', 'criticWarmupUpdates', 'a warm-up needs an oracle critic (critic "oracle" or "oracle-head")');
   }
+  if (parsed.data.criticWarmupUpdates >= parsed.data.updates && parsed.data.criticWarmupUpdates > 0) {
+    // Accepted before, the run trained the critic alone and saved its untouched policy.
+    throw new ValidationError(
+      'invalid training config',
+      'criticWarmupUpdates',
+      `a warm-up of ${parsed.data.criticWarmupUpdates} of the ${parsed.data.updates} PPO updates leaves none to train the policy: make it smaller than updates`,
+    );
+  }
   checkTrainedWeights(parsed.data);
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   return { ...parsed.data, rules: ruleSetToJson(rules), name: parsed.data.name ?? `train-${stamp}` };
