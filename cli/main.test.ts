@@ -237,14 +237,13 @@ describe('scale-out flags', () => {
 });
 
 describe('eval report that cannot be written', () => {
-  it('says so in one line, exit 3, and leaves no half of the report (a stack trace and a lone result.json before) [probe round 2]', () => {
+  it('is refused before the evaluation, naming the folder in the way (exit 3 once all deals were played, before) [CLI probe, session 32]', () => {
     const out = mkdtempSync(join(tmpdir(), 'kratzen-eval-out-'));
-    mkdirSync(join(out, 'report.html')); // the report's name is taken by a folder: its rename fails
-    const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', 'random,random', '--hands', '8', '--workers', '1', '--out', out], { encoding: 'utf8' });
-    expect(run.status).toBe(3);
-    const lines = run.stderr.trim().split('\n');
-    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ error: 'cannot write output', field: 'out', reason: expect.stringMatching(/EISDIR/) });
-    expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    mkdirSync(join(out, 'report.html')); // the report's name is taken by a folder: its rename would fail
+    const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', 'random,random', '--hands', '800000', '--workers', '1', '--out', out], { encoding: 'utf8', timeout: 30_000 });
+    expect(run.status).toBe(2);
+    expect(JSON.parse(run.stdout)).toMatchObject({ error: 'invalid arguments', field: 'out', reason: `cannot write the report: ${join(out, 'report.html')} is a folder, where the report's report.html goes` });
+    expect(run.stderr).not.toMatch(/eval \[/); // no deal was played
     expect(readdirSync(out)).toEqual(['report.html']);
   }, 60_000);
 });

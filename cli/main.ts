@@ -17,7 +17,7 @@ import {
   ValidationError,
   quoteInput,
 } from '../env/rules/index.js';
-import { ProgressBar, dealsForHands, runTournament, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
+import { ProgressBar, dealsForHands, runTournament, tournamentReportProblem, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, parseFlags, rulesFromFlags, seedFlag } from './flags.js';
@@ -190,6 +190,9 @@ async function runEval(args: string[]): Promise<void> {
   const agents = reportingErrors(() => agentListFlag(values.agents!));
   if (agents.length < 2) badInput('agents', 'name at least two agents');
   reportingErrors(() => outputFolderFlag(values.out ?? 'runs', 'out'));
+  const out = values.out ?? join('runs', `eval-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  const unwritable = tournamentReportProblem(out);
+  if (unwritable) badInput('out', `cannot write the report: ${unwritable}`);
   // --hands is the evaluation's size here, not the session length.
   const game = reportingErrors(() => createGame(rulesFromFlags({ ...values, hands: undefined })));
   if (agents.length > game.numPlayers) badInput('agents', `${agents.length} agents for ${game.numPlayers} seats: a match seats at most one agent per seat`);
@@ -226,7 +229,6 @@ async function runEval(args: string[]): Promise<void> {
     failOnKnownError(e);
     return badInput('agents', (e as Error).message, 'evaluation failed');
   }
-  const out = values.out ?? join('runs', `eval-${new Date().toISOString().replace(/[:.]/g, '-')}`);
   let path: string;
   try {
     path = writeTournamentReport(result, out);

@@ -1,5 +1,6 @@
 // Writes a tournament's result.json and an HTML report with an SVG chart, atomically.
 
+import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFilesAtomic } from './files.js';
 import { barChartSvg, escapeHtml, heatMapSvg } from './svg.js';
@@ -48,11 +49,26 @@ ${heatMap}
 
 /** Writes `result.json` and `report.html` into `dir`; returns the report's path. */
 export function writeTournamentReport(result: TournamentResult, dir: string): string {
-  const path = join(dir, 'report.html');
+  const path = join(dir, REPORT_FILE);
   // Both or neither: a full disk leaves an earlier report in `dir` whole.
   writeFilesAtomic([
-    [join(dir, 'result.json'), `${JSON.stringify(result, null, 2)}\n`],
+    [join(dir, RESULT_FILE), `${JSON.stringify(result, null, 2)}\n`],
     [path, tournamentHtml(result)],
   ]);
   return path;
+}
+
+const RESULT_FILE = 'result.json';
+const REPORT_FILE = 'report.html';
+
+/**
+ * Why writeTournamentReport could not write into `dir` (a folder holds a report file's name), or
+ * null: checked before an evaluation, which found out only after all its deals.
+ */
+export function tournamentReportProblem(dir: string): string | null {
+  for (const name of [RESULT_FILE, REPORT_FILE]) {
+    const path = join(dir, name);
+    if (lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) return `${path} is a folder, where the report's ${name} goes`;
+  }
+  return null;
 }
