@@ -653,7 +653,7 @@ describe('heavy work [issue: one request freezing every client]', () => {
     const config = { rules: { profile: 'tavern5', players: 6, exchange: {} } };
     const searched = (await heavy.call('env.create', { mode: 'single', numEnvs: 1, opponents: 'pimc:samples=64', config })).result.session;
     const mine = (await light.call('env.create', { mode: 'single', numEnvs: 1, opponents: 'random' })).result.session;
-    const firstLegal = (reply: { result: { masks: number[][] } }) => reply.result.masks[0]!.indexOf(1);
+    const firstLegal = (reply: { result: Record<string, unknown> }) => (reply.result.masks as number[][])[0]!.indexOf(1);
     let heavyReply = await heavy.call('env.reset', { session: searched, seed: 1 });
     let lightReply = await light.call('env.reset', { session: mine, seed: 1 });
     let heavySteps = 0;
