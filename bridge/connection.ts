@@ -478,8 +478,10 @@ export class Connection implements Servable {
       if (!this.greetedFlag && method !== 'hello') {
         return errorReply(id, { code: 'handshake_required', message: `send hello (protocolVersion ${PROTOCOL_VERSION}) before ${method}` });
       }
-      if (this.context.isShuttingDown() && method !== 'hello' && method !== 'ping') {
-        return errorReply(id, { code: 'shutting_down', message: 'the server is shutting down' });
+      if (this.context.isShuttingDown() && method !== 'ping') {
+        const reply = errorReply(id, { code: 'shutting_down', message: 'the server is shutting down' });
+        // A hello then greeted a client only to refuse whatever it asked until the close.
+        return this.greetedFlag ? reply : this.replyAndDrop(reply, 1001, 'server shutting down');
       }
       let params: unknown =
         method === 'env.step' ? validStepParams(raw) : method === 'ping' ? validEmptyParams(raw) : method === 'policy.act' ? packPolicyAct(raw) : null;

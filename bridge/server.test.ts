@@ -418,6 +418,28 @@ describe('graceful shutdown', () => {
     expect(doomed.numConnections).toBe(0);
     await expect(BridgeClient.connect(url)).rejects.toThrow();
   });
+
+  it('refuses a hello that comes while it shuts down and closes that socket (it greeted the client, then refused all it asked)', async () => {
+    const doomed = await new BridgeServer({ port: 0 }).start();
+    const busy = await BridgeClient.open(doomed.url);
+    const late = await BridgeClient.connect(doomed.url);
+    const session = (await busy.call('env.create', { numEnvs: 1024 })).result.session;
+    // Queued in one write behind a ping (see above): once the ping is answered the server holds
+    // them, and its shutdown waits for them.
+    const socket = (busy.ws as unknown as { _socket: import('node:net').Socket })._socket;
+    socket.cork();
+    const ping = busy.call('ping');
+    const resets = Array.from({ length: 6 }, (_, seed) => busy.request('env.reset', { session, seed }));
+    socket.uncork();
+    await ping;
+    const closing = doomed.close();
+    const closed = new Promise((resolve) => late.ws.once('close', resolve));
+    expect((await late.request('hello', { protocolVersion: PROTOCOL_VERSION })).error).toMatchObject({ code: 'shutting_down' });
+    await closed;
+    expect(late.closeCode).toBe(1001);
+    await Promise.all(resets);
+    await closing;
+  });
 });
 
 it('BridgeRequestError carries code and field', async () => {
