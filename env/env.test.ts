@@ -431,10 +431,49 @@ describe('VecEnv single-agent mode and reset mask', () => {
     }
     expect(stopped).toBe(true);
     expect(pieces.masks.subarray(env * NUM_ACTIONS, (env + 1) * NUM_ACTIONS).every((x) => x === 0)).toBe(true);
-    expect(pieces.explainIllegal(env, 0) ?? '').not.toBe('');
+    expect(pieces.explainIllegal(env, actions[env]!)).toMatch(/stopped before its opponents had played: reset this env/);
     expect(() => pieces.step(actions)).toThrow(/stopped before its opponents had played: reset this env/);
     pieces.resetEnvs(Array.from({ length: n }, (_, i) => (i === env ? 1 : 0)));
     expect(pieces.masks.subarray(env * NUM_ACTIONS, (env + 1) * NUM_ACTIONS).some((x) => x === 1)).toBe(true);
+
+    // A reset stopped part-way leaves its env failed the same way, and the vector free.
+    let resetStopped = false;
+    for (let seed = 0; seed < 50 && !resetStopped; seed++) {
+      const steps = pieces.resetEnvSteps(env, seed);
+      if (!steps.next().done) {
+        steps.return(undefined);
+        resetStopped = true;
+      }
+    }
+    expect(resetStopped).toBe(true);
+    expect(pieces.masks.subarray(env * NUM_ACTIONS, (env + 1) * NUM_ACTIONS).every((x) => x === 0)).toBe(true);
+    expect(pieces.explainIllegal(env, 0)).toMatch(/stopped before its opponents had played/);
+    pieces.resetRange(env, env + 1, 3);
+    expect(pieces.masks.subarray(env * NUM_ACTIONS, (env + 1) * NUM_ACTIONS).some((x) => x === 1)).toBe(true);
+  });
+
+  it('a reset that fails at one env clears the episode-end flags of the envs after it too', () => {
+    let failing = false;
+    const random = new RandomPolicy(4);
+    const opponents: Policy = {
+      act: (o, m, s) => {
+        if (failing) throw new Error('opponent down');
+        return random.act(o, m, s);
+      },
+    };
+    const n = 4;
+    const vec = new VecEnv({ numEnvs: n, config: { rules: { players: 4 }, episode: 'hand' }, opponents, learnerSeat: 1 }).reset(2);
+    const pick = seedrandom('flags');
+    let t = 0;
+    // Until an env after the first ends an episode in a step.
+    do vec.step(Array.from({ length: n }, (_, i) => randomLegalAction(vec.masks, i, NUM_ACTIONS, pick)));
+    while (!vec.terminated.subarray(1).some((x) => x === 1) && ++t < 500);
+    expect(t).toBeLessThan(500);
+    failing = true;
+    // Env 0's opponents act first at the reset (seat 0 leads before the learner's seat 1).
+    expect(() => vec.reset(9)).toThrow(/env 0: opponent down/);
+    expect(Array.from(vec.terminated)).toEqual([0, 0, 0, 0]);
+    expect(vec.finalInfo(1)).toBeNull();
   });
 
   it('resetEnvs resets the marked envs only: seeded like reset(seed), or on in their own sequence', () => {

@@ -13,7 +13,7 @@
 // episode was never reported, so it does not become the kept ended episode (Table.reset's
 // `unseen`): that stays the one the learner's last step ended.
 
-import { MAX_SEATS, NUM_ACTIONS, drain } from './rules/index.js';
+import { MAX_SEATS, NUM_ACTIONS } from './rules/index.js';
 import { OBS_SIZE, encodeObservation } from './observation.js';
 import { RUNNING, TERMINATED, Table, type EnvConfig } from './table.js';
 import type { Policy } from './policy.js';
@@ -88,25 +88,42 @@ export class SingleAgentTable {
 
   /** Starts an episode and plays the other seats until the learner must act. */
   reset(seed?: number | string): void {
-    drain(this.resetSteps(seed));
+    this.beginEpisode(seed);
+    // Not through resetSteps: hand episodes reset at every hand (see step).
+    for (let guard = 0; this.playOpponentsOrFail(this.pending, Infinity) !== RUNNING; guard++) this.playedThrough(guard);
   }
 
   /**
-   * reset, yielding after each decision of an opponent (so that a server can let other work in
-   * between: six pimc bots took ~0.3 s in one piece). Drained, it is reset.
+   * reset, in pieces of one opponent decision each (docs/bridge.md, Fair under load), the first
+   * empty with `pauseFirst`. Drained, it is reset. A caller that stops before the end leaves the
+   * episode failed (`failed`): it could have left the learner a state where it is not its turn.
    */
-  *resetSteps(seed?: number | string): Generator<void, void> {
+  *resetSteps(seed?: number | string, pauseFirst = false): Generator<void, void> {
+    yield* this.failedIfStopped(this.resetPieces(seed, pauseFirst));
+  }
+
+  private *resetPieces(seed: number | string | undefined, pauseFirst: boolean): Generator<void, void> {
+    if (pauseFirst) yield;
+    this.beginEpisode(seed);
+    for (let guard = 0; (yield* this.opponentDecisions(this.pending)) !== RUNNING; guard++) {
+      // The next episode's decisions go in pieces of their own.
+      yield;
+      this.playedThrough(guard);
+    }
+  }
+
+  private beginEpisode(seed: number | string | undefined): void {
     this.table.reset(seed);
     this.failure = null;
     this.pending.fill(0);
     this.skippedReward = 0;
-    for (let guard = 0; ; guard++) {
-      const outcome = yield* this.opponentDecisions(this.pending);
-      if (outcome === RUNNING) return;
-      this.skippedReward = this.pending[this.learnerSeat]!;
-      if (guard > 1000) throw new Error('the learner never gets to act');
-      this.table.reset(undefined, true);
-    }
+  }
+
+  /** After an episode that ended before the learner could act: the next one, which is not reported (Table.reset's `unseen`). */
+  private playedThrough(guard: number): void {
+    this.skippedReward = this.pending[this.learnerSeat]!;
+    if (guard > 1000) throw new Error('the learner never gets to act');
+    this.table.reset(undefined, true);
   }
 
   /** The learner's action; then the other seats until the learner must act again. */
@@ -117,10 +134,10 @@ export class SingleAgentTable {
     return this.writeStepRewards(outcome, rewards, offset);
   }
 
-  /** step, yielding after each decision of an opponent (see resetSteps). Drained, it is step. */
+  /** step in pieces of one opponent decision each, as resetSteps. Drained, it is step. */
   *stepSteps(action: number, rewards: Float32Array, offset: number): Generator<void, number> {
     let outcome = this.applyLearnerAction(action);
-    if (outcome === RUNNING) outcome = yield* this.opponentDecisions(this.total);
+    if (outcome === RUNNING) outcome = yield* this.failedIfStopped(this.opponentDecisions(this.total));
     return this.writeStepRewards(outcome, rewards, offset);
   }
 
@@ -138,18 +155,25 @@ export class SingleAgentTable {
     return outcome;
   }
 
-  /**
-   * The opponents' decisions until the learner's turn or the episode's end (its outcome), one
-   * per piece. A caller that stops before the end leaves the episode failed: the opponents still
-   * to act would have left the learner a state where it is not its turn.
-   */
+  /** The opponents' decisions until the learner's turn or the episode's end (its outcome), one a piece. */
   private *opponentDecisions(rewards: Float64Array): Generator<void, number> {
-    let outcome = OPPONENT_TO_ACT;
+    let outcome: number;
+    while ((outcome = this.playOpponentsOrFail(rewards, 1)) === OPPONENT_TO_ACT) yield;
+    return outcome;
+  }
+
+  /** `pieces`, marking the episode failed if the caller stops them before they end (not if they throw). */
+  private *failedIfStopped<T>(pieces: Generator<void, T>): Generator<void, T> {
+    let ended = false;
     try {
-      while ((outcome = this.playOpponentsOrFail(rewards, 1)) === OPPONENT_TO_ACT) yield;
-      return outcome;
+      const value = yield* pieces;
+      ended = true;
+      return value;
+    } catch (e) {
+      ended = true;
+      throw e;
     } finally {
-      if (outcome === OPPONENT_TO_ACT && this.failure === null) {
+      if (!ended && this.failure === null) {
         this.failure = 'a step or reset of this env was stopped before its opponents had played: reset this env before stepping it';
       }
     }

@@ -369,7 +369,8 @@ export class VecEnv extends VecEnvBuffers {
 
   /** Why `action` is illegal for env i's seat to act, or null when it is legal. */
   explainIllegal(i: number, action: number): string | null {
-    return this.stateOf(i).explainIllegal(action);
+    this.tableAt(i);
+    return this.explainRefused(i, action);
   }
 
   /** Env i's pot in chips. */
@@ -470,6 +471,8 @@ export class VecEnv extends VecEnvBuffers {
   resetRange(start: number, end: number, seed?: number | string): this {
     this.checkRange(start, end);
     if (seed !== undefined) checkSeed(seed);
+    // Cleared up front: a reset that failed at one env left the flags of the envs after it as the last step set them.
+    this.clearStepResults(start, end);
     for (let i = start; i < end; i++) drain(this.resetEnvSteps(i, seed));
     return this;
   }
@@ -478,10 +481,7 @@ export class VecEnv extends VecEnvBuffers {
   *resetEnvSteps(i: number, seed?: number | string): Generator<void, void> {
     this.checkRange(i, i + 1);
     if (seed !== undefined) checkSeed(seed);
-    const b = this.buffers;
-    b.rewards.fill(0, i * MAX_SEATS, (i + 1) * MAX_SEATS);
-    b.terminated[i] = 0;
-    b.truncated[i] = 0;
+    this.clearStepResults(i, i + 1);
     const table = this.tables[i]!;
     const first = !this.isStarted(i);
     const tableSeed = seed === undefined ? undefined : `${seed}:${this.firstEnvIndex + i}`;
@@ -559,6 +559,14 @@ export class VecEnv extends VecEnvBuffers {
     }
   }
 
+  /** Zeroes the rewards and episode-end flags of envs [start, end). */
+  private clearStepResults(start: number, end: number): void {
+    const b = this.buffers;
+    b.rewards.fill(0, start * MAX_SEATS, end * MAX_SEATS);
+    b.terminated.fill(0, start, end);
+    b.truncated.fill(0, start, end);
+  }
+
   /** Writes env i's ended episode (`outcome` TERMINATED or TRUNCATED) into the final buffers; its table is to be reset next. */
   private endEpisode(i: number, outcome: number): void {
     const b = this.buffers;
@@ -575,9 +583,9 @@ export class VecEnv extends VecEnvBuffers {
   }
 
   /**
-   * stepRange(actions, i, i + 1), yielding after each decision of env i's opponents (single-agent
+   * stepRange(actions, i, i + 1) in pieces of one decision of env i's opponents each (single-agent
    * tables; a multi-agent env steps at once), its same-step reset's included: a server lets other
-   * clients in between, where six pimc bots took ~0.3 s in one piece. Drained, it is that step.
+   * clients in between (docs/bridge.md, Fair under load). Drained, it is that step.
    * The vector is busy until it ends; one stopped before then leaves env i without a legal
    * action (SingleAgentTable.failed) until it is reset.
    */
@@ -600,7 +608,8 @@ export class VecEnv extends VecEnvBuffers {
         b.truncated[i] = 0;
       } else {
         this.endEpisode(i, outcome);
-        yield* table.resetSteps();
+        // The next episode's decisions go in pieces of their own.
+        yield* table.resetSteps(undefined, true);
       }
       this.writeCurrent(i);
     } catch (e) {
