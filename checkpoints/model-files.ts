@@ -8,6 +8,7 @@ import { checkPolicyTopology, type PolicyArchitecture } from '../agents/policy-a
 import { CheckpointError } from './errors.js';
 import { WEIGHTS_FILE } from './manifest.js';
 import { parseCheckpointJson } from './safe-read.js';
+import { utf8Text } from '../env/json-scan.js';
 
 export interface ModelFiles {
   modelJson: Uint8Array;
@@ -92,7 +93,7 @@ export function loadWeightsInto(model: tf.LayersModel, files: ModelFiles, where:
 export function modelFamily(modelJson: Uint8Array): string | null {
   let json: unknown;
   try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(modelJson));
+    json = JSON.parse(utf8Text(modelJson));
   } catch {
     return null;
   }

@@ -6,7 +6,7 @@ import { constants as bufferLimits } from 'node:buffer';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { duplicateKeyAt, repeatedKeyReason } from '../env/json-scan.js';
+import { duplicateKeyAt, repeatedKeyReason, utf8Text } from '../env/json-scan.js';
 import { CheckpointError, type CheckpointErrorCode } from './errors.js';
 
 /** Largest manifest or pointer file read (they are a few KiB). */
@@ -70,7 +70,7 @@ export async function readRegularFile(file: string, where: string, limit: { exac
 export function parseCheckpointJson(bytes: Uint8Array, name: string, where: string, code: CheckpointErrorCode): unknown {
   let json: unknown;
   try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    json = JSON.parse(utf8Text(bytes));
   } catch {
     throw new CheckpointError(code, where, `${name} is not UTF-8 JSON`);
   }

@@ -5,7 +5,7 @@
 
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { ValidationError } from '../env/rules/index.js';
-import { duplicateKeyAt, scanFrame, type RepeatedKey } from '../env/json-scan.js';
+import { duplicateKeyAt, scanFrame, utf8Text, type RepeatedKey } from '../env/json-scan.js';
 
 /** Largest record `kratzen replay` reads (a 100,000-hand record is about 160 MB). */
 export const MAX_RECORD_BYTES = 256 << 20;
@@ -14,23 +14,18 @@ const CHUNK_BYTES = 1 << 20;
 
 /**
  * The UTF-8 text of `path` ('-' is stdin), without a leading byte-order mark. Throws a
- * ValidationError (`error`, naming `field`) when it cannot be read or holds more than `maxBytes`.
+ * ValidationError (`error`, naming `field`) when it cannot be read, holds more than `maxBytes`,
+ * or is not UTF-8.
  */
 export function readInputText(path: string, field: string, maxBytes: number, error = 'invalid arguments'): string {
   return inputText(readInputBytes(path, field, maxBytes, error), path, field, error);
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
-/**
- * The text of bytes readInputBytes gave from `path`: UTF-8, a leading byte-order mark dropped.
- * Bytes that are not UTF-8 are a ValidationError naming `field`: decoded loosely, each became
- * U+FFFD, so a record whose seed held 0xff replayed as another seed's session without a word.
- */
+/** The text of bytes readInputBytes gave from `path` (utf8Text); bytes that are not UTF-8 are a ValidationError naming `field`. */
 export function inputText(bytes: Buffer, path: string, field: string, error = 'invalid arguments'): string {
   try {
     // The decoder drops a leading byte-order mark (editors on Windows write one; JSON.parse refuses it).
-    return strictUtf8.decode(bytes);
+    return utf8Text(bytes);
   } catch {
     throw new ValidationError(error, field, `${path === '-' ? 'stdin' : path} is not UTF-8 text`);
   }

@@ -141,6 +141,10 @@ describe('kratzen train output', () => {
     const linked = refusal(train('--name', 'linked', '--resume'));
     expect(linked).toMatchObject({ field: 'config.json', reason: expect.stringMatching(/config\.json is a symbolic link, not a file of the run/) });
     expect(linked.reason).not.toContain('root:');
+    // Nor decoded loosely: a seed holding 0xff trained as the seed U+FFFD.
+    mkdirSync(join(dir, 'latin1'));
+    writeFileSync(join(dir, 'latin1', 'config.json'), Buffer.from('{"name":"latin1","seed":"\xff","rules":{}}', 'latin1'));
+    expect(refusal(train('--name', 'latin1', '--resume'))).toMatchObject({ field: 'config.json', reason: expect.stringMatching(/config\.json is not UTF-8 text/) });
     // A constant learning rate: the run may be resumed for more updates.
     writeFileSync(join(dir, 'constant.json'), '{"learningRateDecay":"none"}');
     expect(train('--name', 'run', '--config', join(dir, 'constant.json'), ...small, '--updates', '1').status).toBe(0);

@@ -10,6 +10,17 @@
 // copied whole to a worker. The pass costs ~1.3 ms a MiB. The CLI bounds the arrays and objects
 // of the records it reads with the same pass (cli/read-input.ts).
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * `bytes` as UTF-8 text, a leading byte-order mark dropped; a TypeError when they are not UTF-8.
+ * Every reader of untrusted text decodes with it: decoded loosely, each bad byte became U+FFFD,
+ * and the text was another than the one sent (a record's seed named another session).
+ */
+export function utf8Text(bytes: Uint8Array): string {
+  return strictUtf8.decode(bytes);
+}
+
 /**
  * Arrays and objects a request may hold, per byte of the message limit (65,536 at the default
  * 1 MiB). Real requests hold one per 20 bytes or more (a record's actions ~33 bytes each, a

@@ -4,6 +4,7 @@
 import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { makeDirs, writeAllSync } from '../checkpoints/durable-fs.js';
+import { utf8Text } from '../env/json-scan.js';
 
 let tempCounter = 0;
 
@@ -66,7 +67,12 @@ export function readRunFile(path: string, maxBytes: number): string {
     const info = fstatSync(fd);
     if (!info.isFile()) throw new Error(`${path} is not a regular file`);
     if (info.size > maxBytes) throw new Error(`${path} has ${info.size} bytes, more than ${maxBytes}`);
-    return readFileSync(fd, 'utf8');
+    const bytes = readFileSync(fd);
+    try {
+      return utf8Text(bytes);
+    } catch {
+      throw new Error(`${path} is not UTF-8 text`);
+    }
   } finally {
     closeSync(fd);
   }
