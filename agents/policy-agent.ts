@@ -66,16 +66,21 @@ export function createPolicyModel(architecture: Partial<PolicyArchitecture> = {}
 export const MAX_HIDDEN_WIDTH = 4096;
 export const MAX_HIDDEN_LAYERS = 8;
 
-/** Bytes of the float32 weights of the network createPolicyModel builds (its weights.bin). */
-export function policyWeightBytes(architecture: Pick<PolicyArchitecture, 'hiddenSizes'>): number {
-  let inputs = OBS_SIZE;
-  let parameters = 0;
-  for (const units of architecture.hiddenSizes) {
-    parameters += inputs * units + units;
+/** Weights (kernels and biases) of dense layers from `inputs` through `hiddenSizes` to `outputs` units. */
+export function denseWeightCount(inputs: number, hiddenSizes: readonly number[], outputs: number): number {
+  let total = 0;
+  for (const units of [...hiddenSizes, outputs]) {
+    total += inputs * units + units;
     inputs = units;
   }
-  parameters += inputs * NUM_ACTIONS + NUM_ACTIONS + inputs + 1;
-  return 4 * parameters;
+  return total;
+}
+
+/** Bytes of the float32 weights of the network createPolicyModel builds (its weights.bin). */
+export function policyWeightBytes(architecture: Pick<PolicyArchitecture, 'hiddenSizes'>): number {
+  const lastHidden = architecture.hiddenSizes[architecture.hiddenSizes.length - 1] ?? OBS_SIZE;
+  // The logits' stack, and the value head beside the logits on the last hidden layer.
+  return 4 * (denseWeightCount(OBS_SIZE, architecture.hiddenSizes, NUM_ACTIONS) + lastHidden + 1);
 }
 
 /** Throws unless `model` maps OBS_SIZE inputs to [NUM_ACTIONS logits, 1 value]. */

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { MAX_SEED_LENGTH, RuleSetError, ValidationError, parseRuleSet, rawJsonObject, ruleSetToJson } from '../env/rules/index.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
 import { hiddenSizesSchema, suitSymmetrySchema } from '../checkpoints/manifest.js';
-import { policyWeightBytes } from '../agents/policy-agent.js';
+import { denseWeightCount, policyWeightBytes } from '../agents/policy-agent.js';
 import { OBS_SIZE } from '../env/observation.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
 import { envConfigSchema } from '../env/table.js';
@@ -239,22 +239,16 @@ export function criticHiddenSizesOf(config: Pick<TrainConfig, 'critic' | 'critic
   return config.criticHiddenSizes ?? (config.critic === 'oracle-head' ? [64] : [64, 64]);
 }
 
-/** Weights (kernels and biases) of dense layers from `inputs` through `hiddenSizes` to `outputs` units. */
-function denseWeights(inputs: number, hiddenSizes: readonly number[], outputs: number): number {
-  let total = 0;
-  for (const units of [...hiddenSizes, outputs]) {
-    total += inputs * units + units;
-    inputs = units;
-  }
-  return total;
+/** The width of what the oracle critic reads beside the other hands: the observation, or the policy's last hidden layer (`oracle-head`). */
+export function criticInputSizeOf(config: Pick<TrainConfig, 'critic' | 'hiddenSizes'>): number {
+  return config.critic === 'oracle-head' ? config.hiddenSizes[config.hiddenSizes.length - 1]! : OBS_SIZE;
 }
 
 /** Refuses networks that together hold more than MAX_TRAINED_WEIGHTS, naming the larger one's field. */
 function checkTrainedWeights(config: Pick<TrainConfig, 'hiddenSizes' | 'critic' | 'criticHiddenSizes'>): void {
   const policy = policyWeightBytes(config) / 4;
   const criticHidden = criticHiddenSizesOf(config);
-  const criticInputs = (config.critic === 'oracle-head' ? config.hiddenSizes[config.hiddenSizes.length - 1]! : OBS_SIZE) + ORACLE_SIZE;
-  const critic = criticHidden ? denseWeights(criticInputs, criticHidden, 1) : 0;
+  const critic = criticHidden ? denseWeightCount(criticInputSizeOf(config) + ORACLE_SIZE, criticHidden, 1) : 0;
   if (policy + critic <= MAX_TRAINED_WEIGHTS) return;
   const field = critic > policy ? 'criticHiddenSizes' : 'hiddenSizes';
   throw new ValidationError(
@@ -291,14 +285,6 @@ export function parseTrainConfig(input: unknown, now: Date = new Date()): TrainC
   }
   if (parsed.data.critic === 'shared' && parsed.data.criticWarmupUpdates > 0) {
     throw new ValidationError('invalid training config', 'criticWarmupUpdates', 'a warm-up needs an oracle critic (critic "oracle" or "oracle-head")');
-  }
-  if (parsed.data.criticWarmupUpdates >= parsed.data.updates && parsed.data.criticWarmupUpdates > 0) {
-    // Accepted before, the run trained the critic alone and saved its untouched policy.
-    throw new ValidationError(
-      'invalid training config',
-      'criticWarmupUpdates',
-      `a warm-up of ${parsed.data.criticWarmupUpdates} of the ${parsed.data.updates} PPO updates leaves none to train the policy: make it smaller than updates`,
-    );
   }
   checkTrainedWeights(parsed.data);
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);

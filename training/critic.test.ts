@@ -3,7 +3,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { HeuristicAgent, PolicyAgent, selectBackend, tf } from '../agents/index.js';
 import { OBS_SIZE } from '../env/observation.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
@@ -120,7 +120,18 @@ describe('oracle critic', () => {
     const source = await train({ ...base, name: 'source' }, { verbose: false });
     const sourceWeights = (await loadCheckpoint(source.checkpoint)).toAgent();
     const tune = { ...base, imitationUpdates: 0, updates: 2, critic: 'oracle', initialPolicy: source.checkpoint };
-    const held = await train({ ...tune, criticWarmupUpdates: 2, name: 'held' }, { verbose: false });
+    // A warm-up as long as the run is allowed (to be resumed for more), but said as the run starts [CLI probe, session 32].
+    const said: string[] = [];
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (said.push(String(chunk)), true));
+    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    let held;
+    try {
+      held = await train({ ...tune, criticWarmupUpdates: 2, name: 'held' });
+    } finally {
+      stderr.mockRestore();
+      stdout.mockRestore();
+    }
+    expect(said.join('')).toMatch(/criticWarmupUpdates 2: every update of this run trains the critic alone/);
     const moved = await train({ ...tune, criticWarmupUpdates: 1, name: 'moved' }, { verbose: false });
     const weightsAt = async (checkpoint: string) => {
       const agent = (await loadCheckpoint(checkpoint)).toAgent();

@@ -13,7 +13,7 @@ import seedrandom from 'seedrandom';
 import { createGame, isJsonObject, ValidationError } from '../env/rules/index.js';
 import { PolicyAgent, sameArchitecture, selectBackend, type Agent } from '../agents/index.js';
 import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, loadCheckpoint, type NamedArray } from '../checkpoints/index.js';
-import { MAX_CONFIG_BYTES, criticHiddenSizesOf, parseTrainConfig, type TrainConfig } from './config.js';
+import { MAX_CONFIG_BYTES, criticHiddenSizesOf, criticInputSizeOf, parseTrainConfig, type TrainConfig } from './config.js';
 import { readRunFile, writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
 import { GradientHelper, helperSetup } from './gradient-helper.js';
@@ -235,6 +235,8 @@ class TrainingRun {
       });
       const run = new TrainingRun(config, options, runDir, createGame(config.rules).numPlayers, lock);
       run.log(`training ${config.name}: rules ${JSON.stringify(config.rules)}, TF.js backend ${backend}, ${config.updates} updates`);
+      // A run may warm the critic alone (to be resumed for more updates), but it should not do so unawares.
+      if (config.criticWarmupUpdates >= config.updates) run.log(`criticWarmupUpdates ${config.criticWarmupUpdates}: every update of this run trains the critic alone, the policy held still`);
       return run;
     } catch (e) {
       lock.release();
@@ -250,7 +252,7 @@ class TrainingRun {
     const hidden = criticHiddenSizesOf(config);
     if (hidden) {
       const onTrunk = config.critic === 'oracle-head';
-      this.critic = new OracleCritic(hidden, hashSeed(config.seed), onTrunk, onTrunk ? config.hiddenSizes[config.hiddenSizes.length - 1] : undefined);
+      this.critic = new OracleCritic(hidden, hashSeed(config.seed), onTrunk, criticInputSizeOf(config));
     }
     const latest = this.options.resume ? await this.store.pointer('latest') : null;
     if (this.options.resume && latest === null && existsSync(this.store.root) && readdirSync(this.store.root).some((name) => name.startsWith('step-'))) {
