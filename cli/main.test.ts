@@ -1,5 +1,5 @@
 // The `kratzen` command end to end: replay and random through the built bin, as a user runs them.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -244,6 +244,28 @@ describe('eval report that cannot be written', () => {
     expect(run.status).toBe(2);
     expect(JSON.parse(run.stdout)).toMatchObject({ error: 'invalid arguments', field: 'out', reason: `cannot write the report: ${join(out, 'report.html')} is a folder, where the report's report.html goes` });
     expect(run.stderr).not.toMatch(/eval \[/); // no deal was played
+    expect(readdirSync(out)).toEqual(['report.html']);
+  }, 60_000);
+
+  it('one that fails after the evaluation says so in one line, exit 3, and leaves no half of the report (a stack trace and a lone result.json before) [probe round 2]', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'kratzen-eval-out-'));
+    const run = spawn(process.execPath, [BIN, 'eval', '--agents', 'random,random', '--hands', '20000', '--workers', '1', '--out', out], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    let taken = false;
+    run.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      // Once deals are played, past the check up front, a folder takes the report's name: its rename fails.
+      if (!taken && /eval \[/.test(stderr)) {
+        taken = true;
+        mkdirSync(join(out, 'report.html'));
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => run.on('close', resolve));
+    expect(taken).toBe(true);
+    expect(code).toBe(3);
+    const lines = stderr.trim().split('\n');
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ error: 'cannot write output', field: 'out', reason: expect.stringMatching(/EISDIR/) });
+    expect(stderr).not.toMatch(/\n\s+at /); // no stack trace
     expect(readdirSync(out)).toEqual(['report.html']);
   }, 60_000);
 });

@@ -233,8 +233,8 @@ async function runEval(args: string[]): Promise<void> {
   try {
     path = writeTournamentReport(result, out);
   } catch (e) {
-    // A full disk, or a name taken by a folder: say so (exit 3). The report is written whole or
-    // not at all, so an earlier one in the folder stays as it was.
+    // A full disk, or a report file's name taken by a folder since the check above: say so (exit
+    // 3). The report is written whole or not at all, so an earlier one in the folder stays as it was.
     failOutput('out', fsErrorReason(e));
   }
   if (values.json) {
