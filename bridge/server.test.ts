@@ -162,6 +162,26 @@ describe('handshake and token', () => {
 });
 
 describe('sessions', () => {
+  it('an unseeded reset reports no episode end, also for an env it keeps because its episode began in the last step', async () => {
+    const config = { rules: { profile: 'didactic4', players: 4 }, episode: 'hand' as const };
+    for (const encoding of ['json', 'binary'] as const) {
+      const session = (await client.call('env.create', { numEnvs: 1, config, encoding })).result.session;
+      const local = new VecEnv({ numEnvs: 1, config }).reset(4);
+      await client.call('env.reset', { session, seed: 4 });
+      let steps = 0;
+      do {
+        const actions = firstLegal(local.masks, 1);
+        local.step(actions);
+        await client.call('env.step', { session, actions });
+      } while (!local.terminated[0] && ++steps < 200);
+      expect(local.terminated[0]).toBe(1);
+      const reset = await client.call('env.reset', { session });
+      const terminated = encoding === 'json' ? reset.result.terminated : Array.from(reset.arrays!.terminated!, Boolean);
+      expect(terminated).toEqual([false]);
+      await client.call('env.close', { session });
+    }
+  });
+
   it('multi-agent: reset and steps equal a local VecEnv with the same seed; json and binary agree', async () => {
     const config = { rules: { profile: 'tavern5', players: 5 }, episode: 'hand' as const };
     const json = (await client.call('env.create', { numEnvs: 3, config })).result.session;

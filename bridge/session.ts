@@ -227,6 +227,8 @@ abstract class BaseSession implements EnvSession {
   /** `hasEnded[i]` is 1 once env i has finished an episode since the last seeded reset. */
   private readonly hasEnded: Uint8Array;
   protected final: FinalEntry[] = [];
+  /** What a reset reports for every env's episode end: none. */
+  private readonly noEpisodeEnds: Uint8Array;
 
   constructor(
     options: SessionOptions,
@@ -237,6 +239,7 @@ abstract class BaseSession implements EnvSession {
     this.numEnvs = options.numEnvs;
     this.fresh = new Uint8Array(options.numEnvs);
     this.hasEnded = new Uint8Array(options.numEnvs);
+    this.noEpisodeEnds = new Uint8Array(options.numEnvs);
   }
 
   /** The rewards the client gets (copied from the VecEnv's seat columns). */
@@ -266,7 +269,9 @@ abstract class BaseSession implements EnvSession {
     this.started = true;
     this.fresh.fill(1);
     this.final = [];
-    return this.batchView();
+    // An env kept at an unseeded reset (fresh: its episode began in the last step) still has the
+    // step's flags: the reply said terminated with no final info to go with it.
+    return this.batchView(true);
   }
 
   step(actions: number[], control?: StepControl): BatchView | Promise<BatchView> {
@@ -357,7 +362,7 @@ abstract class BaseSession implements EnvSession {
     return this.batchView();
   }
 
-  private batchView(): BatchView {
+  private batchView(afterReset = false): BatchView {
     const vec = this.vec;
     return {
       session: this.id,
@@ -367,8 +372,8 @@ abstract class BaseSession implements EnvSession {
       seats: vec.seats,
       rewards: this.rewards,
       rewardWidth: this.rewardWidth,
-      terminated: vec.terminated,
-      truncated: vec.truncated,
+      terminated: afterReset ? this.noEpisodeEnds : vec.terminated,
+      truncated: afterReset ? this.noEpisodeEnds : vec.truncated,
       finalObservations: vec.finalObservations,
       final: this.final,
       observationRows: vec.rows,
