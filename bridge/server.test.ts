@@ -416,21 +416,28 @@ describe('limits', () => {
   });
 });
 
+/**
+ * Sends a ping and `count` resets of `session` in one TCP write, and waits for the ping's reply:
+ * the server then holds the resets, which a shutdown must let finish. (Written one by one, a
+ * loaded machine could deliver the last resets after close() had begun: they got shutting_down.)
+ */
+async function resetsQueuedBehindPing(peer: BridgeClient, session: unknown, count: number) {
+  const socket = (peer.ws as unknown as { _socket: import('node:net').Socket })._socket;
+  socket.cork();
+  const ping = peer.call('ping');
+  const resets = Array.from({ length: count }, (_, seed) => peer.request('env.reset', { session, seed }));
+  socket.uncork();
+  await ping;
+  return resets;
+}
+
 describe('graceful shutdown', () => {
   it('lets running work finish, closes sockets with 1001 and stops listening', async () => {
     const doomed = await new BridgeServer({ port: 0 }).start();
     const url = doomed.url;
     const peer = await BridgeClient.open(url);
     const session = (await peer.call('env.create', { numEnvs: 8 })).result.session;
-    // Pipelined in one TCP write, so one read gives the server all six frames: once the ping is
-    // answered it holds the queued resets, which must finish. (Written one by one, a loaded
-    // machine could deliver the last resets after close() had begun: they got shutting_down.)
-    const socket = (peer.ws as unknown as { _socket: import('node:net').Socket })._socket;
-    socket.cork();
-    const ping = peer.call('ping');
-    const pending = Array.from({ length: 5 }, (_, seed) => peer.call('env.reset', { session, seed }));
-    socket.uncork();
-    await ping;
+    const pending = await resetsQueuedBehindPing(peer, session, 5);
     const closing = doomed.close();
     for (const reply of pending) await expect(reply).resolves.toMatchObject({ result: { numEnvs: 8 } });
     await closing;
@@ -444,14 +451,7 @@ describe('graceful shutdown', () => {
     const busy = await BridgeClient.open(doomed.url);
     const late = await BridgeClient.connect(doomed.url);
     const session = (await busy.call('env.create', { numEnvs: 1024 })).result.session;
-    // Queued in one write behind a ping (see above): once the ping is answered the server holds
-    // them, and its shutdown waits for them.
-    const socket = (busy.ws as unknown as { _socket: import('node:net').Socket })._socket;
-    socket.cork();
-    const ping = busy.call('ping');
-    const resets = Array.from({ length: 6 }, (_, seed) => busy.request('env.reset', { session, seed }));
-    socket.uncork();
-    await ping;
+    const resets = await resetsQueuedBehindPing(busy, session, 6);
     const closing = doomed.close();
     const closed = new Promise((resolve) => late.ws.once('close', resolve));
     expect((await late.request('hello', { protocolVersion: PROTOCOL_VERSION })).error).toMatchObject({ code: 'shutting_down' });

@@ -421,14 +421,18 @@ describe('VecEnv single-agent mode and reset mask', () => {
     // until it is reset; the vector is not left busy.
     const env = 1;
     const actions = Array.from({ length: n }, (_, i) => randomLegalAction(pieces.masks, i, NUM_ACTIONS, random));
-    let stopped = false;
-    for (let tries = 0; tries < 50 && !stopped; tries++) {
-      const steps = pieces.stepEnvSteps(actions, env);
-      if (!steps.next().done) {
-        steps.return(undefined);
-        stopped = true;
-      } else actions[env] = randomLegalAction(pieces.masks, env, NUM_ACTIONS, random);
-    }
+    /** Runs `start(k)` until one of them yields, then stops that one there: whether one did within 50. */
+    const stopAtFirstPiece = (start: (k: number) => Generator<void, void>) => {
+      for (let k = 0; k < 50; k++) {
+        const steps = start(k);
+        if (!steps.next().done) return steps.return(undefined), true;
+      }
+      return false;
+    };
+    const stopped = stopAtFirstPiece(() => {
+      actions[env] = randomLegalAction(pieces.masks, env, NUM_ACTIONS, random);
+      return pieces.stepEnvSteps(actions, env);
+    });
     expect(stopped).toBe(true);
     expect(pieces.masks.subarray(env * NUM_ACTIONS, (env + 1) * NUM_ACTIONS).every((x) => x === 0)).toBe(true);
     expect(pieces.explainIllegal(env, actions[env]!)).toMatch(/stopped before its opponents had played: reset this env/);
@@ -437,15 +441,7 @@ describe('VecEnv single-agent mode and reset mask', () => {
     expect(pieces.masks.subarray(env * NUM_ACTIONS, (env + 1) * NUM_ACTIONS).some((x) => x === 1)).toBe(true);
 
     // A reset stopped part-way leaves its env failed the same way, and the vector free.
-    let resetStopped = false;
-    for (let seed = 0; seed < 50 && !resetStopped; seed++) {
-      const steps = pieces.resetEnvSteps(env, seed);
-      if (!steps.next().done) {
-        steps.return(undefined);
-        resetStopped = true;
-      }
-    }
-    expect(resetStopped).toBe(true);
+    expect(stopAtFirstPiece((seed) => pieces.resetEnvSteps(env, seed))).toBe(true);
     expect(pieces.masks.subarray(env * NUM_ACTIONS, (env + 1) * NUM_ACTIONS).every((x) => x === 0)).toBe(true);
     expect(pieces.explainIllegal(env, 0)).toMatch(/stopped before its opponents had played/);
     pieces.resetRange(env, env + 1, 3);
