@@ -162,6 +162,26 @@ describe('handshake and token', () => {
 });
 
 describe('sessions', () => {
+  it('deals a single-agent seed by the rules, however the config spells them, and not by its other settings [bridge probe 2, session 32]', async () => {
+    const spellings = [
+      { rules: { profile: 'tavern5', players: 5 } },
+      { rules: { players: 5, profile: 'tavern5' } },
+      { rules: { profile: 'tavern5', players: 5, ante: 1, weliRank: 'second' } },
+      { rules: { profile: 'tavern5', players: 5 }, rewardScale: 2, illegalActionPenalty: 3, maxSteps: 500 },
+    ];
+    const first: unknown[] = [];
+    for (const config of spellings) {
+      const session = (await client.call('env.create', { mode: 'single', numEnvs: 2, learnerSeat: 1, opponents: 'random', config })).result.session;
+      first.push((await client.call('env.reset', { session, seed: 7 })).result.observations);
+      await client.call('env.close', { session });
+    }
+    for (const observations of first.slice(1)) expect(observations).toEqual(first[0]);
+    // Other rules deal other games.
+    const other = (await client.call('env.create', { mode: 'single', numEnvs: 2, learnerSeat: 1, opponents: 'random', config: { rules: { profile: 'tavern5', players: 5, ante: 2 } } })).result.session;
+    expect((await client.call('env.reset', { session: other, seed: 7 })).result.observations).not.toEqual(first[0]);
+    await client.call('env.close', { session: other });
+  });
+
   it('an unseeded reset reports no episode end, also for an env it keeps because its episode began in the last step', async () => {
     const config = { rules: { profile: 'didactic4', players: 4 }, episode: 'hand' as const };
     for (const encoding of ['json', 'binary'] as const) {

@@ -12,7 +12,7 @@
 // without a seed plays a random one, so sessions that never chose a seed do not share deals.
 
 import { createHmac, randomBytes } from 'node:crypto';
-import { MAX_SEATS, NUM_ACTIONS, ValidationError, actionToString, drain } from '../env/rules/index.js';
+import { MAX_SEATS, NUM_ACTIONS, ValidationError, actionToString, drain, parseRuleSet, ruleSetToJson } from '../env/rules/index.js';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from '../env/table.js';
 import { VecEnv } from '../env/vec-env.js';
 import type { HandRange, SeatRecord, TableView } from '../env/table-view.js';
@@ -205,11 +205,14 @@ export async function createSession(options: SessionOptions): Promise<EnvSession
 
 /**
  * The seed a single-agent session really plays: the client's, keyed with the server's secret and
- * bound to the learner seat and the rules, so equal seeds deal alike only for the same seat.
+ * bound to the learner seat and the rules, so equal seeds deal alike only for the same seat. The
+ * rules as a record writes them (ruleSetToJson): keyed with the config as the client spelt it,
+ * rules in another key order, a default written out or another reward scale dealt other games,
+ * and a session made from the rules its record gave back could not replay a deal.
  */
-export function mixSeed(secret: string, seed: number | string, learnerSeat: number, config: EnvConfig): string {
+export function mixSeed(secret: string, seed: number | string, learnerSeat: number, rules: unknown): string {
   return createHmac('sha256', secret)
-    .update(JSON.stringify([String(seed), learnerSeat, config]))
+    .update(JSON.stringify([String(seed), learnerSeat, ruleSetToJson(parseRuleSet(rules))]))
     .digest('hex')
     .slice(0, 32);
 }
@@ -497,7 +500,7 @@ class SingleSession extends BaseSession {
   }
 
   protected playedSeed(seed: number | string): string {
-    return mixSeed(this.options.seedSecret, seed, this.learnerSeat, this.config);
+    return mixSeed(this.options.seedSecret, seed, this.learnerSeat, this.config.rules);
   }
 
   protected finalInfo(env: number): Record<string, unknown> {
