@@ -20,15 +20,9 @@ import numpy as np
 
 from ._compat import SAME_STEP, AECEnv, Dict as DictSpace, Discrete, Env, MultiDiscrete, VectorEnv
 from .client import NUM_ACTIONS, BridgeClient, BridgeError
-from .session import Seed, Session, as_action, as_int, as_opponents, as_seed, check_aec_reset_options, check_reset_options, env_config, wire_actions
+from .session import Seed, Session, as_action, as_int, as_opponents, as_seed, check_aec_reset_options, check_reset_options, env_config, wire_action, wire_actions
 
 Opponents = Union[str, Sequence[Optional[str]]]
-
-
-def _wire_action(action) -> int:
-    a = as_action(action)
-    # Out of range is illegal either way; -1 keeps huge ints from failing the request schema.
-    return a if 0 <= a < NUM_ACTIONS else -1
 
 
 class KratzenEnv(Env):
@@ -86,7 +80,7 @@ class KratzenEnv(Env):
     def step(self, action):
         if self._needs_reset:
             raise RuntimeError("call reset() before step() (and after an episode ends)")
-        batch = self._session.step([_wire_action(action)])
+        batch = self._session.step([wire_action(as_action(action))])
         terminated = bool(batch.terminated[0])
         truncated = bool(batch.truncated[0])
         info: Dict[str, Any] = {"seat": self.learner_seat}
@@ -249,7 +243,7 @@ class KratzenAECEnv(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         # An illegal action goes to the server too: with illegalAction "terminate" it ends the
         # episode there, with the penalty in the offender's reward.
-        batch = self._session.step([_wire_action(action)])
+        batch = self._session.step([wire_action(as_action(action))])
         rewards = batch.rewards[0]
         self.rewards = {a: float(rewards[i]) for i, a in enumerate(self.possible_agents) if a in self.agents}
         for a, r in self.rewards.items():

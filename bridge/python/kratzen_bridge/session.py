@@ -211,16 +211,25 @@ def as_action(action) -> int:
         raise TypeError(f"an action is an integer id 0..{NUM_ACTIONS - 1}, not {action!r:.100}") from None
 
 
+# Larger integers fail the request schema (JSON numbers are doubles): they go as -1, illegal
+# either way. Smaller ones go as given, so that a refusal names the caller's action (it said -1).
+_MAX_WIRE_INT = 2**53 - 1
+
+
+def wire_action(action: int) -> int:
+    """An integer action id as sent (see _MAX_WIRE_INT)."""
+    return action if -_MAX_WIRE_INT <= action <= _MAX_WIRE_INT else -1
+
+
 def wire_actions(actions, num_envs: int) -> List[int]:
-    """One integer action id per env, as sent: out of range is illegal either way, so it goes as
-    -1 (huge ints would fail the request schema). Floats (truncated silently before), booleans
-    and other kinds are a TypeError naming the actions."""
+    """One integer action id per env, as sent (wire_action). Floats (truncated silently before),
+    booleans and other kinds are a TypeError naming the actions."""
     array = np.asarray(actions)
     if array.shape != (num_envs,):
         raise ValueError(f"expected {num_envs} actions, got shape {array.shape}")
     if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
         raise TypeError(f"actions must be integer action ids 0..{NUM_ACTIONS - 1}, got an array of {array.dtype}")
-    return np.where((array >= 0) & (array < NUM_ACTIONS), array, -1).astype(np.int64).tolist()
+    return [wire_action(int(a)) for a in array.tolist()]
 
 
 def as_opponents(opponents) -> Union[str, List[Optional[str]]]:

@@ -432,6 +432,16 @@ class VecTest(unittest.TestCase):
             self.assertGreater(finals, 0)
             self.assertTrue(venv.observation_space.contains(obs))
 
+    def test_a_refused_action_is_named_as_the_caller_gave_it(self):
+        # Out of range went as -1, and the server's refusal named -1 (bridge probe 2, session 32).
+        with KratzenVecEnv(2, SERVER.url, mode="multi", rules={"players": 3}) as venv:
+            _, infos = venv.reset(seed=1)
+            actions = np.array([first_legal(m) for m in infos["action_mask"]])
+            actions[1] = NUM_ACTIONS
+            with self.assertRaisesRegex(BridgeError, rf"env 1.*\b{NUM_ACTIONS}\b") as caught:
+                venv.step(actions)
+            self.assertNotIn("-1", str(caught.exception))
+
     def test_multi_mode_rewards_per_seat(self):
         with KratzenVecEnv(4, SERVER.url, mode="multi", rules={"players": 3}) as venv:
             _, infos = venv.reset(seed=1)
