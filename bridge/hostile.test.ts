@@ -1240,7 +1240,7 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
   it('bounds rewardScale and illegalActionPenalty', async () => {
     const server = await new BridgeServer({ port: 0 }).start();
     const client = await BridgeClient.open(server.url);
-    for (const config of [{ rewardScale: 1e308 }, { illegalActionPenalty: 1e308 }, { rewardScale: Infinity }]) {
+    for (const config of [{ rewardScale: 1e308 }, { illegalActionPenalty: 1e308 }, { rewardScale: Infinity }, { rewardScale: 1e-300 }, { rewardScale: 0 }]) {
       const reply = await client.request('env.create', { config });
       expect(reply.error).toMatchObject({ code: 'invalid_params', field: `params.config.${Object.keys(config)[0]}` });
     }

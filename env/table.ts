@@ -24,10 +24,10 @@ export const envConfigSchema = z.strictObject({
   /** Chips taken from the offending seat's reward when `illegalAction` is `terminate` (at most 1e9). @default 10 */
   illegalActionPenalty: z.number().nonnegative().max(1e9).default(10),
   /**
-   * Rewards are chip deltas times this factor, at most 1e6: amounts reach 2^53 units, and a
-   * float32 reward must stay finite. @default 1
+   * Rewards are chip deltas times this factor, from 1e-6 to 1e6: amounts reach 2^53 units, and a
+   * float32 reward must stay finite; 1e-300 made every float32 reward 0. @default 1
    */
-  rewardScale: z.number().positive().max(1e6).default(1),
+  rewardScale: z.number().min(1e-6).max(1e6).default(1),
   /**
    * `chips`: rewards are chip changes times `rewardScale`. `pot`: each seat's rewards are chip
    * changes divided by the pot (in chips, at least 1) at that seat's latest decision (before its
