@@ -290,6 +290,17 @@ describe('parseMove and card names', () => {
     expect(parseMove('w', legal)).toBe(legal[2]);
     expect(parseMove('out', legal)).toBe(ACTION_OUT);
   });
+  it('reads a move as the list shows it, the Weli with its suit included [web probe, session 32]', () => {
+    for (const style of ['german', 'french'] as const) {
+      const names = new CardNames(style);
+      const shown = (a: number) => names.action(actionToString(a));
+      for (const action of legal) {
+        expect(parseMove(shown(action), legal, shown), shown(action)).toBe(action);
+        expect(parseMove(shown(action).replace(/ \(.*\)$/, ''), legal, shown), shown(action)).toBe(action);
+      }
+    }
+    expect(parseMove('play W♦', legal, (a) => new CardNames('french').action(actionToString(a)))).toBe(legal[2]);
+  });
   it('refuses anything not legal', () => {
     for (const text of ['0', '5', 'in', 'play Ac', 'Ac', 'play', '', 'play Kc now', '1.5']) expect(parseMove(text, legal), text).toBeNull();
     expect(parseMove('in', [ACTION_IN])).toBe(ACTION_IN);

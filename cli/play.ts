@@ -80,13 +80,21 @@ export class CardNames {
   }
 }
 
-/** Reads a person's answer as a legal action, or null. Numbers index `legal` (1-based). */
-export function parseMove(input: string, legal: readonly number[]): number | null {
+/**
+ * Reads a person's answer as a legal action, or null. Numbers index `legal` (1-based); a move's
+ * text as `shown` lists it is that move (the Weli was listed as `play W♦`, which the card parser
+ * read as a card `Wd` and refused).
+ */
+export function parseMove(input: string, legal: readonly number[], shown?: (action: number) => string): number | null {
   const text = input.trim().replace(/\s+/g, ' ');
   if (/^\d+$/.test(text)) {
     const k = Number(text);
     return k >= 1 && k <= legal.length ? legal[k - 1]! : null;
   }
+  // As listed, or its short part before the card's long name (`play W♦`).
+  const asListed = (label: string) => [label, label.replace(/\s*\(.*\)$/, '')].map((form) => form.trim().replace(/\s+/g, ' ').toLowerCase());
+  const listed = shown ? legal.filter((a) => asListed(shown(a)).includes(text.toLowerCase())) : [];
+  if (listed.length === 1) return listed[0]!;
   const candidates = new Set<number>();
   const normalized = text.replace(/[♣♠♥♦]/g, (s) => SUIT_LETTERS[SUIT_SYMBOLS.indexOf(s as never)]!);
   const normalizeCard = (t: string) => {
@@ -245,7 +253,7 @@ class TerminalGame {
         this.showTable(legal);
         continue;
       }
-      const action = parseMove(line, legal);
+      const action = parseMove(line, legal, (a) => this.names.action(actionToString(a)));
       if (action !== null) {
         this.write(`  You: ${this.names.action(actionToString(action))}\n`);
         return action;
