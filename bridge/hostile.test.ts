@@ -334,7 +334,13 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
     for (const token of [' '.repeat(MIN_NETWORK_TOKEN_CHARS), 'ab'.repeat(32)]) {
       await expect(new BridgeServer({ host: '0.0.0.0', port: 0, token }).start()).rejects.toThrow(/different characters/);
     }
-    const withToken = await new BridgeServer({ host: '0.0.0.0', port: 0, token: 'abcdefgh'.repeat(MIN_NETWORK_TOKEN_CHARS / 8) }).start();
+    const token = 'abcdefgh'.repeat(MIN_NETWORK_TOKEN_CHARS / 8);
+    const withToken = await new BridgeServer({ host: '0.0.0.0', port: 0, token }).start();
+    // The address it gives is one a client can use: ws://0.0.0.0:port was refused by its own Host check [web probe, session 32].
+    expect(withToken.url).toBe(`ws://127.0.0.1:${withToken.port}`);
+    const peer = await BridgeClient.open(withToken.url, token);
+    expect((await peer.call('ping')).result).toEqual({});
+    await peer.close();
     await withToken.close();
   });
 });

@@ -248,9 +248,11 @@ export class BridgeServer {
     return (this.http?.address() as AddressInfo | null)?.port ?? -1;
   }
 
+  /** Where a client on this machine reaches the server: a wildcard address names no server (`Host: 0.0.0.0` is refused), so loopback stands in. */
   get url(): string {
-    const host = this.options.host.includes(':') ? `[${this.options.host}]` : this.options.host;
-    return `ws://${host}:${this.port}`;
+    const bound = this.options.host;
+    const name = bound === '0.0.0.0' || bound === '' ? '127.0.0.1' : bound === '::' ? '::1' : bound;
+    return `ws://${name.includes(':') ? `[${name}]` : name}:${this.port}`;
   }
 
   /** Bytes of replies queued for clients that have not read them yet, over all connections. */
