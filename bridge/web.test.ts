@@ -497,6 +497,50 @@ describe('the web table under a careless user [web probe]', () => {
   }, 60_000);
 });
 
+describe('the web table when the server stops answering or refuses a restart [web probe, session 32]', () => {
+  browserIt('gives up a socket whose server stopped answering, saying so, and takes the old table away when a restart is refused', async () => {
+    expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
+    const own = await new BridgeServer({ port: 0, web: true }).start();
+    const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      await page.addInitScript(() => ((globalThis as { kratzenReplyTimeoutMs?: number }).kratzenReplyTimeoutMs = 1_500));
+      // The server's replies stop reaching the page while its socket stays open (a stopped process):
+      // the page said "The bots are playing" for good.
+      let stalled = false;
+      await page.routeWebSocket(/.*/, (ws) => {
+        const server = ws.connectToServer();
+        ws.onMessage((message) => server.send(message));
+        server.onMessage((message) => {
+          if (!stalled) ws.send(message);
+        });
+      });
+      await page.goto(`http://127.0.0.1:${own.port}/?seed=11&opponents=heuristic&players=4`);
+      await page.waitForFunction(() => document.body.dataset.status === 'setup');
+      await page.click('#start');
+      await page.waitForFunction(() => document.body.dataset.status === 'your-turn');
+      stalled = true;
+      await page.click('#hand button:enabled, #calls button:enabled');
+      await page.waitForFunction(() => (document.getElementById('status')!.textContent ?? '').includes('has not answered'), undefined, { timeout: 10_000 });
+      expect(await page.evaluate(() => document.getElementById('status')!.textContent)).toBe('The server has not answered for 2 s. Press Restart to reconnect.');
+      expect(await page.locator('#hand button:enabled, #calls button:enabled').count()).toBe(0);
+      // Restart reconnects. Then a restart the server refuses (an unknown agent) takes the old
+      // table away: it stayed, its moves enabled and failing with "no session".
+      stalled = false;
+      await page.click('#start');
+      await page.waitForFunction(() => document.body.dataset.status === 'your-turn');
+      await page.fill('[name=opponents]', 'nosuchagent');
+      await page.click('#start');
+      await page.waitForFunction(() => (document.getElementById('status')!.textContent ?? '').startsWith('Error:'));
+      expect(await page.locator('#table').isHidden()).toBe(true);
+      expect(await page.locator('#hand button:enabled, #calls button:enabled').count()).toBe(0);
+    } finally {
+      await browser.close();
+      await own.close();
+    }
+  }, 60_000);
+});
+
 describe('the web table when its connection drops under a move [review]', () => {
   browserIt('keeps the disconnect and how to reconnect on screen, not the failed move\'s error', async () => {
     expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);

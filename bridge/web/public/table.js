@@ -53,10 +53,33 @@ function connect() {
 let nextId = 1;
 function call(method, params = {}) {
   return new Promise((resolve, reject) => {
-    if (!table.ws || table.ws.readyState !== WebSocket.OPEN) return reject(new Error('not connected'));
-    table.pending.push({ resolve, reject });
-    table.ws.send(JSON.stringify({ id: nextId++, method, params }));
+    const ws = table.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return reject(new Error('not connected'));
+    const timer = setTimeout(() => giveUp(ws), replyTimeoutMs());
+    const settled = (then) => (value) => (clearTimeout(timer), then(value));
+    table.pending.push({ resolve: settled(resolve), reject: settled(reject) });
+    ws.send(JSON.stringify({ id: nextId++, method, params }));
   });
+}
+
+/**
+ * How long a request may wait for its reply: a server that stopped answering but kept the socket
+ * open (a stopped process, a half-open connection) left the page saying "The bots are playing"
+ * for good. Generous, as bots may search for seconds; a test may set `kratzenReplyTimeoutMs`.
+ */
+function replyTimeoutMs() {
+  return globalThis.kratzenReplyTimeoutMs ?? 60_000;
+}
+
+/** Gives up the socket of a server that has not answered in time: its requests fail, the moves are disabled, Restart reconnects. */
+function giveUp(ws) {
+  if (table.ws !== ws) return;
+  table.ws = null;
+  const why = `The server has not answered for ${Math.round(replyTimeoutMs() / 1000)} s. Press Restart to reconnect.`;
+  for (const p of table.pending.splice(0)) p.reject(new Error(why));
+  ws.close();
+  renderMoves();
+  setStatus(why, 'error');
 }
 
 // ---------------------------------------------------------------- names
@@ -362,6 +385,12 @@ async function start(form) {
   const perSeat = Array.from({ length: players }, (_, s) => (s === table.seat ? null : opponents[(s - 1) % opponents.length]));
   table.seatNames = perSeat.map((spec) => (spec ? `· ${spec.length > 24 ? `…${spec.slice(-22)}` : spec}` : ''));
   if (table.session) await call('env.close', { session: table.session }).catch(() => undefined);
+  // The old table goes with its session: a refused create left it on screen, its moves enabled
+  // and failing ("no session").
+  table.session = null;
+  table.view = null;
+  $('table').hidden = true;
+  $('over').hidden = true;
   const created = await call('env.create', {
     mode: 'single',
     numEnvs: 1,
