@@ -225,6 +225,9 @@ class KratzenAECEnv(AECEnv):
 
     def last(self, observe: bool = True):
         self._check_reset("last")
+        if not self.agents:
+            # Every agent's entries are gone by then: a bare KeyError said nothing.
+            raise RuntimeError("the episode is over (every agent is done): call reset() before last()")
         agent = self.agent_selection
         observation = self.observe(agent) if observe else None
         return observation, self._cumulative_rewards[agent], self.terminations[agent], self.truncations[agent], self.infos[agent]

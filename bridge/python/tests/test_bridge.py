@@ -286,6 +286,9 @@ class AECTest(unittest.TestCase):
             with self.subTest(action=action), self.assertRaisesRegex(RuntimeError, "the episode is over"):
                 env.step(action)
         self.assertEqual(env._session.client.call("env.view", {"session": env._session.id, "env": 0}), before)
+        # last() says so too: a bare KeyError before (web probe, session 32).
+        with self.assertRaisesRegex(RuntimeError, r"the episode is over .* before last\(\)"):
+            env.last()
 
     def test_equal_seeds(self):
         def run(seed):
