@@ -423,9 +423,6 @@ export class Connection implements Servable {
       if (this.refusedBeforeHello(data)) {
         return errorReply(null, { code: 'handshake_required', message: `send hello (protocolVersion ${PROTOCOL_VERSION}) first` });
       }
-      if (data === BINARY_FRAME) {
-        return this.refuseHello(errorReply(null, { code: 'invalid_request', message: 'a request is a text frame (JSON); binary frames are only sent by the server' }));
-      }
       if (data === UNREAD_FRAME) {
         return errorReply(null, {
           code: 'limit_exceeded',
@@ -433,46 +430,11 @@ export class Connection implements Servable {
           details: { limit: 'maxQueuedBytes' },
         });
       }
-      let message: unknown;
-      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-      try {
-        const padded = this.paddingRefused(bytes);
-        if (padded) return this.refuseHello(errorReply(null, padded));
-        message = JSON.parse(frameText(bytes));
-      } catch (e) {
-        return this.refuseHello(errorReply(null, { code: 'parse_error', message: `not valid UTF-8 JSON: ${(e as Error).message}` }));
-      }
-      if (message === null || typeof message !== 'object' || Array.isArray(message)) {
-        return this.refuseHello(errorReply(null, { code: 'invalid_request', message: 'a request is a JSON object {id, method, params}' }));
-      }
-      const raw = message as Record<string, unknown>;
-      if (!isId(raw.id)) {
-        return this.refuseHello(errorReply(null, { code: 'invalid_request', message: 'id must be a string (at most 128 characters) or an integer', field: 'id' }));
-      }
-      id = raw.id;
-      // JSON.parse keeps the last of a repeated key: a validator or proxy reading the first would
-      // see another request than the one run (`"numEnvs":1,"numEnvs":4096`). Refused, naming it.
-      const twice = duplicateKeyAt(bytes);
-      if (twice !== null) {
-        return this.refuseHello(
-          errorReply(twice.field === 'id' ? null : id, {
-            code: twice.field.startsWith('params.') ? 'invalid_params' : 'invalid_request',
-            message: repeatedKeyReason(twice),
-            field: twice.field,
-          }),
-        );
-      }
-      if (typeof raw.method !== 'string') return this.refuseHello(errorReply(id, { code: 'invalid_request', message: 'method must be a string', field: 'method' }));
-      if (!(METHODS as string[]).includes(raw.method)) {
-        return this.refuseHello(
-          errorReply(id, {
-            code: 'unknown_method',
-            message: `unknown method "${raw.method.slice(0, 64)}" (known: ${METHODS.join(', ')})`,
-            field: 'method',
-          }),
-        );
-      }
-      const method = raw.method as Method;
+      // Refused before its method is read, a frame may be a hello: refuseHello ends the connection then.
+      const request = this.readRequest(data);
+      if ('refused' in request) return this.refuseHello(errorReply(request.id, request.refused));
+      id = request.id;
+      const { raw, method } = request;
       if (!this.greetedFlag && method !== 'hello') {
         return errorReply(id, { code: 'handshake_required', message: `send hello (protocolVersion ${PROTOCOL_VERSION}) before ${method}` });
       }
@@ -518,6 +480,41 @@ export class Connection implements Servable {
     } catch (e) {
       return errorReply(id, toErrorBody(e));
     }
+  }
+
+  /**
+   * A text frame read as a request up to its method (JSON, an object, its id, no key given twice,
+   * a known method), or why it is refused, with the id to answer it under.
+   */
+  private readRequest(data: RawData): { id: Id; method: Method; raw: Record<string, unknown> } | { refused: ErrorBody; id: Id | null } {
+    if (data === BINARY_FRAME) return { refused: { code: 'invalid_request', message: 'a request is a text frame (JSON); binary frames are only sent by the server' }, id: null };
+    let message: unknown;
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    try {
+      const padded = this.paddingRefused(bytes);
+      if (padded) return { refused: padded, id: null };
+      message = JSON.parse(frameText(bytes));
+    } catch (e) {
+      return { refused: { code: 'parse_error', message: `not valid UTF-8 JSON: ${(e as Error).message}` }, id: null };
+    }
+    if (message === null || typeof message !== 'object' || Array.isArray(message)) {
+      return { refused: { code: 'invalid_request', message: 'a request is a JSON object {id, method, params}' }, id: null };
+    }
+    const raw = message as Record<string, unknown>;
+    if (!isId(raw.id)) return { refused: { code: 'invalid_request', message: 'id must be a string (at most 128 characters) or an integer', field: 'id' }, id: null };
+    const id = raw.id;
+    // JSON.parse keeps the last of a repeated key: a validator or proxy reading the first would
+    // see another request than the one run (`"numEnvs":1,"numEnvs":4096`). Refused, naming it.
+    const twice = duplicateKeyAt(bytes);
+    if (twice !== null) {
+      const refused: ErrorBody = { code: twice.field.startsWith('params.') ? 'invalid_params' : 'invalid_request', message: repeatedKeyReason(twice), field: twice.field };
+      return { refused, id: twice.field === 'id' ? null : id };
+    }
+    if (typeof raw.method !== 'string') return { refused: { code: 'invalid_request', message: 'method must be a string', field: 'method' }, id };
+    if (!(METHODS as string[]).includes(raw.method)) {
+      return { refused: { code: 'unknown_method', message: `unknown method "${raw.method.slice(0, 64)}" (known: ${METHODS.join(', ')})`, field: 'method' }, id };
+    }
+    return { id, method: raw.method as Method, raw };
   }
 
   /** The refusal of a frame whose arrays, objects or keys only padding has (env/json-scan.ts), or null. */

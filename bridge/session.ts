@@ -210,9 +210,9 @@ export async function createSession(options: SessionOptions): Promise<EnvSession
  * rules in another key order, a default written out or another reward scale dealt other games,
  * and a session made from the rules its record gave back could not replay a deal.
  */
-export function mixSeed(secret: string, seed: number | string, learnerSeat: number, rules: unknown): string {
+export function mixSeed(secret: string, seed: number | string, learnerSeat: number, rules: Record<string, unknown>): string {
   return createHmac('sha256', secret)
-    .update(JSON.stringify([String(seed), learnerSeat, ruleSetToJson(parseRuleSet(rules))]))
+    .update(JSON.stringify([String(seed), learnerSeat, rules]))
     .digest('hex')
     .slice(0, 32);
 }
@@ -437,10 +437,13 @@ class SingleSession extends BaseSession {
    */
   private readonly checkpointDirs = new Map<string, string>();
   private readonly options: SessionOptions;
+  /** The rules as a record writes them, which key the seeds (mixSeed). */
+  private readonly recordedRules: Record<string, unknown>;
 
   constructor(options: SessionOptions, config: EnvConfig, numPlayers: number) {
     super(options, config, numPlayers);
     this.options = options;
+    this.recordedRules = ruleSetToJson(parseRuleSet(config.rules));
     this.learnerSeat = options.learnerSeat;
     this.specs = Array.from({ length: numPlayers }, (_, s) =>
       s === this.learnerSeat ? null : Array.isArray(options.opponents) ? (options.opponents[s] ?? null) : options.opponents,
@@ -500,7 +503,7 @@ class SingleSession extends BaseSession {
   }
 
   protected playedSeed(seed: number | string): string {
-    return mixSeed(this.options.seedSecret, seed, this.learnerSeat, this.config.rules);
+    return mixSeed(this.options.seedSecret, seed, this.learnerSeat, this.recordedRules);
   }
 
   protected finalInfo(env: number): Record<string, unknown> {

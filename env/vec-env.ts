@@ -473,7 +473,7 @@ export class VecEnv extends VecEnvBuffers {
     if (seed !== undefined) checkSeed(seed);
     // Cleared up front: a reset that failed at one env left the flags of the envs after it as the last step set them.
     this.clearStepResults(start, end);
-    for (let i = start; i < end; i++) drain(this.resetEnvSteps(i, seed));
+    for (let i = start; i < end; i++) drain(this.resetPieces(i, seed));
     return this;
   }
 
@@ -482,6 +482,11 @@ export class VecEnv extends VecEnvBuffers {
     this.checkRange(i, i + 1);
     if (seed !== undefined) checkSeed(seed);
     this.clearStepResults(i, i + 1);
+    yield* this.resetPieces(i, seed);
+  }
+
+  /** Resets env i, a decision of its opponents a piece, its range and seed checked and its step results cleared. */
+  private *resetPieces(i: number, seed: number | string | undefined): Generator<void, void> {
     const table = this.tables[i]!;
     const first = !this.isStarted(i);
     const tableSeed = seed === undefined ? undefined : `${seed}:${this.firstEnvIndex + i}`;
