@@ -347,6 +347,12 @@ describe('kratzen <verb> --help', () => {
     expect(run.stdout).toMatch(new RegExp(`^kratzen ${verb}\\b`));
     expect(run.stdout.split('\n').length).toBeGreaterThan(3);
   });
+  it('no verb prints the usage on stderr and exits 2 (it exited 0: `kratzen $VERB` with an empty variable looked like success)', () => {
+    const run = spawnSync(process.execPath, [BIN], { encoding: 'utf8' });
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(usage);
+  });
   it('an unknown verb is a JSON error naming the verb, as other bad arguments are (it was plain text)', () => {
     expect(kratzen('bogusverb')).toMatchObject({ code: 2, json: { error: 'invalid arguments', field: 'verb', reason: expect.stringMatching(/bogusverb/) } });
   });

@@ -344,6 +344,11 @@ async function main(argv: string[]): Promise<void> {
       if (stdoutLost && process.exitCode === 0) process.exitCode = 3;
       return;
     case undefined:
+      // No verb is a mistake, as `git` and `npm` treat it: a script that ran `kratzen $VERB` with
+      // an empty variable must not go on as if something had run.
+      process.stderr.write(USAGE);
+      process.exitCode = 2;
+      return;
     case 'help':
     case '--help':
     case '-h':

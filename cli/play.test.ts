@@ -130,7 +130,8 @@ describe('kratzen play', () => {
       },
     });
     const code = await runPlay(['--seed', '4', '--players', '3', '--record', path], { input, output });
-    expect(code).toBe(0);
+    // As a shell reports a process SIGTERM ended (it exited 0: `play && next` went on).
+    expect(code).toBe(143);
     expect(text).toContain('(stopped)');
     expect(text).toContain('Session stopped. Record saved:');
     const record = JSON.parse(readFileSync(path, 'utf8')) as GameRecord;
@@ -153,7 +154,7 @@ describe('kratzen play', () => {
         done();
       },
     });
-    expect(await runPlay(['--seed', '4', '--players', '3', '--seat', '2', '--record', botPath], { input: new PassThrough(), output: botOutput })).toBe(0);
+    expect(await runPlay(['--seed', '4', '--players', '3', '--seat', '2', '--record', botPath], { input: new PassThrough(), output: botOutput })).toBe(130);
     expect(botText.match(/Seat \d \(heuristic\): /g)).toHaveLength(1);
     expect(botText).not.toContain('Your move [');
     expect(botText).toContain('(stopped)');
@@ -333,7 +334,7 @@ const PLAY_BIN = join(ROOT, 'dist/cli/play.js');
 const MAIN_BIN = join(ROOT, 'dist/cli/main.js');
 
 describe.skipIf(!existsSync(PLAY_BIN))('kratzen play as a process (built dist)', () => {
-  it('saves the record so far when stopped by Ctrl-C (SIGINT) or SIGTERM while waiting for a move', async () => {
+  it('saves the record so far when stopped by Ctrl-C (SIGINT) or SIGTERM while waiting for a move, and exits 130 or 143', async () => {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       const path = join(tmp, `signal-${signal}.json`);
       const child = spawn(process.execPath, [PLAY_BIN, '--seed', '5', '--players', '3', '--record', path], { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -352,7 +353,7 @@ describe.skipIf(!existsSync(PLAY_BIN))('kratzen play as a process (built dist)',
         }
       });
       const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
-      expect(code, `${signal}: ${text.slice(-300)}`).toBe(0);
+      expect(code, `${signal}: ${text.slice(-300)}`).toBe(signal === 'SIGINT' ? 130 : 143);
       expect(text).toContain('Session stopped. Record saved:');
       const record = JSON.parse(readFileSync(path, 'utf8')) as GameRecord;
       expect(record.hands![0]!.actions!.filter((a) => a.seat === 0)).toHaveLength(2);

@@ -38,7 +38,7 @@ import { HistoryRecorder, type TrickView } from '../env/table-view.js';
 import { writeFileAtomic } from '../training/files.js';
 import { entryExists, fsErrorReason, unwritableFolderReason } from '../checkpoints/durable-fs.js';
 import { printable, reportOutputLost } from './output.js';
-import { STOP_SIGNALS } from './signals.js';
+import { STOP_SIGNALS, signalExitCode } from './signals.js';
 
 export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed S] [--profile didactic4|tavern5] [--players N]
              [--hands H] [--variant JSON] [--deck-style german|french|french-joker]
@@ -47,6 +47,8 @@ export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed
   (cycled over the other seats; default heuristic). Answer with a move's number or its text
   (\`play Kc\`, \`in\`, \`out\`); \`help\` shows the table again, \`quit\` (or end of input, or Ctrl-C) saves and stops.
   The record goes to --record (default runs/play-<time>.json) for \`kratzen replay\`.
+  Exit code: 0 when the session ends or you quit, 130 after Ctrl-C (128 + the signal's number), 1 when
+  an amount passes 2^53 units (docs/rules.md §3), 2 on bad arguments, 3 when the record cannot be written.
 `;
 
 /** Card and action texts for people, in the session's deck style (env/rules/card-names.ts). */
@@ -371,7 +373,7 @@ function defaultRecordPath(): string {
   return `runs/play-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
 }
 
-/** `kratzen play`: returns the exit code (0 also when the person quits; 2 on bad arguments). */
+/** `kratzen play`: returns the exit code (0 also when the person quits; 128 + its number after a stop signal; 2 on bad arguments). */
 export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> {
   const output = io.output ?? process.stdout;
   const out = (text: string) => void output.write(text);
@@ -478,13 +480,19 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   out(`Kratzen: ${game.rules.profile}, ${n} players, ${game.rules.hands} hands, seed ${JSON.stringify(seed)}. You are seat ${seat}.\n`);
   const input = io.input ?? process.stdin;
   const reader = lineReader(input);
-  // Ctrl-C, a closed terminal or a kill end the session as `quit` does, so its record is saved;
+  // Ctrl-C, a closed terminal or a kill end the session as `quit` does, so its record is saved,
+  // but exit as a shell reports that signal (130 for Ctrl-C), as every verb a signal stops does;
   // the handlers go after the first signal, and a second Ctrl-C ends the process at once.
-  const onStopSignal = () => {
-    for (const signal of STOP_SIGNALS) process.off(signal, onStopSignal);
+  let stopSignal: NodeJS.Signals | null = null;
+  const stopHandlers = STOP_SIGNALS.map((signal) => [signal, () => {
+    stopSignal = signal;
+    removeStopHandlers();
     reader.interrupt();
+  }] as const);
+  const removeStopHandlers = () => {
+    for (const [signal, handler] of stopHandlers) process.off(signal, handler);
   };
-  for (const signal of STOP_SIGNALS) process.on(signal, onStopSignal);
+  for (const [signal, handler] of stopHandlers) process.on(signal, handler);
   let finished = false;
   // An amount past 2^53 - 1 units stops the session: its record is saved, then it is reported.
   let stoppedBy: ReturnType<typeof errorReport> = null;
@@ -494,7 +502,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     stoppedBy = errorReport(e);
     if (!stoppedBy) throw e;
   } finally {
-    for (const signal of STOP_SIGNALS) process.off(signal, onStopSignal);
+    removeStopHandlers();
     reader.close();
     for (const agent of agents) agent?.dispose?.();
     // A file that appeared at that path during the game is not replaced either.
@@ -512,7 +520,8 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
       return 3;
     }
   }
-  return stoppedBy ? reportStop(stoppedBy) : 0;
+  if (stoppedBy) return reportStop(stoppedBy);
+  return stopSignal !== null && !finished ? signalExitCode(stopSignal) : 0;
 }
 
 if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
