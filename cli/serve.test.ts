@@ -23,6 +23,12 @@ describe('kratzen serve flags', () => {
     [['--seed-secret='], 'seed-secret'],
     // It turned the token off, and overrode KRATZEN_BRIDGE_TOKEN [probe round 11].
     [['--token='], 'token'],
+    // Not origins, which a browser's Origin header never names: the first allowed a.example [session 33].
+    [['--allow-origin', 'http://user:pw@a.example'], 'allow-origin'],
+    [['--allow-origin', 'http://a.example?x=1'], 'allow-origin'],
+    [['--allow-origin', 'http://a.example#x'], 'allow-origin'],
+    [['--allow-origin', 'http://a.example:99999'], 'allow-origin'],
+    [['--allow-origin', 'ftp://a.example'], 'allow-origin'],
   ])('%j is refused naming %s', (flags, field) => {
     const run = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', ...flags], { encoding: 'utf8', timeout: 20_000, cwd: join(import.meta.dirname, '..') });
     expect(run.status).toBe(2);

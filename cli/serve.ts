@@ -87,6 +87,21 @@ function intFlag(value: string | undefined, field: string, min: number, max = Nu
   return Number(value);
 }
 
+/**
+ * Whether `text` is an http(s) origin as a browser sends it, give or take letter case and a
+ * trailing slash: `http://user:pw@a.example` passed a pattern check and allowed a.example, and
+ * `http://a.example?x` a page no Origin header ever names.
+ */
+function isOrigin(text: string): boolean {
+  if (!/^https?:\/\/[^/\s?#@]+\/?$/.test(text)) return false;
+  try {
+    const url = new URL(text);
+    return url.username === '' && url.password === '' && url.pathname === '/' && url.search === '' && url.hash === '';
+  } catch {
+    return false;
+  }
+}
+
 export async function runServe(args: string[]): Promise<BridgeServer> {
   let values;
   try {
@@ -148,7 +163,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
   if (values['seed-secret'] === '') fail('seed-secret', '--seed-secret must not be empty (leave it out for a random secret per start)');
   const seedSecret = values['seed-secret'] ?? (process.env.KRATZEN_SEED_SECRET || undefined);
   for (const origin of values['allow-origin'] ?? []) {
-    if (!/^https?:\/\/[^/\s]+$/.test(origin)) fail('allow-origin', `--allow-origin takes an origin like https://example.org, got "${origin}"`);
+    if (!isOrigin(origin)) fail('allow-origin', `--allow-origin takes an origin like https://example.org (a scheme, a host and maybe a port; no user, path, query or fragment), got "${origin}"`);
   }
   for (const name of values['allow-host'] ?? []) {
     if (!/^[A-Za-z0-9.-]{1,253}$|^\[[0-9A-Fa-f:.]+\]$/.test(name)) fail('allow-host', `--allow-host takes a host name like example.org, got "${name}"`);
