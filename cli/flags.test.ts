@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseArgs } from 'node:util';
-import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, rulesFromFlags } from './flags.js';
+import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, redisFlag, rulesFromFlags } from './flags.js';
 import { repeatedKeyIn } from './read-input.js';
 
 describe('agent lists', () => {
@@ -98,5 +98,14 @@ describe('--help past -- [probe round 8]', () => {
     expect(wantsHelp(['x', '-h'])).toBe(true);
     expect(wantsHelp(['--', '--help'])).toBe(false);
     expect(wantsHelp(['--seed', '1', '--', '-h'])).toBe(false);
+  });
+});
+
+describe('redisFlag', () => {
+  it('takes KRATZEN_REDIS_PASSWORD for a URL without a password; a password in the URL wins; empty is unset', () => {
+    expect(redisFlag('redis://h:1', { KRATZEN_REDIS_PASSWORD: 'pw' })).toMatchObject({ host: 'h', port: 1, password: 'pw' });
+    expect(redisFlag('redis://:url-pw@h:1', { KRATZEN_REDIS_PASSWORD: 'pw' }).password).toBe('url-pw');
+    expect(redisFlag('redis://h:1', { KRATZEN_REDIS_PASSWORD: '' }).password).toBeUndefined();
+    expect(redisFlag('redis://h:1', {}).password).toBeUndefined();
   });
 });

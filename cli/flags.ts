@@ -7,6 +7,7 @@ import { unwritableFolderReason } from '../checkpoints/durable-fs.js';
 import type { SuitSymmetry } from '../env/suit-symmetry.js';
 import { repeatedKeyIn } from './read-input.js';
 import { repeatedKeyReason } from '../env/json-scan.js';
+import { parseRedisUrl, type RedisConnection } from '../training/distributed/redis.js';
 
 export function integerFlag(value: string | boolean | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
@@ -116,4 +117,18 @@ export function parseFlags<T extends ParseArgsConfig>(config: T): ReturnType<typ
     seen.add(token.name);
   }
   return parsed as ReturnType<typeof parseArgs<T>>;
+}
+
+/** Where a Redis password can come from instead of the URL (see redisFlag). */
+export const REDIS_PASSWORD_ENV = 'KRATZEN_REDIS_PASSWORD';
+
+/**
+ * A --redis URL as a connection. A URL without a password takes KRATZEN_REDIS_PASSWORD when it
+ * is set and not empty: a password in the URL is on the command line, which `ps` shows every
+ * user of the machine. One in the URL wins.
+ */
+export function redisFlag(url: string, env: NodeJS.ProcessEnv = process.env): RedisConnection {
+  const connection = parseRedisUrl(url);
+  const password = env[REDIS_PASSWORD_ENV];
+  return connection.password === undefined && password ? { ...connection, password } : connection;
 }

@@ -69,7 +69,8 @@ report.html. Ctrl-C saves after the current update; --resume continues from the 
   --initial-policy DIR          start from this checkpoint's policy weights (fine-tuning; same
                                 rules and hidden sizes; no imitation updates unless the config asks)
   --redis URL                   collect the K rollout blocks on kratzen workers through this Redis
-                                instead (same metrics as --actors K here; docs/scale-out.md)
+                                instead (same metrics as --actors K here; docs/scale-out.md); a URL
+                                without a password takes $KRATZEN_REDIS_PASSWORD
   --backend auto|tensorflow|wasm|cpu
                                 TF.js backend (auto: tfjs-node when installed, else wasm,
                                 else the plain-JS cpu backend)
@@ -91,7 +92,8 @@ result.json and report.html to --out.
                                 and report.html are replaced, each whole (never half-written)
   --json                        print the whole result as JSON
   --redis URL                   spread the deals over kratzen workers on this Redis
-                                (redis://HOST:PORT[/db]); same result as one machine (docs/scale-out.md)
+                                (redis://HOST:PORT[/db]); same result as one machine (docs/scale-out.md);
+                                a URL without a password takes $KRATZEN_REDIS_PASSWORD
   --block-deals B               deals per Redis job, with --redis (default 8)
 ${SESSION_FLAGS}
 `,
@@ -103,7 +105,8 @@ Redis server; checkpoints come through Redis by content hash. Ctrl-C or SIGTERM 
 running jobs and exits; a worker killed outright loses nothing: its job is retried elsewhere
 once its lock expires. See docs/scale-out.md.
 
-  --redis URL                   redis://[user:password@]HOST:PORT[/db], or rediss:// for TLS
+  --redis URL                   redis://[user:password@]HOST:PORT[/db], or rediss:// for TLS; a URL
+                                without a password takes $KRATZEN_REDIS_PASSWORD (off the command line)
   --concurrency N               jobs of each queue at once, each in its own thread (default:
                                 the cores); tournament and rollout jobs together: up to 2N
   --lock-seconds S              job lock without renewal: how soon a dead worker's job is

@@ -20,7 +20,7 @@ import {
 import { ProgressBar, dealsForHands, runTournament, tournamentReportProblem, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
-import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, parseFlags, rulesFromFlags, seedFlag } from './flags.js';
+import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, parseFlags, redisFlag, rulesFromFlags, seedFlag } from './flags.js';
 import { MAX_RECORD_BYTES, denseJsonReason, inputText, readInputBytes } from './read-input.js';
 import { duplicateKeyAt, twiceReason } from '../env/json-scan.js';
 import { runTrain } from './train.js';
@@ -28,7 +28,7 @@ import { runServe } from './serve.js';
 import { runPlay } from './play.js';
 import { runExploit } from './exploit.js';
 import { runWorker } from './worker.js';
-import { parseRedisUrl, redactedUrl } from '../training/distributed/redis.js';
+import { redactedUrl } from '../training/distributed/redis.js';
 import { runTournamentOnRedis, type DistributedOptions } from '../training/distributed/tournament-jobs.js';
 import { MAX_PRINTED_SESSION_HANDS, VERB_HELP, wantsHelp } from './help.js';
 import { STOP_SIGNALS, signalExitCode } from './signals.js';
@@ -212,7 +212,7 @@ async function runEval(args: string[]): Promise<void> {
   let result: TournamentResult;
   try {
     if (onRedis) {
-      const connection = reportingErrors(() => parseRedisUrl(values.redis!));
+      const connection = reportingErrors(() => redisFlag(values.redis!));
       const blockDeals = reportingErrors(() => integerFlag(values['block-deals'], 'block-deals'));
       if (blockDeals !== undefined && blockDeals < 1) badInput('block-deals', `--block-deals must be at least 1, got ${blockDeals}`);
       // Said at once: with no worker running the run waited without a word.

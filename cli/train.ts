@@ -7,10 +7,10 @@ import { ValidationError, isJsonObject } from '../env/rules/index.js';
 import { train } from '../training/trainer.js';
 import { MAX_CONFIG_BYTES } from '../training/config.js';
 import { OutputError } from '../checkpoints/durable-fs.js';
-import { integerFlag, outputFolderFlag, parseFlags, rulesFromFlags, seedFlag, suitSymmetryFlag } from './flags.js';
+import { integerFlag, outputFolderFlag, parseFlags, redisFlag, rulesFromFlags, seedFlag, suitSymmetryFlag } from './flags.js';
 import { repeatedKeyIn, readInputText } from './read-input.js';
 import { repeatedKeyReason } from '../env/json-scan.js';
-import { parseRedisUrl, redactedUrl } from '../training/distributed/redis.js';
+import { redactedUrl } from '../training/distributed/redis.js';
 import { STOP_SIGNALS, signalExitCode } from './signals.js';
 
 const FLAGS = {
@@ -108,7 +108,7 @@ export async function runTrain(args: string[]): Promise<void> {
   const { config, resume, redis: url } = trainConfigFromArgs(args);
   // Before any work: a run whose folder cannot be written would fail at its first checkpoint.
   outputFolderFlag(typeof config.runsDir === 'string' ? config.runsDir : 'runs', 'runs-dir');
-  const redis = url === undefined ? undefined : parseRedisUrl(url);
+  const redis = url === undefined ? undefined : redisFlag(url);
   // Said at once, as eval says it: with no worker running the run waited without a word.
   if (url !== undefined) process.stderr.write(`train: rollouts go to Redis at ${redactedUrl(url)}; \`kratzen worker --redis <url>\` processes play them (none running: this waits)\n`);
   let stoppedBy: NodeJS.Signals | null = null;

@@ -4,9 +4,9 @@
 
 import { availableParallelism } from 'node:os';
 import { ValidationError } from '../env/rules/index.js';
-import { answersWithin, parseRedisUrl, type RedisConnection } from '../training/distributed/redis.js';
+import { answersWithin, type RedisConnection } from '../training/distributed/redis.js';
 import { DEFAULT_LOCK_SECONDS, MAX_LOCK_SECONDS, startWorkers } from '../training/distributed/worker.js';
-import { integerFlag, parseFlags } from './flags.js';
+import { integerFlag, parseFlags, redisFlag } from './flags.js';
 import { STOP_SIGNALS, signalExitCode } from './signals.js';
 
 /**
@@ -34,7 +34,7 @@ export async function runWorker(args: string[]): Promise<void> {
     options: { redis: { type: 'string' }, concurrency: { type: 'string' }, 'lock-seconds': { type: 'string' } },
   });
   if (!values.redis) throw new ValidationError('invalid arguments', 'redis', 'kratzen worker needs --redis redis://HOST:PORT');
-  const connection = parseRedisUrl(values.redis);
+  const connection = redisFlag(values.redis);
   const concurrency = integerFlag(values.concurrency, 'concurrency') ?? availableParallelism();
   if (concurrency < 1 || concurrency > 256) throw new ValidationError('invalid arguments', 'concurrency', '--concurrency must be 1 to 256');
   const lockSeconds = integerFlag(values['lock-seconds'], 'lock-seconds') ?? DEFAULT_LOCK_SECONDS;

@@ -476,6 +476,13 @@ suite('a coordinator that stops, jobs that fail for good, bad agents [probe roun
       const run = spawnSync(process.execPath, [BIN, 'worker', '--redis', locked.url.replace('redis://', 'redis://:wrong@')], { encoding: 'utf8', timeout: 20_000 });
       expect(run.status).toBe(2);
       expect(JSON.parse(run.stdout)).toMatchObject({ field: 'redis', reason: expect.stringMatching(/WRONGPASS/) });
+      // KRATZEN_REDIS_PASSWORD is the password of a URL without one (off the command line, where
+      // ps shows it): sent, it is the wrong one here; without it, none is sent at all.
+      const fromEnv = spawnSync(process.execPath, [BIN, 'worker', '--redis', locked.url], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, KRATZEN_REDIS_PASSWORD: 'wrong' } });
+      expect(JSON.parse(fromEnv.stdout)).toMatchObject({ field: 'redis', reason: expect.stringMatching(/WRONGPASS/) });
+      const withoutEnv = spawnSync(process.execPath, [BIN, 'worker', '--redis', locked.url], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, KRATZEN_REDIS_PASSWORD: '' } });
+      expect(withoutEnv.status).toBe(2);
+      expect(JSON.parse(withoutEnv.stdout).reason).not.toMatch(/WRONGPASS/);
     } finally {
       admin.disconnect();
       locked.process.kill('SIGKILL');
