@@ -212,12 +212,14 @@ suite('a worker that returns results of no deal [probe round 6]', () => {
     raw.disconnect();
   }, 60_000);
 
-  it('fails the tournament naming the job and the field (NaN, missing agents, string hands gave a NaN or "0many" summary and exit 0)', async () => {
+  it('fails the tournament naming the job and the field (NaN, 1e308, missing agents, string hands gave a NaN or "0many" summary and exit 0)', async () => {
     const connection = parseRedisUrl(url);
     const config: TournamentConfig = { agents: ['heuristic', 'random'], rules: { profile: 'didactic4', players: 4 }, deals: 4, seed: 'rogue' };
     const forgeries: [(deal: number) => unknown, RegExp][] = [
-      [(deal) => ({ deal, chipsPerHand: ['NaN', null], hands: 16 }), /chipsPerHand \["NaN",null\]: expected 2 finite numbers/],
-      [(deal) => ({ deal, chipsPerHand: [1], hands: 16 }), /chipsPerHand \[1\]: expected 2 finite numbers/],
+      [(deal) => ({ deal, chipsPerHand: ['NaN', null], hands: 16 }), /chipsPerHand \["NaN",null\]: expected 2 numbers within/],
+      [(deal) => ({ deal, chipsPerHand: [1], hands: 16 }), /chipsPerHand \[1\]: expected 2 numbers within/],
+      // Each finite, their sum over the deals was Infinity [session 33].
+      [(deal) => ({ deal, chipsPerHand: [1e308, -1e308], hands: 16 }), /chipsPerHand \[1e\+308,-1e\+308\]: expected 2 numbers within/],
       [(deal) => ({ deal, chipsPerHand: [1, -1], hands: '0many' }), /hands "0many": expected a positive integer/],
       [(deal) => ({ deal, chipsPerHand: [1, -1], hands: -20 }), /hands -20: expected a positive integer/],
     ];

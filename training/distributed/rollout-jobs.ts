@@ -12,6 +12,9 @@ import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import { blockSeed, mergeRollouts, type ActorSetup, type RolloutActors, type RolloutRequest, type RolloutResult } from '../actors.js';
 import type { Batch, RolloutStats } from '../rollout.js';
+import { NUM_ACTIONS } from '../../env/rules/index.js';
+import { OBS_SIZE } from '../../env/observation.js';
+import { ORACLE_SIZE } from '../../env/oracle.js';
 import { decodeArrays, encodeArrays } from './arrays.js';
 import { distributedRunFailure, runJobs } from './jobs.js';
 import { BlobStore, KEY_PREFIX, ROLLOUT_QUEUE, closeRedisClients, quietErrors, type RedisConnection } from './redis.js';
@@ -38,8 +41,39 @@ export function encodeBatch(b: Batch): Buffer {
   return encodeArrays([b.observations, b.masks, b.actions, b.logProbs, b.values, b.advantages, b.returns, ...oracle]);
 }
 
-export function decodeBatch(data: Buffer, size: number): Batch {
+/**
+ * The batch of a rollout blob, refused unless it is one a worker could have collected: arrays of
+ * the right kinds and lengths for `size` rows, finite numbers, masks of 0 and 1, each action legal
+ * in its row's mask, chains that only point to later rows. A forged or damaged blob (Redis is
+ * shared: docs/scale-out.md) had trained on NaN advantages, or on actions past the policy's
+ * outputs, without a word; `job` names it in the error.
+ */
+export function decodeBatch(data: Buffer, size: number, job = 'a rollout job'): Batch {
   const arrays = decodeArrays(data);
+  const fail = (what: string): never => {
+    throw new Error(`${job} returned a batch whose ${what}`);
+  };
+  if (!Number.isSafeInteger(size) || size < 0) fail(`size ${JSON.stringify(size)?.slice(0, 40)} is no row count`);
+  if (arrays.length !== 7 && arrays.length !== 10) fail(`blob holds ${arrays.length} arrays, not 7 or 10`);
+  const recorded = arrays.length === 10;
+  type Shape = readonly [string, new (n: number) => Float32Array | Int32Array | Uint8Array, number];
+  const shapes: Shape[] = [
+    ['observations', Float32Array, OBS_SIZE],
+    ['masks', Uint8Array, NUM_ACTIONS],
+    ['actions', Int32Array, 1],
+    ['logProbs', Float32Array, 1],
+    ['values', Float32Array, 1],
+    ['advantages', Float32Array, 1],
+    ['returns', Float32Array, 1],
+    ...(recorded ? ([['otherHands', Float32Array, ORACLE_SIZE], ['rewards', Float32Array, 1], ['next', Int32Array, 1]] satisfies Shape[]) : []),
+  ];
+  shapes.forEach(([name, Kind, width], k) => {
+    const array = arrays[k]!;
+    if (!(array instanceof Kind) || array.length !== size * width) fail(`${name} is not ${size} x ${width} of ${Kind.name}`);
+    if (array instanceof Float32Array) {
+      for (let j = 0; j < array.length; j++) if (!Number.isFinite(array[j]!)) fail(`${name} holds ${array[j]} at ${j}`);
+    }
+  });
   const [observations, masks, actions, logProbs, values, advantages, returns, otherHands, rewards, next] = arrays as [
     Float32Array,
     Uint8Array,
@@ -52,8 +86,23 @@ export function decodeBatch(data: Buffer, size: number): Batch {
     Float32Array?,
     Int32Array?,
   ];
-  if ((arrays.length !== 7 && arrays.length !== 10) || actions.length !== size) throw new Error(`batch blob holds ${arrays.length} arrays of ${actions?.length} rows, not 7 or 10 of ${size}`);
+  for (let j = 0; j < masks.length; j++) if (masks[j]! > 1) fail(`masks hold ${masks[j]} at ${j}`);
+  for (let row = 0; row < size; row++) {
+    const action = actions[row]!;
+    if (!(action >= 0 && action < NUM_ACTIONS && masks[row * NUM_ACTIONS + action] === 1)) fail(`action ${action} of row ${row} is not legal in its mask`);
+    if (next && next[row] !== -1 && !(next[row]! > row && next[row]! < size)) fail(`chain of row ${row} points to row ${next[row]}`);
+  }
   return { size, observations, masks, actions, logProbs, values, advantages, returns, ...(otherHands ? { otherHands, rewards, next } : {}) };
+}
+
+/** A rollout reply's stats, refused unless they are counts and a finite mean (they are summed into the run's metrics). */
+export function checkedRolloutStats(stats: unknown, job: string): RolloutStats {
+  const s = (stats ?? {}) as Record<string, unknown>;
+  for (const name of ['envSteps', 'learnerDecisions', 'episodes', 'learnerEpisodeSeats'] as const) {
+    if (!Number.isSafeInteger(s[name]) || (s[name] as number) < 0) throw new Error(`${job} returned stats whose ${name} ${JSON.stringify(s[name])?.slice(0, 40)} is no count`);
+  }
+  if (typeof s.learnerReturn !== 'number' || !Number.isFinite(s.learnerReturn)) throw new Error(`${job} returned stats whose learnerReturn ${JSON.stringify(s.learnerReturn)?.slice(0, 40)} is not a finite number`);
+  return { envSteps: s.envSteps as number, learnerDecisions: s.learnerDecisions as number, episodes: s.episodes as number, learnerReturn: s.learnerReturn, learnerEpisodeSeats: s.learnerEpisodeSeats as number };
 }
 
 export class RedisActors implements RolloutActors {
@@ -115,7 +164,8 @@ export class RedisActors implements RolloutActors {
     const parts = await Promise.all(
       replies.map(async (reply, k) => {
         if (reply === null || typeof reply !== 'object' || typeof reply.batch !== 'string') throw new Error(`job ${jobs[k]!.id} returned no batch`);
-        return { batch: decodeBatch(await this.blobs.get(reply.batch), reply.size), stats: reply.stats };
+        const job = `job ${jobs[k]!.id}`;
+        return { batch: decodeBatch(await this.blobs.get(reply.batch), reply.size, job), stats: checkedRolloutStats(reply.stats, job) };
       }),
     );
     return mergeRollouts(parts);

@@ -109,13 +109,15 @@ function mergedDeals(returned: DealResult[][], blocks: TournamentBlock[], config
 
 /**
  * A deal's result as a worker returned it, refused unless it is one: a forged or damaged one
- * (NaN or a string for a number, too few agents, negative hands) made the tournament's summary
+ * (NaN, 1e308 or a string for a number, too few agents, negative hands) made the tournament's summary
  * NaN, or wrote "0many" hands into result.json, and exited 0. Only its own fields are kept.
  */
 function checkedDeal(deal: DealResult, numAgents: number, job: string): DealResult {
   const chips = deal.chipsPerHand;
-  if (!Array.isArray(chips) || chips.length !== numAgents || !chips.every((c) => typeof c === 'number' && Number.isFinite(c))) {
-    throw new Error(`${job} returned deal ${deal.deal} with chipsPerHand ${JSON.stringify(chips)?.slice(0, 80)}: expected ${numAgents} finite numbers`);
+  // No balance passes 2^53 units (docs/rules.md §3), nor a change per hand; 1e308 in each of two
+  // deals summed to Infinity, which the summary printed as null.
+  if (!Array.isArray(chips) || chips.length !== numAgents || !chips.every((c) => typeof c === 'number' && Math.abs(c) <= Number.MAX_SAFE_INTEGER)) {
+    throw new Error(`${job} returned deal ${deal.deal} with chipsPerHand ${JSON.stringify(chips)?.slice(0, 80)}: expected ${numAgents} numbers within ±(2^53 - 1)`);
   }
   if (!Number.isSafeInteger(deal.hands) || deal.hands < 1) throw new Error(`${job} returned deal ${deal.deal} with hands ${JSON.stringify(deal.hands)?.slice(0, 40)}: expected a positive integer`);
   return { deal: deal.deal, chipsPerHand: [...chips], hands: deal.hands };
