@@ -11,7 +11,10 @@ import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
 import { runTournament, type TournamentConfig } from '../tournament.js';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { BlobStore, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, parseRedisUrl } from './redis.js';
+import { BlobStore, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, parseRedisUrl, sha256 } from './redis.js';
+import { RedisActors } from './rollout-jobs.js';
+import { encodeArrays } from './arrays.js';
+import type { ActorSetup } from '../actors.js';
 import { uploadCheckpoint } from './checkpoint-blobs.js';
 import { runTournamentOnRedis } from './tournament-jobs.js';
 import { startWorkers } from './worker.js';
@@ -180,7 +183,7 @@ suite('a worker that returns results of no deal [probe round 6]', () => {
   }, 60_000);
   afterAll(() => redis?.kill('SIGKILL'));
 
-  it('takes a job\'s result from the job, not from a line added to the events stream, and repairs a damaged blob', async () => {
+  it('takes a job\'s result from the job, not from a line added to the events stream, repairs a damaged blob, and stores a league snapshot Redis lost again', async () => {
     const connection = parseRedisUrl(url);
     const raw = new Redis(connection);
     const config: TournamentConfig = { agents: ['heuristic', 'random'], rules: { profile: 'didactic4', players: 4 }, deals: 2, seed: 'events' };
@@ -209,6 +212,23 @@ suite('a worker that returns results of no deal [probe round 6]', () => {
     expect(await blobs.put('checkpoint bytes')).toBe(hash);
     expect((await blobs.get(hash)).toString()).toBe('checkpoint bytes');
     await blobs.close();
+    // A league snapshot's blob is uploaded once; one Redis lost (its TTL passed, or evicted) failed
+    // every later rollout job. Each collect stores it again [session 33].
+    const actors = await RedisActors.start({ league: { maxSnapshots: 4 } } as unknown as ActorSetup, 1, connection);
+    try {
+      const snapshot = [Float32Array.of(1, 2, 3)];
+      await actors.addSnapshot('snapshot-1', snapshot);
+      const snapshotKey = `${KEY_PREFIX}:blob:${sha256(encodeArrays(snapshot))}`;
+      expect(await raw.ttl(snapshotKey)).toBeGreaterThan(0);
+      await raw.del(snapshotKey);
+      await actors.refreshSnapshots();
+      expect(await raw.getBuffer(snapshotKey)).toEqual(encodeArrays(snapshot));
+      await raw.expire(snapshotKey, 5);
+      await actors.refreshSnapshots();
+      expect(await raw.ttl(snapshotKey)).toBeGreaterThan(3600);
+    } finally {
+      await actors.close();
+    }
     raw.disconnect();
   }, 60_000);
 

@@ -151,6 +151,14 @@ export class BlobStore {
     return hash;
   }
 
+  /**
+   * Keeps blob `hash` (whose bytes are `data`) for another TTL, storing it again if Redis no longer
+   * has it (expired, evicted): cheaper than put for a blob that is still there (no download).
+   */
+  async refresh(hash: string, data: Uint8Array): Promise<void> {
+    if ((await this.redis.expire(this.key(hash), this.ttlSeconds)) === 0) await this.redis.set(this.key(hash), Buffer.from(data), 'EX', this.ttlSeconds);
+  }
+
   async get(hash: string): Promise<Buffer> {
     if (!isBlobHash(hash)) throw new Error(`not a blob hash: "${hash}"`);
     const data = await this.redis.getBuffer(this.key(hash));

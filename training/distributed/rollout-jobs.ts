@@ -106,7 +106,8 @@ export function checkedRolloutStats(stats: unknown, job: string): RolloutStats {
 }
 
 export class RedisActors implements RolloutActors {
-  private readonly snapshots: { name: string; weights: string }[] = [];
+  /** The league's snapshots, oldest first, with their weights blobs (stored again if Redis loses them). */
+  private readonly snapshots: { name: string; weights: string; blob: Buffer }[] = [];
   private readonly run = randomUUID();
 
   private constructor(
@@ -129,13 +130,14 @@ export class RedisActors implements RolloutActors {
   }
 
   async addSnapshot(name: string, weights: Float32Array[]): Promise<void> {
+    const blob = encodeArrays(weights);
     let hash: string;
     try {
-      hash = await this.blobs.put(encodeArrays(weights));
+      hash = await this.blobs.put(blob);
     } catch (e) {
       throw distributedRunFailure(e);
     }
-    this.snapshots.push({ name, weights: hash });
+    this.snapshots.push({ name, weights: hash, blob });
     while (this.snapshots.length > this.setup.league.maxSnapshots) this.snapshots.shift();
   }
 
@@ -154,8 +156,10 @@ export class RedisActors implements RolloutActors {
 
   private async collectOnce(weights: Float32Array[], request: RolloutRequest): Promise<RolloutResult> {
     // The league as of this call: a snapshot added while the weights upload must not join it.
-    const snapshots = [...this.snapshots];
+    const league = [...this.snapshots];
+    const snapshots = league.map(({ name, weights }) => ({ name, weights }));
     const hash = await this.blobs.put(encodeArrays(weights));
+    await this.refreshSnapshots(league);
     const jobs = Array.from({ length: this.blocks }, (_, k) => ({
       id: `${this.run}-${request.seed.replace(/[^\w.-]/g, '_')}-${k}`,
       data: { setup: this.setup, weights: hash, snapshots, request: { ...request, seed: blockSeed(request.seed, k) } } satisfies RolloutBlock,
@@ -169,6 +173,15 @@ export class RedisActors implements RolloutActors {
       }),
     );
     return mergeRollouts(parts);
+  }
+
+  /**
+   * Keeps the snapshots' blobs in Redis for another TTL, storing any it lost again: a snapshot is
+   * uploaded once, and a run that kept one past the blobs' TTL (7 days), or whose Redis evicted
+   * it, failed every rollout job from then on (its blob "not in Redis").
+   */
+  async refreshSnapshots(league = this.snapshots): Promise<void> {
+    for (const { weights, blob } of league) await this.blobs.refresh(weights, blob);
   }
 
   async close(): Promise<void> {
