@@ -83,9 +83,11 @@ interface Owned {
  * The distinct checkpoints an env.create's opponents name: each spec that is no built-in agent,
  * spellings of one path (`ck`, `ck/`, `./ck/.`) counted once. Other spellings (an absolute path, a
  * link) count apart here and share one agent in the session (session.ts keys them by real path).
+ * The entry at `learnerSeat` is ignored, as the session ignores it: it was counted, and a
+ * checkpoint named there (never loaded) took one of the connection's places.
  */
-export function countCheckpointOpponents(opponents: string | readonly (string | null)[] | undefined): number {
-  const specs = opponents === undefined ? [] : typeof opponents === 'string' ? [opponents] : opponents;
+export function countCheckpointOpponents(opponents: string | readonly (string | null)[] | undefined, learnerSeat = 0): number {
+  const specs = opponents === undefined ? [] : typeof opponents === 'string' ? [opponents] : opponents.filter((_, s) => s !== learnerSeat);
   const paths = new Set<string>();
   for (const spec of specs) if (spec !== null && !isBuiltinAgent(spec)) paths.add(path.normalize(spec).replace(/(.)\/+$/, '$1'));
   return paths.size;
@@ -607,7 +609,7 @@ export class Connection implements Servable {
         // one (nested 20,000 deep) still gets the error naming its field.
         const perEnvHands = checkSessionConfig(p.config).game.rules.hands;
         const hands = this.checkCreate(p.numEnvs, perEnvHands);
-        const checkpoints = p.mode === 'single' ? countCheckpointOpponents(p.opponents) : 0;
+        const checkpoints = p.mode === 'single' ? countCheckpointOpponents(p.opponents, p.learnerSeat ?? 0) : 0;
         if (this.checkpointOpponents + checkpoints > this.context.maxCheckpointOpponentsPerConnection) {
           throw new BridgeError(
             'limit_exceeded',
@@ -776,7 +778,7 @@ function validStepParams(raw: Record<string, unknown>): ParamsOf<'env.step'> | n
 }
 
 /**
- * The first action of an env.step that is no integer, named, or null. The schema would report
+ * The first action of an env.step that is no whole number, named, or null. The schema would report
  * every bad entry of a batch: 65,536 of them took 0.2-0.3 s of this thread per request.
  */
 function firstBadAction(raw: Record<string, unknown>): ErrorBody | null {
@@ -785,12 +787,12 @@ function firstBadAction(raw: Record<string, unknown>): ErrorBody | null {
   const bad = firstNonInteger(actions);
   if (bad < 0) return null;
   const field = `params.actions[${bad}]`;
-  return { code: 'invalid_params', message: `${field}: an action id is an integer`, field };
+  return { code: 'invalid_params', message: `${field}: an action id is a whole number`, field };
 }
 
-/** The index of the first entry of `list` that is no safe integer, or -1. */
+/** The index of the first entry of `list` that is no whole number (see protocol.ts, actionId), or -1. */
 function firstNonInteger(list: readonly unknown[]): number {
-  for (let i = 0; i < list.length; i++) if (!Number.isSafeInteger(list[i])) return i;
+  for (let i = 0; i < list.length; i++) if (!Number.isInteger(list[i])) return i;
   return -1;
 }
 

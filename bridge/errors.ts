@@ -12,7 +12,7 @@ export const ERROR_CODES = {
   invalid_params: 'params violate the method schema or the env config / rule set; field names the path',
   handshake_required: 'the first request must be hello',
   unsupported_version: 'the protocol version of hello is not the server one',
-  unauthorized: 'missing or wrong token; the server closes the connection after this reply',
+  unauthorized: 'missing or wrong token in hello; the server closes a connection it had not greeted after this reply (a repeated hello on a greeted one is only answered)',
   unknown_session: 'no session with this id on this connection',
   unknown_policy: 'no policy with this id on this connection',
   not_reset: 'env.step, env.view, env.record or env.observe before the first env.reset of the session',

@@ -1119,6 +1119,9 @@ describe('filesystem [issue: probing and hangs through policy.load]', () => {
     expect(refused.error?.field).toBe('params.opponents');
     expect((refused.error?.details as { limit: string }).limit).toBe('maxCheckpointOpponents');
     expect((await create('heuristic')).error).toBeUndefined(); // built-in agents are not counted
+    // Nor the entry at the learner's seat, which the session ignores (it was counted) [session 33].
+    expect((await create([good, 'random', 'random', 'random'])).error).toBeUndefined();
+    expect((await own.request('env.create', { mode: 'single', numEnvs: 1, learnerSeat: 2, opponents: ['random', 'random', good, 'random'] })).error).toBeUndefined();
     await own.call('env.close', { session: sessions[0] });
     expect((await create(good)).error).toBeUndefined();
     expect((await create(good)).error?.code).toBe('limit_exceeded');
@@ -1215,10 +1218,23 @@ describe('hidden cards [issue: a client computing every hidden card]', () => {
       if (final.length === 0) continue;
       ends++;
       const reported = decodeObservation(Float32Array.from(final[0]!.observation));
-      const ended = (await client.call('env.view', { session, episode: 'ended' })).result.view as ReturnType<typeof decodeObservation>;
+      const endedView = (await client.call('env.view', { session, episode: 'ended' })).result;
+      const ended = endedView.view as ReturnType<typeof decodeObservation>;
       expect([ended.hand, ended.dealer, ended.playedBy]).toEqual([reported.hand, reported.dealer, reported.playedBy]);
+      // An ended episode offers no moves, also one cut off while its learner was to act [session 33].
+      expect(endedView.legal).toEqual([]);
     }
     expect(ends).toBeGreaterThan(10);
+    // An illegal action ends the episode mid-hand: its view listed the learner's moves.
+    const terminate = { rules: { players: 3 }, illegalAction: 'terminate' };
+    const other = (await client.call('env.create', { mode: 'single', numEnvs: 1, opponents: 'random', config: terminate })).result.session;
+    r = (await client.call('env.reset', { session: other, seed: 2 })).result;
+    r = (await client.call('env.step', { session: other, actions: [(r.masks as number[][])[0]!.indexOf(0)] })).result;
+    expect((r.final as { info: unknown }[])[0]).toMatchObject({ info: { illegalAction: true } });
+    const endedByIllegal = (await client.call('env.view', { session: other, episode: 'ended' })).result;
+    expect((endedByIllegal.view as { toAct: number }).toAct).toBe(0);
+    expect(endedByIllegal.legal).toEqual([]);
+    expect((await client.call('env.view', { session: other })).result.legal).not.toEqual([]);
     await client.close();
   });
 

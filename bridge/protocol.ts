@@ -139,11 +139,18 @@ export const resetRequest = request(
   'Starts an episode in every env of the session.',
 );
 
+/**
+ * An action id as a client sends it: any whole number. One out of range (74, -1, 2^53, 1e308) is
+ * an illegal action as the core explains it (`no such action id`), under the session's
+ * illegalAction policy like any other; ids past 2^53 had been refused as "no integer" instead.
+ */
+const actionId = z.number().refine(Number.isInteger, { message: 'an action id is a whole number' }).meta({ type: 'integer' });
+
 export const stepRequest = request(
   'env.step',
   z.strictObject({
     session: sessionId,
-    actions: z.array(z.number().int()).min(1).max(MAX_STEP_ACTIONS).describe('One action id per env (for its seat to act). With illegalAction "throw" a batch with an illegal action is refused whole and nothing is stepped.'),
+    actions: z.array(actionId).min(1).max(MAX_STEP_ACTIONS).describe('One action id per env (for its seat to act). With illegalAction "throw" a batch with an illegal action is refused whole and nothing is stepped.'),
   }),
   'Steps every env of the session; episodes that end are reset in the same step (final observations in result.final).',
 );

@@ -156,6 +156,9 @@ describe('handshake and token', () => {
     }
     const good = await BridgeClient.open(guarded.url, 's3cret');
     expect((await good.call('ping')).result).toEqual({});
+    // A greeted client's repeated hello with a wrong token is only answered (errors.ts says so).
+    expect((await good.request('hello', { protocolVersion: PROTOCOL_VERSION, token: 'wrong' })).error).toMatchObject({ code: 'unauthorized' });
+    expect((await good.call('ping')).result).toEqual({});
     await good.close();
     await guarded.close();
   });
@@ -251,11 +254,18 @@ describe('sessions', () => {
     expect((await client.request('env.step', { session, actions: [0, 1] })).error).toMatchObject({ code: 'invalid_params', field: 'params.actions' });
     // Ids outside 0..NUM_ACTIONS-1 are refused too, also where they would land on a neighbour's
     // legal entry of the mask rows: -1 for env 1 is env 0's last entry, NUM_ACTIONS for env 1 env 2's first.
-    for (const outside of [-1, NUM_ACTIONS, NUM_ACTIONS + local.masks.subarray(2 * NUM_ACTIONS).indexOf(1), 1e6]) {
+    // Whole numbers past 2^53 too, as every id out of range: they were invalid_params, "no
+    // integer" [session 33]. A fraction is no action id at all.
+    for (const outside of [-1, NUM_ACTIONS, NUM_ACTIONS + local.masks.subarray(2 * NUM_ACTIONS).indexOf(1), 1e6, 2 ** 53, -(2 ** 60), 1e308]) {
       const batch = [...actions];
       batch[1] = outside;
-      expect((await client.request('env.step', { session, actions: batch })).error).toMatchObject({ code: 'illegal_action', field: 'params.actions[1]' });
+      const error = (await client.request('env.step', { session, actions: batch })).error;
+      expect(error).toMatchObject({ code: 'illegal_action', field: 'params.actions[1]', details: { env: 1, action: outside } });
+      expect(error!.message).toMatch(/no such action id/);
     }
+    const fraction = [...actions];
+    fraction[1] = 0.5;
+    expect((await client.request('env.step', { session, actions: fraction })).error).toMatchObject({ code: 'invalid_params', field: 'params.actions[1]', message: 'params.actions[1]: an action id is a whole number' });
     // Unchanged: the legal batch now gives what the local env gives after one step.
     local.step(actions);
     const after = (await client.call('env.step', { session, actions })).result;

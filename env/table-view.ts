@@ -157,10 +157,14 @@ export function sessionHistory(state: StateReader, viewer: number, range: HandRa
   return drain(sessionHistorySteps(state, viewer, range));
 }
 
-/** The table `viewer` sees, with the history and settlements of the hands in `range`; yields as sessionHistorySteps does. */
-export function* tableViewSteps(state: StateReader, viewer: number, range: HandRange = ALL_HANDS): Generator<void, TableView> {
+/**
+ * The table `viewer` sees, with the history and settlements of the hands in `range`; yields as
+ * sessionHistorySteps does. The view of an `ended` episode offers no moves: one an illegal action
+ * or the step limit ended stops mid-hand, and listed the moves of a seat that will never act.
+ */
+export function* tableViewSteps(state: StateReader, viewer: number, range: HandRange = ALL_HANDS, ended = false): Generator<void, TableView> {
   const result = replayResult(state);
-  const legal = state.currentSeat === viewer && !state.isTerminal ? state.legalActions() : [];
+  const legal = !ended && state.currentSeat === viewer && !state.isTerminal ? state.legalActions() : [];
   const history = yield* sessionHistorySteps(state, viewer, range);
   return {
     view: observationView(state, viewer),

@@ -396,14 +396,14 @@ export class VecEnv extends VecEnvBuffers {
     encodeOtherHands(this.stateOf(i), seat, out, offset);
   }
 
-  /** The public table `seat` sees in env i, with the history of the hands in `range` (table-view.ts). */
+  /** The public table `seat` sees in env i, with the history of the hands in `range` (table-view.ts; no legal moves in an ended episode). */
   tableView(i: number, seat: number, episode: 'current' | 'ended' = 'current', range: HandRange = ALL_HANDS): TableView {
     return drain(this.tableViewSteps(i, seat, episode, range));
   }
 
   /** tableView a replayed hand at a time (table-view.ts' tableViewSteps). */
   tableViewSteps(i: number, seat: number, episode: 'current' | 'ended' = 'current', range: HandRange = ALL_HANDS): Generator<void, TableView> {
-    return tableViewSteps(this.episodeState(i, episode), seat, range);
+    return tableViewSteps(this.episodeState(i, episode), seat, range, episode === 'ended');
   }
 
   /** `seat`'s own record of the hands in `range` of env i's session (no deck, nothing hidden; table-view.ts). */
