@@ -240,8 +240,11 @@ suite('a worker that returns results of no deal [probe round 6]', () => {
       [(deal) => ({ deal, chipsPerHand: [1], hands: 16 }), /chipsPerHand \[1\]: expected 2 numbers within/],
       // Each finite, their sum over the deals was Infinity [session 33].
       [(deal) => ({ deal, chipsPerHand: [1e308, -1e308], hands: 16 }), /chipsPerHand \[1e\+308,-1e\+308\]: expected 2 numbers within/],
-      [(deal) => ({ deal, chipsPerHand: [1, -1], hands: '0many' }), /hands "0many": expected a positive integer/],
-      [(deal) => ({ deal, chipsPerHand: [1, -1], hands: -20 }), /hands -20: expected a positive integer/],
+      [(deal) => ({ deal, chipsPerHand: [1, -1], hands: '0many' }), /hands "0many": expected an integer from 1 to/],
+      [(deal) => ({ deal, chipsPerHand: [1, -1], hands: -20 }), /hands -20: expected an integer from 1 to/],
+      // Four rotations of a 4-hand session (the default), no tie-break in didactic4 but one allowed for: 20.
+      [(deal) => ({ deal, chipsPerHand: [1, -1], hands: 21 }), /hands 21: expected an integer from 1 to 20/],
+      [(deal) => ({ deal, chipsPerHand: [1, -1], hands: 2 ** 53 - 1 }), /hands 9007199254740991: expected an integer from 1 to 20/],
     ];
     for (const [forge, reason] of forgeries) {
       const rogue = new Worker(TOURNAMENT_QUEUE, async (job) => {

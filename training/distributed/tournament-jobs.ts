@@ -91,13 +91,16 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
 /** The jobs' deals by index, each checked (checkedDeal); a reply that is none fails the run (distributedRunFailure). */
 function mergedDeals(returned: DealResult[][], blocks: TournamentBlock[], config: TournamentConfig, run: string): DealResult[] {
   try {
+    // A deal is one session in each seat rotation: its regular hands and at most one tie-break deal.
+    const game = createGame(config.rules);
+    const maxHands = game.numPlayers * (game.rules.hands + 1);
     const results: DealResult[] = new Array(config.deals);
     returned.forEach((deals, k) => {
       const block = blocks[k]!;
       if (!Array.isArray(deals) || deals.length !== block.to - block.from) throw new Error(`job ${run}-${k} returned ${deals?.length} deals, not ${block.to - block.from}`);
       for (const deal of deals) {
         if (!(Number.isInteger(deal?.deal) && deal.deal >= block.from && deal.deal < block.to)) throw new Error(`job ${run}-${k} returned deal ${deal?.deal} outside [${block.from}, ${block.to})`);
-        results[deal.deal] = checkedDeal(deal, config.agents.length, `job ${run}-${k}`);
+        results[deal.deal] = checkedDeal(deal, config.agents.length, maxHands, `job ${run}-${k}`);
       }
     });
     for (let deal = 0; deal < config.deals; deal++) if (!results[deal]) throw new Error(`deal ${deal} is missing from the jobs' results`);
@@ -109,16 +112,19 @@ function mergedDeals(returned: DealResult[][], blocks: TournamentBlock[], config
 
 /**
  * A deal's result as a worker returned it, refused unless it is one: a forged or damaged one
- * (NaN, 1e308 or a string for a number, too few agents, negative hands) made the tournament's summary
+ * (NaN, 1e308 or a string for a number, too few agents, negative hands or more than the deal
+ * can play: 2^53 each summed past exact integers) made the tournament's summary
  * NaN, or wrote "0many" hands into result.json, and exited 0. Only its own fields are kept.
  */
-function checkedDeal(deal: DealResult, numAgents: number, job: string): DealResult {
+function checkedDeal(deal: DealResult, numAgents: number, maxHands: number, job: string): DealResult {
   const chips = deal.chipsPerHand;
   // No balance passes 2^53 units (docs/rules.md §3), nor a change per hand; 1e308 in each of two
   // deals summed to Infinity, which the summary printed as null.
   if (!Array.isArray(chips) || chips.length !== numAgents || !chips.every((c) => typeof c === 'number' && Math.abs(c) <= Number.MAX_SAFE_INTEGER)) {
     throw new Error(`${job} returned deal ${deal.deal} with chipsPerHand ${JSON.stringify(chips)?.slice(0, 80)}: expected ${numAgents} numbers within ±(2^53 - 1)`);
   }
-  if (!Number.isSafeInteger(deal.hands) || deal.hands < 1) throw new Error(`${job} returned deal ${deal.deal} with hands ${JSON.stringify(deal.hands)?.slice(0, 40)}: expected a positive integer`);
+  if (!Number.isSafeInteger(deal.hands) || deal.hands < 1 || deal.hands > maxHands) {
+    throw new Error(`${job} returned deal ${deal.deal} with hands ${JSON.stringify(deal.hands)?.slice(0, 40)}: expected an integer from 1 to ${maxHands}`);
+  }
   return { deal: deal.deal, chipsPerHand: [...chips], hands: deal.hands };
 }
