@@ -204,7 +204,9 @@ describe('corruption is detected', () => {
   });
 
   it('a flipped byte in weights.bin and an edited model.json or extra', async () => {
-    await expectCode(loadCheckpoint(await copyWith('weights.bin', (b) => ((b[7] = b[7]! ^ 1), b))), 'hash-mismatch');
+    const flipped = await expectCode(loadCheckpoint(await copyWith('weights.bin', (b) => ((b[7] = b[7]! ^ 1), b))), 'hash-mismatch');
+    // It said "(72748 bytes) does not match its manifest hash (72748 bytes)" [CLI probe, session 33].
+    expect(flipped.message).toMatch(/weights\.bin: its SHA-256 is not the manifest's \(\d+ bytes, as listed; the content was changed or damaged\)/);
     await expectCode(loadCheckpoint(await copyWith('model.json', (b) => b.toString().replace('"tanh"', '"relu"'))), 'hash-mismatch');
     await expectCode(loadCheckpoint(await copyWith('optimizer.bin', (b) => ((b[0] = 9), b))), 'hash-mismatch');
   });

@@ -203,7 +203,8 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
     const expected = manifest.files[file]!;
     const data = await readRegularFile(path.join(dir, file), dir, { exactBytes: expected.bytes });
     if (sha256(data) !== expected.sha256) {
-      throw new CheckpointError('hash-mismatch', dir, `${file} (${data.byteLength} bytes) does not match its manifest hash (${expected.bytes} bytes)`);
+      // Its size matches (read with exactBytes): the bytes differ, damaged or replaced.
+      throw new CheckpointError('hash-mismatch', dir, `${file}: its SHA-256 is not the manifest's (${data.byteLength} bytes, as listed; the content was changed or damaged)`);
     }
     files.set(file, data);
   }

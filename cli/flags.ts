@@ -69,9 +69,10 @@ export function rulesFromFlags(values: Record<string, string | boolean | undefin
 /**
  * Checks an output folder flag before any work: not empty, and a folder this process can write
  * in, or one it can create (a report would otherwise fail after the whole run). Creates nothing.
+ * `label` names the value in messages (a config file's field is no flag).
  */
-export function outputFolderFlag(value: string, field: string): string {
-  if (value === '') throw new ValidationError('invalid arguments', field, `--${field} is empty`);
+export function outputFolderFlag(value: string, field: string, label = `--${field}`): string {
+  if (value === '') throw new ValidationError('invalid arguments', field, `${label} is empty`);
   const reason = unwritableFolderReason(value);
   if (reason !== null) throw new ValidationError('invalid arguments', field, `cannot write in ${value}: ${reason}`);
   return value;

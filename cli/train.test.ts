@@ -25,6 +25,9 @@ describe('kratzen train flags', () => {
     expect(parseTrainConfig(trainConfigFromArgs(['--suit-symmetry', 'holding']).config).suitSymmetry).toBe('holding');
     expect(() => trainConfigFromArgs(['--suit-symmetry', 'yes'])).toThrow(expect.objectContaining({ field: 'suit-symmetry' }));
     expect(() => parseTrainConfig({ suitSymmetry: 'sorted' })).toThrow(/suitSymmetry/);
+    // Errors about the runs folder name the flag only when it chose the folder [CLI probe, session 33].
+    expect(trainConfigFromArgs(['--runs-dir', 'x']).runsDirField).toBe('runs-dir');
+    expect(trainConfigFromArgs([]).runsDirField).toBe('runsDir');
     // An empty --config (an unset variable) trained with the defaults [probe round 6].
     expect(() => trainConfigFromArgs(['--config', ''])).toThrow(expect.objectContaining({ field: 'config', reason: expect.stringMatching(/--config is empty/) }));
     // A config that never ends is refused after 16 MiB instead of being read until memory runs out.

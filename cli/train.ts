@@ -48,7 +48,7 @@ function number(value: string | undefined, flag: string): number | undefined {
 }
 
 /** Builds the config object from a file and flags (flags win). */
-export function trainConfigFromArgs(args: string[]): { config: Record<string, unknown>; resume: boolean; redis?: string } {
+export function trainConfigFromArgs(args: string[]): { config: Record<string, unknown>; resume: boolean; redis?: string; runsDirField: 'runs-dir' | 'runsDir' } {
   const { values } = parseFlags({ args, options: FLAGS });
   let config: Record<string, unknown> = {};
   // An empty --config (an unset shell variable) was taken as none: the defaults trained silently.
@@ -92,7 +92,9 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
   set('critic', values.critic);
   set('suitSymmetry', suitSymmetryFlag(values['suit-symmetry'], 'suit-symmetry'));
   set('initialPolicy', values['initial-policy']);
-  return { config, resume: values.resume ?? false, redis: values.redis };
+  // Errors about the runs folder name the flag when it chose the folder, else the config field.
+  const runsDirField = values['runs-dir'] !== undefined ? 'runs-dir' : 'runsDir';
+  return { config, resume: values.resume ?? false, redis: values.redis, runsDirField };
 }
 
 /** What a stopped run tells its user: the flags that resume it, --runs-dir too when not the default. */
@@ -105,9 +107,9 @@ export function interruptedMessage(config: Record<string, unknown>, runDir: stri
 const WITHDRAW_GRACE_MS = 6000;
 
 export async function runTrain(args: string[]): Promise<void> {
-  const { config, resume, redis: url } = trainConfigFromArgs(args);
+  const { config, resume, redis: url, runsDirField } = trainConfigFromArgs(args);
   // Before any work: a run whose folder cannot be written would fail at its first checkpoint.
-  outputFolderFlag(typeof config.runsDir === 'string' ? config.runsDir : 'runs', 'runs-dir');
+  outputFolderFlag(typeof config.runsDir === 'string' ? config.runsDir : 'runs', runsDirField, runsDirField === 'runsDir' ? 'the config\'s runsDir' : undefined);
   const redis = url === undefined ? undefined : redisFlag(url);
   // Said at once, as eval says it: with no worker running the run waited without a word.
   if (url !== undefined) process.stderr.write(`train: rollouts go to Redis at ${redactedUrl(url)}; \`kratzen worker --redis <url>\` processes play them (none running: this waits)\n`);
@@ -139,8 +141,8 @@ export async function runTrain(args: string[]): Promise<void> {
     }
   } catch (e) {
     if (interrupt.signal.aborted) process.exit(signalExitCode(interrupt.signal.reason as NodeJS.Signals));
-    // The trainer names its config field; here the flag chose the folder.
-    if (e instanceof OutputError && e.field === 'runsDir') throw new OutputError('runs-dir', e.reason);
+    // The trainer names its config field; the flag, when it chose the folder.
+    if (e instanceof OutputError && e.field === 'runsDir') throw new OutputError(runsDirField, e.reason);
     throw e;
   } finally {
     for (const signal of STOP_SIGNALS) process.off(signal, onStopSignal);

@@ -359,6 +359,8 @@ describe('trainer', () => {
     // A resumed run keeps its config: asking for another one is refused, naming the field, and changes nothing.
     await expect(train({ ...TINY, hiddenSizes: [9], name: 'split', runsDir: dir }, { verbose: false, resume: true })).rejects.toThrow(/cannot resume: hiddenSizes: the run was started with hiddenSizes/);
     await expect(train({ ...TINY, rules: { profile: 'tavern5' }, name: 'split', runsDir: dir }, { verbose: false, resume: true })).rejects.toThrow(/cannot resume: rules/);
+    // A field the run never had reads "without" (it said `initialPolicy undefined`) [CLI probe, session 33].
+    await expect(train({ ...TINY, initialPolicy: 'nowhere', name: 'split', runsDir: dir }, { verbose: false, resume: true })).rejects.toThrow(/the run was started without initialPolicy, not "nowhere"/);
     const resumed = await run('split', dir, { resume: true });
     expect(resumed.updates).toBe(4);
     expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));

@@ -119,7 +119,9 @@ function refuseChangedFields(asked: Map<string, unknown>, config: TrainConfig, s
     const want = JSON.stringify(config[field as keyof TrainConfig]);
     const had = JSON.stringify(saved[field as keyof TrainConfig]);
     if (want !== had) {
-      throw new ValidationError('cannot resume', field, `the run was started with ${field} ${had}, not ${want}: a resumed run keeps its config (only updates may grow)`);
+      // A field the run never had reads "without": `initialPolicy undefined` was printed.
+      const started = had === undefined ? `without ${field}` : `with ${field} ${had}`;
+      throw new ValidationError('cannot resume', field, `the run was started ${started}, not ${want ?? 'without it'}: a resumed run keeps its config (only updates may grow)`);
     }
   }
 }
