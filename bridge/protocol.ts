@@ -313,7 +313,7 @@ export const errorReply = z
       details: z.record(z.string(), z.unknown()).optional(),
     }),
   })
-  .describe('An error reply; the connection stays usable, except after a refused hello (unauthorized, or limit_exceeded when the server is full), which closes it.');
+  .describe('An error reply; the connection stays usable, except after a refused hello on a connection not yet greeted (unauthorized, or limit_exceeded when the server is full), which closes it.');
 
 const finalEntry = z.strictObject({
   env: z.number().int(),

@@ -69,12 +69,12 @@ export function rulesFromFlags(values: Record<string, string | boolean | undefin
 /**
  * Checks an output folder flag before any work: not empty, and a folder this process can write
  * in, or one it can create (a report would otherwise fail after the whole run). Creates nothing.
- * `label` names the value in messages (a config file's field is no flag).
+ * `from` names where the value came from in errors (a config file's field is no flag).
  */
-export function outputFolderFlag(value: string, field: string, label = `--${field}`): string {
-  if (value === '') throw new ValidationError('invalid arguments', field, `${label} is empty`);
+export function outputFolderFlag(value: string, field: string, from: { label: string; error: string } = { label: `--${field}`, error: 'invalid arguments' }): string {
+  if (value === '') throw new ValidationError(from.error, field, `${from.label} is empty`);
   const reason = unwritableFolderReason(value);
-  if (reason !== null) throw new ValidationError('invalid arguments', field, `cannot write in ${value}: ${reason}`);
+  if (reason !== null) throw new ValidationError(from.error, field, `cannot write in ${value}: ${reason}`);
   return value;
 }
 

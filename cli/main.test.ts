@@ -83,8 +83,8 @@ describe('kratzen replay', () => {
     expect(kratzen('train', '--config', config, '--runs-dir', join(tmp, 'never'))).toMatchObject({ code: 2, json: { error: 'invalid training config', field: 'rules.players' } });
     // A config file's empty runsDir is named as the file's field, not as a flag nobody gave [CLI probe, session 33].
     const emptyRunsDir = writeTmp('empty-runs-dir.json', '{"runsDir": ""}');
-    expect(kratzen('train', '--config', emptyRunsDir)).toMatchObject({ code: 2, json: { field: 'runsDir', reason: "the config's runsDir is empty" } });
-    expect(kratzen('train', '--config', emptyRunsDir, '--runs-dir', '')).toMatchObject({ code: 2, json: { field: 'runs-dir', reason: '--runs-dir is empty' } });
+    expect(kratzen('train', '--config', emptyRunsDir)).toMatchObject({ code: 2, json: { error: 'invalid training config', field: 'runsDir', reason: "the config's runsDir is empty" } });
+    expect(kratzen('train', '--config', emptyRunsDir, '--runs-dir', '')).toMatchObject({ code: 2, json: { error: 'invalid arguments', field: 'runs-dir', reason: '--runs-dir is empty' } });
   });
 
   it('reads a record saved with a UTF-8 byte-order mark (as Windows editors save it)', () => {

@@ -36,6 +36,14 @@ describe('kratzen serve flags', () => {
   });
 });
 
+describe('kratzen serve --allow-origin', () => {
+  it.each(['http://a.example', 'https://A.example:8443/', 'http://[::1]:3000', 'http://localhost:5173'])('takes the origin %s (the next flag, a bad port, is what is refused)', (origin) => {
+    const run = spawnSync(process.execPath, [BIN, 'serve', '--allow-origin', origin, '--port=-1'], { encoding: 'utf8', timeout: 20_000 });
+    expect(run.status).toBe(2);
+    expect(JSON.parse(run.stdout)).toMatchObject({ field: 'port' });
+  });
+});
+
 describe('kratzen serve signals [probe round 8]', () => {
   it('shuts down gracefully on SIGHUP, as on SIGINT and SIGTERM (a closed terminal ended it at once, exit 129)', async () => {
     const { spawn } = await import('node:child_process');

@@ -109,7 +109,7 @@ const WITHDRAW_GRACE_MS = 6000;
 export async function runTrain(args: string[]): Promise<void> {
   const { config, resume, redis: url, runsDirField } = trainConfigFromArgs(args);
   // Before any work: a run whose folder cannot be written would fail at its first checkpoint.
-  outputFolderFlag(typeof config.runsDir === 'string' ? config.runsDir : 'runs', runsDirField, runsDirField === 'runsDir' ? 'the config\'s runsDir' : undefined);
+  outputFolderFlag(typeof config.runsDir === 'string' ? config.runsDir : 'runs', runsDirField, runsDirField === 'runsDir' ? { label: "the config's runsDir", error: 'invalid training config' } : undefined);
   const redis = url === undefined ? undefined : redisFlag(url);
   // Said at once, as eval says it: with no worker running the run waited without a word.
   if (url !== undefined) process.stderr.write(`train: rollouts go to Redis at ${redactedUrl(url)}; \`kratzen worker --redis <url>\` processes play them (none running: this waits)\n`);

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bradleyTerryElo, meanCi, runTournament, seating, writeTournamentReport } from './index.js';
+import { maxDealHands } from './tournament.js';
+import { randomSession } from '../env/rules/index.js';
 
 describe('seating', () => {
   it.each([
@@ -72,6 +74,20 @@ describe('duplicate tournaments', () => {
     await expect(runTournament({ agents: ['heuristic', 'grandmaster'], rules: {}, deals: 2, seed: 1 })).rejects.toThrow(/unknown agent "grandmaster"/);
     await expect(runTournament({ agents: ['heuristic', 'random'], rules: {}, deals: 1, seed: 1 })).rejects.toThrow(/two deals/);
     await expect(runTournament({ agents: ['pimc:depth=3', 'random'], rules: {}, deals: 2, seed: 1 })).rejects.toThrow(/unknown option depth/);
+  });
+});
+
+describe('maxDealHands', () => {
+  it('bounds the hands of a deal: a session per rotation, its hands and one tie-break deal in tavern5 [D-11]', () => {
+    expect(maxDealHands({ profile: 'didactic4', players: 4 })).toBe(16);
+    expect(maxDealHands({ profile: 'tavern5', players: 5, hands: 3 })).toBe(20);
+    // Random sessions reach the bound per session, never pass it (a distributed run refuses a deal past it).
+    for (const [rules, perSession] of [[{ profile: 'didactic4', players: 4, hands: 2 }, 2], [{ profile: 'tavern5', players: 3, hands: 2 }, 3]] as const) {
+      let most = 0;
+      for (let seed = 0; seed < 300; seed++) most = Math.max(most, randomSession(rules, seed).numResults);
+      expect(most).toBe(perSession);
+      expect(maxDealHands(rules)).toBe(rules.players * perSession);
+    }
   });
 });
 

@@ -134,6 +134,16 @@ export async function playDeal(
   return { deal, chipsPerHand: chips.map((c, a) => c / seatHands[a]!), hands };
 }
 
+/**
+ * The most hands one deal of playDeal can play under `rules`: a session in each seat rotation,
+ * each its regular hands and at most one tie-break deal where the profile has them (docs/rules.md
+ * §4); sessions that stop early play fewer.
+ */
+export function maxDealHands(rules: Record<string, unknown>): number {
+  const game = createGame(rules);
+  return game.numPlayers * (game.rules.hands + (game.profile.tieBreaks ? 1 : 0));
+}
+
 function workerScript(): URL {
   return builtModule(new URL('./tournament-worker.js', import.meta.url), new URL('../dist/training/tournament-worker.js', import.meta.url));
 }

@@ -152,11 +152,26 @@ export class BlobStore {
   }
 
   /**
-   * Keeps blob `hash` (whose bytes are `data`) for another TTL, storing it again if Redis no longer
-   * has it (expired, evicted): cheaper than put for a blob that is still there (no download).
+   * Keeps each blob (`hash`, whose bytes are `data`) for another TTL, in one round trip, storing
+   * again one Redis no longer has (expired, evicted) or holds at another length (damaged): cheaper
+   * than put for blobs that are still there, which it does not download.
    */
-  async refresh(hash: string, data: Uint8Array): Promise<void> {
-    if ((await this.redis.expire(this.key(hash), this.ttlSeconds)) === 0) await this.redis.set(this.key(hash), Buffer.from(data), 'EX', this.ttlSeconds);
+  async refresh(blobs: readonly { hash: string; data: Uint8Array }[]): Promise<void> {
+    if (blobs.length === 0) return;
+    const check = this.redis.pipeline();
+    for (const { hash } of blobs) check.expire(this.key(hash), this.ttlSeconds).strlen(this.key(hash));
+    const replies = (await check.exec()) ?? [];
+    const repair = this.redis.pipeline();
+    let repairs = 0;
+    blobs.forEach(({ hash, data }, k) => {
+      const [[expireError, kept], [lengthError, length]] = [replies[2 * k]!, replies[2 * k + 1]!];
+      if (expireError || lengthError) throw expireError ?? lengthError;
+      if (kept === 0 || length !== data.byteLength) {
+        repair.set(this.key(hash), Buffer.from(data), 'EX', this.ttlSeconds);
+        repairs++;
+      }
+    });
+    if (repairs > 0) for (const [error] of (await repair.exec()) ?? []) if (error) throw error;
   }
 
   async get(hash: string): Promise<Buffer> {

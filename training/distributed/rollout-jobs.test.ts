@@ -33,7 +33,16 @@ function batch(): Batch {
 describe('decodeBatch', () => {
   it('gives back the batch a worker encoded', () => {
     const b = batch();
-    expect(decodeBatch(encodeBatch(b), b.size)).toEqual(b);
+    expect(decodeBatch(encodeBatch(b), b.size, 'job r-1', true)).toEqual(b);
+    const { otherHands: _o, rewards: _r, next: _n, ...plain } = b;
+    expect(decodeBatch(encodeBatch(plain), b.size)).toEqual(plain);
+  });
+
+  it('refuses a batch without the oracle arrays a recording request asked for, or with them unasked', () => {
+    const b = batch();
+    const { otherHands: _o, rewards: _r, next: _n, ...plain } = b;
+    expect(() => decodeBatch(encodeBatch(plain), b.size, 'job r-2', true)).toThrow(/^job r-2 returned a batch whose blob holds 7 arrays, not 10$/);
+    expect(() => decodeBatch(encodeBatch(b), b.size, 'job r-2')).toThrow(/blob holds 10 arrays, not 7/);
   });
 
   it.each<[string, (b: Batch) => void, RegExp]>([
@@ -44,17 +53,18 @@ describe('decodeBatch', () => {
     ['a mask entry of 2', (b) => (b.masks[10] = 2), /masks hold 2 at 10/],
     ['a chain pointing back', (b) => (b.next![1] = 0), /chain of row 1 points to row 0/],
     ['observations one row short', (b) => (b.observations = b.observations.subarray(0, OBS_SIZE)), /observations is not 2 x/],
+    ['masks of another kind', (b) => (b.masks = new Float32Array(b.masks) as unknown as Uint8Array), /masks is not 2 x \d+ of Uint8Array/],
   ])('refuses a batch with %s, naming the job', (_, forge, reason) => {
     const b = batch();
     forge(b);
-    expect(() => decodeBatch(encodeBatch(b), b.size, 'job r-7')).toThrow(/^job r-7 returned a batch whose /);
-    expect(() => decodeBatch(encodeBatch(b), b.size, 'job r-7')).toThrow(reason);
+    expect(() => decodeBatch(encodeBatch(b), b.size, 'job r-7', true)).toThrow(/^job r-7 returned a batch whose /);
+    expect(() => decodeBatch(encodeBatch(b), b.size, 'job r-7', true)).toThrow(reason);
   });
 
   it('refuses a size that is not the rows of the blob', () => {
     const b = batch();
-    expect(() => decodeBatch(encodeBatch(b), 3)).toThrow(/is not 3 x/);
-    expect(() => decodeBatch(encodeBatch(b), Number.NaN)).toThrow(/size null is no row count/);
+    expect(() => decodeBatch(encodeBatch(b), 3, 'job', true)).toThrow(/is not 3 x/);
+    expect(() => decodeBatch(encodeBatch(b), Number.NaN, 'job', true)).toThrow(/size null is no row count/);
   });
 });
 

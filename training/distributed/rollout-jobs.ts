@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import { blockSeed, mergeRollouts, type ActorSetup, type RolloutActors, type RolloutRequest, type RolloutResult } from '../actors.js';
 import type { Batch, RolloutStats } from '../rollout.js';
-import { NUM_ACTIONS } from '../../env/rules/index.js';
+import { NUM_ACTIONS, ValidationError } from '../../env/rules/index.js';
 import { OBS_SIZE } from '../../env/observation.js';
 import { ORACLE_SIZE } from '../../env/oracle.js';
 import { decodeArrays, encodeArrays } from './arrays.js';
@@ -48,14 +48,15 @@ export function encodeBatch(b: Batch): Buffer {
  * shared: docs/scale-out.md) had trained on NaN advantages, or on actions past the policy's
  * outputs, without a word; `job` names it in the error.
  */
-export function decodeBatch(data: Buffer, size: number, job = 'a rollout job'): Batch {
+export function decodeBatch(data: Buffer, size: number, job = 'a rollout job', recorded = false): Batch {
   const arrays = decodeArrays(data);
   const fail = (what: string): never => {
     throw new Error(`${job} returned a batch whose ${what}`);
   };
   if (!Number.isSafeInteger(size) || size < 0) fail(`size ${JSON.stringify(size)?.slice(0, 40)} is no row count`);
-  if (arrays.length !== 7 && arrays.length !== 10) fail(`blob holds ${arrays.length} arrays, not 7 or 10`);
-  const recorded = arrays.length === 10;
+  // The oracle critic's arrays come exactly when the request recorded the other hands.
+  const expected = recorded ? 10 : 7;
+  if (arrays.length !== expected) fail(`blob holds ${arrays.length} arrays, not ${expected}`);
   type Shape = readonly [string, new (n: number) => Float32Array | Int32Array | Uint8Array, number];
   const shapes: Shape[] = [
     ['observations', Float32Array, OBS_SIZE],
@@ -70,9 +71,8 @@ export function decodeBatch(data: Buffer, size: number, job = 'a rollout job'): 
   shapes.forEach(([name, Kind, width], k) => {
     const array = arrays[k]!;
     if (!(array instanceof Kind) || array.length !== size * width) fail(`${name} is not ${size} x ${width} of ${Kind.name}`);
-    if (array instanceof Float32Array) {
-      for (let j = 0; j < array.length; j++) if (!Number.isFinite(array[j]!)) fail(`${name} holds ${array[j]} at ${j}`);
-    }
+    const bad = array instanceof Float32Array ? array.findIndex((x) => !Number.isFinite(x)) : -1;
+    if (bad >= 0) fail(`${name} holds ${array[bad]} at ${bad}`);
   });
   const [observations, masks, actions, logProbs, values, advantages, returns, otherHands, rewards, next] = arrays as [
     Float32Array,
@@ -158,6 +158,10 @@ export class RedisActors implements RolloutActors {
     // The league as of this call: a snapshot added while the weights upload must not join it.
     const league = [...this.snapshots];
     const snapshots = league.map(({ name, weights }) => ({ name, weights }));
+    // Weights an update left without numbers (its loss, taken before the step, still finite) made
+    // batches of NaN, which the checks below then blamed on Redis: say what a local run says.
+    const broken = weights.findIndex((w) => w.some((x) => !Number.isFinite(x)));
+    if (broken >= 0) throw new ValidationError('training diverged', 'learningRate', `weights array ${broken} no longer holds numbers before the rollout of ${request.seed}; the last checkpoint is intact`);
     const hash = await this.blobs.put(encodeArrays(weights));
     await this.refreshSnapshots(league);
     const jobs = Array.from({ length: this.blocks }, (_, k) => ({
@@ -169,7 +173,7 @@ export class RedisActors implements RolloutActors {
       replies.map(async (reply, k) => {
         if (reply === null || typeof reply !== 'object' || typeof reply.batch !== 'string') throw new Error(`job ${jobs[k]!.id} returned no batch`);
         const job = `job ${jobs[k]!.id}`;
-        return { batch: decodeBatch(await this.blobs.get(reply.batch), reply.size, job), stats: checkedRolloutStats(reply.stats, job) };
+        return { batch: decodeBatch(await this.blobs.get(reply.batch), reply.size, job, request.recordOtherHands === true), stats: checkedRolloutStats(reply.stats, job) };
       }),
     );
     return mergeRollouts(parts);
@@ -181,7 +185,7 @@ export class RedisActors implements RolloutActors {
    * it, failed every rollout job from then on (its blob "not in Redis").
    */
   async refreshSnapshots(league = this.snapshots): Promise<void> {
-    for (const { weights, blob } of league) await this.blobs.refresh(weights, blob);
+    await this.blobs.refresh(league.map(({ weights, blob }) => ({ hash: weights, data: blob })));
   }
 
   async close(): Promise<void> {

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import { createGame } from '../../env/rules/index.js';
 import { createAgent, isBuiltinAgent } from '../../agents/registry.js';
-import { summarize, type DealResult, type TournamentConfig, type TournamentResult } from '../tournament.js';
+import { maxDealHands, summarize, type DealResult, type TournamentConfig, type TournamentResult } from '../tournament.js';
 import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
 import { uploadCheckpoint } from './checkpoint-blobs.js';
 import { distributedRunFailure, runJobs } from './jobs.js';
@@ -91,9 +91,7 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
 /** The jobs' deals by index, each checked (checkedDeal); a reply that is none fails the run (distributedRunFailure). */
 function mergedDeals(returned: DealResult[][], blocks: TournamentBlock[], config: TournamentConfig, run: string): DealResult[] {
   try {
-    // A deal is one session in each seat rotation: its regular hands and at most one tie-break deal.
-    const game = createGame(config.rules);
-    const maxHands = game.numPlayers * (game.rules.hands + 1);
+    const maxHands = maxDealHands(config.rules);
     const results: DealResult[] = new Array(config.deals);
     returned.forEach((deals, k) => {
       const block = blocks[k]!;

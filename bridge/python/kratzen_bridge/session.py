@@ -211,8 +211,9 @@ def as_action(action) -> int:
         raise TypeError(f"an action is an integer id 0..{NUM_ACTIONS - 1}, not {action!r:.100}") from None
 
 
-# Larger integers fail the request schema (JSON numbers are doubles): they go as -1, illegal
-# either way. Smaller ones go as given, so that a refusal names the caller's action (it said -1).
+# Larger integers would reach the server rounded to a double (JSON numbers are doubles), or as
+# Infinity past ~1.8e308, which the request schema refuses: they go as -1, illegal either way.
+# Smaller ones go as given, so that a refusal names the caller's action (it said -1).
 _MAX_WIRE_INT = 2**53 - 1
 
 
