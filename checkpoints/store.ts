@@ -148,6 +148,25 @@ export class CheckpointStore {
     return removed;
   }
 
+  /**
+   * Removes every checkpoint not in `names` (nor named by `latest` or `best`); returns the names
+   * removed. A training run's league keeps only the snapshots its current state names.
+   */
+  async keepOnly(names: ReadonlySet<string>): Promise<string[]> {
+    const kept = new Set(names);
+    for (const which of ['latest', 'best'] as const) {
+      const name = await this.pointer(which);
+      if (name) kept.add(name);
+    }
+    const removed: string[] = [];
+    for (const { name } of await this.list()) {
+      if (kept.has(name)) continue;
+      await this.removeDir(name);
+      removed.push(name);
+    }
+    return removed;
+  }
+
   /** Renamed away first, so a crash mid-delete leaves no half checkpoint under its name. */
   private async removeDir(name: string): Promise<void> {
     const doomed = this.dir(`.tmp-deleted-${name}-${process.pid}`);

@@ -523,6 +523,9 @@ class TrainingRun {
     });
     this.checkpointName = saved.name;
     await this.store.prune(this.config.keepCheckpoints);
+    // League snapshots this checkpoint no longer names are needed by no resume (a resume takes the
+    // latest checkpoint): 12 of them were kept on disk for a league of 4 after 120 updates.
+    await this.leagueStore.keepOnly(new Set([...this.state.snapshots, ...(this.state.behaviourSnapshots ?? [])]));
   }
 
   /** Appends the metrics line and redraws the report and the progress bar. */
