@@ -95,6 +95,21 @@ describe('KratzenEnv', () => {
     }
   });
 
+  it('last() after the episode ends says how, as step() did: a maxSteps cut is a truncation (it said terminated) [env probe, session 33]', () => {
+    const cut = new KratzenEnv({ maxSteps: 3 });
+    let r = cut.reset({ seed: 1 });
+    let step;
+    for (let k = 0; k < 3; k++) r = step = cut.step(r.mask.indexOf(1));
+    expect([step!.terminated, step!.truncated]).toEqual([false, true]);
+    expect(cut.last()).toMatchObject({ seat: -1, terminated: false, truncated: true });
+    const illegal = new KratzenEnv({ illegalAction: 'terminate' });
+    const first = illegal.reset({ seed: 1 });
+    expect(illegal.step(first.mask.indexOf(0))).toMatchObject({ terminated: true, truncated: false });
+    expect(illegal.last()).toMatchObject({ terminated: true, truncated: false });
+    illegal.reset({ seed: 2 });
+    expect(illegal.last()).toMatchObject({ terminated: false, truncated: false });
+  });
+
   it('hand episodes: one hand each, the pot and balances carried into the next', () => {
     const env = new KratzenEnv({ episode: 'hand', rules: { players: 4 } });
     let step = env.reset({ seed: 3 });
@@ -128,7 +143,11 @@ describe('KratzenEnv', () => {
     const first = lenient.reset({ seed: 4 });
     const result = lenient.step(illegal);
     expect(result.terminated).toBe(true);
-    expect(result.reward[first.seat]).toBe(-7);
+    // The penalty comes with what every seat had pending, the deal's antes here (they were
+    // dropped, and the rewards no longer summed to the balances) [Python probe, session 33].
+    const balances = Array.from(lenient.state.balances);
+    expect(Array.from(result.reward)).toEqual(balances.map((b, s) => b / 4 - (s === first.seat ? 7 : 0)));
+    expect(balances[first.seat]).toBeLessThan(0);
     expect(result.info.illegalActionSeat).toBe(first.seat);
     expect(Array.from(result.mask).every((m) => m === 0)).toBe(true);
   });
@@ -858,6 +877,17 @@ describe('careless and hostile use of the library [probe round 8]', () => {
     for (const call of [() => env.observe(0), () => env.record(), () => env.last(), () => env.step(0)]) expect(call).toThrow(/^call reset\(\) first$/);
   });
 
+  it('a WorkerVecEnv says it was not reset, or is closed, before judging the actions (it called them illegal) [env probe, session 33]', async () => {
+    const workers = new WorkerVecEnv({ numEnvs: 2, numWorkers: 1, ...RULES });
+    try {
+      expect(() => workers.step([0, 0])).toThrow(/^env 0 has not been reset: call reset\(\)/);
+      workers.reset(1);
+    } finally {
+      await workers.close();
+    }
+    expect(() => workers.step([73, 73])).toThrow(/^WorkerVecEnv is closed$/);
+  });
+
   it('checks reset masks, reset options and the options it would otherwise ignore', () => {
     const vec = new VecEnv({ numEnvs: 2, ...RULES }).reset(1);
     const before = vec.observations.slice();
@@ -904,6 +934,41 @@ describe('careless and hostile use of the library [probe round 8]', () => {
     vec.reset(1);
     expect(String(nested)).toMatch(/VecEnv is stepping or resetting already/);
     for (let t = 0; t < 20; t++) vec.step([firstLegal(vec.masks, 0)]);
+  });
+
+  it('a SingleAgentEnv refuses a step or reset from its own opponents too (the opponent\'s action was taken as the learner\'s) [env probe, session 33]', () => {
+    let env: SingleAgentEnv;
+    const random = new RandomPolicy(1);
+    const refused: string[] = [];
+    let inner: 'reset' | 'step' = 'reset';
+    const reentrant: Policy = {
+      act(observations, masks, seats) {
+        try {
+          if (inner === 'reset') env.reset({ seed: 9 });
+          else env.step(firstLegal(masks, 0));
+        } catch (e) {
+          refused.push(String(e));
+        }
+        return random.act(observations, masks, seats);
+      },
+    };
+    env = new SingleAgentEnv({ ...RULES, opponents: reentrant, learnerSeat: 1 });
+    const plain = new SingleAgentEnv({ ...RULES, opponents: new RandomPolicy(1), learnerSeat: 1 });
+    let r: { obs: Float32Array; mask: Uint8Array } = env.reset({ seed: 1 });
+    let expected: { obs: Float32Array; mask: Uint8Array } = plain.reset({ seed: 1 });
+    expect(refused.length).toBeGreaterThan(0);
+    inner = 'step';
+    for (let t = 0; t < 12; t++) {
+      // Refused and nothing changed: the same trajectory as with the plain random opponents.
+      expect(Array.from(r.obs)).toEqual(Array.from(expected.obs));
+      const action = firstLegal(r.mask, 0);
+      const [a, b] = [env.step(action), plain.step(action)];
+      expect(a.reward).toBe(b.reward);
+      r = a.terminated || a.truncated ? env.reset({ seed: 2 + t }) : a;
+      expected = b.terminated || b.truncated ? plain.reset({ seed: 2 + t }) : b;
+    }
+    expect(refused.every((e) => /SingleAgentEnv is stepping or resetting already/.test(e))).toBe(true);
+    expect(refused.length).toBeGreaterThan(5);
   });
 
   it('names a bad hand range, and an observe with a bad seat leaves the caller\'s buffer as it was', () => {

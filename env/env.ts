@@ -57,6 +57,8 @@ export class KratzenEnv {
   private readonly stepReward: Float32Array;
   private resultsSeen = 0;
   private done = true;
+  /** How the last episode ended: TERMINATED or TRUNCATED (while `done`), as `last()` reports it. */
+  private endedBy = 0;
 
   constructor(config: EnvConfigInput = {}) {
     const { config: parsed, game } = parseEnvConfig(config);
@@ -119,6 +121,7 @@ export class KratzenEnv {
     this.cumulative[this.table.lastActor] = 0;
     for (let s = 0; s < this.numPlayers; s++) this.cumulative[s]! += this.stepReward[s]!;
     this.done = outcome !== 0;
+    this.endedBy = outcome;
     const info = this.info();
     return {
       ...this.current(),
@@ -133,7 +136,8 @@ export class KratzenEnv {
   last(): { seat: number; obs: Float32Array; mask: Uint8Array; reward: number; terminated: boolean; truncated: boolean } {
     const seat = this.agentSelection;
     const { obs, mask } = this.current();
-    return { seat, obs, mask, reward: seat >= 0 ? this.cumulative[seat]! : 0, terminated: this.done, truncated: false };
+    // A time limit (maxSteps, an amount overflow) is a truncation here as in step(): it said terminated.
+    return { seat, obs, mask, reward: seat >= 0 ? this.cumulative[seat]! : 0, terminated: this.done && this.endedBy === TERMINATED, truncated: this.done && this.endedBy === TRUNCATED };
   }
 
   /** The observation of any seat (what that seat may know), e.g. for PettingZoo's `observe`. */

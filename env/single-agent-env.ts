@@ -50,6 +50,8 @@ export class SingleAgentEnv {
   private readonly obs = new Float32Array(OBS_SIZE);
   private readonly mask = new Uint8Array(NUM_ACTIONS);
   private done = true;
+  /** True while reset or step runs: the opponents' policies are called then. */
+  private busy = false;
 
   constructor(options: SingleAgentEnvOptions = {}) {
     const { config, game } = parseEnvConfig(options.config);
@@ -75,13 +77,17 @@ export class SingleAgentEnv {
    */
   reset(options: { seed?: number | string } = {}): { obs: Float32Array; mask: Uint8Array; info: { skippedReward: number } } {
     checkResetOptions(options, ['seed']);
-    this.table.reset(options.seed);
+    this.whileBusy(() => this.table.reset(options.seed));
     this.done = false;
     this.writeCurrent();
     return { obs: this.obs.slice(), mask: this.mask.slice(), info: { skippedReward: this.table.skippedReward } };
   }
 
   step(action: number): SingleAgentStep {
+    return this.whileBusy(() => this.stepNow(action));
+  }
+
+  private stepNow(action: number): SingleAgentStep {
     if (this.done) throw new Error('step() called on a finished episode: call reset() first');
     const outcome = this.table.step(action, this.rewards, 0);
     this.done = outcome !== RUNNING;
@@ -97,6 +103,21 @@ export class SingleAgentEnv {
       truncated: outcome === TRUNCATED,
       info,
     };
+  }
+
+  /**
+   * Runs `work` (which calls the opponents' policies) unless a reset or step already runs: an
+   * opponent that stepped or reset its own env had its action applied as the learner's, and the
+   * outer call then failed on a state changed under it (VecEnv refuses the same).
+   */
+  private whileBusy<T>(work: () => T): T {
+    if (this.busy) throw new Error('SingleAgentEnv is stepping or resetting already (an opponent policy may not step or reset its own env)');
+    this.busy = true;
+    try {
+      return work();
+    } finally {
+      this.busy = false;
+    }
   }
 
   private writeCurrent(): void {

@@ -199,13 +199,16 @@ export class Table {
   step(action: number, rewards: Float32Array, offset: number): number {
     const state = this.state;
     const seat = state.currentSeat;
-    const n = this.game.numPlayers;
     // `apply` checks legality itself (throwing with the reason, the state unchanged); only the
     // terminate policy needs to know first.
     if (this.config.illegalAction === 'terminate' && seat >= 0 && !state.isLegal(action)) {
       this.lastActor = seat;
-      rewards.fill(0, offset, offset + n);
-      rewards[offset + seat] = -this.config.illegalActionPenalty * (this.byPot ? this.currentPotFactor() : this.config.rewardScale);
+      if (this.byPot) this.potFactor[seat] = this.currentPotFactor();
+      // What every seat had pending (the deal's antes, at an episode's first decision) still
+      // comes with the penalty: it was dropped, and the episode's rewards no longer summed to the
+      // chips it moved.
+      this.writeRewards(rewards, offset);
+      rewards[offset + seat]! -= this.config.illegalActionPenalty * (this.byPot ? this.potFactor[seat]! : this.config.rewardScale);
       this.illegalActionSeat = seat;
       return TERMINATED;
     }
@@ -223,11 +226,22 @@ export class Table {
       outcome = TRUNCATED;
       if (state.numResults === settledBefore) {
         this.steps++;
-        rewards.fill(0, offset, offset + n);
+        this.writeRewards(rewards, offset);
         return outcome;
       }
     }
     this.steps++;
+    this.writeRewards(rewards, offset);
+    if (outcome === TRUNCATED) return TRUNCATED;
+    if (state.phase === 'over' || state.phase === 'deal') return TERMINATED;
+    if (this.config.maxSteps > 0 && this.steps >= this.config.maxSteps) return TRUNCATED;
+    return RUNNING;
+  }
+
+  /** Writes each seat's chip change since its last reward (scaled) at `offset`, and takes it as paid. */
+  private writeRewards(rewards: Float32Array, offset: number): void {
+    const state = this.state;
+    const n = this.game.numPlayers;
     if (this.byPot) {
       const perChip = 1 / this.game.unitsPerChip;
       for (let s = 0; s < n; s++) {
@@ -242,10 +256,6 @@ export class Table {
         this.baseline[s] = balance;
       }
     }
-    if (outcome === TRUNCATED) return TRUNCATED;
-    if (state.phase === 'over' || state.phase === 'deal') return TERMINATED;
-    if (this.config.maxSteps > 0 && this.steps >= this.config.maxSteps) return TRUNCATED;
-    return RUNNING;
   }
 
   /** The seat whose observation is shown: the seat to act, or the last actor once it is over. */

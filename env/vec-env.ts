@@ -153,7 +153,7 @@ export function sliceVecBuffers(b: VecBuffers, start: number, count: number): Ve
   return out as VecBuffers;
 }
 
-function notReset(env: number): Error {
+export function notReset(env: number): Error {
   return new Error(`env ${env} has not been reset: call reset() (or resetEnvs) first`);
 }
 

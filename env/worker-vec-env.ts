@@ -4,7 +4,7 @@
 
 import { Worker } from 'node:worker_threads';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
-import { VecEnvBuffers, allocateVecMemory, checkStepActions, vecMetadata, viewVecBuffers, type VecBuffers } from './vec-env.js';
+import { VecEnvBuffers, allocateVecMemory, checkStepActions, notReset, vecMetadata, viewVecBuffers, type VecBuffers } from './vec-env.js';
 import type { EnvMetadata } from './env.js';
 import { builtModule } from './built-module.js';
 import { checkSeed } from './rules/index.js';
@@ -69,6 +69,8 @@ export class WorkerVecEnv extends VecEnvBuffers {
   private sequence = 0;
   private closed = false;
   private broken: string | null = null;
+  /** Whether a reset went through (every env then has an episode). */
+  private started = false;
 
   constructor(options: WorkerVecEnvOptions) {
     super();
@@ -128,11 +130,15 @@ export class WorkerVecEnv extends VecEnvBuffers {
     new DataView(this.text.buffer).setInt32(TEXT_BYTES, bytes.length, true);
     this.text.set(bytes);
     this.command(CMD_RESET);
+    this.started = true;
     return this;
   }
 
   /** Steps every env with `actions[i]`; refused actions (checkStepActions) throw before any env moves. */
   step(actions: ArrayLike<number>): this {
+    // Before the actions: checked against the masks of no episode, they were refused as illegal.
+    this.checkUsable();
+    if (!this.started) throw notReset(0);
     checkStepActions(actions, 0, this.numEnvs, this.numEnvs, this.buffers, this.config.illegalAction === 'terminate');
     // Copied one by one: set() converted 1.5 to 1 and '39' to 39, and kept old entries past a short array.
     const shared = this.actions;
@@ -151,9 +157,13 @@ export class WorkerVecEnv extends VecEnvBuffers {
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 
-  private command(command: number): void {
+  private checkUsable(): void {
     if (this.closed) throw new Error('WorkerVecEnv is closed');
     if (this.broken) throw new Error(this.broken);
+  }
+
+  private command(command: number): void {
+    this.checkUsable();
     const control = this.control;
     const workers = this.numWorkers;
     Atomics.store(control, CTRL_ERROR, 0);
