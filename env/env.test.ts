@@ -877,6 +877,31 @@ describe('careless and hostile use of the library [probe round 8]', () => {
     for (const call of [() => env.observe(0), () => env.record(), () => env.last(), () => env.step(0)]) expect(call).toThrow(/^call reset\(\) first$/);
   });
 
+  it('a reset without a seed moves every env on (it restarted seed 0 each time); the first plays seed 0, distinct deals per env [env probe, session 33]', async () => {
+    const rows = (vec: { observations: Float32Array }) => Array.from(vec.observations);
+    const seeded = new VecEnv({ numEnvs: 3, ...RULES }).reset(0);
+    const plain = new VecEnv({ numEnvs: 3, ...RULES }).reset();
+    expect(rows(plain)).toEqual(rows(seeded));
+    const first = rows(plain);
+    plain.reset();
+    expect(rows(plain)).not.toEqual(first);
+    // The same as the seeded sequence moving on: env i's next session is `0:<i>/1`.
+    seeded.reset();
+    expect(rows(plain)).toEqual(rows(seeded));
+    const workers = new WorkerVecEnv({ numEnvs: 3, numWorkers: 2, ...RULES });
+    try {
+      workers.reset();
+      expect(rows(workers)).toEqual(first);
+      workers.reset();
+      expect(rows(workers)).toEqual(rows(plain));
+    } finally {
+      await workers.close();
+    }
+    // Envs first reset through a mask without a seed get distinct deals (all dealt seed "0" before).
+    const masked = new VecEnv({ numEnvs: 3, ...RULES }).resetEnvs([1, 1, 1]);
+    expect(rows(masked)).toEqual(first);
+  });
+
   it('a WorkerVecEnv says it was not reset, or is closed, before judging the actions (it called them illegal) [env probe, session 33]', async () => {
     const workers = new WorkerVecEnv({ numEnvs: 2, numWorkers: 1, ...RULES });
     try {

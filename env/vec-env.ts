@@ -10,7 +10,9 @@
 // Autoreset is `same-step` (Gymnasium SAME_STEP): an env whose episode ends inside `step` is
 // reset at once; its row then holds the new episode's first observation, while
 // `finalObservations` row i and `finalInfo(i)` describe the episode that ended.
-// Seeds: env i of `reset(seed)` plays the sessions `<seed>:<i>`, `<seed>:<i>/1`, ...
+// Seeds: env i of `reset(seed)` plays the sessions `<seed>:<i>`, `<seed>:<i>/1`, ...; a reset
+// without a seed moves every env on to its next episode, and an env's first reset without one
+// plays seed 0's (`0:<i>`).
 // The buffers are the env's own: read them, copy them, but do not write into them (observation
 // rows are updated sparsely, clearing only what the previous step set).
 
@@ -445,7 +447,12 @@ export class VecEnv extends VecEnvBuffers {
     return { record, complete: state.complete, numHands: state.numResults };
   }
 
-  reset(seed: number | string = 0): this {
+  /**
+   * Starts an episode in every env: with a seed, env i starts the sessions `<seed>:<i>`, ...;
+   * without, each goes on to its next episode (the first one plays seed 0's). It restarted seed 0
+   * every time, so a loop calling reset() replayed the same deals.
+   */
+  reset(seed?: number | string): this {
     return this.resetRange(0, this.numEnvs, seed);
   }
 
@@ -489,7 +496,9 @@ export class VecEnv extends VecEnvBuffers {
   private *resetPieces(i: number, seed: number | string | undefined): Generator<void, void> {
     const table = this.tables[i]!;
     const first = !this.isStarted(i);
-    const tableSeed = seed === undefined ? undefined : `${seed}:${this.firstEnvIndex + i}`;
+    // An env never reset starts from seed 0 when given none: its table's own default, the same
+    // for every env, dealt them all one game.
+    const tableSeed = seed === undefined && !first ? undefined : `${seed ?? 0}:${this.firstEnvIndex + i}`;
     this.busy = true;
     this.stepping = i;
     try {

@@ -48,7 +48,7 @@ for (;;) {
   try {
     if (command === CMD_RESET) {
       const length = new DataView(text.buffer).getInt32(TEXT_BYTES, true);
-      env.reset(new TextDecoder().decode(text.slice(0, length)));
+      env.reset(length < 0 ? undefined : new TextDecoder().decode(text.slice(0, length)));
     } else if (command === CMD_STEP) {
       env.step(actions);
     }

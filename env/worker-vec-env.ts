@@ -123,11 +123,13 @@ export class WorkerVecEnv extends VecEnvBuffers {
     }
   }
 
-  reset(seed: number | string = 0): this {
-    checkSeed(seed);
-    const bytes = new TextEncoder().encode(String(seed));
+  /** VecEnv.reset: with a seed, env i starts `<seed>:<i>`; without, every env goes on to its next episode. */
+  reset(seed?: number | string): this {
+    if (seed !== undefined) checkSeed(seed);
+    const bytes = new TextEncoder().encode(seed === undefined ? '' : String(seed));
     if (bytes.length > TEXT_BYTES) throw new RangeError(`seed longer than ${TEXT_BYTES} bytes`);
-    new DataView(this.text.buffer).setInt32(TEXT_BYTES, bytes.length, true);
+    // A length of -1 says "no seed".
+    new DataView(this.text.buffer).setInt32(TEXT_BYTES, seed === undefined ? -1 : bytes.length, true);
     this.text.set(bytes);
     this.command(CMD_RESET);
     this.started = true;
