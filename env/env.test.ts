@@ -828,6 +828,8 @@ describe('a closed VecEnv [probe round 3b]', () => {
 
 describe('careless and hostile use of the library [probe round 8]', () => {
   const RULES = { rules: { profile: 'didactic4' as const, players: 4 } };
+  // Vector and single-agent envs take the config under `config`; KratzenEnv takes it itself.
+  const OPTS = { config: RULES };
   const failing = (after: number): Policy => {
     let calls = 0;
     const random = new RandomPolicy(1);
@@ -841,13 +843,13 @@ describe('careless and hostile use of the library [probe round 8]', () => {
   const firstLegal = (masks: Uint8Array, i: number) => masks.subarray(i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS).indexOf(1);
 
   it('an opponent policy that fails mid-step leaves its env refusing steps until it is reset (the next step moved an opponent as the learner)', () => {
-    const env = new SingleAgentEnv({ ...RULES, opponents: failing(6) });
+    const env = new SingleAgentEnv({ ...OPTS, opponents: failing(6) });
     expect(() => {
       let mask = env.reset({ seed: 4 }).mask;
       for (let t = 0; t < 50; t++) mask = env.step(mask.indexOf(1)).mask;
     }).toThrow(/policy crashed/);
     expect(() => env.step(0)).toThrow(/the opponents failed in this episode \(policy crashed\): reset this env/);
-    const vec = new VecEnv({ numEnvs: 3, ...RULES, opponents: [null, new RandomPolicy(2), new RandomPolicy(3), failing(8)] });
+    const vec = new VecEnv({ numEnvs: 3, ...OPTS, opponents: [null, new RandomPolicy(2), new RandomPolicy(3), failing(8)] });
     let error: Error | undefined;
     for (let t = 0; t < 50 && !error; t++) {
       try {
@@ -868,7 +870,7 @@ describe('careless and hostile use of the library [probe round 8]', () => {
   });
 
   it('refuses use before the first reset by name (it failed inside the core)', () => {
-    const vec = new VecEnv({ numEnvs: 2, ...RULES });
+    const vec = new VecEnv({ numEnvs: 2, ...OPTS });
     expect(() => vec.step([0, 0])).toThrow(/^env 0 has not been reset: call reset\(\)/);
     expect(() => vec.potOf(1)).toThrow(/^env 1 has not been reset/);
     vec.resetEnvs([0, 1]);
@@ -879,8 +881,8 @@ describe('careless and hostile use of the library [probe round 8]', () => {
 
   it('a reset without a seed moves every env on (it restarted seed 0 each time); the first plays seed 0, distinct deals per env [env probe, session 33]', async () => {
     const rows = (vec: { observations: Float32Array }) => Array.from(vec.observations);
-    const seeded = new VecEnv({ numEnvs: 3, ...RULES }).reset(0);
-    const plain = new VecEnv({ numEnvs: 3, ...RULES }).reset();
+    const seeded = new VecEnv({ numEnvs: 3, ...OPTS }).reset(0);
+    const plain = new VecEnv({ numEnvs: 3, ...OPTS }).reset();
     expect(rows(plain)).toEqual(rows(seeded));
     const first = rows(plain);
     plain.reset();
@@ -888,7 +890,7 @@ describe('careless and hostile use of the library [probe round 8]', () => {
     // The same as the seeded sequence moving on: env i's next session is `0:<i>/1`.
     seeded.reset();
     expect(rows(plain)).toEqual(rows(seeded));
-    const workers = new WorkerVecEnv({ numEnvs: 3, numWorkers: 2, ...RULES });
+    const workers = new WorkerVecEnv({ numEnvs: 3, numWorkers: 2, ...OPTS });
     try {
       workers.reset();
       expect(rows(workers)).toEqual(first);
@@ -898,12 +900,12 @@ describe('careless and hostile use of the library [probe round 8]', () => {
       await workers.close();
     }
     // Envs first reset through a mask without a seed get distinct deals (all dealt seed "0" before).
-    const masked = new VecEnv({ numEnvs: 3, ...RULES }).resetEnvs([1, 1, 1]);
+    const masked = new VecEnv({ numEnvs: 3, ...OPTS }).resetEnvs([1, 1, 1]);
     expect(rows(masked)).toEqual(first);
   });
 
   it('a WorkerVecEnv says it was not reset, or is closed, before judging the actions (it called them illegal) [env probe, session 33]', async () => {
-    const workers = new WorkerVecEnv({ numEnvs: 2, numWorkers: 1, ...RULES });
+    const workers = new WorkerVecEnv({ numEnvs: 2, numWorkers: 1, ...OPTS });
     try {
       expect(() => workers.step([0, 0])).toThrow(/^env 0 has not been reset: call reset\(\)/);
       workers.reset(1);
@@ -914,7 +916,7 @@ describe('careless and hostile use of the library [probe round 8]', () => {
   });
 
   it('checks reset masks, reset options and the options it would otherwise ignore', () => {
-    const vec = new VecEnv({ numEnvs: 2, ...RULES }).reset(1);
+    const vec = new VecEnv({ numEnvs: 2, ...OPTS }).reset(1);
     const before = vec.observations.slice();
     for (const mask of [['0', '0'], [0.5, Number.NaN], [2, -1]]) expect(() => vec.resetEnvs(mask as never), JSON.stringify(mask)).toThrow(/reset mask entry 0 must be 0, 1, true or false/);
     expect(vec.observations).toEqual(before);
@@ -923,22 +925,27 @@ describe('careless and hostile use of the library [probe round 8]', () => {
     expect(() => env.reset(5 as never)).toThrow(/reset takes an object/);
     expect(() => env.reset({ sed: 5 } as never)).toThrow(/reset has no option "sed"/);
     expect(() => env.reset({ options: { foo: 1 } } as never)).toThrow(/reset takes no options/);
-    expect(() => new SingleAgentEnv({ ...RULES, opponents: new RandomPolicy(1) }).reset({ seeds: 1 } as never)).toThrow(/reset has no option "seeds"/);
-    expect(() => new VecEnv({ numEnvs: 1, ...RULES, learnerSeat: 2 })).toThrow(/learnerSeat needs opponents/);
-    for (const opponents of [0, '']) expect(() => new VecEnv({ numEnvs: 1, ...RULES, opponents: opponents as never }), String(opponents)).toThrow(/opponents: seat 1 needs a policy/);
-    expect(() => new WorkerVecEnv({ numEnvs: 2, numWorkers: 1, ...RULES, spinMicroseconds: Infinity })).toThrow(/spinMicroseconds must be a number from 0 to 1e6/);
-    expect(() => new WorkerVecEnv({ numEnvs: 2, numWorkers: 1, ...RULES, spinMicroseconds: '200' as never })).toThrow(/spinMicroseconds/);
+    expect(() => new SingleAgentEnv({ ...OPTS, opponents: new RandomPolicy(1) }).reset({ seeds: 1 } as never)).toThrow(/reset has no option "seeds"/);
+    expect(() => new VecEnv({ numEnvs: 1, ...OPTS, learnerSeat: 2 })).toThrow(/learnerSeat needs opponents/);
+    for (const opponents of [0, '']) expect(() => new VecEnv({ numEnvs: 1, ...OPTS, opponents: opponents as never }), String(opponents)).toThrow(/opponents: seat 1 needs a policy/);
+    // A misplaced or misspelt option is named (rules beside config gave a 4-player table) [env probe, session 33].
+    expect(() => new VecEnv({ numEnvs: 2, rules: { players: 5 } } as never)).toThrow(/^VecEnv has no option "rules" \(it takes numEnvs, config, /);
+    expect(() => new WorkerVecEnv({ numEnvs: 2, numWorker: 4 } as never)).toThrow(/^WorkerVecEnv has no option "numWorker"/);
+    expect(() => new WorkerVecEnv({ numEnvs: 2, ...OPTS, opponents: new RandomPolicy(1) } as never)).toThrow(/^WorkerVecEnv has no option "opponents"/);
+    expect(() => new SingleAgentEnv({ ...OPTS, opponent: new RandomPolicy(1) } as never)).toThrow(/^SingleAgentEnv has no option "opponent"/);
+    expect(() => new WorkerVecEnv({ numEnvs: 2, numWorkers: 1, ...OPTS, spinMicroseconds: Infinity })).toThrow(/spinMicroseconds must be a number from 0 to 1e6/);
+    expect(() => new WorkerVecEnv({ numEnvs: 2, numWorkers: 1, ...OPTS, spinMicroseconds: '200' as never })).toThrow(/spinMicroseconds/);
     // numWorkers 1000 started 1000 threads.
-    expect(() => new WorkerVecEnv({ numEnvs: 1000, numWorkers: 1000, ...RULES })).toThrow(/numWorkers must be an integer from 1 to 64/);
+    expect(() => new WorkerVecEnv({ numEnvs: 1000, numWorkers: 1000, ...OPTS })).toThrow(/numWorkers must be an integer from 1 to 64/);
   });
 
   it('refuses buffers of another element type or sharing memory (aliased terminated and truncated reported no episode end)', () => {
     const aliased = { ...allocateVecBuffers(2) };
     Object.assign(aliased, { truncated: aliased.terminated });
-    expect(() => new VecEnv({ numEnvs: 2, ...RULES, buffers: aliased })).toThrow(/buffers.truncated shares memory with buffers.terminated/);
+    expect(() => new VecEnv({ numEnvs: 2, ...OPTS, buffers: aliased })).toThrow(/buffers.truncated shares memory with buffers.terminated/);
     const wrongType = allocateVecBuffers(2) as unknown as Record<string, unknown>;
     wrongType.rewards = new Int32Array(2 * MAX_SEATS);
-    expect(() => new VecEnv({ numEnvs: 2, ...RULES, buffers: wrongType as never })).toThrow(/buffers.rewards must be a Float32Array, got Int32Array/);
+    expect(() => new VecEnv({ numEnvs: 2, ...OPTS, buffers: wrongType as never })).toThrow(/buffers.rewards must be a Float32Array, got Int32Array/);
   });
 
   it('refuses a step or reset from inside its own step (an action chosen on one state was applied to another)', () => {
@@ -955,7 +962,7 @@ describe('careless and hostile use of the library [probe round 8]', () => {
         return random.act(observations, masks, seats);
       },
     };
-    vec = new VecEnv({ numEnvs: 1, ...RULES, opponents: reentrant });
+    vec = new VecEnv({ numEnvs: 1, ...OPTS, opponents: reentrant });
     vec.reset(1);
     expect(String(nested)).toMatch(/VecEnv is stepping or resetting already/);
     for (let t = 0; t < 20; t++) vec.step([firstLegal(vec.masks, 0)]);
@@ -977,8 +984,8 @@ describe('careless and hostile use of the library [probe round 8]', () => {
         return random.act(observations, masks, seats);
       },
     };
-    env = new SingleAgentEnv({ ...RULES, opponents: reentrant, learnerSeat: 1 });
-    const plain = new SingleAgentEnv({ ...RULES, opponents: new RandomPolicy(1), learnerSeat: 1 });
+    env = new SingleAgentEnv({ ...OPTS, opponents: reentrant, learnerSeat: 1 });
+    const plain = new SingleAgentEnv({ ...OPTS, opponents: new RandomPolicy(1), learnerSeat: 1 });
     let r: { obs: Float32Array; mask: Uint8Array } = env.reset({ seed: 1 });
     let expected: { obs: Float32Array; mask: Uint8Array } = plain.reset({ seed: 1 });
     expect(refused.length).toBeGreaterThan(0);
@@ -997,7 +1004,7 @@ describe('careless and hostile use of the library [probe round 8]', () => {
   });
 
   it('names a bad hand range, and an observe with a bad seat leaves the caller\'s buffer as it was', () => {
-    const vec = new VecEnv({ numEnvs: 1, ...RULES }).reset(1);
+    const vec = new VecEnv({ numEnvs: 1, ...OPTS }).reset(1);
     for (const range of ['all', { from: 0, count: Number.NaN }, { from: -1, count: 2 }, { from: 1.5, count: 2 }]) {
       expect(() => vec.fullRecord(0, 'current', range as never), JSON.stringify(range)).toThrow(/^range must be \{ from/);
       expect(() => vec.tableView(0, 0, 'current', range as never), JSON.stringify(range)).toThrow(/^range must be \{ from/);

@@ -190,6 +190,15 @@ export function checkResetOptions(options: unknown, allowed: readonly string[]):
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError(`reset takes an object ({ seed: 5 }), got ${JSON.stringify(options)?.slice(0, 40) ?? String(options)}`);
   }
+  checkOptionKeys(options, allowed, 'reset');
+}
+
+/**
+ * Throws a TypeError naming the first key of `options` that `owner` does not take: a
+ * misplaced or misspelt option was ignored without a word (`new VecEnv({ numEnvs: 2, rules:
+ * { players: 5 } })` gave a 4-player table).
+ */
+export function checkOptionKeys(options: object, allowed: readonly string[], owner: string): void {
   const unknown = Object.keys(options).find((key) => !allowed.includes(key));
-  if (unknown !== undefined) throw new TypeError(`reset has no option ${JSON.stringify(unknown).slice(0, 40)} (it takes ${allowed.join(', ')})`);
+  if (unknown !== undefined) throw new TypeError(`${owner} has no option ${JSON.stringify(unknown).slice(0, 40)} (it takes ${allowed.join(', ')})`);
 }

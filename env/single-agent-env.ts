@@ -9,7 +9,7 @@ import { OBS_SIZE, encodeObservation, observationSpec, type ObservationSpec } fr
 import { RUNNING, TERMINATED, TRUNCATED, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { SingleAgentTable } from './single-agent-table.js';
 import { randomLegalActions, type Policy } from './policy.js';
-import { checkResetOptions } from './env.js';
+import { checkOptionKeys, checkResetOptions } from './env.js';
 
 export interface SingleAgentEnvOptions {
   config?: EnvConfigInput;
@@ -54,6 +54,7 @@ export class SingleAgentEnv {
   private busy = false;
 
   constructor(options: SingleAgentEnvOptions = {}) {
+    checkOptionKeys(options, ['config', 'learnerSeat', 'opponents'] satisfies (keyof SingleAgentEnvOptions)[], 'SingleAgentEnv');
     const { config, game } = parseEnvConfig(options.config);
     this.config = config;
     this.learnerSeat = options.learnerSeat ?? 0;

@@ -22,7 +22,7 @@ import { encodeOtherHands } from './oracle.js';
 import { RUNNING, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { SingleAgentTable } from './single-agent-table.js';
 import { ALL_HANDS, checkHandRange, seatRecordSteps, tableViewSteps, type HandRange, type SeatRecord, type TableView } from './table-view.js';
-import type { EnvMetadata } from './env.js';
+import { checkOptionKeys, type EnvMetadata } from './env.js';
 import type { Policy } from './policy.js';
 
 /**
@@ -210,6 +210,8 @@ export interface VecEnvOptions {
   listObservationEntries?: boolean;
 }
 
+const VEC_ENV_OPTIONS = ['numEnvs', 'config', 'firstEnvIndex', 'buffers', 'keepEndedStates', 'opponents', 'learnerSeat', 'listObservationEntries'] as const satisfies readonly (keyof VecEnvOptions)[];
+
 /** What a vector env steps: a multi-agent Table or a SingleAgentTable. */
 type EnvTable = Table | SingleAgentTable;
 
@@ -295,6 +297,7 @@ export class VecEnv extends VecEnvBuffers {
 
   constructor(options: VecEnvOptions) {
     super();
+    checkOptionKeys(options, VEC_ENV_OPTIONS, 'VecEnv');
     if (!Number.isInteger(options.numEnvs) || options.numEnvs < 1) throw new RangeError('numEnvs must be a positive integer');
     const { config, game } = parseEnvConfig(options.config);
     this.config = config;

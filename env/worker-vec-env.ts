@@ -5,7 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { VecEnvBuffers, allocateVecMemory, checkStepActions, notReset, vecMetadata, viewVecBuffers, type VecBuffers } from './vec-env.js';
-import type { EnvMetadata } from './env.js';
+import { checkOptionKeys, type EnvMetadata } from './env.js';
 import { builtModule } from './built-module.js';
 import { checkSeed } from './rules/index.js';
 
@@ -74,6 +74,8 @@ export class WorkerVecEnv extends VecEnvBuffers {
 
   constructor(options: WorkerVecEnvOptions) {
     super();
+    // Single-agent options included: a WorkerVecEnv steps multi-agent tables only.
+    checkOptionKeys(options, ['numEnvs', 'numWorkers', 'config', 'spinMicroseconds'] satisfies (keyof WorkerVecEnvOptions)[], 'WorkerVecEnv');
     const { config, game } = parseEnvConfig(options.config);
     this.config = config;
     // Checked before any worker starts: numEnvs 0 threw inside a worker, taking the process down.
