@@ -343,6 +343,7 @@ class KratzenVecEnv(VectorEnv):
         self.single_action_space = Discrete(NUM_ACTIONS)
         self.action_space = MultiDiscrete(np.full(self.num_envs, NUM_ACTIONS))
         self.closed = False
+        self._was_reset = False
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         if isinstance(seed, (list, tuple)):
@@ -352,6 +353,7 @@ class KratzenVecEnv(VectorEnv):
         if seed is not None:
             self._np_random = np.random.default_rng(seed)
         batch = self._session.reset(seed)
+        self._was_reset = True
         return batch.observations, self._infos(batch)
 
     def _infos(self, batch) -> Dict[str, Any]:
@@ -359,6 +361,9 @@ class KratzenVecEnv(VectorEnv):
         return {"action_mask": batch.masks, "_action_mask": every, "seat": batch.seats, "_seat": every.copy()}
 
     def step(self, actions):
+        # Misuse the client can see itself, as KratzenEnv reports it (it was the server's BridgeError "not_reset").
+        if not self._was_reset:
+            raise RuntimeError("call reset() before step()")
         batch = self._session.step(wire_actions(actions, self.num_envs))
         infos = self._infos(batch)
         if batch.final:

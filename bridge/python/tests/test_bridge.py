@@ -445,6 +445,14 @@ class VecTest(unittest.TestCase):
                 venv.step(actions)
             self.assertNotIn("-1", str(caught.exception))
 
+    def test_a_step_before_reset_is_a_runtime_error(self):
+        # It was the server's BridgeError "not_reset"; the README promises RuntimeError (Python probe, session 33).
+        for mode in ("single", "multi"):
+            with self.subTest(mode), KratzenVecEnv(2, SERVER.url, mode=mode) as venv:
+                with self.assertRaisesRegex(RuntimeError, r"call reset\(\) before step\(\)"):
+                    venv.step(np.zeros(2, dtype=np.int64))
+                venv.reset(seed=1)
+
     def test_multi_mode_rewards_per_seat(self):
         with KratzenVecEnv(4, SERVER.url, mode="multi", rules={"players": 3}) as venv:
             _, infos = venv.reset(seed=1)
