@@ -96,6 +96,15 @@ describe('CheckpointStore', () => {
     expect(await codeOf(store.prune(0))).toBe('invalid-argument');
   });
 
+  it('keepOnly removes every checkpoint it is not given, and leftovers of interrupted writes', async () => {
+    const store = await newStore();
+    for (const step of [1, 2, 3, 4]) await store.save(agent, { step });
+    await mkdir(path.join(store.root, '.tmp-step-5-abc'));
+    expect(await store.keepOnly(new Set([checkpointName(2), checkpointName(4), 'no-such-checkpoint']))).toEqual([1, 3].map(checkpointName));
+    expect((await store.list()).map((c) => c.step)).toEqual([2, 4]);
+    expect((await readdir(store.root)).sort()).toEqual(['latest.json', ...[2, 4].map(checkpointName)].sort());
+  });
+
   it('catches a consistently edited manifest through the pointer hash', async () => {
     const store = await newStore();
     const { dir } = await store.save(agent, { step: 7, metrics: { winRate: 0.2 } });

@@ -149,22 +149,12 @@ export class CheckpointStore {
   }
 
   /**
-   * Removes every checkpoint not in `names` (nor named by `latest` or `best`); returns the names
-   * removed. A training run's league keeps only the snapshots its current state names.
+   * Removes every checkpoint not in `names`, and leftovers of interrupted writes; returns the
+   * names removed. Pointers are not consulted: the caller names all it keeps (a training run's
+   * league, the snapshots its checkpoints name).
    */
   async keepOnly(names: ReadonlySet<string>): Promise<string[]> {
-    const kept = new Set(names);
-    for (const which of ['latest', 'best'] as const) {
-      const name = await this.pointer(which);
-      if (name) kept.add(name);
-    }
-    const removed: string[] = [];
-    for (const { name } of await this.list()) {
-      if (kept.has(name)) continue;
-      await this.removeDir(name);
-      removed.push(name);
-    }
-    return removed;
+    return this.removeAllBut(await this.list(), names);
   }
 
   /** Renamed away first, so a crash mid-delete leaves no half checkpoint under its name. */
@@ -186,13 +176,23 @@ export class CheckpointStore {
       const name = await this.pointer(which);
       if (name) kept.add(name);
     }
+    return this.removeAllBut(listed, kept);
+  }
+
+  /** Removes the `listed` checkpoints not in `kept`, then leftovers of interrupted writes; returns the names removed. */
+  private async removeAllBut(listed: readonly CheckpointSummary[], kept: ReadonlySet<string>): Promise<string[]> {
     const removed: string[] = [];
     for (const { name } of listed) {
       if (kept.has(name)) continue;
       await this.removeDir(name);
       removed.push(name);
     }
-    for (const entry of await readdir(this.root)) {
+    // A store nothing was saved in yet has no folder (a run's league before its first snapshot).
+    const entries = await readdir(this.root).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return [];
+      throw e;
+    });
+    for (const entry of entries) {
       if (entry.startsWith('.tmp-') || /\.json\.tmp-/.test(entry)) await rm(this.dir(entry), { recursive: true, force: true });
     }
     return removed;

@@ -149,6 +149,15 @@ describe('KratzenEnv', () => {
     expect(Array.from(result.reward)).toEqual(balances.map((b, s) => b / 4 - (s === first.seat ? 7 : 0)));
     expect(balances[first.seat]).toBeLessThan(0);
     expect(result.info.illegalActionSeat).toBe(first.seat);
+    // Over the pot too, and for a single-agent learner that acts first (it had nothing pending from opponents).
+    const byPot = new KratzenEnv({ illegalAction: 'terminate', illegalActionPenalty: 7, rewardNormalization: 'pot' });
+    byPot.reset({ seed: 4 });
+    const pot = byPot.state.pot / 4;
+    const potRewards = byPot.step(illegal).reward;
+    balances.forEach((b, s) => expect(potRewards[s]).toBeCloseTo(b / 4 / pot - (s === first.seat ? 7 / pot : 0), 6));
+    const single = new SingleAgentEnv({ config: { illegalAction: 'terminate', illegalActionPenalty: 7 }, learnerSeat: first.seat });
+    expect(single.reset({ seed: 4 }).info.skippedReward).toBe(0);
+    expect(single.step(illegal).reward).toBe(balances[first.seat]! / 4 - 7);
     expect(Array.from(result.mask).every((m) => m === 0)).toBe(true);
   });
 
@@ -907,7 +916,7 @@ describe('careless and hostile use of the library [probe round 8]', () => {
   it('a WorkerVecEnv says it was not reset, or is closed, before judging the actions (it called them illegal) [env probe, session 33]', async () => {
     const workers = new WorkerVecEnv({ numEnvs: 2, numWorkers: 1, ...OPTS });
     try {
-      expect(() => workers.step([0, 0])).toThrow(/^env 0 has not been reset: call reset\(\)/);
+      expect(() => workers.step([0, 0])).toThrow(/^WorkerVecEnv has not been reset: call reset\(\) first$/);
       workers.reset(1);
     } finally {
       await workers.close();

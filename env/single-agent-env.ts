@@ -54,7 +54,7 @@ export class SingleAgentEnv {
   private busy = false;
 
   constructor(options: SingleAgentEnvOptions = {}) {
-    checkOptionKeys(options, ['config', 'learnerSeat', 'opponents'] satisfies (keyof SingleAgentEnvOptions)[], 'SingleAgentEnv');
+    checkOptionKeys(options, Object.keys({ config: true, learnerSeat: true, opponents: true } satisfies Record<keyof SingleAgentEnvOptions, true>), 'SingleAgentEnv');
     const { config, game } = parseEnvConfig(options.config);
     this.config = config;
     this.learnerSeat = options.learnerSeat ?? 0;

@@ -155,7 +155,7 @@ export function sliceVecBuffers(b: VecBuffers, start: number, count: number): Ve
   return out as VecBuffers;
 }
 
-export function notReset(env: number): Error {
+function notReset(env: number): Error {
   return new Error(`env ${env} has not been reset: call reset() (or resetEnvs) first`);
 }
 
@@ -210,7 +210,17 @@ export interface VecEnvOptions {
   listObservationEntries?: boolean;
 }
 
-const VEC_ENV_OPTIONS = ['numEnvs', 'config', 'firstEnvIndex', 'buffers', 'keepEndedStates', 'opponents', 'learnerSeat', 'listObservationEntries'] as const satisfies readonly (keyof VecEnvOptions)[];
+/** Every option VecEnv takes: a key missing here (or one that is not an option) does not compile. */
+const VEC_ENV_OPTIONS = Object.keys({
+  numEnvs: true,
+  config: true,
+  firstEnvIndex: true,
+  buffers: true,
+  keepEndedStates: true,
+  opponents: true,
+  learnerSeat: true,
+  listObservationEntries: true,
+} satisfies Record<keyof VecEnvOptions, true>);
 
 /** What a vector env steps: a multi-agent Table or a SingleAgentTable. */
 type EnvTable = Table | SingleAgentTable;

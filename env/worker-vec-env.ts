@@ -4,7 +4,7 @@
 
 import { Worker } from 'node:worker_threads';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
-import { VecEnvBuffers, allocateVecMemory, checkStepActions, notReset, vecMetadata, viewVecBuffers, type VecBuffers } from './vec-env.js';
+import { VecEnvBuffers, allocateVecMemory, checkStepActions, vecMetadata, viewVecBuffers, type VecBuffers } from './vec-env.js';
 import { checkOptionKeys, type EnvMetadata } from './env.js';
 import { builtModule } from './built-module.js';
 import { checkSeed } from './rules/index.js';
@@ -75,7 +75,7 @@ export class WorkerVecEnv extends VecEnvBuffers {
   constructor(options: WorkerVecEnvOptions) {
     super();
     // Single-agent options included: a WorkerVecEnv steps multi-agent tables only.
-    checkOptionKeys(options, ['numEnvs', 'numWorkers', 'config', 'spinMicroseconds'] satisfies (keyof WorkerVecEnvOptions)[], 'WorkerVecEnv');
+    checkOptionKeys(options, Object.keys({ numEnvs: true, numWorkers: true, config: true, spinMicroseconds: true } satisfies Record<keyof WorkerVecEnvOptions, true>), 'WorkerVecEnv');
     const { config, game } = parseEnvConfig(options.config);
     this.config = config;
     // Checked before any worker starts: numEnvs 0 threw inside a worker, taking the process down.
@@ -142,7 +142,7 @@ export class WorkerVecEnv extends VecEnvBuffers {
   step(actions: ArrayLike<number>): this {
     // Before the actions: checked against the masks of no episode, they were refused as illegal.
     this.checkUsable();
-    if (!this.started) throw notReset(0);
+    if (!this.started) throw new Error('WorkerVecEnv has not been reset: call reset() first');
     checkStepActions(actions, 0, this.numEnvs, this.numEnvs, this.buffers, this.config.illegalAction === 'terminate');
     // Copied one by one: set() converted 1.5 to 1 and '39' to 39, and kept old entries past a short array.
     const shared = this.actions;

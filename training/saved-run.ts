@@ -5,7 +5,7 @@
 // behaviour blob ended the resume with a stack trace.
 
 import { z } from 'zod';
-import { CheckpointError, type LoadedCheckpoint } from '../checkpoints/index.js';
+import { CheckpointError, type CheckpointManifest, type LoadedCheckpoint } from '../checkpoints/index.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
 import { ValidationError } from '../env/rules/index.js';
 import { decodeArrays } from './distributed/arrays.js';
@@ -90,4 +90,14 @@ export function savedArrays(loaded: LoadedCheckpoint, name: string, sizes: reado
     if (bad >= 0) throw new CheckpointError('bad-manifest', loaded.dir, `extras.${name}: array ${k} holds ${array[bad]} at ${bad}, not a finite number`);
   }
   return arrays as Float32Array[];
+}
+
+/**
+ * The league snapshots the checkpoint of `manifest` names (its trainer state's `snapshots` and
+ * `behaviourSnapshots`): what resuming from it loads. Empty for a checkpoint without a trainer state.
+ */
+export function snapshotsNamedBy(manifest: CheckpointManifest): string[] {
+  const meta = manifest.extras?.[TRAINER_EXTRA]?.meta as { snapshots?: unknown; behaviourSnapshots?: unknown } | null | undefined;
+  const lists = [meta?.snapshots, meta?.behaviourSnapshots];
+  return lists.flatMap((list) => (Array.isArray(list) ? list.filter((name): name is string => typeof name === 'string') : []));
 }

@@ -372,17 +372,19 @@ describe('trainer', () => {
     expect(existsSync(join(dir, 'split', 'report.html'))).toBe(true);
   });
 
-  it('keeps on disk only the league snapshots the latest checkpoint names, and resumes with them (12 were kept for a league of 4) [CLI probe, session 33]', async () => {
+  it('keeps on disk only the league snapshots its kept checkpoints name, and resumes with them (12 were kept for a league of 4) [CLI probe, session 33]', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
-    const league = { snapshotEvery: 1, maxSnapshots: 2 };
-    const straight = await train({ ...TINY, league, name: 'straight', runsDir: dir }, { verbose: false });
+    // Two checkpoints kept (no best: no evaluations), a league of two snapshots, one per update.
+    const config = { ...TINY, evalEvery: 0, keepCheckpoints: 2, league: { snapshotEvery: 1, maxSnapshots: 2 } };
+    const straight = await train({ ...config, name: 'straight', runsDir: dir }, { verbose: false });
     const snapshotsOf = (name: string) => readdirSync(join(dir, name, 'league')).filter((entry) => entry.startsWith('snapshot-')).sort();
-    expect(snapshotsOf('straight')).toEqual(['snapshot-u3', 'snapshot-u4']);
-    await train({ ...TINY, league, name: 'split', runsDir: dir }, { verbose: false, stopAfter: 2 });
+    // Update 3's checkpoint names u2 and u3, update 4's u3 and u4: u1 is gone.
+    expect(snapshotsOf('straight')).toEqual(['snapshot-u2', 'snapshot-u3', 'snapshot-u4']);
+    await train({ ...config, name: 'split', runsDir: dir }, { verbose: false, stopAfter: 2 });
     expect(snapshotsOf('split')).toEqual(['snapshot-u1', 'snapshot-u2']);
-    const resumed = await train({ ...TINY, league, name: 'split', runsDir: dir }, { verbose: false, resume: true });
+    const resumed = await train({ ...config, name: 'split', runsDir: dir }, { verbose: false, resume: true });
     expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
-    expect(snapshotsOf('split')).toEqual(['snapshot-u3', 'snapshot-u4']);
+    expect(snapshotsOf('split')).toEqual(['snapshot-u2', 'snapshot-u3', 'snapshot-u4']);
   });
 
   it('resumes after a crash that wrote a league snapshot past the last checkpoint', async () => {

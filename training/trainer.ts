@@ -12,7 +12,7 @@ import { loadCheckpoint as loadCheckpointAgent } from '../checkpoints/agent-load
 import seedrandom from 'seedrandom';
 import { createGame, isJsonObject, ValidationError } from '../env/rules/index.js';
 import { PolicyAgent, sameArchitecture, selectBackend, type Agent } from '../agents/index.js';
-import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, loadCheckpoint, type NamedArray } from '../checkpoints/index.js';
+import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, loadCheckpoint, readManifest, type NamedArray } from '../checkpoints/index.js';
 import { MAX_CONFIG_BYTES, criticHiddenSizesOf, criticInputSizeOf, parseTrainConfig, type TrainConfig } from './config.js';
 import { readRunFile, writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
@@ -22,7 +22,7 @@ import { LEARNER, RolloutCollector, revalue, type SeatController } from './rollo
 import { League } from './league.js';
 import { ActorPool, actorSetup, imitationTeacher, setWeights, weightsOf, type RolloutActors, type RolloutRequest, type RolloutResult } from './actors.js';
 import { RunLock } from './run-lock.js';
-import { TRAINER_EXTRA, checkSavedPolicy, savedArrays, savedTrainerState, snapshotName, type TrainerState } from './saved-run.js';
+import { TRAINER_EXTRA, checkSavedPolicy, savedArrays, savedTrainerState, snapshotName, snapshotsNamedBy, type TrainerState } from './saved-run.js';
 import { encodeArrays } from './distributed/arrays.js';
 import { RedisActors } from './distributed/rollout-jobs.js';
 import type { RedisConnection } from './distributed/redis.js';
@@ -523,9 +523,11 @@ class TrainingRun {
     });
     this.checkpointName = saved.name;
     await this.store.prune(this.config.keepCheckpoints);
-    // League snapshots this checkpoint no longer names are needed by no resume (a resume takes the
-    // latest checkpoint): 12 of them were kept on disk for a league of 4 after 120 updates.
-    await this.leagueStore.keepOnly(new Set([...this.state.snapshots, ...(this.state.behaviourSnapshots ?? [])]));
+    // League snapshots that no kept checkpoint names are needed by no resume, from the latest or
+    // an older one: 12 were kept on disk for a league of 4 after 120 updates.
+    const named = new Set([...this.state.snapshots, ...(this.state.behaviourSnapshots ?? [])]);
+    for (const { dir } of await this.store.list()) for (const name of snapshotsNamedBy((await readManifest(dir)).manifest)) named.add(name);
+    await this.leagueStore.keepOnly(named);
   }
 
   /** Appends the metrics line and redraws the report and the progress bar. */

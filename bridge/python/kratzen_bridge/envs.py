@@ -362,7 +362,7 @@ class KratzenVecEnv(VectorEnv):
 
     def step(self, actions):
         # Misuse the client can see itself, as KratzenEnv reports it (it was the server's BridgeError "not_reset").
-        if not self._was_reset:
+        if not self._was_reset and not self.closed:
             raise RuntimeError("call reset() before step()")
         batch = self._session.step(wire_actions(actions, self.num_envs))
         infos = self._infos(batch)
