@@ -169,6 +169,21 @@ export class HttpGuard {
   }
 }
 
+/**
+ * Whether `text` is an http(s) origin as a browser sends it, give or take letter case and a
+ * trailing slash: `http://user:pw@a.example` passed a pattern check and allowed a.example, and
+ * `http://a.example?x` a page no Origin header ever names. The server and `--allow-origin` refuse others.
+ */
+export function isOrigin(text: string): boolean {
+  if (!/^https?:\/\/[^/\s?#@]+\/?$/.test(text)) return false;
+  try {
+    const url = new URL(text);
+    return url.username === '' && url.password === '' && url.pathname === '/' && url.search === '' && url.hash === '';
+  } catch {
+    return false;
+  }
+}
+
 /** `text` as a browser serializes an origin (scheme, host, port but the scheme's default), or nothing when it is no http(s) URL. */
 function serializedOrigin(text: string): string[] {
   try {

@@ -54,6 +54,8 @@ export interface CheckpointSummary {
   step: number;
   createdAt: string;
   metrics: Record<string, number>;
+  /** The manifest's extras (their metadata; the blobs are not read). */
+  extras: CheckpointManifest['extras'];
 }
 
 export function checkpointName(step: number): string {
@@ -126,7 +128,7 @@ export class CheckpointStore {
         (m) => m.manifest,
         () => null,
       );
-      if (manifest) out.push({ name: entry.name, dir, step: manifest.step, createdAt: manifest.createdAt, metrics: manifest.metrics });
+      if (manifest) out.push({ name: entry.name, dir, step: manifest.step, createdAt: manifest.createdAt, metrics: manifest.metrics, extras: manifest.extras });
     }
     return out.sort((a, b) => a.step - b.step || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }

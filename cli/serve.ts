@@ -13,7 +13,7 @@ import { BridgeServer, SERVER_DEFAULTS } from '../bridge/server.js';
 import { DEFAULT_AGENT_LIMITS } from '../agents/registry.js';
 import { MIN_MESSAGE_BYTES } from '../bridge/connection.js';
 import { defaultCheckpointRoots } from '../bridge/checkpoint-roots.js';
-import { networkTokenProblem } from '../bridge/http-guard.js';
+import { isOrigin, networkTokenProblem } from '../bridge/http-guard.js';
 import { writeStdout } from './output.js';
 import { parseArgsErrorField, parseFlags } from './flags.js';
 import { STOP_SIGNALS } from './signals.js';
@@ -85,21 +85,6 @@ function intFlag(value: string | undefined, field: string, min: number, max = Nu
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) fail(field, `--${field} must be an integer ${min}..${max}, got "${value}"`);
   return Number(value);
-}
-
-/**
- * Whether `text` is an http(s) origin as a browser sends it, give or take letter case and a
- * trailing slash: `http://user:pw@a.example` passed a pattern check and allowed a.example, and
- * `http://a.example?x` a page no Origin header ever names.
- */
-function isOrigin(text: string): boolean {
-  if (!/^https?:\/\/[^/\s?#@]+\/?$/.test(text)) return false;
-  try {
-    const url = new URL(text);
-    return url.username === '' && url.password === '' && url.pathname === '/' && url.search === '' && url.hash === '';
-  } catch {
-    return false;
-  }
 }
 
 export async function runServe(args: string[]): Promise<BridgeServer> {

@@ -19,6 +19,9 @@ export interface SingleAgentEnvOptions {
   opponents?: Policy | (Policy | null)[];
 }
 
+/** Every option SingleAgentEnv takes (complete by type, as VecEnv's). */
+const SINGLE_AGENT_ENV_OPTIONS = Object.keys({ config: true, learnerSeat: true, opponents: true } satisfies Record<keyof SingleAgentEnvOptions, true>);
+
 export interface SingleAgentStep {
   obs: Float32Array;
   mask: Uint8Array;
@@ -54,7 +57,7 @@ export class SingleAgentEnv {
   private busy = false;
 
   constructor(options: SingleAgentEnvOptions = {}) {
-    checkOptionKeys(options, Object.keys({ config: true, learnerSeat: true, opponents: true } satisfies Record<keyof SingleAgentEnvOptions, true>), 'SingleAgentEnv');
+    checkOptionKeys(options, SINGLE_AGENT_ENV_OPTIONS, 'SingleAgentEnv');
     const { config, game } = parseEnvConfig(options.config);
     this.config = config;
     this.learnerSeat = options.learnerSeat ?? 0;

@@ -489,23 +489,28 @@ export class VecEnv extends VecEnvBuffers {
 
   /** Resets envs [start, end) (a long reset can be done a range at a time). */
   resetRange(start: number, end: number, seed?: number | string): this {
-    this.checkRange(start, end);
-    if (seed !== undefined) checkSeed(seed);
-    // Cleared up front: a reset that failed at one env left the flags of the envs after it as the last step set them.
-    this.clearStepResults(start, end);
+    this.beginReset(start, end, seed);
     for (let i = start; i < end; i++) drain(this.resetPieces(i, seed));
     return this;
   }
 
   /** resetRange(i, i + 1, seed), yielding after each decision of env i's opponents (see stepEnvSteps). */
   *resetEnvSteps(i: number, seed?: number | string): Generator<void, void> {
-    this.checkRange(i, i + 1);
-    if (seed !== undefined) checkSeed(seed);
-    this.clearStepResults(i, i + 1);
+    this.beginReset(i, i + 1, seed);
     yield* this.resetPieces(i, seed);
   }
 
-  /** Resets env i, a decision of its opponents a piece, its range and seed checked and its step results cleared. */
+  /**
+   * Checks a reset of envs [start, end) before any moves, and clears their step results up front:
+   * a reset that failed at one env left the flags of the envs after it as the last step set them.
+   */
+  private beginReset(start: number, end: number, seed: number | string | undefined): void {
+    this.checkRange(start, end);
+    if (seed !== undefined) checkSeed(seed);
+    this.clearStepResults(start, end);
+  }
+
+  /** Resets env i, a decision of its opponents a piece (beginReset has checked and cleared it). */
   private *resetPieces(i: number, seed: number | string | undefined): Generator<void, void> {
     const table = this.tables[i]!;
     const first = !this.isStarted(i);

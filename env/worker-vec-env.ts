@@ -37,6 +37,9 @@ export interface WorkerVecEnvOptions {
   spinMicroseconds?: number;
 }
 
+/** Every option WorkerVecEnv takes (complete by type, as VecEnv's). */
+const WORKER_VEC_ENV_OPTIONS = Object.keys({ numEnvs: true, numWorkers: true, config: true, spinMicroseconds: true } satisfies Record<keyof WorkerVecEnvOptions, true>);
+
 export interface WorkerInit {
   config: EnvConfig;
   start: number;
@@ -75,7 +78,7 @@ export class WorkerVecEnv extends VecEnvBuffers {
   constructor(options: WorkerVecEnvOptions) {
     super();
     // Single-agent options included: a WorkerVecEnv steps multi-agent tables only.
-    checkOptionKeys(options, Object.keys({ numEnvs: true, numWorkers: true, config: true, spinMicroseconds: true } satisfies Record<keyof WorkerVecEnvOptions, true>), 'WorkerVecEnv');
+    checkOptionKeys(options, WORKER_VEC_ENV_OPTIONS, 'WorkerVecEnv');
     const { config, game } = parseEnvConfig(options.config);
     this.config = config;
     // Checked before any worker starts: numEnvs 0 threw inside a worker, taking the process down.

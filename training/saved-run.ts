@@ -93,11 +93,12 @@ export function savedArrays(loaded: LoadedCheckpoint, name: string, sizes: reado
 }
 
 /**
- * The league snapshots the checkpoint of `manifest` names (its trainer state's `snapshots` and
- * `behaviourSnapshots`): what resuming from it loads. Empty for a checkpoint without a trainer state.
+ * The league snapshots a checkpoint names (its trainer state's `snapshots` and
+ * `behaviourSnapshots`, from its manifest's extras): what resuming from it loads. Empty for a
+ * checkpoint without a trainer state.
  */
-export function snapshotsNamedBy(manifest: CheckpointManifest): string[] {
-  const meta = manifest.extras?.[TRAINER_EXTRA]?.meta as { snapshots?: unknown; behaviourSnapshots?: unknown } | null | undefined;
+export function snapshotsNamedBy(checkpoint: Pick<CheckpointManifest, 'extras'>): string[] {
+  const meta = checkpoint.extras?.[TRAINER_EXTRA]?.meta as { snapshots?: unknown; behaviourSnapshots?: unknown } | null | undefined;
   const lists = [meta?.snapshots, meta?.behaviourSnapshots];
   return lists.flatMap((list) => (Array.isArray(list) ? list.filter((name): name is string => typeof name === 'string') : []));
 }

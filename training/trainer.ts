@@ -12,7 +12,7 @@ import { loadCheckpoint as loadCheckpointAgent } from '../checkpoints/agent-load
 import seedrandom from 'seedrandom';
 import { createGame, isJsonObject, ValidationError } from '../env/rules/index.js';
 import { PolicyAgent, sameArchitecture, selectBackend, type Agent } from '../agents/index.js';
-import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, loadCheckpoint, readManifest, type NamedArray } from '../checkpoints/index.js';
+import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, loadCheckpoint, type NamedArray } from '../checkpoints/index.js';
 import { MAX_CONFIG_BYTES, criticHiddenSizesOf, criticInputSizeOf, parseTrainConfig, type TrainConfig } from './config.js';
 import { readRunFile, writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
@@ -526,7 +526,7 @@ class TrainingRun {
     // League snapshots that no kept checkpoint names are needed by no resume, from the latest or
     // an older one: 12 were kept on disk for a league of 4 after 120 updates.
     const named = new Set([...this.state.snapshots, ...(this.state.behaviourSnapshots ?? [])]);
-    for (const { dir } of await this.store.list()) for (const name of snapshotsNamedBy((await readManifest(dir)).manifest)) named.add(name);
+    for (const checkpoint of await this.store.list()) for (const name of snapshotsNamedBy(checkpoint)) named.add(name);
     await this.leagueStore.keepOnly(named);
   }
 
