@@ -195,6 +195,13 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
   });
   afterAll(() => server.close());
 
+  it('a server is refused origins that are none, as --allow-origin refuses them (only the flag checked them) [session 33 review]', () => {
+    for (const origin of ['http://user:pw@a.example', 'http://a.example?x=1', 'ftp://a.example', 7]) {
+      expect(() => new BridgeServer({ port: 0, allowOrigins: [origin as string] }), String(origin)).toThrow(/^allowOrigins takes origins like https:\/\/example\.org/);
+    }
+    expect(() => new BridgeServer({ port: 0, allowOrigins: ['https://A.example:8443/'] })).not.toThrow();
+  });
+
   it('refuses a WebSocket from another origin, accepts its own page, listed origins and non-browser clients', async () => {
     const by = await bystander(server.url);
     expect(await rawSocket(server.url, { origin: 'http://evil.example' }).opened).toBe(false);

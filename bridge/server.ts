@@ -14,7 +14,7 @@ import { Connection, MIN_MESSAGE_BYTES, closeSoon, maxStepEnvsFor, terminateAfte
 import { HeavyPool } from './heavy-pool.js';
 import { SessionHost, type HostOptions } from './host.js';
 import { defaultCheckpointRoots } from './checkpoint-roots.js';
-import { BAD_UPGRADE, HttpGuard, isBadRequest, networkTokenProblem } from './http-guard.js';
+import { BAD_UPGRADE, HttpGuard, isBadRequest, isOrigin, networkTokenProblem } from './http-guard.js';
 import { plainTextResponse, sendPlainText } from './http-replies.js';
 import { loadWebAssets, serveWebAsset } from './web/assets.js';
 import { BusyPoll } from './busy-poll.js';
@@ -240,6 +240,8 @@ export class BridgeServer {
     if (!Number.isInteger(maxMessageBytes) || maxMessageBytes < MIN_MESSAGE_BYTES) {
       throw new RangeError(`maxMessageBytes must be an integer of at least ${MIN_MESSAGE_BYTES} (one policy.act row), got ${maxMessageBytes}`);
     }
+    const notOrigin = this.options.allowOrigins.find((origin) => typeof origin !== 'string' || !isOrigin(origin));
+    if (notOrigin !== undefined) throw new RangeError(`allowOrigins takes origins like https://example.org (a scheme, a host and maybe a port), got ${JSON.stringify(notOrigin)?.slice(0, 80)}`);
     this.busyPoll = new BusyPoll(this.options.spinMicroseconds);
   }
 
