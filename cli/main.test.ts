@@ -194,8 +194,13 @@ describe('kratzen eval', () => {
     expect(run.stdout).not.toContain('\u001b');
   });
 
-  it('names a bad agent', () => {
-    expect(kratzen('eval', '--agents', 'heuristic,nobody', '--hands', '32', '--workers', '1')).toMatchObject({ code: 2, json: { field: 'agents' } });
+  it('names a bad agent as invalid arguments, as play and exploit do (eval called it "evaluation failed")', () => {
+    const unknown = { code: 2, json: { error: 'invalid arguments', field: 'agents', reason: expect.stringMatching(/^unknown agent "nobody"/) } };
+    expect(kratzen('eval', '--agents', 'heuristic,nobody', '--hands', '32', '--workers', '1')).toMatchObject(unknown);
+    expect(kratzen('eval', '--agents', 'heuristic,nobody', '--hands', '32', '--workers', '2')).toMatchObject(unknown);
+    const badOption = { error: 'invalid arguments', reason: 'agent "pimc:samples=0": samples must be a positive integer' };
+    expect(kratzen('eval', '--agents', 'pimc:samples=0,random', '--hands', '32')).toMatchObject({ code: 2, json: { ...badOption, field: 'agents' } });
+    expect(kratzen('exploit', '--target', 'pimc:samples=0')).toMatchObject({ code: 2, json: { ...badOption, field: 'target' } });
   });
   it('refuses more workers or deals than it can hold, before starting any (1000 threads were started before)', () => {
     for (const workers of ['0', '1000']) expect(kratzen('eval', '--agents', 'heuristic,random', '--workers', workers)).toMatchObject({ code: 2, json: { field: 'workers' } });

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `kratzen` command: parses flags and calls the modules; no game logic lives here.
 
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { OutputError, fsErrorReason } from '../checkpoints/durable-fs.js';
@@ -19,6 +20,7 @@ import {
 } from '../env/rules/index.js';
 import { ProgressBar, dealsForHands, runTournament, tournamentReportProblem, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
+import { createAgent, isBuiltinAgent } from '../agents/registry.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, parseFlags, redisFlag, rulesFromFlags, seedFlag } from './flags.js';
 import { MAX_RECORD_BYTES, denseJsonReason, inputText, readInputBytes } from './read-input.js';
@@ -196,6 +198,16 @@ async function runEval(args: string[]): Promise<void> {
   // --hands is the evaluation's size here, not the session length.
   const game = reportingErrors(() => createGame(rulesFromFlags({ ...values, hands: undefined })));
   if (agents.length > game.numPlayers) badInput('agents', `${agents.length} agents for ${game.numPlayers} seats: a match seats at most one agent per seat`);
+  // A built-in agent's bad options, or a name that is no agent and no path, are bad arguments as
+  // in play and exploit (the run called them "evaluation failed"); checkpoints load in the run.
+  for (const spec of agents) {
+    if (!isBuiltinAgent(spec) && existsSync(spec)) continue;
+    try {
+      (await createAgent(spec, { rules: ruleSetToJson(game.rules), seed: 0 })).dispose?.();
+    } catch (e) {
+      badInput('agents', (e as Error).message);
+    }
+  }
   const hands = reportingErrors(() => integerFlag(values.hands, 'hands')) ?? 1000;
   // --hands counts hands over all rotations: deals x seats x hands per session.
   const deals = reportingErrors(() => dealsForHands(hands, game.numPlayers, game.rules.hands));

@@ -3,6 +3,7 @@
 // silent for STOP_GRACE_MS meanwhile, exits at once).
 
 import { availableParallelism } from 'node:os';
+import type { Worker } from 'bullmq';
 import { ValidationError } from '../env/rules/index.js';
 import { answersWithin, type RedisConnection } from '../training/distributed/redis.js';
 import { DEFAULT_LOCK_SECONDS, MAX_LOCK_SECONDS, startWorkers } from '../training/distributed/worker.js';
@@ -40,17 +41,17 @@ export async function runWorker(args: string[]): Promise<void> {
   const lockSeconds = integerFlag(values['lock-seconds'], 'lock-seconds') ?? DEFAULT_LOCK_SECONDS;
   if (lockSeconds < 1 || lockSeconds > MAX_LOCK_SECONDS) throw new ValidationError('invalid arguments', 'lock-seconds', `--lock-seconds must be 1 to ${MAX_LOCK_SECONDS} (a day)`);
   let workers;
-  try {
-    workers = await startWorkers({ connection, concurrency, lockSeconds });
-  } catch (e) {
-    if (e instanceof ValidationError) throw e;
-    throw new ValidationError('cannot start the worker', 'redis', (e as Error).message);
-  }
   let jobs = 0;
-  for (const worker of workers) {
+  const listen = (worker: Worker) => {
     worker.on('completed', () => jobs++);
     worker.on('failed', (job, error) => process.stderr.write(`${worker.name} job ${job?.id} failed: ${error.message}\n`));
     worker.on('error', (error) => reportOnce(worker.name, `${worker.name} worker error: ${error.message}`));
+  };
+  try {
+    workers = await startWorkers({ connection, concurrency, lockSeconds, listen });
+  } catch (e) {
+    if (e instanceof ValidationError) throw e;
+    throw new ValidationError('cannot start the worker', 'redis', (e as Error).message);
   }
   process.stderr.write(`kratzen worker ${process.pid}: ${connection.host}:${connection.port}, ${concurrency} threads per queue, ready\n`);
   let stopping = false;

@@ -446,7 +446,7 @@ suite('a coordinator that stops, jobs that fail for good, bad agents [probe roun
     expect(await waiting()).toBe(0);
   }, 60_000);
 
-  it('a job whose data in Redis is no JSON fails the run naming it (it cycled between active and stalled, the run waiting for good)', async () => {
+  it('a job whose data in Redis is no JSON fails the run naming it (it cycled between active and stalled, the run waiting for good), the worker saying so in a line (it printed a stack trace)', async () => {
     const running = runTournamentOnRedis({ ...config, deals: 8, seed: 'garbled' }, { connection: parseRedisUrl(url), blockDeals: 4 });
     const outcome = running.then(() => 'finished', (e: unknown) => e);
     // The run's first job, waiting (no worker runs yet); earlier runs' records may share its suffix.
@@ -457,10 +457,14 @@ suite('a coordinator that stops, jobs that fail for good, bad agents [probe roun
       if (!jobKey) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     await raw.hset(jobKey!, 'data', '{not json');
-    const worker = await startWorkerProcess(BIN, url, { lockSeconds: 2 });
+    let stderr = '';
+    const worker = await startWorkerProcess(BIN, url, { lockSeconds: 2, onStderr: (text) => (stderr += text) });
     try {
       const settled = await Promise.race([outcome, new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 30 s'), 30_000))]);
       expect(settled).toMatchObject({ error: 'redis failed', field: 'redis', reason: expect.stringMatching(/^job \S+-0 cannot be read from Redis/) });
+      // The worker says what went wrong in a line, without BullMQ's stack trace (no listener heard the error yet).
+      expect(stderr).toMatch(/^tournament worker error: .*JSON/m);
+      expect(stderr).not.toMatch(/^\s+at /m);
     } finally {
       worker.kill('SIGKILL');
     }

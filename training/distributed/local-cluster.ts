@@ -46,11 +46,17 @@ export async function startLocalRedis(): Promise<{ url: string; process: ChildPr
   return { url: `redis://127.0.0.1:${port}`, process: child };
 }
 
-/** `node <bin> worker --redis url ...` from a build, resolved once it is taking jobs. */
-export async function startWorkerProcess(bin: string, url: string, options: { concurrency?: number; lockSeconds?: number } = {}): Promise<ChildProcess> {
+/** `node <bin> worker --redis url ...` from a build, resolved once it is taking jobs; `onStderr` hears all it writes there. */
+export async function startWorkerProcess(
+  bin: string,
+  url: string,
+  options: { concurrency?: number; lockSeconds?: number; onStderr?: (text: string) => void } = {},
+): Promise<ChildProcess> {
   const args = [bin, 'worker', '--redis', url, '--concurrency', String(options.concurrency ?? 1)];
   if (options.lockSeconds !== undefined) args.push('--lock-seconds', String(options.lockSeconds));
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const { onStderr } = options;
+  if (onStderr) child.stderr!.on('data', (d: Buffer) => onStderr(d.toString()));
   await waitFor(child, 'stderr', 'ready');
   return child;
 }

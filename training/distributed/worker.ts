@@ -18,6 +18,12 @@ export interface WorkerOptions {
   concurrency?: number;
   /** How long a job's lock lasts without renewal: how soon a dead worker's job is retried. @default DEFAULT_LOCK_SECONDS */
   lockSeconds?: number;
+  /**
+   * Called with each worker as it is made, before it takes a job: listeners added later missed
+   * the first job's events, and an 'error' no listener heard (a job whose data is no JSON) went
+   * to the console as BullMQ's stack trace.
+   */
+  listen?: (worker: Worker) => void;
 }
 
 /**
@@ -51,8 +57,8 @@ export async function startWorkers(options: WorkerOptions): Promise<Worker[]> {
   process.once('exit', () => rmSync(cacheRoot, { recursive: true, force: true }));
   process.env[BLOB_CACHE_ENV] = cacheRoot;
   const lockDuration = Math.round(lockSeconds * 1000);
-  const make = (queue: string, processor: string) =>
-    new Worker(queue, new URL(processor, import.meta.url), {
+  const make = (queue: string, processor: string) => {
+    const worker = new Worker(queue, new URL(processor, import.meta.url), {
       connection: options.connection,
       prefix: KEY_PREFIX,
       concurrency: options.concurrency ?? 1,
@@ -61,6 +67,9 @@ export async function startWorkers(options: WorkerOptions): Promise<Worker[]> {
       stalledInterval: Math.max(1000, Math.round(lockDuration / 2)),
       maxStalledCount: 5,
     });
+    options.listen?.(worker);
+    return worker;
+  };
   const workers = [make(TOURNAMENT_QUEUE, './tournament-processor.js'), make(ROLLOUT_QUEUE, './rollout-processor.js')];
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   return workers;
