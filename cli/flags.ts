@@ -33,6 +33,8 @@ export function suitSymmetryFlag(value: string | boolean | undefined, field: str
  */
 export function seedFlag(value: string | boolean | undefined): number | string {
   if (typeof value !== 'string') return 0;
+  // `--seed "$SEED"` with SEED unset ran with the seed "" without a word.
+  if (value === '') throw new ValidationError('invalid arguments', 'seed', '--seed is empty: give an integer or a non-empty string');
   return /^-?\d+$/.test(value) && Number.isSafeInteger(Number(value)) ? Number(value) : value;
 }
 

@@ -194,6 +194,14 @@ describe('kratzen eval', () => {
     expect(run.stdout).not.toContain('\u001b');
   });
 
+  it('refuses an empty --seed in every verb that takes one (an unset variable ran with the seed "")', () => {
+    const empty = { code: 2, json: { error: 'invalid arguments', field: 'seed', reason: expect.stringContaining('--seed is empty') } };
+    for (const args of [['random', '--seed='], ['demo', '--seed='], ['eval', '--agents', 'random,heuristic', '--seed='], ['exploit', '--target', 'random', '--seed='], ['train', '--seed=', '--updates', '1']]) {
+      expect(kratzen(...args), args.join(' ')).toMatchObject(empty);
+    }
+    expect(kratzen('random', '--seed', 'x')).toMatchObject({ code: 0, json: { seed: 'x' } });
+  });
+
   it('names a bad agent as invalid arguments, as play and exploit do (eval called it "evaluation failed")', () => {
     const unknown = { code: 2, json: { error: 'invalid arguments', field: 'agents', reason: expect.stringMatching(/^unknown agent "nobody"/) } };
     expect(kratzen('eval', '--agents', 'heuristic,nobody', '--hands', '32', '--workers', '1')).toMatchObject(unknown);

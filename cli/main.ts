@@ -213,7 +213,7 @@ async function runEval(args: string[]): Promise<void> {
   const deals = reportingErrors(() => dealsForHands(hands, game.numPlayers, game.rules.hands));
   // Out-of-range worker counts are refused by runTournament, naming `workers`.
   const workers = reportingErrors(() => integerFlag(values.workers, 'workers')) ?? Math.min(2, availableParallelism());
-  const seed = seedFlag(values.seed);
+  const seed = reportingErrors(() => seedFlag(values.seed));
   // Given empty (an unset variable in --redis "$URL"), it ran locally without a word.
   const onRedis = values.redis !== undefined;
   if (values['block-deals'] !== undefined && !onRedis) badInput('block-deals', '--block-deals sizes the blocks of an evaluation on Redis: it needs --redis');
@@ -321,14 +321,14 @@ async function main(argv: string[]): Promise<void> {
     case 'random': {
       const { values } = parseFlags({ args: rest, options: SESSION_OPTIONS });
       if (values.seed === undefined) badInput('seed', 'kratzen random needs --seed S');
-      const seed = seedFlag(values.seed);
+      const seed = reportingErrors(() => seedFlag(values.seed));
       const state = reportingErrors(() => randomSession(printedSessionRules(values), seed));
       printJson(stateToRecord(state));
       return;
     }
     case 'demo': {
       const { values } = parseFlags({ args: rest, options: SESSION_OPTIONS });
-      const seed = seedFlag(values.seed);
+      const seed = reportingErrors(() => seedFlag(values.seed));
       const state = reportingErrors(() => randomSession(printedSessionRules(values), seed));
       const result = replayResult(state);
       result.hands.forEach((hand, h) => {

@@ -263,7 +263,7 @@ describe('kratzen play', () => {
   });
 
   it('refuses bad arguments with exit code 2', async () => {
-    for (const args of [['--players', '9'], ['--seat', '7'], ['--seat', 'x'], ['--opponents', 'nobody'], ['--deck-style', 'tarot'], ['--variant', '[1]'], ['--bogus']]) {
+    for (const args of [['--players', '9'], ['--seat', '7'], ['--seat', 'x'], ['--opponents', 'nobody'], ['--deck-style', 'tarot'], ['--variant', '[1]'], ['--bogus'], ['--seed', '']]) {
       const { code, text } = await play(args, []);
       expect(code, args.join(' ')).toBe(2);
       expect(JSON.parse(text)).toMatchObject({ error: 'invalid arguments' });
@@ -274,6 +274,13 @@ describe('kratzen play', () => {
       expect(code, opponents).toBe(2);
       expect(JSON.parse(text)).toMatchObject({ error: 'invalid arguments', field: 'opponents' });
     }
+    // --deck-style is named by its flag (it was the rule set's deckStyle), and one that differs
+    // from --variant's is refused (the flag won without a word).
+    expect(JSON.parse((await play(['--deck-style', 'tarot'], [])).text)).toMatchObject({ field: 'deck-style' });
+    expect(JSON.parse((await play(['--variant', '{"deckStyle":"tarot"}'], [])).text)).toMatchObject({ field: 'deckStyle' });
+    const differ = await play(['--deck-style', 'french', '--variant', '{"deckStyle":"german"}'], []);
+    expect(differ.code).toBe(2);
+    expect(JSON.parse(differ.text)).toMatchObject({ field: 'deck-style', reason: expect.stringContaining('differ: give it once') });
   });
 });
 

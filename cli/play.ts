@@ -135,7 +135,13 @@ class BadArguments extends Error {
 
 function sessionRules(values: Record<string, string | boolean | undefined>): Record<string, unknown> {
   const rules = rulesFromFlags(values);
-  if (values['deck-style'] !== undefined) rules.deckStyle = values['deck-style'];
+  const style = values['deck-style'];
+  if (style === undefined) return rules;
+  // As rulesFromFlags does for --profile and the variant: the flag won without a word.
+  if (rules.deckStyle !== undefined && rules.deckStyle !== style) {
+    throw new BadArguments('deck-style', `--deck-style ${JSON.stringify(style)} and --variant's deckStyle ${JSON.stringify(rules.deckStyle)?.slice(0, 40)} differ: give it once`);
+  }
+  rules.deckStyle = style;
   return rules;
 }
 
@@ -403,7 +409,9 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
       game = createGame(sessionRules(values));
     } catch (e) {
       const report = errorReport(e);
-      if (report) throw new BadArguments(String(report.output.field), String(report.output.reason));
+      // A bad --deck-style is named by its flag, as the other flags are (it was the rule set's `deckStyle`).
+      const field = String(report?.output.field);
+      if (report) throw new BadArguments(field === 'deckStyle' && values['deck-style'] !== undefined ? 'deck-style' : field, String(report.output.reason));
       throw e;
     }
   } catch (e) {
@@ -419,7 +427,13 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     return 2;
   }
   const seedText = typeof values.seed === 'string' ? values.seed : String(Date.now() % 1_000_000_000);
-  const seed = seedFlag(seedText);
+  let seed: number | string;
+  try {
+    seed = seedFlag(seedText);
+  } catch (e) {
+    out(`${JSON.stringify({ error: 'invalid arguments', field: 'seed', reason: (e as ValidationError).reason })}\n`);
+    return 2;
+  }
   let specs: string[];
   try {
     specs = agentListFlag(typeof values.opponents === 'string' ? values.opponents : 'heuristic', 'opponents');

@@ -196,9 +196,13 @@ class BridgeClient:
     def __init__(self, url: str, token: Optional[str] = None, timeout: float = 60.0):
         if not isinstance(url, str):
             raise TypeError(f"url must be a ws:// URL string, not {url!r:.100}")
+        # Sent as it was, token=123 came back as the server's invalid_params.
+        if token is not None and not isinstance(token, str):
+            raise TypeError(f"token must be a string, not {token!r:.20}")
         self.url = url
         self.timeout = timeout
         self._next_id = 1
+        self._interrupted: Optional[str] = None
         try:
             self._wire = WireConnection(url, timeout=timeout)
         except WireClosed as e:
@@ -231,10 +235,19 @@ class BridgeClient:
         if limit is not None and len(text) > limit:
             # The server would close the connection (1009) and every session on it with it.
             raise BridgeError("limit_exceeded", f"{method}: the request is {len(text)} bytes, more than the server's message limit of {limit}", details={"limit": "maxMessageBytes"})
+        if self._interrupted is not None:
+            raise BridgeError("connection_closed", f"{method}: the connection was closed when an earlier {self._interrupted} call was interrupted (its reply would have been read as this call's)")
         try:
             raw = self._wire.request(text)
         except WireClosed as e:
             raise BridgeError("connection_closed", f"{method}: {e}", details={"closeCode": e.code, "closeReason": e.reason}) from None
+        except BaseException:
+            # Ctrl-C (or another exception) between the request and its reply: the reply still
+            # comes, and the next call read it as its own ("reply id 5 does not match request 6",
+            # blamed on the server). The connection cannot be trusted to be in step: closed here.
+            self._interrupted = method
+            self._wire.close()
+            raise
         except UnicodeDecodeError as e:
             raise BridgeError("internal_error", f"{method}: the server's reply is not UTF-8 text: {e}") from None
         try:

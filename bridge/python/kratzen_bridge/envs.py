@@ -78,6 +78,7 @@ class KratzenEnv(Env):
         return batch.observations[0].copy(), {"action_mask": self._mask.copy(), "seat": self.learner_seat}
 
     def step(self, action):
+        self._session.check_open("step")
         if self._needs_reset:
             raise RuntimeError("call reset() before step() (and after an episode ends)")
         batch = self._session.step([wire_action(as_action(action))])
@@ -192,6 +193,8 @@ class KratzenAECEnv(AECEnv):
         self._mask = batch.masks[0].copy()
 
     def observe(self, agent: str) -> Dict[str, np.ndarray]:
+        # Before the first reset it gave an all-zero observation, where step() and last() raise.
+        self._check_reset("observe")
         if agent not in self.possible_agents:
             raise ValueError(f"unknown agent {agent!r:.100}: the agents are {', '.join(self.possible_agents)}")
         if self._done(agent) or agent not in self.agents:
@@ -219,6 +222,7 @@ class KratzenAECEnv(AECEnv):
         return array
 
     def _check_reset(self, method: str) -> None:
+        self._session.check_open(method)
         # Before the first reset, last() raised a bare KeyError and step() said the episode was over.
         if not self._was_reset:
             raise RuntimeError(f"call reset() before {method}()")
@@ -362,7 +366,8 @@ class KratzenVecEnv(VectorEnv):
 
     def step(self, actions):
         # Misuse the client can see itself, as KratzenEnv reports it (it was the server's BridgeError "not_reset").
-        if not self._was_reset and not self.closed:
+        self._session.check_open("step")
+        if not self._was_reset:
             raise RuntimeError("call reset() before step()")
         batch = self._session.step(wire_actions(actions, self.num_envs))
         infos = self._infos(batch)

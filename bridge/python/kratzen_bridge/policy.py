@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Union
 
 import numpy as np
 
@@ -18,14 +18,30 @@ class RemotePolicy:
     """`act(obs, mask)` -> (actions, probabilities or None) for a batch of observations;
     `act_on_record(record)` -> the reply for the seat to act after replaying `record`."""
 
-    def __init__(self, client: BridgeClient, agent: str, *, rules: Optional[dict] = None, mode: str = "greedy", seed: int = 0):
+    def __init__(self, client: Union[BridgeClient, str], agent: str, *, rules: Optional[dict] = None, mode: str = "greedy", seed: int = 0, token: Optional[str] = None):
+        """`client` is a BridgeClient, or a server URL (ws://127.0.0.1:8765) to connect to with
+        `token`: that connection is the policy's own, closed by `close()`."""
         params: Dict[str, Any] = {"agent": agent, "mode": mode, "seed": seed}
         if rules is not None:
             params["rules"] = rules
+        # A URL went on as a client, failing as "'str' object has no attribute 'call'".
+        if isinstance(client, str):
+            client = BridgeClient(client, token=token)
+            self._owns_client = True
+        elif isinstance(client, BridgeClient):
+            self._owns_client = False
+        else:
+            raise TypeError(f"client must be a BridgeClient or a ws:// URL string, not {client!r:.100}")
         self.client = client
-        self.info = client.call("policy.load", params)
-        if not isinstance(self.info, dict) or not isinstance(self.info.get("policy"), str):
-            raise _not_a_reply("policy.load", "no policy id")
+        self._closed = False
+        try:
+            self.info = client.call("policy.load", params)
+            if not isinstance(self.info, dict) or not isinstance(self.info.get("policy"), str):
+                raise _not_a_reply("policy.load", "no policy id")
+        except BaseException:
+            if self._owns_client:
+                client.close()
+            raise
         self.id: str = self.info["policy"]
 
     def act(self, observations: np.ndarray, masks: np.ndarray):
@@ -83,7 +99,17 @@ class RemotePolicy:
         return self.client.call("policy.act", {"policy": self.id, "record": record})
 
     def close(self) -> None:
-        self.client.call("policy.close", {"policy": self.id})
+        """Unloads the policy (and closes its own connection); again, it does nothing, as an env's
+        close (a second call raised `unknown_policy`)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if not self.client.closed:
+                self.client.call("policy.close", {"policy": self.id})
+        finally:
+            if self._owns_client:
+                self.client.close()
 
 
 def _checked_reply(reply, mask: np.ndarray):

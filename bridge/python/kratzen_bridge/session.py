@@ -137,7 +137,14 @@ class Session:
     def mask_box() -> Box:
         return Box(0, 1, shape=(NUM_ACTIONS,), dtype=np.int8)
 
+    def check_open(self, method: str) -> None:
+        """Misuse after close() is the caller's, said as such (a step said "call reset() first",
+        a reset was the connection's `connection_closed`)."""
+        if self.closed:
+            raise RuntimeError(f"the env is closed: {method}() after close()")
+
     def reset(self, seed: Seed) -> Batch:
+        self.check_open("reset")
         params: Dict[str, Any] = {"session": self.id}
         if seed is not None:
             # As a string: Python ints may pass 2**53, and "7" seeds exactly like 7.
@@ -145,6 +152,7 @@ class Session:
         return Batch(self.client.call("env.reset", params), self)
 
     def step(self, actions: List[int]) -> Batch:
+        self.check_open("step")
         return Batch(self.client.call("env.step", {"session": self.id, "actions": actions}), self)
 
     def close(self) -> None:

@@ -589,5 +589,75 @@ class HostileArgumentsTest(unittest.TestCase):
         client.close()
 
 
+class MisuseTest(unittest.TestCase):
+    """Misuse the client can see itself is said as such [probe round 14]."""
+
+    def test_a_call_interrupted_before_its_reply_closes_the_connection_and_later_calls_say_why(self):
+        client = BridgeClient(SERVER.url)
+        original = client._wire._next_message
+
+        def interrupted():
+            client._wire._next_message = original
+            raise KeyboardInterrupt
+
+        # The request is sent, its reply not read: as Ctrl-C while the server works.
+        client._wire._next_message = interrupted
+        with self.assertRaises(KeyboardInterrupt):
+            client.call("ping")
+        # It read the interrupted call's reply as its own ("reply id 1 does not match request 2",
+        # an internal_error blaming the server).
+        with self.assertRaises(BridgeError) as caught:
+            client.call("ping")
+        self.assertEqual(caught.exception.code, "connection_closed")
+        self.assertIn("earlier ping call was interrupted", caught.exception.message)
+        self.assertTrue(client.closed)
+        with BridgeClient(SERVER.url) as fresh:
+            self.assertEqual(fresh.call("ping"), {})
+
+    def test_remote_policy_takes_a_url_or_a_client_and_closes_once(self):
+        from kratzen_bridge import RemotePolicy
+
+        # A URL failed as "'str' object has no attribute 'call'".
+        policy = RemotePolicy(SERVER.url, "heuristic")
+        with KratzenVecEnv(4, url=SERVER.url, mode="multi") as venv:
+            observations, infos = venv.reset(seed=5)
+            actions, _ = policy.act(observations, infos["action_mask"])
+            self.assertTrue(np.all(infos["action_mask"][np.arange(4), actions] == 1))
+        policy.close()
+        self.assertTrue(policy.client.closed)
+        policy.close()  # a second close raised unknown_policy
+        with self.assertRaisesRegex(TypeError, "client must be a BridgeClient or a ws:// URL string"):
+            RemotePolicy(42, "heuristic")
+        client = BridgeClient(SERVER.url)
+        shared = RemotePolicy(client, "random")
+        shared.close()
+        shared.close()
+        self.assertFalse(client.closed)  # the caller's connection stays theirs
+        client.close()
+        with self.assertRaisesRegex(TypeError, "token must be a string"):
+            BridgeClient(SERVER.url, token=123)
+
+    def test_envs_used_after_close_or_observed_before_reset_say_so(self):
+        env = KratzenEnv(SERVER.url)
+        env.reset(seed=1)
+        env.close()
+        for call in (lambda: env.step(0), lambda: env.reset(seed=1)):
+            with self.assertRaisesRegex(RuntimeError, r"the env is closed: (step|reset)\(\) after close\(\)"):
+                call()
+        venv = KratzenVecEnv(2, url=SERVER.url, mode="multi")
+        venv.close()
+        with self.assertRaisesRegex(RuntimeError, "the env is closed"):
+            venv.step(np.zeros(2, dtype=np.int64))
+        aec = KratzenAECEnv(SERVER.url)
+        # An all-zero observation came back before the first reset, where step() and last() raise.
+        with self.assertRaisesRegex(RuntimeError, r"call reset\(\) before observe\(\)"):
+            aec.observe("player_0")
+        aec.reset(seed=2)
+        self.assertEqual(aec.observe(aec.agent_selection)["observation"].shape, (aec._session.obs_size,))
+        aec.close()
+        with self.assertRaisesRegex(RuntimeError, "the env is closed"):
+            aec.last()
+
+
 if __name__ == "__main__":
     unittest.main()
