@@ -124,10 +124,11 @@ function rawBytes(data: RawData): number {
  */
 const POLICY_ROW_BYTES = MAX_OBSERVATION_JSON_BYTES + 2 * NUM_ACTIONS + 4;
 /**
- * Room for the rest of a policy.act request: its keys, a request id of 128 characters and a
- * policy id of 64. The rows hello advertises fit the message limit beside it.
+ * Room for the rest of a policy.act request: its keys, a request id of 128 characters (each
+ * escaped, at worst: `\u0001`, 6 bytes; 512 bytes let 128 emoji close the connection at the
+ * smallest limit) and a policy id. The rows hello advertises fit the message limit beside it.
  */
-const POLICY_ACT_ENVELOPE_BYTES = 512;
+const POLICY_ACT_ENVELOPE_BYTES = 1024;
 /** The smallest message limit a server may have: one policy.act row must fit. */
 export const MIN_MESSAGE_BYTES = POLICY_ACT_ENVELOPE_BYTES + POLICY_ROW_BYTES;
 

@@ -210,6 +210,11 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
     // Credentials or a path make it no origin a browser sends, even when the host part is ours.
     expect(await rawSocket(server.url, { origin: `http://evil.example@127.0.0.1:${server.port}` }).opened).toBe(false);
     expect(await rawSocket(server.url, { origin: `http://127.0.0.1:${server.port}/evil` }).opened).toBe(false);
+    // An empty query or fragment names no page a browser sends as an Origin [probe round 14].
+    for (const tail of ['?', '#', '/?', '/#']) expect(await rawSocket(server.url, { origin: `http://127.0.0.1:${server.port}${tail}` }).opened, tail).toBe(false);
+    const slashed = rawSocket(server.url, { origin: `http://127.0.0.1:${server.port}/` });
+    expect(await slashed.opened).toBe(true);
+    slashed.ws.close();
     // The server's own page is plain HTTP: an https page is another origin (a TLS front is listed).
     expect(await rawSocket(server.url, { origin: `https://127.0.0.1:${server.port}` }).opened).toBe(false);
     // A server on 127.0.0.1 has no page on [::1]: one there is another program's [bridge probe, session 32].
@@ -349,6 +354,22 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
     expect((await peer.call('ping')).result).toEqual({});
     await peer.close();
     await withToken.close();
+  });
+
+  it('takes every spelling of every interface as every interface: a network client naming it by an address of the machine is served [probe round 14]', async () => {
+    // `::0` and `0` bound every interface, but only the spellings 0.0.0.0 and :: counted as that in
+    // the Host check, so every client that named the server by a network address got 403.
+    const token = 'abcdefgh'.repeat(MIN_NETWORK_TOKEN_CHARS / 8);
+    const external = Object.values(os.networkInterfaces()).flat().find((entry) => entry && !entry.internal && entry.family === 'IPv4');
+    for (const host of ['::0', '0', '0:0:0:0:0:0:0:0']) {
+      await expect(new BridgeServer({ host, port: 0 }).start(), host).rejects.toThrow(/token/);
+      const server = await new BridgeServer({ host, port: 0, token, web: true }).start();
+      expect(server.url, host).toMatch(/^ws:\/\/(127\.0\.0\.1|\[::1\]):\d+$/);
+      expect(await httpGet(server.port, { host: `127.0.0.1:${server.port}` }), host).toBe(200);
+      if (external) expect(await httpGet(server.port, { host: `${external.address}:${server.port}` }), host).toBe(200);
+      expect(await httpGet(server.port, { host: `attacker.example:${server.port}` }), host).toBe(403);
+      await server.close();
+    }
   });
 });
 
@@ -1474,8 +1495,8 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     const longestRow = observationSpec().slices.flatMap((slice) => new Array(slice.size).fill(zeroOne.has(slice.name) ? 1 : Math.fround(1.2345678e-6)));
     const numbers = longestRow.filter((v) => v !== 1).length;
     expect(JSON.stringify(longestRow).length).toBe(MAX_OBSERVATION_JSON_BYTES - numbers);
-    expect(MIN_MESSAGE_BYTES).toBe(3493); // docs/bridge.md, kratzen serve --help
-    for (const maxMessageBytes of [MIN_MESSAGE_BYTES, 4000, 2 * MIN_MESSAGE_BYTES + 100, 20_000, 1 << 20]) {
+    expect(MIN_MESSAGE_BYTES).toBe(4005); // docs/bridge.md, kratzen serve --help
+    for (const maxMessageBytes of [MIN_MESSAGE_BYTES, 4500, 2 * MIN_MESSAGE_BYTES + 100, 20_000, 1 << 20]) {
       const server = await new BridgeServer({ port: 0, maxMessageBytes }).start();
       const client = await BridgeClient.open(server.url);
       const rows = ((await client.call('hello', { protocolVersion: PROTOCOL_VERSION })).result as any).limits.maxPolicyRows as number;
@@ -1484,11 +1505,15 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
       const policy = (await client.call('policy.load', { agent: 'random' })).result.policy as string;
       const mask = Array.from({ length: NUM_ACTIONS }, (_, a) => (a === 66 ? 1 : 0));
       const params = { policy, observations: Array.from({ length: rows }, () => longestRow), masks: Array.from({ length: rows }, () => new Array(NUM_ACTIONS).fill(1)) };
-      const text = JSON.stringify({ id: 'x'.repeat(128), method: 'policy.act', params });
-      expect(text.length, `limit ${maxMessageBytes}`).toBeLessThanOrEqual(maxMessageBytes);
-      const reply = await client.sendRaw(text);
-      expect(reply.error, `limit ${maxMessageBytes}`).toBeUndefined();
-      expect(reply.result?.actions, `limit ${maxMessageBytes}`).toHaveLength(rows);
+      // The longest request id there is: 128 characters, each 4 bytes of UTF-8 or escaped to 6
+      // (128 emoji closed the connection at the smallest limit, 1009) [probe round 14].
+      for (const id of ['x'.repeat(128), '\u{1F600}'.repeat(128), '\u0001'.repeat(128)]) {
+        const text = JSON.stringify({ id, method: 'policy.act', params });
+        expect(Buffer.byteLength(text), `limit ${maxMessageBytes}`).toBeLessThanOrEqual(maxMessageBytes);
+        const reply = await client.sendRaw(text);
+        expect(reply.error, `limit ${maxMessageBytes}`).toBeUndefined();
+        expect(reply.result?.actions, `limit ${maxMessageBytes}`).toHaveLength(rows);
+      }
       await client.close();
       await server.close();
     }

@@ -58,8 +58,14 @@ export function isBadRequest(refused: string): boolean {
 const CHECKED_HEADERS = new Set(['host', 'origin', 'sec-websocket-origin']);
 
 export interface HttpGuardOptions {
-  /** The interface the server is bound to. */
+  /** The interface the server is bound to, as it was given (a name, an address). */
   host: string;
+  /**
+   * The address the listening socket has (`server.address().address`): `::0`, `0` or
+   * `0:0:0:0:0:0:0:0` bind every interface as `::` and `0.0.0.0` do, and are that here.
+   * @default host
+   */
+  boundAddress?: string;
   port: number;
   /** Further names (DNS names, addresses) that clients may use in `Host`. */
   allowHosts: readonly string[];
@@ -83,17 +89,21 @@ export class HttpGuard {
   constructor(private readonly options: HttpGuardOptions) {
     const names = new Set<string>(LOOPBACK_NAMES);
     const bound = options.host.toLowerCase().replace(/^\[|\]$/g, '');
-    if (isWildcard(bound)) {
+    const address = options.boundAddress === undefined ? bound : options.boundAddress.toLowerCase();
+    // Only the spellings `0.0.0.0`, `::` and '' counted as every interface: a server on `::0`
+    // listened everywhere and refused every client that named it by a network address (403).
+    if (isWildcard(bound) || isWildcard(address)) {
       // Bound to every interface: each of the machine's addresses names this server.
       for (const list of Object.values(networkInterfaces())) for (const entry of list ?? []) names.add(entry.address.toLowerCase());
     } else {
       names.add(bound);
+      names.add(address);
     }
     // A server on 127.0.0.1 has no page at [::1]:port (nor one on ::1 at 127.0.0.1:port): a page
     // there is another program's, which must not drive this server.
     this.pageNames = new Set(names);
-    if (isIP(bound) === 4) this.pageNames.delete('::1');
-    if (isIP(bound) === 6 && bound !== '::') this.pageNames.delete('127.0.0.1');
+    if (isIP(address) === 4) this.pageNames.delete('::1');
+    if (isIP(address) === 6 && address !== '::') this.pageNames.delete('127.0.0.1');
     for (const name of options.allowHosts.map((n) => n.toLowerCase().replace(/^\[|\]$/g, ''))) {
       names.add(name);
       this.pageNames.add(name);
@@ -162,7 +172,8 @@ export class HttpGuard {
     // An origin is scheme, host and port: a browser never sends a path or credentials in one.
     // The server serves its page over plain HTTP, so an https origin is another page (behind a
     // TLS front, list that origin with --allow-origin).
-    const bare = url.username === '' && url.password === '' && (url.pathname === '/' || url.pathname === '') && url.search === '' && url.hash === '';
+    // isOrigin's test: an empty `?` or `#` leaves search and hash empty in a URL (`http://own:port?` passed).
+    const bare = isOrigin(normalized);
     if (bare && this.origins.has(url.origin)) return null;
     const ownPage = bare && url.protocol === 'http:' && this.pageNames.has(name) && port === this.options.port;
     return ownPage ? null : "the Origin is not this server's page (allow another with --allow-origin)";

@@ -252,7 +252,9 @@ export class BridgeServer {
 
   /** Where a client on this machine reaches the server: a wildcard address names no server (`Host: 0.0.0.0` is refused), so loopback stands in. */
   get url(): string {
-    const bound = this.options.host;
+    // Every interface, however it was spelled (`0`, `::0`), is reached at its loopback address.
+    const address = (this.http?.address() as AddressInfo | null)?.address;
+    const bound = address === '0.0.0.0' || address === '::' ? address : this.options.host;
     const name = bound === '0.0.0.0' || bound === '' ? '127.0.0.1' : bound === '::' ? '::1' : bound;
     return `ws://${name.includes(':') ? `[${name}]` : name}:${this.port}`;
   }
@@ -353,7 +355,8 @@ export class BridgeServer {
         resolve();
       });
     });
-    this.guard = new HttpGuard({ host: o.host, port: this.port, allowHosts: o.allowHosts, allowOrigins: o.allowOrigins });
+    const boundAddress = (http.address() as AddressInfo).address;
+    this.guard = new HttpGuard({ host: o.host, boundAddress, port: this.port, allowHosts: o.allowHosts, allowOrigins: o.allowOrigins });
     const hostOptions: HostOptions = { backend: o.backend, checkpointRoots: o.checkpointRoots, agentLimits: o.agentLimits, seedSecret: o.seedSecret };
     this.host = new SessionHost(hostOptions);
     this.pool = new HeavyPool(o.heavyWorkers, hostOptions);

@@ -193,6 +193,9 @@ def csr_to_dense(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, wi
 class BridgeClient:
     """One connection. `call(method, params)` returns the result or raises BridgeError."""
 
+    # The method of a call interrupted before its reply (the connection is then closed).
+    _interrupted: Optional[str] = None
+
     def __init__(self, url: str, token: Optional[str] = None, timeout: float = 60.0):
         if not isinstance(url, str):
             raise TypeError(f"url must be a ws:// URL string, not {url!r:.100}")
@@ -202,7 +205,6 @@ class BridgeClient:
         self.url = url
         self.timeout = timeout
         self._next_id = 1
-        self._interrupted: Optional[str] = None
         try:
             self._wire = WireConnection(url, timeout=timeout)
         except WireClosed as e:
@@ -241,6 +243,8 @@ class BridgeClient:
             raw = self._wire.request(text)
         except WireClosed as e:
             raise BridgeError("connection_closed", f"{method}: {e}", details={"closeCode": e.code, "closeReason": e.reason}) from None
+        except UnicodeDecodeError as e:
+            raise BridgeError("internal_error", f"{method}: the server's reply is not UTF-8 text: {e}") from None
         except BaseException:
             # Ctrl-C (or another exception) between the request and its reply: the reply still
             # comes, and the next call read it as its own ("reply id 5 does not match request 6",
@@ -248,8 +252,6 @@ class BridgeClient:
             self._interrupted = method
             self._wire.close()
             raise
-        except UnicodeDecodeError as e:
-            raise BridgeError("internal_error", f"{method}: the server's reply is not UTF-8 text: {e}") from None
         try:
             reply = decode_frame(raw) if isinstance(raw, (bytes, bytearray)) else _loads(raw)
         except ValueError as e:  # json.JSONDecodeError is one
