@@ -409,10 +409,10 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
       game = createGame(sessionRules(values));
     } catch (e) {
       const report = errorReport(e);
+      if (!report) throw e;
       // A bad --deck-style is named by its flag, as the other flags are (it was the rule set's `deckStyle`).
-      const field = String(report?.output.field);
-      if (report) throw new BadArguments(field === 'deckStyle' && values['deck-style'] !== undefined ? 'deck-style' : field, String(report.output.reason));
-      throw e;
+      const field = String(report.output.field);
+      throw new BadArguments(field === 'deckStyle' && values['deck-style'] !== undefined ? 'deck-style' : field, String(report.output.reason));
     }
   } catch (e) {
     const field = e instanceof BadArguments ? e.field : parseArgsErrorField(e);
