@@ -197,6 +197,27 @@ describe('pimc on rows within every bound that no deal can come from [probe roun
   }, 10_000);
 });
 
+describe('agent options given to the classes directly [probe round 14]', () => {
+  it('pimc refuses options that would never end a decision or mean nothing (samples NaN searched forever)', () => {
+    const bad: [Record<string, unknown>, RegExp][] = [
+      [{ samples: NaN }, /samples must be a positive integer/],
+      [{ samples: 0 }, /samples must be a positive integer/],
+      [{ samples: 2.5 }, /samples must be a positive integer/],
+      [{ timeBudgetMs: NaN }, /timeBudgetMs must be a positive number/],
+      [{ timeBudgetMs: -1 }, /timeBudgetMs must be a positive number/],
+      [{ maxSimulatedActions: 0 }, /maxSimulatedActions must be a positive integer or Infinity/],
+      [{ rollout: 'bogus' }, /rollout is heuristic or random/],
+      [{ sample: 3 }, /PimcAgent has no option "sample"/],
+    ];
+    for (const [options, message] of bad) expect(() => new PimcAgent(options as never), JSON.stringify(options)).toThrow(message);
+    expect(() => new PimcAgent({ samples: 1, timeBudgetMs: 5, maxSimulatedActions: Infinity, rollout: 'random', seed: 'x' })).not.toThrow();
+  });
+  it('heuristic refuses a caution that is no finite number, and options it does not take', () => {
+    for (const caution of [NaN, Infinity, '1']) expect(() => new HeuristicAgent({ caution } as never), String(caution)).toThrow(/caution must be a finite number/);
+    expect(() => new HeuristicAgent({ cautious: 1 } as never)).toThrow(/HeuristicAgent has no option "cautious"/);
+  });
+});
+
 describe('batches that do not fit [probe round 3b]', () => {
   it('every agent refuses a batch whose observations, masks and seats disagree, or a seat off any table, naming it', async () => {
     const { PolicyAgent } = await import('./policy-agent.js');

@@ -22,6 +22,7 @@ import {
   trickValue,
 } from '../env/rules/index.js';
 import { OBS_SIZE, decodeObservation, type ObservationView } from '../env/observation.js';
+import { checkOptionKeys } from '../env/env.js';
 import { checkBatch, decodeRow, type Agent } from './agent.js';
 import { observedGame } from './observed-game.js';
 
@@ -35,7 +36,11 @@ export class HeuristicAgent implements Agent {
   private readonly caution: number;
 
   constructor(options: HeuristicOptions = {}) {
-    this.caution = options.caution ?? 0;
+    checkOptionKeys(options, ['caution'], 'HeuristicAgent');
+    const { caution = 0 } = options;
+    // NaN made every comparison with the threshold false: an agent that never declared in.
+    if (typeof caution !== 'number' || !Number.isFinite(caution)) throw new RangeError(`HeuristicAgent: caution must be a finite number, got ${String(caution).slice(0, 40)}`);
+    this.caution = caution;
   }
 
   act(observations: Float32Array, masks: Uint8Array, seats: Int32Array): Int32Array {

@@ -9,6 +9,7 @@
 import seedrandom from 'seedrandom';
 import { NUM_ACTIONS, SeatView, checkSeed, sampleState, type KratzenState } from '../env/rules/index.js';
 import { OBS_SIZE, decodeSeatView, encodeObservation, seatViewJson } from '../env/observation.js';
+import { checkOptionKeys } from '../env/env.js';
 import { checkBatch, decodeRow, type Agent } from './agent.js';
 import { HeuristicAgent } from './heuristic.js';
 
@@ -29,6 +30,9 @@ export interface PimcOptions {
   seed?: number | string;
 }
 
+/** Every option PimcAgent takes (complete by type). */
+const PIMC_OPTIONS = Object.keys({ samples: true, timeBudgetMs: true, maxSimulatedActions: true, rollout: true, seed: true } satisfies Record<keyof PimcOptions, true>);
+
 export class PimcAgent implements Agent {
   readonly name = 'pimc';
   private readonly samples: number;
@@ -43,10 +47,22 @@ export class PimcAgent implements Agent {
   private readonly view = new SeatView();
 
   constructor(options: PimcOptions = {}) {
-    this.samples = options.samples ?? 12;
-    this.timeBudgetMs = options.timeBudgetMs;
-    this.maxSimulatedActions = options.maxSimulatedActions ?? Infinity;
-    this.rollout = options.rollout ?? 'heuristic';
+    // createAgent checks a spec's options; a caller of the class got none of it: samples NaN made
+    // a decision that never ended (`k >= NaN` is never true), 0 or 2.5 passed without a word.
+    checkOptionKeys(options, PIMC_OPTIONS, 'PimcAgent');
+    const { samples = 12, timeBudgetMs, maxSimulatedActions = Infinity, rollout = 'heuristic' } = options;
+    if (!Number.isSafeInteger(samples) || samples < 1) throw new RangeError(`PimcAgent: samples must be a positive integer, got ${String(samples).slice(0, 40)}`);
+    if (timeBudgetMs !== undefined && !(typeof timeBudgetMs === 'number' && Number.isFinite(timeBudgetMs) && timeBudgetMs > 0)) {
+      throw new RangeError(`PimcAgent: timeBudgetMs must be a positive number of milliseconds, got ${String(timeBudgetMs).slice(0, 40)}`);
+    }
+    if (!(maxSimulatedActions === Infinity || (Number.isSafeInteger(maxSimulatedActions) && maxSimulatedActions >= 1))) {
+      throw new RangeError(`PimcAgent: maxSimulatedActions must be a positive integer or Infinity, got ${String(maxSimulatedActions).slice(0, 40)}`);
+    }
+    if (rollout !== 'heuristic' && rollout !== 'random') throw new RangeError(`PimcAgent: rollout is heuristic or random, got ${String(rollout).slice(0, 40)}`);
+    this.samples = samples;
+    this.timeBudgetMs = timeBudgetMs;
+    this.maxSimulatedActions = maxSimulatedActions;
+    this.rollout = rollout;
     if (options.seed !== undefined) checkSeed(options.seed);
     this.random = seedrandom(`pimc/${options.seed ?? 0}`);
   }

@@ -754,14 +754,18 @@ describe('seeds and decks [probe round 3b]', () => {
   const config = { rules: { players: 4 } };
 
   it('a seed is a safe integer or a string everywhere: every object was the seed "[object Object]", NaN the seed "NaN"', async () => {
-    const bad = [Number.NaN, Infinity, 1.5, 2 ** 53 + 2, {}, [], true] as unknown as (number | string)[];
+    // A BigInt, or an object holding one or a cycle, made the error a TypeError of its own
+    // ("Do not know how to serialize a BigInt") [probe round 14].
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    const bad = [Number.NaN, Infinity, 1.5, 2 ** 53 + 2, {}, [], true, 10n, { n: 1n }, cycle] as unknown as (number | string)[];
     const env = new KratzenEnv(config);
     const vec = new VecEnv({ numEnvs: 2, config });
     const workers = new WorkerVecEnv({ numEnvs: 2, numWorkers: 1, config, spinMicroseconds: 0 });
     const game = createGame({ players: 4 });
     try {
       for (const seed of bad) {
-        const name = String(JSON.stringify(seed));
+        const name = typeof seed === 'object' ? Object.keys(seed).join() : String(seed);
         expect(() => env.reset({ seed }), name).toThrow(ValidationError);
         expect(() => vec.reset(seed), name).toThrow(/invalid seed: seed: a seed is an integer/);
         expect(() => vec.resetEnvs([1, 0], seed), name).toThrow(ValidationError);
@@ -822,6 +826,27 @@ describe('buffers, indices and opponents that do not fit [probe round 3b]', () =
     const broken: Policy = { act: () => Int32Array.from([99]) };
     const env = new SingleAgentEnv({ config: { rules: { players: 4 } }, opponents: broken, learnerSeat: 3 });
     expect(() => env.reset({ seed: 1 })).toThrow(/the opponent policy of seat [012] chose 99, not one of its legal actions/);
+    // No actions at all: "Cannot read properties of undefined (reading '0')" [probe round 14].
+    for (const returned of [undefined, null]) {
+      const silent = new SingleAgentEnv({ config: { rules: { players: 4 } }, opponents: { act: () => returned as unknown as Int32Array }, learnerSeat: 3 });
+      expect(() => silent.reset({ seed: 1 })).toThrow(new RegExp(`the opponent policy of seat [012] chose no actions \\(act returned ${returned}\\)`));
+    }
+  });
+
+  it('judges an opponent\'s action by the state, not by the mask it was handed and wrote into [probe round 14]', () => {
+    // The policy filled its mask with 1s and chose an illegal id: it passed the check, and with
+    // illegalAction "terminate" the learner's legal step ended its episode as illegal.
+    const cheat: Policy = {
+      act: (_obs, mask) => {
+        const illegal = mask.indexOf(0);
+        mask.fill(1);
+        return Int32Array.from([illegal]);
+      },
+    };
+    for (const illegalAction of ['throw', 'terminate'] as const) {
+      const env = new SingleAgentEnv({ config: { rules: { players: 4 }, illegalAction }, opponents: cheat, learnerSeat: 3 });
+      expect(() => env.reset({ seed: 1 }), illegalAction).toThrow(/the opponent policy of seat [012] chose \d+, not one of its legal actions/);
+    }
   });
 });
 

@@ -203,12 +203,15 @@ export class SingleAgentTable {
       encodeObservation(state, seat, this.obs);
       state.legalActionMask(this.mask);
       this.seatBuffer[0] = seat;
-      const action = this.opponents[seat]!.act(this.obs, this.mask, this.seatBuffer)[0]!;
+      const chosen: ArrayLike<number> | null | undefined = this.opponents[seat]!.act(this.obs, this.mask, this.seatBuffer);
+      const action = chosen?.[0];
       // A policy's own fault, not the learner's episode to end: named as such, nothing applied.
-      if (!(Number.isInteger(action) && action >= 0 && action < NUM_ACTIONS && this.mask[action] === 1)) {
-        throw new Error(`the opponent policy of seat ${seat} chose ${String(action).slice(0, 40)}, not one of its legal actions`);
+      // Judged by the state, not by the mask the policy was handed: one that wrote 1s into it
+      // got an illegal action past this check, and the episode ended on the learner's step.
+      if (!(Number.isInteger(action) && action! >= 0 && action! < NUM_ACTIONS && state.isLegal(action!))) {
+        throw new Error(`the opponent policy of seat ${seat} chose ${chosen == null ? `no actions (act returned ${String(chosen)})` : String(action).slice(0, 40)}, not one of its legal actions`);
       }
-      const outcome = table.step(action, this.stepRewards, 0);
+      const outcome = table.step(action!, this.stepRewards, 0);
       for (let s = 0; s < MAX_SEATS; s++) rewards[s]! += this.stepRewards[s]!;
       if (outcome !== RUNNING) return outcome;
     }

@@ -53,10 +53,20 @@ export function quoteInput(text: string, max = 64): string {
  */
 export const MAX_SEED_LENGTH = 256;
 
+/** `value` as JSON, or its kind where JSON.stringify throws (a BigInt inside, a cycle) or gives nothing. */
+function jsonOrKind(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? typeof value;
+  } catch {
+    // The error about the input became a TypeError of its own ("Do not know how to serialize a BigInt").
+    return `a ${typeof value} that is no JSON`;
+  }
+}
+
 /** Throws a ValidationError naming `field` unless `seed` names one session: a safe integer or a string. */
 export function checkSeed(seed: unknown, field = 'seed'): asserts seed is number | string {
   if (typeof seed === 'string' || Number.isSafeInteger(seed)) return;
   // Every object was the seed "[object Object]", NaN the seed "NaN".
-  const shown = typeof seed === 'number' ? String(seed) : quoteInput(String(JSON.stringify(seed)));
+  const shown = typeof seed === 'number' ? String(seed) : typeof seed === 'bigint' ? `${seed}n (a BigInt)` : quoteInput(jsonOrKind(seed));
   throw new ValidationError('invalid seed', field, `a seed is an integer up to ±(2^53 - 1) or a string, got ${shown}`);
 }
