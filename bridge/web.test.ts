@@ -333,6 +333,9 @@ describe('the web table in headless Chromium', () => {
       expect(status).toContain('profile "tavern6"');
       expect(status).toContain('players "7"');
       expect(await page.evaluate(() => [document.querySelector('[name=profile]').value, document.querySelector('[name=players]').value])).toEqual(['didactic4', '4']);
+      // Every deck style of docs/rules.md §0 is offered: french-joker was "not offered" [web probe, round 14].
+      const styles = await page.evaluate(() => Array.from(document.querySelectorAll('[name=deckStyle] option'), (o: any) => o.value));
+      expect(styles).toEqual(Object.keys(CARD_NAMES.styles));
       // The page reaches only its own server.
       const foreign = await page.evaluate(
         () =>

@@ -4,7 +4,7 @@
 // env.ts for the scale).
 
 import seedrandom from 'seedrandom';
-import { MAX_SEATS, NUM_ACTIONS, checkSeed } from './rules/index.js';
+import { MAX_SEATS, NUM_ACTIONS, checkSeed, type KratzenState } from './rules/index.js';
 import { OBS_SIZE, encodeObservation, observationSpec, type ObservationSpec } from './observation.js';
 import { RUNNING, TERMINATED, TRUNCATED, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { SingleAgentTable } from './single-agent-table.js';
@@ -70,7 +70,9 @@ export class SingleAgentEnv {
     return observationSpec();
   }
 
-  get state() {
+  /** The table's state; before the first reset there is none, said as KratzenEnv says it (it was undefined). */
+  get state(): KratzenState {
+    if (this.table.state === undefined) throw new Error('call reset() first');
     return this.table.state;
   }
 
