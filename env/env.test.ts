@@ -209,6 +209,11 @@ describe('rewardNormalization pot', () => {
 });
 
 describe('SingleAgentEnv', () => {
+  it('has no state before its first reset, and says so as KratzenEnv does (it gave undefined) [probe round 14]', () => {
+    expect(() => new SingleAgentEnv({ config: { rules: { players: 4 } } }).state).toThrow('call reset() first');
+    expect(() => new KratzenEnv({ rules: { players: 4 } }).state).toThrow('call reset() first');
+  });
+
   it('returns only at the learner\'s turns; its rewards sum to its balance over the session', () => {
     const calls: number[] = [];
     const spy: Policy = {
