@@ -25,6 +25,7 @@ function context(): ConnectionContext {
     maxBufferedBytes: 1 << 20,
     maxQueuedRequests: 8,
     maxMessageBytes: 1 << 20,
+    idleTimeoutMs: 600_000,
     host: { dispose: () => undefined } as unknown as ConnectionContext['host'],
     pool: { dispose: () => undefined } as unknown as ConnectionContext['pool'],
     isShuttingDown: () => false,

@@ -42,6 +42,8 @@ export interface ConnectionContext {
   maxBufferedBytes: number;
   maxQueuedRequests: number;
   maxMessageBytes: number;
+  /** How long a connection may go without a request before the server closes it (told in hello, so clients keep it alive in time). */
+  idleTimeoutMs: number;
   /** The main thread's host and the heavy pool. */
   host: SessionHost;
   pool: HeavyPool;
@@ -594,6 +596,7 @@ export class Connection implements Servable {
         maxMessageBytes: this.context.maxMessageBytes,
         maxQueuedRequests: this.context.maxQueuedRequests,
         maxPolicyRows: maxPolicyRowsFor(this.context.maxMessageBytes),
+        idleTimeoutMs: this.context.idleTimeoutMs,
       },
     });
   }

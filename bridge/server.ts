@@ -454,6 +454,7 @@ export class BridgeServer {
       maxBufferedBytes: o.maxBufferedBytes,
       maxQueuedRequests: o.maxQueuedRequests,
       maxMessageBytes: o.maxMessageBytes,
+      idleTimeoutMs: o.idleTimeoutMs,
       host: this.host!,
       pool: this.pool!,
       isShuttingDown: () => this.shuttingDown,

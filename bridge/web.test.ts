@@ -573,3 +573,33 @@ describe('the web table when its connection drops under a move [review]', () => 
     }
   }, 60_000);
 });
+
+describe('the web table on a server with a short idle timeout [web probe, round 14]', () => {
+  browserIt('keeps its connection while the player thinks: it pings within the timeout hello reports (a ping a minute lost the game)', async () => {
+    expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
+    const own = await new BridgeServer({ port: 0, web: true, idleTimeoutMs: 3000 }).start();
+    const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      const helloLimits: unknown[] = [];
+      page.on('websocket', (ws) => ws.on('framereceived', (frame) => {
+        const reply = JSON.parse(String(frame.payload));
+        if (reply.result?.limits) helloLimits.push(reply.result.limits);
+      }));
+      await page.goto(`http://127.0.0.1:${own.port}/?seed=11&opponents=heuristic&players=4`);
+      await page.waitForFunction(() => document.body.dataset.status === 'setup');
+      await page.click('#start');
+      await page.waitForFunction(() => document.body.dataset.status === 'your-turn');
+      expect(helloLimits).toEqual([expect.objectContaining({ idleTimeoutMs: 3000 })]);
+      // Twice the timeout without a move: the table is still there, and the move goes through.
+      await page.waitForTimeout(6500);
+      expect(await page.evaluate(() => document.getElementById('status')!.textContent)).not.toMatch(/Disconnected/);
+      await page.click('#hand button:enabled, #calls button:enabled');
+      await page.waitForFunction(() => document.body.dataset.status !== 'busy');
+      expect(await page.evaluate(() => document.getElementById('status')!.textContent)).not.toMatch(/Disconnected|Error/);
+    } finally {
+      await browser.close();
+      await own.close();
+    }
+  }, 60_000);
+});

@@ -468,11 +468,15 @@ async function main() {
       if (!table.ws || table.ws.readyState !== WebSocket.OPEN) {
         await connect();
         const token = String(new FormData(form).get('token') || '');
-        await call('hello', token ? { protocolVersion: PROTOCOL_VERSION, token } : { protocolVersion: PROTOCOL_VERSION });
-        // The server closes connections without requests for its idle timeout (10 minutes by
-        // default); a person thinking that long keeps the table with a ping a minute.
+        const hello = await call('hello', token ? { protocolVersion: PROTOCOL_VERSION, token } : { protocolVersion: PROTOCOL_VERSION });
+        // The server closes connections without requests for its idle timeout (hello says how
+        // long: 10 minutes by default); a person thinking that long keeps the table with a ping
+        // a minute, or three times within a shorter timeout (a fixed minute lost the game of a
+        // player thinking on a server run with --idle-timeout-ms 30000).
+        const idle = hello?.limits?.idleTimeoutMs;
+        const every = Number.isFinite(idle) && idle > 0 ? Math.max(1000, Math.min(60_000, idle / 3)) : 60_000;
         const ws = table.ws;
-        const keepAlive = setInterval(() => (ws.readyState === WebSocket.OPEN ? call('ping').catch(() => undefined) : clearInterval(keepAlive)), 60_000);
+        const keepAlive = setInterval(() => (ws.readyState === WebSocket.OPEN ? call('ping').catch(() => undefined) : clearInterval(keepAlive)), every);
       }
       await start(form);
     } catch (err) {
