@@ -212,8 +212,10 @@ describe('agent options given to the classes directly [probe round 14]', () => {
     for (const [options, message] of bad) expect(() => new PimcAgent(options as never), JSON.stringify(options)).toThrow(message);
     expect(() => new PimcAgent({ samples: 1, timeBudgetMs: 5, maxSimulatedActions: Infinity, rollout: 'random', seed: 'x' })).not.toThrow();
   });
-  it('heuristic refuses a caution that is no finite number, and options it does not take', () => {
-    for (const caution of [NaN, Infinity, '1']) expect(() => new HeuristicAgent({ caution } as never), String(caution)).toThrow(/caution must be a finite number/);
+  it('heuristic refuses a caution that is no number or out of range (NaN never declared in), and options it does not take', () => {
+    for (const caution of [NaN, Infinity, 10.5, -11]) expect(() => new HeuristicAgent({ caution }), String(caution)).toThrow(/caution must be within -10\.\.10/);
+    expect(() => new HeuristicAgent({ caution: '1' } as never)).toThrow(TypeError);
+    expect(() => new HeuristicAgent({ caution: -10 })).not.toThrow();
     expect(() => new HeuristicAgent({ cautious: 1 } as never)).toThrow(/HeuristicAgent has no option "cautious"/);
   });
 });

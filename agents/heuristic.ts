@@ -14,6 +14,7 @@ import {
   NUM_ACTIONS,
   WELI,
   cardRank,
+  checkOptionKeys,
   cardSuit,
   effectiveSuit,
   isTrump,
@@ -22,24 +23,29 @@ import {
   trickValue,
 } from '../env/rules/index.js';
 import { OBS_SIZE, decodeObservation, type ObservationView } from '../env/observation.js';
-import { checkOptionKeys } from '../env/env.js';
 import { checkBatch, decodeRow, type Agent } from './agent.js';
 import { observedGame } from './observed-game.js';
 
 export interface HeuristicOptions {
-  /** Added to the declaration threshold: > 0 folds more, < 0 plays more. @default 0 */
+  /** Added to the declaration threshold: > 0 folds more, < 0 plays more; within ±MAX_CAUTION. @default 0 */
   caution?: number;
 }
+
+/** The largest |caution|: beyond it the agent always folds or always plays. */
+export const MAX_CAUTION = 10;
+/** Every option HeuristicAgent takes (complete by type). */
+const HEURISTIC_OPTIONS = Object.keys({ caution: true } satisfies Record<keyof HeuristicOptions, true>);
 
 export class HeuristicAgent implements Agent {
   readonly name = 'heuristic';
   private readonly caution: number;
 
   constructor(options: HeuristicOptions = {}) {
-    checkOptionKeys(options, ['caution'], 'HeuristicAgent');
+    checkOptionKeys(options, HEURISTIC_OPTIONS, 'HeuristicAgent');
     const { caution = 0 } = options;
+    if (typeof caution !== 'number') throw new TypeError(`HeuristicAgent: caution is a number, got ${typeof caution}`);
     // NaN made every comparison with the threshold false: an agent that never declared in.
-    if (typeof caution !== 'number' || !Number.isFinite(caution)) throw new RangeError(`HeuristicAgent: caution must be a finite number, got ${String(caution).slice(0, 40)}`);
+    if (!(Math.abs(caution) <= MAX_CAUTION)) throw new RangeError(`HeuristicAgent: caution must be within -${MAX_CAUTION}..${MAX_CAUTION}, got ${String(caution).slice(0, 40)}`);
     this.caution = caution;
   }
 

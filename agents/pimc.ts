@@ -7,9 +7,8 @@
 // machines, so the default is samples).
 
 import seedrandom from 'seedrandom';
-import { NUM_ACTIONS, SeatView, checkSeed, sampleState, type KratzenState } from '../env/rules/index.js';
+import { NUM_ACTIONS, SeatView, checkOptionKeys, checkSeed, sampleState, type KratzenState } from '../env/rules/index.js';
 import { OBS_SIZE, decodeSeatView, encodeObservation, seatViewJson } from '../env/observation.js';
-import { checkOptionKeys } from '../env/env.js';
 import { checkBatch, decodeRow, type Agent } from './agent.js';
 import { HeuristicAgent } from './heuristic.js';
 

@@ -3,7 +3,7 @@
 // Tournaments, training leagues, the bridge and the CLI all seat agents through here.
 
 import type { Agent } from './agent.js';
-import { HeuristicAgent } from './heuristic.js';
+import { HeuristicAgent, MAX_CAUTION } from './heuristic.js';
 import { PimcAgent } from './pimc.js';
 import { RandomAgent } from './random.js';
 import { checkSeed } from '../env/rules/index.js';
@@ -99,7 +99,7 @@ export async function createAgent(spec: string, context: AgentContext): Promise<
       return new RandomAgent({ seed: context.seed });
     case 'heuristic': {
       const caution = numberOption(options, 'caution', spec);
-      if (caution !== undefined && Math.abs(caution) > 10) throw new Error(`agent "${spec}": caution must be within -10..10`);
+      if (caution !== undefined && !(Math.abs(caution) <= MAX_CAUTION)) throw new Error(`agent "${spec}": caution must be within -${MAX_CAUTION}..${MAX_CAUTION}`);
       return new HeuristicAgent({ caution });
     }
     case 'pimc': {

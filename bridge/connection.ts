@@ -126,11 +126,13 @@ function rawBytes(data: RawData): number {
  */
 const POLICY_ROW_BYTES = MAX_OBSERVATION_JSON_BYTES + 2 * NUM_ACTIONS + 4;
 /**
- * Room for the rest of a policy.act request: its keys, a request id of 128 characters (each
- * escaped, at worst: `\u0001`, 6 bytes; 512 bytes let 128 emoji close the connection at the
- * smallest limit) and a policy id. The rows hello advertises fit the message limit beside it.
+ * Room for the rest of a request beside its rows or actions: its keys, a request id of 128
+ * characters (code points: each at worst 12 bytes, as an ASCII-only encoder escapes one outside
+ * the BMP, `\ud83d\ude00`; 512 bytes let 128 emoji close the connection at the smallest limit)
+ * and a session or policy id. What hello advertises fits the message limit beside it.
  */
-const POLICY_ACT_ENVELOPE_BYTES = 1024;
+const ENVELOPE_BYTES = 2048;
+const POLICY_ACT_ENVELOPE_BYTES = ENVELOPE_BYTES;
 /** The smallest message limit a server may have: one policy.act row must fit. */
 export const MIN_MESSAGE_BYTES = POLICY_ACT_ENVELOPE_BYTES + POLICY_ROW_BYTES;
 
@@ -139,11 +141,7 @@ export function maxPolicyRowsFor(maxMessageBytes: number): number {
   return Math.max(0, Math.min(MAX_POLICY_ROWS, Math.floor((maxMessageBytes - POLICY_ACT_ENVELOPE_BYTES) / POLICY_ROW_BYTES)));
 }
 
-/**
- * Room for the rest of an env.step request beside its actions: keys, a request id of 128
- * characters (each escaped, at worst) and a session id.
- */
-const STEP_ENVELOPE_BYTES = 1024;
+const STEP_ENVELOPE_BYTES = ENVELOPE_BYTES;
 /** Bytes of one action in an env.step request as JSON.stringify writes it: up to 2 digits and a comma. */
 const STEP_ACTION_BYTES = 3;
 

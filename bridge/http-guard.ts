@@ -38,7 +38,8 @@ export function networkTokenProblem(host: string, token: string | undefined): st
   return null;
 }
 
-function isWildcard(host: string): boolean {
+/** Whether a bound address (as given or as the socket has it) is every interface. */
+export function isWildcard(host: string): boolean {
   return host === '0.0.0.0' || host === '::' || host === '';
 }
 

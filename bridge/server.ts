@@ -14,7 +14,7 @@ import { Connection, MIN_MESSAGE_BYTES, closeSoon, maxStepEnvsFor, terminateAfte
 import { HeavyPool } from './heavy-pool.js';
 import { SessionHost, type HostOptions } from './host.js';
 import { defaultCheckpointRoots } from './checkpoint-roots.js';
-import { BAD_UPGRADE, HttpGuard, isBadRequest, isOrigin, networkTokenProblem } from './http-guard.js';
+import { BAD_UPGRADE, HttpGuard, isBadRequest, isOrigin, isWildcard, networkTokenProblem } from './http-guard.js';
 import { plainTextResponse, sendPlainText } from './http-replies.js';
 import { loadWebAssets, serveWebAsset } from './web/assets.js';
 import { BusyPoll } from './busy-poll.js';
@@ -252,10 +252,12 @@ export class BridgeServer {
 
   /** Where a client on this machine reaches the server: a wildcard address names no server (`Host: 0.0.0.0` is refused), so loopback stands in. */
   get url(): string {
-    // Every interface, however it was spelled (`0`, `::0`), is reached at its loopback address.
+    // Every interface, however it was spelled (`0`, `::0`), is reached at its loopback address:
+    // IPv4's, unless the address was IPv6's wildcard given as such (`::`, `::0`).
+    const host = this.options.host;
     const address = (this.http?.address() as AddressInfo | null)?.address;
-    const bound = address === '0.0.0.0' || address === '::' ? address : this.options.host;
-    const name = bound === '0.0.0.0' || bound === '' ? '127.0.0.1' : bound === '::' ? '::1' : bound;
+    const wildcard = isWildcard(host) || isWildcard(address ?? host);
+    const name = !wildcard ? host : host !== '' && (address ?? host) === '::' ? '::1' : '127.0.0.1';
     return `ws://${name.includes(':') ? `[${name}]` : name}:${this.port}`;
   }
 

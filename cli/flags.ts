@@ -38,7 +38,7 @@ export function seedFlag(value: string | boolean | undefined): number | string {
   return /^-?\d+$/.test(value) && Number.isSafeInteger(Number(value)) ? Number(value) : value;
 }
 
-/** The rule set the flags describe: --variant's JSON object, then --profile, --players, --hands. */
+/** The rule set the flags describe: --variant's JSON object, then --profile, --players, --hands (and play's --deck-style). */
 export function rulesFromFlags(values: Record<string, string | boolean | undefined>): Record<string, unknown> {
   let rules: Record<string, unknown> = {};
   if (typeof values.variant === 'string') {
@@ -55,16 +55,18 @@ export function rulesFromFlags(values: Record<string, string | boolean | undefin
     rules = { ...rules };
   }
   // A flag and the variant naming one field differently: which was meant? (The flag won without a word.)
-  const set = (field: 'profile' | 'players' | 'hands', value: unknown) => {
+  const set = (field: 'profile' | 'players' | 'hands' | 'deckStyle', value: unknown, flag: string = field) => {
     if (value === undefined) return;
     if (rules[field] !== undefined && rules[field] !== value) {
-      throw new ValidationError('invalid arguments', field, `--${field} ${JSON.stringify(value)} and --variant's ${field} ${JSON.stringify(rules[field])?.slice(0, 40)} differ: give it once`);
+      throw new ValidationError('invalid arguments', flag, `--${flag} ${JSON.stringify(value)} and --variant's ${field} ${JSON.stringify(rules[field])?.slice(0, 40)} differ: give it once`);
     }
     rules[field] = value;
   };
   set('profile', values.profile);
   set('players', integerFlag(values.players, 'players'));
   set('hands', integerFlag(values.hands, 'hands'));
+  // Only `play` takes --deck-style (display names); the other verbs never see the flag.
+  set('deckStyle', values['deck-style'], 'deck-style');
   return rules;
 }
 

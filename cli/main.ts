@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // The `kratzen` command: parses flags and calls the modules; no game logic lives here.
 
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { OutputError, fsErrorReason } from '../checkpoints/durable-fs.js';
@@ -18,9 +17,8 @@ import {
   ValidationError,
   quoteInput,
 } from '../env/rules/index.js';
-import { ProgressBar, dealsForHands, runTournament, tournamentReportProblem, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
+import { ProgressBar, checkAgentSpec, dealsForHands, runTournament, tournamentReportProblem, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
-import { createAgent, isBuiltinAgent } from '../agents/registry.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, parseFlags, redisFlag, rulesFromFlags, seedFlag } from './flags.js';
 import { MAX_RECORD_BYTES, denseJsonReason, inputText, readInputBytes } from './read-input.js';
@@ -201,9 +199,8 @@ async function runEval(args: string[]): Promise<void> {
   // A built-in agent's bad options, or a name that is no agent and no path, are bad arguments as
   // in play and exploit (the run called them "evaluation failed"); checkpoints load in the run.
   for (const spec of agents) {
-    if (!isBuiltinAgent(spec) && existsSync(spec)) continue;
     try {
-      (await createAgent(spec, { rules: ruleSetToJson(game.rules), seed: 0 })).dispose?.();
+      await checkAgentSpec(spec, ruleSetToJson(game.rules));
     } catch (e) {
       badInput('agents', (e as Error).message);
     }

@@ -133,18 +133,6 @@ class BadArguments extends Error {
   }
 }
 
-function sessionRules(values: Record<string, string | boolean | undefined>): Record<string, unknown> {
-  const rules = rulesFromFlags(values);
-  const style = values['deck-style'];
-  if (style === undefined) return rules;
-  // As rulesFromFlags does for --profile and the variant: the flag won without a word.
-  if (rules.deckStyle !== undefined && rules.deckStyle !== style) {
-    throw new BadArguments('deck-style', `--deck-style ${JSON.stringify(style)} and --variant's deckStyle ${JSON.stringify(rules.deckStyle)?.slice(0, 40)} differ: give it once`);
-  }
-  rules.deckStyle = style;
-  return rules;
-}
-
 /** The terminal session; `runPlay` parses flags and hands it the game. */
 class TerminalGame {
   private readonly names: CardNames;
@@ -406,7 +394,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
       return 0;
     }
     try {
-      game = createGame(sessionRules(values));
+      game = createGame(rulesFromFlags(values));
     } catch (e) {
       const report = errorReport(e);
       if (!report) throw e;

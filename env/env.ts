@@ -11,7 +11,7 @@
 // At the end of an episode (`terminated`), `seat` is -1, the mask is all zero and the observation
 // is that of the seat that acted last.
 
-import { NUM_ACTIONS, replayResult, stateToRecord, type HandReport, type StateReader } from './rules/index.js';
+import { NUM_ACTIONS, checkOptionKeys, replayResult, stateToRecord, type HandReport, type StateReader } from './rules/index.js';
 import { OBS_SIZE, encodeObservation, observationSpec, observationView, type ObservationSpec, type ObservationView } from './observation.js';
 import { TERMINATED, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 
@@ -193,12 +193,3 @@ export function checkResetOptions(options: unknown, allowed: readonly string[]):
   checkOptionKeys(options, allowed, 'reset');
 }
 
-/**
- * Throws a TypeError naming the first key of `options` that `owner` does not take: a
- * misplaced or misspelt option was ignored without a word (`new VecEnv({ numEnvs: 2, rules:
- * { players: 5 } })` gave a 4-player table).
- */
-export function checkOptionKeys(options: object, allowed: readonly string[], owner: string): void {
-  const unknown = Object.keys(options).find((key) => !allowed.includes(key));
-  if (unknown !== undefined) throw new TypeError(`${owner} has no option ${JSON.stringify(unknown).slice(0, 40)} (it takes ${allowed.join(', ')})`);
-}

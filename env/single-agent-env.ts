@@ -4,12 +4,12 @@
 // env.ts for the scale).
 
 import seedrandom from 'seedrandom';
-import { MAX_SEATS, NUM_ACTIONS, checkSeed, type KratzenState } from './rules/index.js';
+import { MAX_SEATS, NUM_ACTIONS, checkOptionKeys, checkSeed, type StateReader } from './rules/index.js';
 import { OBS_SIZE, encodeObservation, observationSpec, type ObservationSpec } from './observation.js';
 import { RUNNING, TERMINATED, TRUNCATED, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { SingleAgentTable } from './single-agent-table.js';
 import { randomLegalActions, type Policy } from './policy.js';
-import { checkOptionKeys, checkResetOptions } from './env.js';
+import { checkResetOptions } from './env.js';
 
 export interface SingleAgentEnvOptions {
   config?: EnvConfigInput;
@@ -71,7 +71,7 @@ export class SingleAgentEnv {
   }
 
   /** The table's state; before the first reset there is none, said as KratzenEnv says it (it was undefined). */
-  get state(): KratzenState {
+  get state(): StateReader {
     if (this.table.state === undefined) throw new Error('call reset() first');
     return this.table.state;
   }

@@ -16,13 +16,13 @@
 // The buffers are the env's own: read them, copy them, but do not write into them (observation
 // rows are updated sparsely, clearing only what the previous step set).
 
-import { IllegalActionError, MAX_SEATS, NUM_ACTIONS, checkSeed, drain, stateToRecord, type KratzenState, type StateReader } from './rules/index.js';
+import { IllegalActionError, MAX_SEATS, NUM_ACTIONS, checkOptionKeys, checkSeed, drain, stateToRecord, type KratzenState, type StateReader } from './rules/index.js';
 import { OBS_SIZE, OBS_VERSION, ObservationRows, encodeObservation } from './observation.js';
 import { encodeOtherHands } from './oracle.js';
 import { RUNNING, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { SingleAgentTable } from './single-agent-table.js';
 import { ALL_HANDS, checkHandRange, seatRecordSteps, tableViewSteps, type HandRange, type SeatRecord, type TableView } from './table-view.js';
-import { checkOptionKeys, type EnvMetadata } from './env.js';
+import type { EnvMetadata } from './env.js';
 import type { Policy } from './policy.js';
 
 /**

@@ -5,9 +5,9 @@
 import { Worker } from 'node:worker_threads';
 import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { VecEnvBuffers, allocateVecMemory, checkStepActions, vecMetadata, viewVecBuffers, type VecBuffers } from './vec-env.js';
-import { checkOptionKeys, type EnvMetadata } from './env.js';
+import type { EnvMetadata } from './env.js';
 import { builtModule } from './built-module.js';
-import { checkSeed } from './rules/index.js';
+import { checkOptionKeys, checkSeed } from './rules/index.js';
 
 /**
  * Control words (Int32): command sequence, command, error flag, and the number of workers that

@@ -8,6 +8,7 @@
 // agent is created afresh for each deal with a seed derived from (seed, deal, rotation, seat), and
 // deals are reassembled in order whatever the number of workers.
 
+import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { AmountOverflowError, ValidationError, createGame } from '../env/rules/index.js';
 import { createAgent, playSession, sessionChips, type Agent, type AgentContext } from '../agents/index.js';
@@ -26,6 +27,18 @@ export interface WorkerFailure {
   /** A checkpoint that cannot be used, as the loader named it (in a worker it was "evaluation failed"). */
   checkpoint?: { code: CheckpointErrorCode; path: string; reason: string };
   overflowHand?: number;
+}
+
+/**
+ * Makes and disposes the agent `spec` names, so that a spec no agent comes from fails before any
+ * deal is played. A spec naming a path that exists is a checkpoint: loaded (for these rules) only
+ * with `loadCheckpoint`, else left to the run. Says whether the spec is a checkpoint.
+ */
+export async function checkAgentSpec(spec: string, rules: unknown, loadCheckpoint?: AgentContext['loadCheckpoint']): Promise<boolean> {
+  const isCheckpoint = !isBuiltinAgent(spec) && existsSync(spec);
+  if (isCheckpoint && !loadCheckpoint) return true;
+  (await createAgent(spec, { rules, seed: 0, ...(isCheckpoint ? { loadCheckpoint } : {}) })).dispose?.();
+  return isCheckpoint;
 }
 
 /** The error a worker's failure stands for, as the same work on one thread would throw it. */

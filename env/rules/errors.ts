@@ -53,13 +53,29 @@ export function quoteInput(text: string, max = 64): string {
  */
 export const MAX_SEED_LENGTH = 256;
 
-/** `value` as JSON, or its kind where JSON.stringify throws (a BigInt inside, a cycle) or gives nothing. */
-function jsonOrKind(value: unknown): string {
+/**
+ * Throws a TypeError naming the first key of `options` that `owner` does not take: a
+ * misplaced or misspelt option was ignored without a word (`new VecEnv({ numEnvs: 2, rules:
+ * { players: 5 } })` gave a 4-player table).
+ */
+export function checkOptionKeys(options: object, allowed: readonly string[], owner: string): void {
+  const unknown = Object.keys(options).find((key) => !allowed.includes(key));
+  if (unknown !== undefined) throw new TypeError(`${owner} has no option ${JSON.stringify(unknown).slice(0, 40)} (it takes ${allowed.join(', ')})`);
+}
+
+/**
+ * A seed that is none, as an error message shows it: JSON quoted and cut, where JSON.stringify
+ * threw (a BigInt, one inside an object, a cycle), the error about the seed became a TypeError of
+ * its own ("Do not know how to serialize a BigInt").
+ */
+function shownSeed(seed: unknown): string {
+  if (typeof seed === 'number') return String(seed);
+  if (typeof seed === 'bigint') return `the BigInt ${quoteInput(`${seed}n`, 40)}`;
   try {
-    return JSON.stringify(value) ?? typeof value;
+    const json = JSON.stringify(seed);
+    return json === undefined ? `a ${typeof seed}` : quoteInput(json);
   } catch {
-    // The error about the input became a TypeError of its own ("Do not know how to serialize a BigInt").
-    return `a ${typeof value} that is no JSON`;
+    return 'an object JSON cannot write (a BigInt in it, or a cycle)';
   }
 }
 
@@ -67,6 +83,5 @@ function jsonOrKind(value: unknown): string {
 export function checkSeed(seed: unknown, field = 'seed'): asserts seed is number | string {
   if (typeof seed === 'string' || Number.isSafeInteger(seed)) return;
   // Every object was the seed "[object Object]", NaN the seed "NaN".
-  const shown = typeof seed === 'number' ? String(seed) : typeof seed === 'bigint' ? `${seed}n (a BigInt)` : quoteInput(jsonOrKind(seed));
-  throw new ValidationError('invalid seed', field, `a seed is an integer up to ±(2^53 - 1) or a string, got ${shown}`);
+  throw new ValidationError('invalid seed', field, `a seed is an integer up to ±(2^53 - 1) or a string, got ${shownSeed(seed)}`);
 }

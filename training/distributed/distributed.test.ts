@@ -462,7 +462,9 @@ suite('a coordinator that stops, jobs that fail for good, bad agents [probe roun
     try {
       const settled = await Promise.race([outcome, new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 30 s'), 30_000))]);
       expect(settled).toMatchObject({ error: 'redis failed', field: 'redis', reason: expect.stringMatching(/^job \S+-0 cannot be read from Redis/) });
-      // The worker says what went wrong in a line, without BullMQ's stack trace (no listener heard the error yet).
+      // The worker says what went wrong in a line, without BullMQ's stack trace (no listener heard
+      // the error yet); its line may come through the pipe after the coordinator gave up.
+      for (let waited = 0; waited < 10_000 && !/^tournament worker error: .*JSON/m.test(stderr); waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
       expect(stderr).toMatch(/^tournament worker error: .*JSON/m);
       expect(stderr).not.toMatch(/^\s+at /m);
     } finally {

@@ -4,12 +4,10 @@
 // lock overwrites the same indices, so no deal is lost or counted twice, and the result equals
 // `runTournament`'s for the same config and seed.
 
-import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import { createGame } from '../../env/rules/index.js';
-import { createAgent, isBuiltinAgent } from '../../agents/registry.js';
-import { maxDealHands, summarize, type DealResult, type TournamentConfig, type TournamentResult } from '../tournament.js';
+import { checkAgentSpec, maxDealHands, summarize, type DealResult, type TournamentConfig, type TournamentResult } from '../tournament.js';
 import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
 import { uploadCheckpoint } from './checkpoint-blobs.js';
 import { distributedRunFailure, runJobs } from './jobs.js';
@@ -55,9 +53,7 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
       // Checked here, as a local run checks it (a checkpoint loaded for these rules), so a bad
       // spec fails at once and not on every worker: an empty folder or another game's
       // checkpoint went out as jobs that failed five times each, or waited for workers.
-      const isCheckpoint = !isBuiltinAgent(spec) && existsSync(spec);
-      (await createAgent(spec, { rules: config.rules, seed: 0, ...(isCheckpoint ? { loadCheckpoint } : {}) })).dispose?.();
-      if (isCheckpoint) checkpoints[spec] = await uploadCheckpoint(spec, blobs).catch((e: unknown) => Promise.reject(distributedRunFailure(e)));
+      if (await checkAgentSpec(spec, config.rules, loadCheckpoint)) checkpoints[spec] = await uploadCheckpoint(spec, blobs).catch((e: unknown) => Promise.reject(distributedRunFailure(e)));
     }
     await events.waitUntilReady();
     const run = randomUUID();

@@ -238,7 +238,7 @@ class BridgeClient:
             # The server would close the connection (1009) and every session on it with it.
             raise BridgeError("limit_exceeded", f"{method}: the request is {len(text)} bytes, more than the server's message limit of {limit}", details={"limit": "maxMessageBytes"})
         if self._interrupted is not None:
-            raise BridgeError("connection_closed", f"{method}: the connection was closed when an earlier {self._interrupted} call was interrupted (its reply would have been read as this call's)")
+            raise BridgeError("connection_closed", f"{method}: the connection was closed when an earlier {self._interrupted} call failed or was interrupted before its reply (which would have been read as this call's)")
         try:
             raw = self._wire.request(text)
         except WireClosed as e:
@@ -246,7 +246,7 @@ class BridgeClient:
         except UnicodeDecodeError as e:
             raise BridgeError("internal_error", f"{method}: the server's reply is not UTF-8 text: {e}") from None
         except BaseException:
-            # Ctrl-C (or another exception) between the request and its reply: the reply still
+            # Ctrl-C (or any other exception) between the request and its reply: the reply still
             # comes, and the next call read it as its own ("reply id 5 does not match request 6",
             # blamed on the server). The connection cannot be trusted to be in step: closed here.
             self._interrupted = method

@@ -29,6 +29,8 @@ class RemotePolicy:
             client = BridgeClient(client, token=token)
             self._owns_client = True
         elif isinstance(client, BridgeClient):
+            if token is not None:
+                raise ValueError("token is for a URL: a BridgeClient has said hello with its own")
             self._owns_client = False
         else:
             raise TypeError(f"client must be a BridgeClient or a ws:// URL string, not {client!r:.100}")
@@ -107,9 +109,17 @@ class RemotePolicy:
         try:
             if not self.client.closed:
                 self.client.call("policy.close", {"policy": self.id})
+        except BridgeError:
+            pass  # the connection went: the server frees its policies with it
         finally:
             if self._owns_client:
                 self.client.close()
+
+    def __enter__(self) -> "RemotePolicy":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _checked_reply(reply, mask: np.ndarray):

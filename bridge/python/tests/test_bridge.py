@@ -609,12 +609,12 @@ class MisuseTest(unittest.TestCase):
         with self.assertRaises(BridgeError) as caught:
             client.call("ping")
         self.assertEqual(caught.exception.code, "connection_closed")
-        self.assertIn("earlier ping call was interrupted", caught.exception.message)
+        self.assertIn("earlier ping call failed or was interrupted", caught.exception.message)
         self.assertTrue(client.closed)
         with BridgeClient(SERVER.url) as fresh:
             self.assertEqual(fresh.call("ping"), {})
 
-    def test_remote_policy_takes_a_url_or_a_client_and_closes_once(self):
+    def test_remote_policy_takes_a_url_or_a_client_and_closes_once_and_a_client_takes_only_a_string_token(self):
         from kratzen_bridge import RemotePolicy
 
         # A URL failed as "'str' object has no attribute 'call'".
@@ -628,7 +628,12 @@ class MisuseTest(unittest.TestCase):
         policy.close()  # a second close raised unknown_policy
         with self.assertRaisesRegex(TypeError, "client must be a BridgeClient or a ws:// URL string"):
             RemotePolicy(42, "heuristic")
+        with RemotePolicy(SERVER.url, "random") as scoped:
+            pass
+        self.assertTrue(scoped.client.closed)
         client = BridgeClient(SERVER.url)
+        with self.assertRaisesRegex(ValueError, "token is for a URL"):
+            RemotePolicy(client, "random", token="x")
         shared = RemotePolicy(client, "random")
         shared.close()
         shared.close()
