@@ -336,6 +336,13 @@ describe('the web table in headless Chromium', () => {
       // Every deck style of docs/rules.md §0 is offered: french-joker was "not offered" [web probe, round 14].
       const styles = await page.evaluate(() => Array.from(document.querySelectorAll('[name=deckStyle] option'), (o: any) => o.value));
       expect(styles).toEqual(Object.keys(CARD_NAMES.styles));
+      // A misspelt setting fell back to the default without a word [web probe, round 14].
+      const misspelt = await browser.newPage();
+      await misspelt.goto(`${url}/?opponent=pimc#token=right+token/x=&Players=3`);
+      await misspelt.waitForFunction(() => document.body.dataset.status === 'setup');
+      const named = await misspelt.evaluate(() => document.querySelector('#status')!.textContent);
+      expect(named).toContain('"opponent", "Players", no setting of this table');
+      await misspelt.close();
       // The page reaches only its own server.
       const foreign = await page.evaluate(
         () =>
@@ -493,6 +500,8 @@ describe('the web table under a careless user [web probe]', () => {
       await page.waitForFunction(() => (document.getElementById('status')!.textContent ?? '').includes('Disconnected'));
       expect(await page.locator('#hand button:enabled, #calls button:enabled').count()).toBe(0);
       expect(await page.evaluate(() => document.getElementById('status')!.textContent)).toContain('Restart');
+      // Nobody's turn any more: it stayed "your-turn", the prompt "— play a card" [web probe, round 14].
+      expect(await page.evaluate(() => [document.body.dataset.status, document.getElementById('prompt')!.textContent])).toEqual(['disconnected', '']);
     } finally {
       await browser.close();
       await own.close();

@@ -32,8 +32,11 @@ function connect() {
       // A socket the page has since replaced says nothing: its close is no news about the table.
       if (table.ws !== ws) return;
       for (const p of table.pending.splice(0)) p.reject(new Error(`connection closed (${e.code} ${e.reason})`));
-      // Moves stay shown but disabled: a click could only fail, and its error hid the reason.
+      // Moves stay shown but disabled: a click could only fail, and its error hid the reason. No
+      // turn is the player's any more: the status said "your-turn" and the prompt "play a card".
       renderMoves();
+      $('prompt').textContent = '';
+      document.body.dataset.status = 'disconnected';
       // An error shown just before (a refused hello: "wrong token") says why: keep it in front.
       const shown = $('status');
       const why = shown.className === 'error' && shown.textContent.startsWith('Error:') ? `${shown.textContent} ` : '';
@@ -439,7 +442,8 @@ async function main() {
   const query = new URLSearchParams(location.search);
   const fragment = fragmentParams(location.hash);
   const unknown = [];
-  for (const key of ['opponents', 'profile', 'players', 'seed', 'deckStyle', 'token']) {
+  const SETTINGS = ['opponents', 'profile', 'players', 'seed', 'deckStyle', 'token'];
+  for (const key of SETTINGS) {
     const value = fragment.values.get(key) ?? query.get(key);
     const field = form.elements[key];
     if (value === undefined || value === null || !field) continue;
@@ -498,7 +502,13 @@ async function main() {
     }
   });
   document.body.dataset.status = 'setup';
-  if (unknown.length) setStatus(`The address asks for ${unknown.join(' and ')}, which this table does not offer: choose below.`, 'error');
+  // A misspelt setting (`?opponent=pimc`, `#Players=3`) fell back to the default without a word.
+  const named = [...new Set([...query.keys(), ...fragment.values.keys()])].filter((key) => !SETTINGS.includes(key));
+  const short = (text) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
+  const notices = [];
+  if (unknown.length) notices.push(`The address asks for ${unknown.join(' and ')}, which this table does not offer: choose below.`);
+  if (named.length) notices.push(`The address names ${named.map((key) => `"${short(key)}"`).join(', ')}, no setting of this table (they are ${SETTINGS.join(', ')}).`);
+  if (notices.length) setStatus(notices.join(' '), 'error');
   else setStatus('Choose the table and start a session.');
   // For scripts and tests: the same protocol calls the page makes.
   window.kratzenTable = { call, get session() { return table.session; }, get view() { return table.view; }, record: (episode = 'current') => call('env.record', { session: table.session, episode }) };
