@@ -3,7 +3,7 @@
 // complete and consistent through `kratzen replay`.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
@@ -243,9 +243,12 @@ describe('kratzen play', () => {
   it('ends the session after 1 MiB of input with no newline, saving the record (< /dev/zero ran out of memory)', async () => {
     const endless = new Readable({ read() { this.push('x'.repeat(65_536)); } });
     const path = join(tmp, 'endless.json');
-    const output = new Writable({ write: (_chunk, _e, done) => done() });
+    let text = '';
+    const output = new Writable({ write: (chunk, _e, done) => ((text += chunk.toString()), done()) });
     expect(await runPlay(['--seed', '2', '--hands', '1', '--record', path], { input: endless, output })).toBe(0);
     expect(replayRecord(JSON.parse(readFileSync(path, 'utf8'))).result.final.complete).toBe(false);
+    // Said why: it read as a plain "(end of input)" [probe round 14].
+    expect(text).toContain('(end of input: a line of over 1048576 characters without a newline)');
   });
 
   it('answers a line over 4096 characters as too long and goes on, whichever chunks it comes in (it ended the session when split)', async () => {
@@ -341,6 +344,15 @@ const PLAY_BIN = join(ROOT, 'dist/cli/play.js');
 const MAIN_BIN = join(ROOT, 'dist/cli/main.js');
 
 describe.skipIf(!existsSync(PLAY_BIN))('kratzen play as a process (built dist)', () => {
+  it('refuses a directory as its input (it read as an input that ended at once, the session stopped at its first question) [probe round 14]', () => {
+    const dir = mkdtempSync(join(tmp, 'stdin-dir-'));
+    const path = join(tmp, 'from-dir.json');
+    const run = spawnSync(process.execPath, [MAIN_BIN, 'play', '--seed', '2', '--record', path], { stdio: [openSync(dir, 'r'), 'pipe', 'pipe'], encoding: 'utf8', timeout: 20_000 });
+    expect(run.status).toBe(2);
+    expect(JSON.parse(run.stdout)).toMatchObject({ error: 'invalid arguments', field: 'stdin', reason: expect.stringContaining('the input is a directory') });
+    expect(existsSync(path)).toBe(false);
+  });
+
   it('saves the record so far when stopped by Ctrl-C (SIGINT) or SIGTERM while waiting for a move, and exits 130 or 143', async () => {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       const path = join(tmp, `signal-${signal}.json`);

@@ -4,7 +4,7 @@
 // settlement, and saves the record for replay at the end, on `quit` or at end of input.
 // Legality comes from the rules core (`legalActions`); this file only shows and asks.
 
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, fstatSync, realpathSync } from 'node:fs';
 import { basename, dirname, normalize, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -234,7 +234,7 @@ class TerminalGame {
       this.write(`Your move [1-${legal.length}, text like "${actionToString(legal[0]!)}", help, quit]: `);
       const line = await reader.next();
       if (line === null) {
-        this.write(reader.stopped ? '\n(stopped)\n' : '\n(end of input)\n');
+        this.write(reader.stopped ? '\n(stopped)\n' : reader.cutShort ? `\n(end of input: ${reader.cutShort})\n` : '\n(end of input)\n');
         return null;
       }
       if (line.length > MAX_LINE_CHARS) {
@@ -293,10 +293,20 @@ const MAX_LINE_CHARS = 4096;
 /** Characters dropped from one line before the input counts as ended (`< /dev/zero` has no newline). */
 const MAX_DROPPED_CHARS = 1 << 20;
 
+function stdinIsDirectory(): boolean {
+  try {
+    return fstatSync(0).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** Lines of the person's input; `stopped` once interrupted (Ctrl-C), when `next()` gives null. */
 interface LineReader {
   next: () => Promise<string | null>;
   readonly stopped: boolean;
+  /** Why the input counts as ended before its end, when it does (a line without end). */
+  readonly cutShort: string | null;
   interrupt: () => void;
   close: () => void;
 }
@@ -351,6 +361,9 @@ function lineReader(input: Readable): LineReader {
     },
     get stopped() {
       return interrupted;
+    },
+    get cutShort() {
+      return dropped > MAX_DROPPED_CHARS ? `a line of over ${MAX_DROPPED_CHARS} characters without a newline` : null;
     },
     interrupt: () => {
       interrupted = true;
@@ -477,6 +490,13 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   if (recordProblem) {
     for (const agent of agents) agent?.dispose?.();
     out(`${JSON.stringify({ error: 'invalid arguments', field: 'record', reason: recordProblem })}\n`);
+    return 2;
+  }
+  // Node reads a directory given as stdin (`< somedir`) as an input that ends at once: the
+  // session stopped at its first question, "(end of input)", as if the person had quit.
+  if (io.input === undefined && stdinIsDirectory()) {
+    for (const agent of agents) agent?.dispose?.();
+    out(`${JSON.stringify({ error: 'invalid arguments', field: 'stdin', reason: 'the input is a directory: give the moves on a terminal, a pipe or a file' })}\n`);
     return 2;
   }
   out(`Kratzen: ${game.rules.profile}, ${n} players, ${game.rules.hands} hands, seed ${JSON.stringify(seed)}. You are seat ${seat}.\n`);
