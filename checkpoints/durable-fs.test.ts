@@ -22,6 +22,9 @@ describe('unwritableFolderReason', () => {
     expect(unwritableFolderReason(path.join(dir, 'dangling'))).toMatch(/ENOENT/);
     expect(unwritableFolderReason(path.join(dir, 'new', 'folder'))).toBeNull();
   });
+  it('refuses a path holding a NUL (taken for a missing folder, it was called writable) [probe round 14]', () => {
+    expect(unwritableFolderReason(path.join(dir, 'a\0b'))).toMatch(/NUL/);
+  });
 });
 
 describe('entryExists', () => {

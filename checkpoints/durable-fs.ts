@@ -100,6 +100,9 @@ export function entryExists(p: string): boolean {
  * nothing: it probes the folder, or the nearest existing one above it, with a file it removes.
  */
 export function unwritableFolderReason(dir: string): string | null {
+  // No file name holds a NUL: the walk below took Node's refusal for a missing folder and called
+  // the path writable, and the run then failed on it with a stack trace.
+  if (dir.includes('\0')) return 'a path holds no NUL character';
   let at = path.resolve(dir);
   const missing: string[] = [];
   try {

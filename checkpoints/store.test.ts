@@ -66,6 +66,21 @@ describe('CheckpointStore', () => {
     expect(await codeOf(store.load('../escape'))).toBe('invalid-argument');
   });
 
+  it('verifyPointer refuses a damaged pointer, one naming no checkpoint of the store, or another manifest, at once (a resumed run found them after each save) [probe round 14]', async () => {
+    const store = await newStore({ bestMetric: { name: 'winRate', higherIsBetter: true } });
+    await store.verifyPointer('best'); // none yet
+    await store.save(agent, { step: 1, metrics: { winRate: 0.5 } });
+    await store.verifyPointer('best');
+    const file = path.join(store.root, 'best.json');
+    const good = await readFile(file, 'utf8');
+    for (const bad of ['{x', good.replace(checkpointName(1), '../../x'), good.replace(checkpointName(1), checkpointName(2)), good.replace(/"manifestSha256": "[0-9a-f]+"/, `"manifestSha256": "${'0'.repeat(64)}"`)]) {
+      await writeFile(file, bad);
+      expect(await codeOf(store.verifyPointer('best')), bad.slice(0, 80)).toBe('bad-pointer');
+    }
+    await writeFile(file, good);
+    await store.verifyPointer('best');
+  });
+
   it('moves best by a metric, by request, or by setBest', async () => {
     const store = await newStore({ bestMetric: { name: 'winRate', higherIsBetter: true } });
     await store.save(agent, { step: 1, metrics: { winRate: 0.3 } });

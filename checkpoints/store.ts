@@ -108,6 +108,22 @@ export class CheckpointStore {
     return (await this.readPointer(which))?.checkpoint ?? null;
   }
 
+  /**
+   * Checks that pointer `which`, when there is one, names a checkpoint of this store whose
+   * manifest is the one it recorded (CheckpointError `bad-pointer` naming the file otherwise): a
+   * resumed run found a damaged `best.json` only after each update it saved.
+   */
+  async verifyPointer(which: PointerName): Promise<void> {
+    const pointer = await this.readPointer(which);
+    if (!pointer) return;
+    const file = this.pointerFile(which);
+    if (!NAME_PATTERN.test(pointer.checkpoint)) throw new CheckpointError('bad-pointer', file, `it names ${JSON.stringify(pointer.checkpoint).slice(0, 60)}, no checkpoint of this store`);
+    const { bytes } = await readManifest(this.dir(pointer.checkpoint)).catch((e: unknown) => {
+      throw new CheckpointError('bad-pointer', file, `its checkpoint ${pointer.checkpoint} cannot be read: ${(e as Error).message}`);
+    });
+    if (sha256(bytes) !== pointer.manifestSha256) throw new CheckpointError('bad-pointer', file, `the manifest of ${pointer.checkpoint} is not the one it recorded`);
+  }
+
   /** Points `best` at an existing checkpoint. */
   async setBest(name: string): Promise<void> {
     const { manifest, bytes } = await readManifest(this.dir(this.checkName(name)));

@@ -262,6 +262,8 @@ class TrainingRun {
       throw new ValidationError('cannot resume', 'checkpoints/latest.json', `${this.store.root} holds checkpoints but no latest.json: restore it (it names the newest checkpoint) or start another run`);
     }
     if (latest !== null) {
+      // Checked before any update: a damaged best.json failed each resumed run after its first save.
+      await this.store.verifyPointer('best');
       const loaded = await this.store.load('latest');
       checkSavedPolicy(loaded, config);
       this.state = savedTrainerState(loaded, config);
