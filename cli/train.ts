@@ -130,7 +130,7 @@ export async function runTrain(args: string[]): Promise<void> {
       return;
     }
     stoppedBy = signal;
-    process.stderr.write('\nstopping after this update (Ctrl-C again to quit at once)...\n');
+    process.stderr.write('\nstopping after this update, or this deal of the final evaluation (Ctrl-C again to quit at once)...\n');
   };
   for (const signal of STOP_SIGNALS) process.on(signal, onStopSignal);
   try {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bradleyTerryElo, meanCi, runTournament, seating, writeTournamentReport } from './index.js';
-import { maxDealHands } from './tournament.js';
+import { TournamentStopped, maxDealHands } from './tournament.js';
 import { randomSession } from '../env/rules/index.js';
 
 describe('seating', () => {
@@ -51,6 +51,24 @@ describe('duplicate tournaments', () => {
     expect(parallel).toEqual(inline);
     const other = await runTournament({ ...config, seed: 'other' });
     expect(other.deals).not.toEqual(inline.deals);
+  });
+
+  it('stops after the deal at which shouldStop says so, on one thread or several, and its workers end', async () => {
+    // Ctrl-C in a training run's final evaluation: the tournament played every deal before.
+    const config = { agents: ['heuristic', 'random'], rules: { players: 3 }, deals: 40, seed: 's' };
+    for (const workers of [1, 2]) {
+      let dealsSeen = 0;
+      const stopped = runTournament({ ...config, workers }, { onDeal: (done) => (dealsSeen = done), shouldStop: () => dealsSeen >= 2 });
+      await expect(stopped).rejects.toBeInstanceOf(TournamentStopped);
+      const played = dealsSeen;
+      expect(played).toBeGreaterThanOrEqual(2);
+      expect(played).toBeLessThan(config.deals);
+      // Terminated workers report nothing more.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(dealsSeen).toBe(played);
+    }
+    const whole = await runTournament({ ...config, deals: 2, workers: 2 }, { shouldStop: () => false });
+    expect(whole.deals).toHaveLength(2);
   });
 
   it('a session past 2^53 - 1 units stops the tournament with amount overflow, on one thread or several (docs/rules.md §3)', async () => {

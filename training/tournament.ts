@@ -168,6 +168,19 @@ export interface RunOptions {
   onDeal?: (done: number, total: number) => void;
   /** Agents already in memory, by the name used in `agents` (one worker only: they cannot move). */
   preloaded?: Map<string, Agent>;
+  /**
+   * Checked after every deal; true ends the tournament at once (workers are terminated) and it
+   * rejects with a TournamentStopped. Ctrl-C in a training run's final evaluation sets it.
+   */
+  shouldStop?: () => boolean;
+}
+
+/** What `runTournament` rejects with when its `shouldStop` said so: the deals played are dropped. */
+export class TournamentStopped extends Error {
+  constructor(readonly dealsPlayed: number) {
+    super(`the tournament was stopped after ${dealsPlayed} deals`);
+    this.name = 'TournamentStopped';
+  }
 }
 
 /** Most deals of one tournament (each keeps its per-deal results; 10^6 deals are a few hundred MB). */
@@ -209,23 +222,37 @@ export async function runTournament(config: TournamentConfig, options: RunOption
     for (let deal = 0; deal < config.deals; deal++) {
       results[deal] = await playDeal(config, deal, options.loadCheckpoint, cache);
       options.onDeal?.(++done, config.deals);
+      if (options.shouldStop?.()) throw new TournamentStopped(done);
     }
   } else {
-    await Promise.all(
-      Array.from({ length: workers }, (_, w) => {
-        const deals = Array.from({ length: config.deals }, (_, d) => d).filter((d) => d % workers === w);
-        return new Promise<void>((resolve, reject) => {
-          const worker = new Worker(workerScript(), { workerData: { config, deals, checkpointModule: options.checkpointModule } });
-          worker.on('message', (message: DealResult | WorkerFailure) => {
-            if ('error' in message) return reject(workerError(message));
-            results[message.deal] = message;
-            options.onDeal?.(++done, config.deals);
+    const running: Worker[] = [];
+    let stopped: TournamentStopped | null = null;
+    try {
+      await Promise.all(
+        Array.from({ length: workers }, (_, w) => {
+          const deals = Array.from({ length: config.deals }, (_, d) => d).filter((d) => d % workers === w);
+          return new Promise<void>((resolve, reject) => {
+            const worker = new Worker(workerScript(), { workerData: { config, deals, checkpointModule: options.checkpointModule } });
+            running.push(worker);
+            worker.on('message', (message: DealResult | WorkerFailure) => {
+              if (stopped) return;
+              if ('error' in message) return reject(workerError(message));
+              results[message.deal] = message;
+              options.onDeal?.(++done, config.deals);
+              if (options.shouldStop?.()) {
+                stopped = new TournamentStopped(done);
+                reject(stopped);
+              }
+            });
+            worker.on('error', reject);
+            worker.on('exit', (code) => (code === 0 ? resolve() : reject(stopped ?? new Error(`tournament worker exited with ${code}`))));
           });
-          worker.on('error', reject);
-          worker.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`tournament worker exited with ${code}`))));
-        });
-      }),
-    );
+        }),
+      );
+    } finally {
+      // A stopped or failed tournament's other workers would play on for nobody.
+      await Promise.all(running.map((worker) => worker.terminate()));
+    }
   }
   return summarize(config, game.numPlayers, results);
 }

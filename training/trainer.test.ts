@@ -504,6 +504,31 @@ describe('trainer', () => {
     expect(resumed.updates).toBe(4);
   });
 
+  it('a stop asked for in the final evaluation ends it and the run reads interrupted; resuming plays the evaluation', async () => {
+    // Ctrl-C there was heard, but the evaluation ran to its end and the run exited 0.
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    const config = { ...TINY, updates: 1, finalEvalDeals: 40 };
+    // The loop checks once per update (3 here); the first deals of the evaluation then stop it.
+    let calls = 0;
+    const stopped = await train({ ...config, name: 'final-stop', runsDir: dir }, { verbose: false, shouldStop: () => ++calls > 5 });
+    expect(stopped.interrupted).toBe(true);
+    expect(stopped.updates).toBe(3);
+    expect(stopped.finalEval).toBeUndefined();
+    expect(existsSync(stopped.checkpoint)).toBe(true);
+    expect(existsSync(join(dir, 'final-stop', 'eval-vs-random'))).toBe(false);
+    // Stopped before the evaluation began: nothing of it is played.
+    let checks = 0;
+    const before = await train({ ...config, name: 'stop-before', runsDir: dir }, { verbose: false, shouldStop: () => ++checks > 3 });
+    expect(before.interrupted).toBe(true);
+    expect(before.finalEval).toBeUndefined();
+    expect(checks).toBe(4);
+    const resumed = await train({ ...config, name: 'final-stop', runsDir: dir }, { verbose: false, resume: true });
+    expect(resumed.interrupted).toBe(false);
+    expect(resumed.updates).toBe(3);
+    expect(resumed.finalEval!.vsHeuristic.deals).toHaveLength(40);
+    expect(existsSync(join(dir, 'final-stop', 'eval-vs-random'))).toBe(true);
+  }, 120_000);
+
   it("plays the final evaluation on two threads from the last checkpoint: the in-thread learner's matches", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
     const finished = await train({ ...TINY, name: 'final-eval', runsDir: dir, finalEvalDeals: 4 }, { verbose: false });

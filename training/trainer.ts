@@ -26,7 +26,7 @@ import { TRAINER_EXTRA, checkSavedPolicy, savedArrays, savedTrainerState, snapsh
 import { encodeArrays } from './distributed/arrays.js';
 import { RedisActors } from './distributed/rollout-jobs.js';
 import type { RedisConnection } from './distributed/redis.js';
-import { runTournament, type TournamentResult } from './tournament.js';
+import { TournamentStopped, runTournament, type RunOptions, type TournamentResult } from './tournament.js';
 import { writeTournamentReport } from './eval-report.js';
 import { writeTrainingReport, type MetricsLine } from './train-report.js';
 import { ProgressBar } from './progress.js';
@@ -39,7 +39,10 @@ export interface TrainOptions {
   stopAfter?: number;
   /** Print progress (bar, summaries) to stderr/stdout. @default true */
   verbose?: boolean;
-  /** Checked after every update; true stops training (Ctrl-C sets it). */
+  /**
+   * Checked after every update and every deal of the final evaluation; true stops the run (Ctrl-C
+   * sets it). A run stopped in its final evaluation has every update saved: resuming it plays the evaluation.
+   */
   shouldStop?: () => boolean;
   /**
    * Collect the rollouts on `kratzen worker`s through this Redis, `actors` blocks per update
@@ -550,7 +553,24 @@ class TrainingRun {
     const finished = this.state.update >= this.totalUpdates && !this.interrupted;
     if (finished && config.finalEvalDeals > 0) {
       this.log(`final duplicate evaluation: ${config.finalEvalDeals} deals against each opponent`);
-      const [vsRandom, vsHeuristic] = await evaluateCheckpoint(join(this.store.root, this.checkpointName), this.rules, config.finalEvalDeals, `${config.seed}/final-eval`);
+      const shouldStop = this.options.shouldStop;
+      let matches: Awaited<ReturnType<typeof evaluateCheckpoint>>;
+      try {
+        // A stop asked for before or during the evaluation ends it: the checkpoint is saved, and
+        // resuming the run plays the evaluation (it ran to its end and the run exited 0).
+        if (shouldStop?.()) throw new TournamentStopped(0);
+        const dir = join(this.store.root, this.checkpointName);
+        // Two matches of finalEvalDeals deals each: minutes with many deals, so a bar shows them.
+        const bar = this.verbose ? new ProgressBar('final eval', 2 * config.finalEvalDeals) : null;
+        let dealsPlayed = 0;
+        const onDeal = bar ? () => bar.update(++dealsPlayed) : undefined;
+        matches = await evaluateCheckpoint(dir, this.rules, config.finalEvalDeals, `${config.seed}/final-eval`, { shouldStop, onDeal });
+      } catch (e) {
+        if (!(e instanceof TournamentStopped)) throw e;
+        this.interrupted = true;
+        return this.result(undefined);
+      }
+      const [vsRandom, vsHeuristic] = matches;
       finalEval = { vsRandom, vsHeuristic };
       writeTournamentReport(vsRandom, join(this.runDir, 'eval-vs-random'));
       writeTournamentReport(vsHeuristic, join(this.runDir, 'eval-vs-heuristic'));
@@ -558,6 +578,10 @@ class TrainingRun {
       writeTrainingReport(this.reportPath, `Kratzen training: ${config.name}`, config, this.metrics, summary);
       if (this.verbose) process.stdout.write(`${summary}\n`);
     }
+    return this.result(finalEval);
+  }
+
+  private result(finalEval: TrainResult['finalEval']): TrainResult {
     const checkpoint = join(this.store.root, this.checkpointName);
     if (this.verbose) process.stdout.write(`checkpoint: ${checkpoint}\nreport: ${this.reportPath}\n`);
     return { runDir: this.runDir, updates: this.state.update, checkpoint, metrics: this.metrics, finalEval, interrupted: this.interrupted };
@@ -613,9 +637,9 @@ async function evaluateAgainst(learner: PolicyAgent, rules: Record<string, unkno
  * match `evaluateAgainst` plays in this thread (the checkpoint holds the same weights, played
  * greedily), in about half the time. The learner is named `learner` in the results.
  */
-async function evaluateCheckpoint(dir: string, rules: Record<string, unknown>, deals: number, seed: string) {
+async function evaluateCheckpoint(dir: string, rules: Record<string, unknown>, deals: number, seed: string, watch: Pick<RunOptions, 'shouldStop' | 'onDeal'> = {}) {
   const workers = Math.min(2, availableParallelism());
-  const options = { loadCheckpoint: loadCheckpointAgent, checkpointModule: checkpointLoaderModule() };
+  const options: RunOptions = { loadCheckpoint: loadCheckpointAgent, checkpointModule: checkpointLoaderModule(), ...watch };
   const run = async (opponent: string) => asLearner(await runTournament({ agents: [dir, opponent], rules, deals, seed, workers }, options), dir);
   return [await run('random'), await run('heuristic')] as const;
 }
