@@ -1,5 +1,6 @@
 // Agents by name: `random`, `heuristic`, `pimc`, with options after a colon
-// (`pimc:samples=24,rollout=random`, `heuristic:caution=0.2`), or a checkpoint directory.
+// (`pimc:samples=24,rollout=random`, `heuristic:caution=0.2`), or a checkpoint directory (a
+// checkpoint, a store or a training run's folder, whose latest checkpoint plays).
 // Tournaments, training leagues, the bridge and the CLI all seat agents through here.
 
 import type { Agent } from './agent.js';
@@ -123,5 +124,5 @@ export async function createAgent(spec: string, context: AgentContext): Promise<
 }
 
 export function unknownAgent(spec: string): Error {
-  return new Error(`unknown agent "${spec}": use ${BUILTIN_AGENTS.join(', ')} or a checkpoint directory`);
+  return new Error(`unknown agent "${spec}": use ${BUILTIN_AGENTS.join(', ')} or a checkpoint directory (a checkpoint, a store or a training run's folder)`);
 }

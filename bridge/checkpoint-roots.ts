@@ -8,7 +8,7 @@ import { lstat, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MANIFEST_FILE } from '../checkpoints/manifest.js';
-import { CheckpointStore } from '../checkpoints/store.js';
+import { CheckpointStore, pointerFileName, storeFolderOf } from '../checkpoints/store.js';
 import { BridgeError } from './errors.js';
 
 /** The package folder (holding package.json), from this module's place in the source or dist tree. */
@@ -39,8 +39,8 @@ export function notACheckpoint(spec: string, field: string): BridgeError {
 }
 
 /**
- * The real path of the checkpoint `spec` names (for a checkpoint store, of the checkpoint its
- * `latest` names), when it is a folder with a manifest.json inside a root; relative specs are tried against the working
+ * The real path of the checkpoint `spec` names (for a checkpoint store or a training run's
+ * folder, of the checkpoint its store's `latest` names), when it is a folder with a manifest.json inside a root; relative specs are tried against the working
  * directory and the package folder. Throws `notACheckpoint` otherwise.
  */
 export async function resolveCheckpoint(spec: string, roots: readonly string[], field: string): Promise<string> {
@@ -52,11 +52,13 @@ export async function resolveCheckpoint(spec: string, roots: readonly string[], 
     const info = await stat(real).catch(() => null);
     if (!info?.isDirectory()) continue;
     if (await isFile(path.join(real, MANIFEST_FILE))) return real;
-    if (!(await isFile(path.join(real, 'latest.json')))) continue;
-    // A store: the checkpoint its `latest` names may itself be a symlink, so it is resolved and
+    // A store, or a training run's folder holding one; its checkpoints/ may be a symlink too.
+    const store = await realpath(await storeFolderOf(real, isFile)).catch(() => null);
+    if (!store || !realRoots.some((root) => inside(store, root)) || !(await isFile(path.join(store, pointerFileName('latest'))))) continue;
+    // The checkpoint the store's `latest` names may itself be a symlink, so it is resolved and
     // checked in turn, and that checkpoint folder is what gets loaded.
-    const name = await new CheckpointStore(real, { rules: {} }).pointer('latest').catch(() => null);
-    const target = name === null ? null : await realpath(path.join(real, name)).catch(() => null);
+    const name = await new CheckpointStore(store, { rules: {} }).pointer('latest').catch(() => null);
+    const target = name === null ? null : await realpath(path.join(store, name)).catch(() => null);
     if (target && realRoots.some((root) => inside(target, root)) && (await isFile(path.join(target, MANIFEST_FILE)))) return target;
   }
   throw notACheckpoint(spec, field);

@@ -19,7 +19,7 @@ import { MAX_OBSERVATION_JSON_BYTES } from '../env/observation.js';
 import { PolicyAgent } from '../agents/policy-agent.js';
 import { selectBackend } from '../agents/tfjs.js';
 import { writeCheckpoint } from '../checkpoints/checkpoint.js';
-import { CheckpointStore } from '../checkpoints/store.js';
+import { CheckpointStore, RUN_STORE_FOLDER } from '../checkpoints/store.js';
 import { BridgeClient } from './client.js';
 import { MAX_HANDS_PER_REPLY, PROTOCOL_VERSION } from './protocol.js';
 import { BridgeServer, CLOSE_HELLO_TIMEOUT, MAX_FRAGMENTS } from './server.js';
@@ -1092,11 +1092,23 @@ describe('filesystem [issue: probing and hangs through policy.load]', () => {
     await symlink(outside, named);
     const honest = new CheckpointStore(path.join(root, 'honest-store'), { rules: {} });
     await honest.save(agent, { step: 1 });
+    // A training run's folder stands for its store, which must lie inside a root as well.
+    const run = path.join(root, 'a-run');
+    await new CheckpointStore(path.join(run, RUN_STORE_FOLDER), { rules: {} }).save(agent, { step: 1 });
+    const outsideRun = path.join(tmp, 'outside-run');
+    await new CheckpointStore(path.join(outsideRun, RUN_STORE_FOLDER), { rules: {} }).save(agent, { step: 1 });
+    const linkedRun = path.join(root, 'linked-run');
+    await mkdir(linkedRun);
+    await symlink(path.join(outsideRun, RUN_STORE_FOLDER), path.join(linkedRun, RUN_STORE_FOLDER));
     agent.dispose();
-    expect((await client.request('policy.load', { agent: escaping.root })).error).toMatchObject({ code: 'invalid_params', field: 'params.agent' });
-    expect((await client.request('env.create', { mode: 'single', opponents: escaping.root })).error).toMatchObject({ code: 'invalid_params' });
-    const loaded = (await client.call('policy.load', { agent: honest.root })).result;
-    await client.call('policy.close', { policy: loaded.policy });
+    for (const spec of [escaping.root, linkedRun]) {
+      expect((await client.request('policy.load', { agent: spec })).error).toMatchObject({ code: 'invalid_params', field: 'params.agent' });
+      expect((await client.request('env.create', { mode: 'single', opponents: spec })).error).toMatchObject({ code: 'invalid_params' });
+    }
+    for (const spec of [honest.root, run]) {
+      const loaded = (await client.call('policy.load', { agent: spec })).result;
+      await client.call('policy.close', { policy: loaded.policy });
+    }
   });
 
   it('answers a symlinked manifest.json like any non-checkpoint, whether its target exists or not', async () => {

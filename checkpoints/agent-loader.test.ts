@@ -11,7 +11,7 @@ import { assertLegal } from '../agents/agent.js';
 import { PolicyAgent } from '../agents/policy-agent.js';
 import { selectBackend, tf } from '../agents/tfjs.js';
 import { loadCheckpoint, loadPolicyCheckpoint, sharedNetworksBuilt } from './agent-loader.js';
-import { CheckpointStore } from './store.js';
+import { CheckpointStore, RUN_STORE_FOLDER } from './store.js';
 import { loadCheckpoint as loadCheckpointDir } from './checkpoint.js';
 
 const RULES = { profile: 'didactic4', players: 4 };
@@ -24,13 +24,15 @@ beforeAll(async () => {
 
 afterAll(() => rm(tmp, { recursive: true, force: true }));
 
-it('loads a checkpoint or a store as a greedy agent for the rules, and refuses other rules', async () => {
+it("loads a checkpoint, a store or a training run's folder as a greedy agent for the rules, and refuses other rules", async () => {
   const agent = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 4, mode: 'greedy' });
-  const store = new CheckpointStore(path.join(tmp, 'run'), { rules: RULES });
+  const runDir = path.join(tmp, 'run');
+  const store = new CheckpointStore(path.join(runDir, RUN_STORE_FOLDER), { rules: RULES });
   const { dir } = await store.save(agent, { step: 5 });
   const env = new VecEnv({ numEnvs: 4, config: { rules: RULES } }).reset(1);
   const expected = agent.act(env.observations, env.masks, env.seats);
-  for (const target of [dir, store.root]) {
+  // `eval --agents runs/x` (the run, not its checkpoints/) said the run had no latest.json.
+  for (const target of [dir, store.root, runDir]) {
     const loaded = await loadCheckpoint(target, { rules: RULES, seed: 'x' });
     expect(loaded.name).toBe(`policy:${path.basename(target)}`);
     for (let step = 0; step < 50; step++) {

@@ -8,7 +8,7 @@ import type { Agent } from '../agents/agent.js';
 import { unknownAgent, type AgentContext } from '../agents/registry.js';
 import { loadCheckpoint as loadCheckpointDir, type LoadedCheckpoint, type RulesInput } from './checkpoint.js';
 import { MANIFEST_FILE } from './manifest.js';
-import { CheckpointStore } from './store.js';
+import { CheckpointStore, storeFolderOf } from './store.js';
 import { CheckpointError } from './errors.js';
 import { SharedModels } from './shared-models.js';
 
@@ -21,10 +21,10 @@ export function sharedNetworksBuilt(): number {
 }
 
 /**
- * The policy of `dir`, a checkpoint or a store (whose `latest` is taken), for `rules` (its own
- * manifest's when absent). Only the policy's files: an agent needs no optimizer state, and a
- * server loading client-named checkpoints reads no more than it plays (and, given
- * `maxWeightBytes`, no network larger than that).
+ * The policy of `dir`, a checkpoint, a store (whose `latest` is taken) or a training run's folder
+ * (its store's `latest`), for `rules` (its own manifest's when absent). Only the policy's files:
+ * an agent needs no optimizer state, and a server loading client-named checkpoints reads no more
+ * than it plays (and, given `maxWeightBytes`, no network larger than that).
  */
 export async function loadPolicyCheckpoint(dir: string, rules: RulesInput | undefined, maxWeightBytes?: number): Promise<LoadedCheckpoint> {
   // A file named as the checkpoint: said as such, not as a store without its latest.json.
@@ -35,7 +35,10 @@ export async function loadPolicyCheckpoint(dir: string, rules: RulesInput | unde
   // file: a symlink loop there read as a store without its latest.json.
   const isCheckpoint = (await lstat(path.join(dir, MANIFEST_FILE)).catch(() => null)) !== null;
   const options = { policyOnly: true, maxWeightBytes, sharedModels: SHARED_MODELS };
-  return isCheckpoint ? loadCheckpointDir(dir, { rules, ...options }) : new CheckpointStore(dir, { rules: rules as RulesInput }).load('latest', options);
+  if (isCheckpoint) return loadCheckpointDir(dir, { rules, ...options });
+  // A training run's folder stands for its store: `eval --agents runs/x` said the run had no latest.json.
+  const store = await storeFolderOf(dir, (file) => lstat(file).then(() => true, () => false));
+  return new CheckpointStore(store, { rules: rules as RulesInput }).load('latest', options);
 }
 
 /**

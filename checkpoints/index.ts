@@ -23,6 +23,7 @@ export {
 } from './checkpoint.js';
 export {
   CheckpointStore,
+  RUN_STORE_FOLDER,
   checkpointName,
   type CheckpointStoreOptions,
   type CheckpointSummary,

@@ -24,6 +24,25 @@ import { firstIssue } from '../env/rules/zod-issue.js';
 
 export type PointerName = 'latest' | 'best';
 
+/** The store inside a training run's folder (`runs/<name>/checkpoints`): loaders take the run folder for it. */
+export const RUN_STORE_FOLDER = 'checkpoints';
+
+/** The file of a store's pointer, in its folder. */
+export function pointerFileName(which: PointerName): string {
+  return `${which}.json`;
+}
+
+/**
+ * The store `dir` names: itself, or the store of the training run it is (a folder without
+ * latest.json whose checkpoints/ has one). `exists` tells whether a path is there (sync or not).
+ */
+export async function storeFolderOf(dir: string, exists: (file: string) => boolean | Promise<boolean>): Promise<string> {
+  const latest = pointerFileName('latest');
+  if (await exists(path.join(dir, latest))) return dir;
+  const run = path.join(dir, RUN_STORE_FOLDER);
+  return (await exists(path.join(run, latest))) ? run : dir;
+}
+
 const pointerSchema = z.strictObject({
   checkpoint: z.string().regex(NAME_PATTERN),
   step: z.number().int().nonnegative(),
@@ -249,7 +268,7 @@ export class CheckpointStore {
   }
 
   private pointerFile(which: PointerName): string {
-    return path.join(this.root, `${which}.json`);
+    return path.join(this.root, pointerFileName(which));
   }
 
   private checkName(name: string): string {

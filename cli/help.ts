@@ -84,7 +84,7 @@ each agent holds every hand. Prints chips per hand with a 95% confidence interva
 result.json and report.html to --out.
 
   --agents A,B[,...]            random, heuristic[:caution=C], pimc[:samples=K,timeBudgetMs=T,rollout=heuristic|random],
-                                or a checkpoint directory
+                                or a checkpoint directory (a checkpoint, a store, or a run: runs/<name>)
   --hands N                     hands over all rotations (default 1000)
   --seed S                      seed of the deals (default 0)
   --workers W                   worker threads of a local evaluation (default min(2, cores); not with --redis)

@@ -196,7 +196,7 @@ export const trainConfigSchema = z.strictObject({
   finalEvalDeals: z.number().int().nonnegative().max(MAX_TOURNAMENT_DEALS).refine((d) => d !== 1, 'needs 0 or at least 2 deals').default(1600),
   /** Save a checkpoint every this many updates (and always at the end). @default 40 */
   checkpointEvery: z.number().int().positive().default(40),
-  /** Checkpoints kept besides latest and best. @default 3 */
+  /** The newest checkpoints kept (latest among them), and best besides when it is older. @default 3 */
   keepCheckpoints: z.number().int().positive().default(3),
   /**
    * Worker threads collecting each rollout, `numEnvs / actors` envs each (training/actors.ts); 0

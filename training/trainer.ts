@@ -12,7 +12,7 @@ import { loadCheckpoint as loadCheckpointAgent } from '../checkpoints/agent-load
 import seedrandom from 'seedrandom';
 import { createGame, isJsonObject, ValidationError } from '../env/rules/index.js';
 import { PolicyAgent, sameArchitecture, selectBackend, type Agent } from '../agents/index.js';
-import { CheckpointStore, OPTIMIZER_EXTRA, decodeOptimizerState, encodeOptimizerState, loadCheckpoint, type NamedArray } from '../checkpoints/index.js';
+import { CheckpointStore, OPTIMIZER_EXTRA, RUN_STORE_FOLDER, decodeOptimizerState, encodeOptimizerState, loadCheckpoint, type NamedArray } from '../checkpoints/index.js';
 import { MAX_CONFIG_BYTES, criticHiddenSizesOf, criticInputSizeOf, parseTrainConfig, type TrainConfig } from './config.js';
 import { readRunFile, writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
@@ -174,7 +174,7 @@ class TrainingRun {
     const verbose = options.verbose ?? true;
     this.log = (text) => verbose && process.stderr.write(`${text}\n`);
     this.rules = config.rules;
-    this.store = new CheckpointStore(join(runDir, 'checkpoints'), { rules: this.rules, bestMetric: { name: 'evalVsHeuristic', higherIsBetter: true } });
+    this.store = new CheckpointStore(join(runDir, RUN_STORE_FOLDER), { rules: this.rules, bestMetric: { name: 'evalVsHeuristic', higherIsBetter: true } });
     this.leagueStore = new CheckpointStore(join(runDir, 'league'), { rules: this.rules });
     this.metricsPath = join(runDir, 'metrics.jsonl');
     this.reportPath = join(runDir, 'report.html');
@@ -224,7 +224,7 @@ class TrainingRun {
         backend: asked.has('backend') ? config.backend : saved.backend,
         updates: asked.has('updates') ? config.updates : saved.updates,
       };
-    } else if (existsSync(join(runDir, 'checkpoints'))) {
+    } else if (existsSync(join(runDir, RUN_STORE_FOLDER))) {
       throw new ValidationError('run exists', 'name', `${runDir} already holds a run: pass --resume to continue it, or choose another --name`);
     }
     let lock: RunLock;

@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { materializeCheckpoint } from './checkpoint-blobs.js';
+import { materializeCheckpoint, resolveCheckpointDir } from './checkpoint-blobs.js';
+import { RUN_STORE_FOLDER } from '../../checkpoints/store.js';
 import type { BlobStore } from './redis.js';
 
 it('refuses a job hash that is not a blob hash before it names a folder (no escape from the cache)', async () => {
@@ -22,4 +23,16 @@ it('refuses a job hash that is not a blob hash before it names a folder (no esca
   // A well-formed hash goes on to the blob store (whose blob here is no checkpoint index).
   await expect(materializeCheckpoint('a'.repeat(64), blobs, cache)).rejects.toThrow(/not a checkpoint index/);
   expect(fetched).toBe(1);
+});
+
+it("uploads what a checkpoint, a store or a training run's folder names: the checkpoint that plays", async () => {
+  // `eval --redis --agents runs/x` named the run, whose store is its checkpoints/ (as without Redis).
+  const root = mkdtempSync(join(tmpdir(), 'kratzen-blobs-'));
+  const store = join(root, 'run', RUN_STORE_FOLDER);
+  mkdirSync(join(store, 'step-000000000001'), { recursive: true });
+  writeFileSync(join(store, 'step-000000000001', 'manifest.json'), '{}');
+  writeFileSync(join(store, 'latest.json'), JSON.stringify({ checkpoint: 'step-000000000001' }));
+  const checkpoint = join(store, 'step-000000000001');
+  for (const dir of [checkpoint, store, join(root, 'run')]) expect(await resolveCheckpointDir(dir)).toBe(checkpoint);
+  await expect(resolveCheckpointDir(root)).rejects.toThrow(/neither a checkpoint, a checkpoint store nor a training run's folder/);
 });

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, wr
 import { makeDirs } from '../../checkpoints/durable-fs.js';
 import { join } from 'node:path';
 import { MANIFEST_FILE, NAME_PATTERN } from '../../checkpoints/manifest.js';
+import { pointerFileName, storeFolderOf } from '../../checkpoints/store.js';
 import { isBlobHash, type BlobStore } from './redis.js';
 
 interface CheckpointIndex {
@@ -13,20 +14,21 @@ interface CheckpointIndex {
   files: Record<string, string>;
 }
 
-/** The checkpoint directory `dir` names: itself, or the `latest` of a checkpoint store. */
-export function resolveCheckpointDir(dir: string): string {
+/** The checkpoint directory `dir` names: itself, or the `latest` of a checkpoint store (or of a training run's). */
+export async function resolveCheckpointDir(dir: string): Promise<string> {
   if (existsSync(join(dir, MANIFEST_FILE))) return dir;
-  const pointer = join(dir, 'latest.json');
+  const store = await storeFolderOf(dir, existsSync);
+  const pointer = join(store, pointerFileName('latest'));
   if (existsSync(pointer)) {
     const name = (JSON.parse(readFileSync(pointer, 'utf8')) as { checkpoint?: unknown }).checkpoint;
-    if (typeof name === 'string' && NAME_PATTERN.test(name)) return join(dir, name);
+    if (typeof name === 'string' && NAME_PATTERN.test(name)) return join(store, name);
   }
-  throw new Error(`${dir} is neither a checkpoint nor a checkpoint store`);
+  throw new Error(`${dir} is neither a checkpoint, a checkpoint store nor a training run's folder`);
 }
 
 /** Uploads the checkpoint `dir` names; returns the hash of its index. */
 export async function uploadCheckpoint(dir: string, blobs: BlobStore): Promise<string> {
-  const root = resolveCheckpointDir(dir);
+  const root = await resolveCheckpointDir(dir);
   const files: Record<string, string> = {};
   for (const name of readdirSync(root).sort()) {
     if (!NAME_PATTERN.test(name) || !statSync(join(root, name)).isFile()) continue;
