@@ -10,6 +10,11 @@ import { networkInterfaces } from 'node:os';
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
 
+/** A DNS name's spelling: letters, digits, dots and hyphens (as a Host header or --host may give it). */
+export function isHostName(name: string): boolean {
+  return /^[A-Za-z0-9.-]{1,253}$/.test(name);
+}
+
 /** True for addresses that only this machine can reach. */
 export function isLoopbackHost(host: string): boolean {
   const h = host.toLowerCase().replace(/^\[|\]$/g, '');

@@ -20,6 +20,10 @@ describe('kratzen serve flags', () => {
     [['--max-envs', '1e15'], 'max-envs'],
     [['--host', '999.1.1.1', '--token', 'a-token-long-enough'], 'host'],
     [['--host', '0.0.0.0', '--token', 'short'], 'token'],
+    // No host at all: they were told to bring a token, then failed to resolve.
+    [['--host', 'not a host'], 'host'],
+    [['--host='], 'host'],
+    [['--host', 'a/b'], 'host'],
     [['--seed-secret='], 'seed-secret'],
     // It turned the token off, and overrode KRATZEN_BRIDGE_TOKEN [probe round 11].
     [['--token='], 'token'],

@@ -5,6 +5,7 @@
 // and "web" with --web.
 
 import { realpathSync, statSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BACKEND_CHOICES, type BackendChoice } from '../agents/tfjs.js';
@@ -13,7 +14,7 @@ import { BridgeServer, SERVER_DEFAULTS } from '../bridge/server.js';
 import { DEFAULT_AGENT_LIMITS } from '../agents/registry.js';
 import { MIN_MESSAGE_BYTES } from '../bridge/connection.js';
 import { defaultCheckpointRoots } from '../bridge/checkpoint-roots.js';
-import { isOrigin, networkTokenProblem } from '../bridge/http-guard.js';
+import { isHostName, isOrigin, networkTokenProblem } from '../bridge/http-guard.js';
 import { writeStdout } from './output.js';
 import { parseArgsErrorField, parseFlags } from './flags.js';
 import { STOP_SIGNALS } from './signals.js';
@@ -141,6 +142,8 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
   if (values.token === '') fail('token', '--token must not be empty (leave it out to run without a token)');
   const token = values.token ?? (process.env.KRATZEN_BRIDGE_TOKEN || undefined);
   const host = values.host ?? '127.0.0.1';
+  // Checked before the token: 'not a host' was told to bring a token, then failed to resolve.
+  if (isIP(host) === 0 && !isHostName(host)) fail('host', `--host takes an IP address or a host name like example.org, got "${host.slice(0, 200)}"`);
   const exposed = networkTokenProblem(host, token);
   if (exposed) fail('token', exposed);
   // Given empty, it was dropped for a random one without a word: whoever asked for the same
@@ -151,7 +154,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     if (!isOrigin(origin)) fail('allow-origin', `--allow-origin takes an origin like https://example.org (a scheme, a host and maybe a port; no user, path, query or fragment), got "${origin}"`);
   }
   for (const name of values['allow-host'] ?? []) {
-    if (!/^[A-Za-z0-9.-]{1,253}$|^\[[0-9A-Fa-f:.]+\]$/.test(name)) fail('allow-host', `--allow-host takes a host name like example.org, got "${name}"`);
+    if (!isHostName(name) && !/^\[[0-9A-Fa-f:.]+\]$/.test(name)) fail('allow-host', `--allow-host takes a host name like example.org, got "${name}"`);
   }
   for (const root of values['checkpoint-root'] ?? []) {
     let isFolder = false;
