@@ -218,6 +218,14 @@ describe('agent options given to the classes directly [probe round 14]', () => {
     expect(() => new HeuristicAgent({ caution: -10 })).not.toThrow();
     expect(() => new HeuristicAgent({ cautious: 1 } as never)).toThrow(/HeuristicAgent has no option "cautious"/);
   });
+  it('random refuses options it does not take (seeed: 3 played seed 0), and every agent an options value that is no object [probe]', () => {
+    expect(() => new RandomAgent({ seeed: 3 } as never)).toThrow(/RandomAgent has no option "seeed" \(it takes seed\)/);
+    expect(() => new RandomAgent({ seed: 3 })).not.toThrow();
+    for (const make of [(o: never) => new RandomAgent(o), (o: never) => new HeuristicAgent(o), (o: never) => new PimcAgent(o)]) {
+      expect(() => make(null as never)).toThrow(/takes an object of options \(.*\), got null/);
+      expect(() => make(5 as never)).toThrow(/got number/);
+    }
+  });
 });
 
 describe('batches that do not fit [probe round 3b]', () => {

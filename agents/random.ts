@@ -1,7 +1,7 @@
 // The uniformly random agent: a legal action drawn from each mask with a seeded generator.
 
 import seedrandom from 'seedrandom';
-import { NUM_ACTIONS, checkSeed } from '../env/rules/index.js';
+import { NUM_ACTIONS, checkOptionKeys, checkSeed } from '../env/rules/index.js';
 import { randomLegalActions } from '../env/policy.js';
 import { checkBatch, type Agent } from './agent.js';
 
@@ -10,6 +10,8 @@ export class RandomAgent implements Agent {
   private readonly random: () => number;
 
   constructor(options: { seed?: number | string } = {}) {
+    // `seeed: 3` played seed 0 without a word, as the other agents' misspelt options no longer do.
+    checkOptionKeys(options, ['seed'], 'RandomAgent');
     if (options.seed !== undefined) checkSeed(options.seed);
     this.random = seedrandom(`random-agent/${options.seed ?? 0}`);
   }

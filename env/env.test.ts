@@ -306,6 +306,15 @@ describe('VecEnv', () => {
     }
     expect(ends).toBe(4);
     expect(objects.size).toBe(2);
+    // Anything but 'current' read as 'ended' [probe].
+    expect(kept.tableView(0, 0, 'ended').complete).toBe(true);
+    for (const episode of ['bogus', 'Ended', undefined, null]) {
+      if (episode === undefined) continue;
+      expect(() => kept.tableView(0, 0, episode as never)).toThrow(/episode must be 'current' or 'ended'/);
+      expect(() => kept.seatRecord(0, 0, episode as never)).toThrow(/episode must be 'current' or 'ended'/);
+    }
+    // No options at all named nothing ("Cannot convert undefined or null to object").
+    expect(() => new (VecEnv as new (o?: unknown) => VecEnv)()).toThrow(/VecEnv takes an object of options .*got undefined/);
   });
 
   // A hand episode's "ended" state is the session it belongs to: the current state while the

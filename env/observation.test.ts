@@ -332,7 +332,7 @@ describe('decodeObservation of vectors no encoder writes [probe round 8]', () =>
     const real = new Float32Array(OBS_SIZE);
     encodeObservation(state, state.currentSeat, real);
     expect(decodeObservation(real).seat).toBe(state.currentSeat);
-    expect(() => decodeObservation(real.subarray(0, OBS_SIZE - 1))).toThrow(/an observation is 490 floats of a Float32Array from offset 0; it holds 489/);
+    expect(() => decodeObservation(real.subarray(0, OBS_SIZE - 1))).toThrow(/an observation needs 490 floats of a Float32Array from offset 0; it holds 489/);
     expect(() => decodeObservation(real, 1)).toThrow(/from offset 1; it holds 490/);
     expect(() => decodeObservation(null as never)).toThrow(/not null/);
     expect(() => decodeObservation(new Float32Array(OBS_SIZE).fill(1))).toThrow(/slice seat is not one-hot/);

@@ -539,15 +539,22 @@ function writeNonZeros(v: LiveSeatView, out: Float32Array, offset: number, list:
   return k - wBase;
 }
 
+/**
+ * Throws a RangeError unless `out` is a Float32Array holding `size` floats from `offset` (an
+ * integer): a short buffer or an offset past it took writes past its end without a word.
+ */
+export function checkFloatRows(out: unknown, offset: number, size: number, what: string): void {
+  if (out instanceof Float32Array && Number.isSafeInteger(offset) && offset >= 0 && offset + size <= out.length) return;
+  const holds = out instanceof Float32Array ? `; it holds ${out.length}` : `, not ${out === null ? 'null' : typeof out === 'object' ? (out.constructor?.name ?? 'an object') : typeof out}`;
+  throw new RangeError(`${what} needs ${size} floats of a Float32Array from offset ${String(offset).slice(0, 20)}${holds}`);
+}
+
 // One view for the encoder to fill: encoding allocates nothing.
 const scratchView = new LiveSeatView();
 
 /** Writes the observation of `seat` into `out` at `offset` (OBS_SIZE floats). Allocates nothing. */
 export function encodeObservation(state: StateReader, seat: number, out: Float32Array, offset = 0): void {
-  // A short buffer or an offset past it took the writes past its end without a word.
-  if (!(out instanceof Float32Array) || !Number.isInteger(offset) || offset < 0 || offset + OBS_SIZE > out.length) {
-    throw new RangeError(`an observation needs ${OBS_SIZE} floats of a Float32Array from offset ${offset}${out instanceof Float32Array ? `; it holds ${out.length}` : ''}`);
-  }
+  checkFloatRows(out, offset, OBS_SIZE, 'an observation');
   // Checked before the row is cleared: a bad seat left the caller's buffer zeroed.
   state.assertSeat(seat);
   out.fill(0, offset, offset + OBS_SIZE);
@@ -806,9 +813,7 @@ function unitsFrom(y: number, unitsPerChip: number): number {
 export function decodeSeatView(vector: Float32Array, offset = 0, into = new SeatView()): SeatView {
   // What no encoder writes is named before anything is read from it: a vector one float short
   // was read past its end, null failed inside, and all-ones decoded to an 8-card hand.
-  if (!(vector instanceof Float32Array) || !Number.isSafeInteger(offset) || offset < 0 || offset + OBS_SIZE > vector.length) {
-    throw new RangeError(`an observation is ${OBS_SIZE} floats of a Float32Array from offset ${String(offset).slice(0, 20)}${vector instanceof Float32Array ? `; it holds ${vector.length}` : `, not ${vector === null ? 'null' : typeof vector}`}`);
-  }
+  checkFloatRows(vector, offset, OBS_SIZE, 'an observation');
   const at = (name: SliceName, i = 0) => vector[offset + O[name] + i]!;
   for (const [name, size] of STRICT_ONE_HOT) {
     let ones = 0;

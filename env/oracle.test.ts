@@ -1,7 +1,7 @@
 // The oracle critic's privileged inputs: the other seats' hands, by the observation's relative seats.
 import { describe, expect, it } from 'vitest';
 import seedrandom from 'seedrandom';
-import { MAX_SEATS, NUM_CARDS, OBS_SIZE, ORACLE_SIZE, createGame, encodeObservation, encodeOtherHands, observationSpec } from '../index.js';
+import { MAX_SEATS, NUM_CARDS, OBS_SIZE, ORACLE_SIZE, VecEnv, createGame, encodeObservation, encodeOtherHands, observationSpec } from '../index.js';
 
 const HAND = observationSpec().slices.find((s) => s.name === 'hand')!.offset;
 const PLAYED_BY = observationSpec().slices.find((s) => s.name === 'playedBy')!.offset;
@@ -73,4 +73,20 @@ describe('encodeOtherHands', () => {
       expect(plays).toBeGreaterThan(0);
     });
   }
+
+  it('refuses a seat off the table, a short buffer or a bad offset before writing, as encodeObservation does [probe]', () => {
+    // Seat 9 of four wrote the hands around seat 1, and a short buffer lost the rest of the row.
+    const state = createGame({ profile: 'didactic4', players: 4 }).newState({ seed: 1 });
+    const out = new Float32Array(ORACLE_SIZE + 1).fill(0.5);
+    for (const seat of [9, 4, -1, 1.5]) expect(() => encodeOtherHands(state, seat, out)).toThrow(RangeError);
+    expect(() => encodeOtherHands(state, 0, new Float32Array(4))).toThrow(/needs 165 floats of a Float32Array from offset 0; it holds 4/);
+    expect(() => encodeOtherHands(state, 0, out, 2)).toThrow(/from offset 2; it holds 166/);
+    expect(() => encodeOtherHands(state, 0, out, -50)).toThrow(RangeError);
+    expect(() => encodeOtherHands(state, 0, [] as never)).toThrow(/not Array/);
+    expect(Array.from(new Set(out))).toEqual([0.5]);
+    const vec = new VecEnv({ numEnvs: 1, config: {} }).reset(1);
+    expect(() => vec.writeOtherHands(0, 7, new Float32Array(ORACLE_SIZE))).toThrow(RangeError);
+    encodeOtherHands(state, 0, out, 1);
+    expect(out[0]).toBe(0.5);
+  });
 });

@@ -11,11 +11,18 @@
 // (agents, the bridge, evaluation) may read it: only a training critic.
 
 import { MAX_SEATS, NUM_CARDS, type KratzenState, type StateReader } from './rules/index.js';
+import { checkFloatRows } from './observation.js';
 
 export const ORACLE_SIZE = (MAX_SEATS - 1) * NUM_CARDS;
 
-/** Writes the other seats' hands, relative to `seat`, into `out` at `offset` (ORACLE_SIZE floats). */
+/**
+ * Writes the other seats' hands, relative to `seat`, into `out` at `offset` (ORACLE_SIZE floats).
+ * A seat off the table or a buffer short of the row is a RangeError, before anything is written.
+ */
 export function encodeOtherHands(state: StateReader, seat: number, out: Float32Array, offset = 0): void {
+  checkFloatRows(out, offset, ORACLE_SIZE, "the other seats' hands");
+  // Seat 9 of four wrote the hands around seat 1, and seat -1 around no seat at all.
+  state.assertSeat(seat);
   out.fill(0, offset, offset + ORACLE_SIZE);
   const n = state.game.numPlayers;
   for (let r = 1; r < n; r++) {

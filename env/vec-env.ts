@@ -368,6 +368,8 @@ export class VecEnv extends VecEnvBuffers {
    */
   private episodeState(i: number, episode: 'current' | 'ended'): KratzenState {
     if (episode === 'current') return this.tableAt(i).state;
+    // Anything else read as 'ended': 'bogus' was told the env kept no finished episode.
+    if (episode !== 'ended') throw new RangeError(`episode must be 'current' or 'ended', got ${JSON.stringify(episode)?.slice(0, 40) ?? typeof episode}`);
     const ended = this.tableAt(i).endedEpisodeState;
     if (!ended) throw new RangeError(`env ${i} has no finished episode kept (none yet, or keepEndedStates is off)`);
     return ended;

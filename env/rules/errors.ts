@@ -59,6 +59,10 @@ export const MAX_SEED_LENGTH = 256;
  * { players: 5 } })` gave a 4-player table).
  */
 export function checkOptionKeys(options: object, allowed: readonly string[], owner: string): void {
+  // null read its keys with the engine's "Cannot convert undefined or null to object".
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`${owner} takes an object of options (${allowed.join(', ')}), got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}`);
+  }
   const unknown = Object.keys(options).find((key) => !allowed.includes(key));
   if (unknown !== undefined) throw new TypeError(`${owner} has no option ${JSON.stringify(unknown).slice(0, 40)} (it takes ${allowed.join(', ')})`);
 }
