@@ -489,6 +489,36 @@ describe('before authentication [issue: silent sockets locking out the token hol
     await server.close();
   });
 
+  it('counts bytes sent in the same write as the upgrade once toward MAX_PRE_HELLO_BYTES (they were counted twice) [probe]', async () => {
+    const server = await new BridgeServer({ port: 0, helloTimeoutMs: 20_000 }).start();
+    const port = Number(new URL(server.url).port);
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    let reply = Buffer.alloc(0);
+    socket.on('data', (d) => (reply = Buffer.concat([reply, d])));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    // The server's close frame, 1009 (message too big), sent when it gives up on the socket.
+    const refused = () => reply.includes(Buffer.from([0x03, 0xf1]), reply.indexOf('\r\n\r\n'));
+    const upgrade = `GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
+    // A frame declaring 1 MiB, of which 60% of the allowance comes with the upgrade: within it once, past it twice.
+    const header = Buffer.alloc(14);
+    header[0] = 0x81;
+    header[1] = 0x80 | 127;
+    header.writeBigUInt64BE(BigInt(1 << 20), 2);
+    const first = Math.floor(MAX_PRE_HELLO_BYTES * 0.6);
+    socket.write(Buffer.concat([Buffer.from(upgrade), header, Buffer.alloc(first, 0x20)]));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(reply.toString('latin1')).toMatch(/^HTTP\/1\.1 101/);
+    expect(refused()).toBe(false);
+    // The rest still counts: 50% more is past the allowance.
+    socket.write(Buffer.alloc(Math.floor(MAX_PRE_HELLO_BYTES * 0.5), 0x20));
+    const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still open after 2 s'), 2000))]);
+    expect(outcome).toBe('closed');
+    expect(refused()).toBe(true);
+    socket.destroy();
+    await server.close();
+  });
+
   it('closes a connection sending a frame past the message limit with 1009 the client sees, however big the frame', async () => {
     // The socket was destroyed on ws's error at once: a client (here in another thread) still
     // writing a 2 MiB frame saw 1006, the connection dropped, instead of the close frame saying

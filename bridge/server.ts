@@ -416,10 +416,10 @@ export class BridgeServer {
       socket.end(plainTextResponse(status, refused), () => socket.destroy());
       return;
     }
-    this.wss!.handleUpgrade(req, socket, head, (ws) => this.accept(ws, socket, head.length));
+    this.wss!.handleUpgrade(req, socket, head, (ws) => this.accept(ws, socket));
   }
 
-  private accept(ws: WebSocket, socket: Socket, headBytes: number): void {
+  private accept(ws: WebSocket, socket: Socket): void {
     // Registered first: an error event without a listener would crash the process. On a
     // protocol error (a frame past the limit: 1009) ws has sent a close frame saying why and
     // discards what the peer still sends: destroying the socket at once made a client still
@@ -468,10 +468,12 @@ export class BridgeServer {
       if (!connection.greeted) closeSoon(ws, CLOSE_HELLO_TIMEOUT, 'no hello in time');
     }, o.helloTimeoutMs).unref();
     // Until hello the socket's bytes are counted as they arrive: ws hands a frame over whole.
+    // Bytes that came with the upgrade request are among them: ws puts them back into the socket
+    // (unshift), which reads them out again (counting them here as well halved the allowance).
     const countBytes = (chunk: Buffer) => {
       if (!connection.countBytesBeforeHello(chunk.length)) socket.off('data', countBytes);
     };
-    if (connection.countBytesBeforeHello(headBytes)) socket.on('data', countBytes);
+    socket.on('data', countBytes);
     ws.on('message', (data, isBinary) => connection.receive(data, isBinary));
     ws.on('pong', () => connection.pong());
     ws.on('close', () => {
