@@ -343,6 +343,16 @@ describe('the web table in headless Chromium', () => {
       const named = await misspelt.evaluate(() => document.querySelector('#status')!.textContent);
       expect(named).toContain('"opponent", "Players", no setting of this table');
       await misspelt.close();
+      // A setting given twice took the first value, and one without a value was not named [probe].
+      const twice = await browser.newPage();
+      await twice.goto(`${url}/?players=3&players=5&seed=2#token=right+token/x=&seed=2&profile`);
+      await twice.waitForFunction(() => document.body.dataset.status === 'setup');
+      const said = await twice.evaluate(() => document.querySelector('#status')!.textContent);
+      expect(said).toContain('gives players "3" and "5": one value each');
+      expect(said).toContain('names "profile" without a value');
+      expect(said).not.toContain('seed');
+      expect(await twice.evaluate(() => [document.querySelector('[name=players]').value, document.querySelector('[name=seed]').value])).toEqual(['4', '2']);
+      await twice.close();
       // The page reaches only its own server.
       const foreign = await page.evaluate(
         () =>

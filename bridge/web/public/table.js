@@ -411,20 +411,23 @@ async function start(form) {
 }
 
 /**
- * `key=value` pairs of a fragment, percent-decoded but with `+` kept (a base64 token holds `+`,
- * which form decoding would turn into a space), and the fragment's other parts, as written.
+ * The values of each key of a fragment's `key=value` pairs, percent-decoded but with `+` kept (a
+ * base64 token holds `+`, which form decoding would turn into a space); its parts without a
+ * value (`#players`); and the fragment's other parts, as written.
  */
 function fragmentParams(hash) {
   const values = new Map();
+  const bare = [];
   const kept = [];
   for (const part of hash.replace(/^#/, '').split('&')) {
     if (part === '') continue;
     const at = part.indexOf('=');
     const key = at < 0 ? part : part.slice(0, at);
-    if (at >= 0) values.set(key, decodeLoosely(part.slice(at + 1)));
+    if (at >= 0) values.set(key, [...(values.get(key) ?? []), decodeLoosely(part.slice(at + 1))]);
+    else bare.push(part);
     if (key !== 'token') kept.push(part);
   }
-  return { values, withoutToken: kept.join('&') };
+  return { values, bare, withoutToken: kept.join('&') };
 }
 
 function decodeLoosely(text) {
@@ -442,17 +445,26 @@ async function main() {
   const query = new URLSearchParams(location.search);
   const fragment = fragmentParams(location.hash);
   const unknown = [];
+  const conflicting = [];
   const SETTINGS = ['opponents', 'profile', 'players', 'seed', 'deckStyle', 'token'];
+  const short = (text) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
   for (const key of SETTINGS) {
-    const value = fragment.values.get(key) ?? query.get(key);
+    // Given twice with other values (`?players=4&players=7`), the first was taken without a word:
+    // none is, and the page says so.
+    const given = [...new Set([...query.getAll(key), ...(fragment.values.get(key) ?? [])])];
     const field = form.elements[key];
-    if (value === undefined || value === null || !field) continue;
+    if (given.length === 0 || !field) continue;
+    if (given.length > 1) {
+      conflicting.push(`${key} ${given.map((v) => `"${short(v)}"`).join(' and ')}`);
+      continue;
+    }
+    const value = given[0];
     const before = field.value;
     field.value = value;
     // A select takes only its own options: any other value would leave it empty (and send null).
     if (field.value !== value) {
       field.value = before;
-      unknown.push(`${key} "${value.length > 40 ? `${value.slice(0, 40)}…` : value}"`);
+      unknown.push(`${key} "${short(value)}"`);
     }
   }
   if (query.has('token') || fragment.values.has('token')) {
@@ -504,9 +516,12 @@ async function main() {
   document.body.dataset.status = 'setup';
   // A misspelt setting (`?opponent=pimc`, `#Players=3`) fell back to the default without a word.
   const named = [...new Set([...query.keys(), ...fragment.values.keys()])].filter((key) => !SETTINGS.includes(key));
-  const short = (text) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
+  // `#token=...&players` gave players no value, and nothing said so.
+  const valueless = fragment.bare.filter((part) => SETTINGS.includes(part));
   const notices = [];
   if (unknown.length) notices.push(`The address asks for ${unknown.join(' and ')}, which this table does not offer: choose below.`);
+  if (conflicting.length) notices.push(`The address gives ${conflicting.join('; ')}: one value each, please; choose below.`);
+  if (valueless.length) notices.push(`The address names ${valueless.map((key) => `"${key}"`).join(', ')} without a value (${valueless[0]}=...): choose below.`);
   if (named.length) notices.push(`The address names ${named.map((key) => `"${short(key)}"`).join(', ')}, no setting of this table (they are ${SETTINGS.join(', ')}).`);
   if (notices.length) setStatus(notices.join(' '), 'error');
   else setStatus('Choose the table and start a session.');
