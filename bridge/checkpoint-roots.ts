@@ -40,8 +40,9 @@ export function notACheckpoint(spec: string, field: string): BridgeError {
 
 /**
  * The real path of the checkpoint `spec` names (for a checkpoint store or a training run's
- * folder, of the checkpoint its store's `latest` names), when it is a folder with a manifest.json inside a root; relative specs are tried against the working
- * directory and the package folder. Throws `notACheckpoint` otherwise.
+ * folder, of the checkpoint its store's `latest` names), when it is a folder with a manifest.json
+ * inside a root; relative specs are tried against the working directory and the package folder.
+ * Throws `notACheckpoint` otherwise.
  */
 export async function resolveCheckpoint(spec: string, roots: readonly string[], field: string): Promise<string> {
   const realRoots = (await Promise.all(roots.map((r) => realpath(r).catch(() => null)))).filter((r): r is string => r !== null);
