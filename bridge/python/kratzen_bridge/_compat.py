@@ -141,7 +141,20 @@ class _Env:
 
 
 class _VectorEnv(_Env):
-    """Gymnasium's VectorEnv protocol, reduced."""
+    """Gymnasium's VectorEnv protocol, reduced: `np_random` is `_np_random`, which `reset(seed=...)` sets
+    (as Gymnasium's VectorEnv has it; the Env look-alike's generator stayed unseeded)."""
+
+    _np_random: Optional[np.random.Generator] = None
+
+    @property  # type: ignore[override]
+    def np_random(self) -> np.random.Generator:
+        if self._np_random is None:
+            self._np_random = np.random.default_rng()
+        return self._np_random
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        self._np_random = value
 
 
 class _AECEnv:

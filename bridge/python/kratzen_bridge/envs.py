@@ -369,7 +369,7 @@ class KratzenVecEnv(VectorEnv):
         self._session.check_open("step")
         if not self._was_reset:
             raise RuntimeError("call reset() before step()")
-        batch = self._session.step(wire_actions(actions, self.num_envs))
+        batch = self._session.step(wire_actions(actions, self.num_envs, env_judges_illegal=self.mode == "single"))
         infos = self._infos(batch)
         if batch.final:
             final_obs = np.full(self.num_envs, None, dtype=object)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ._compat import HAVE_GYMNASIUM
 from .client import NUM_ACTIONS, BridgeClient
-from .session import Session, as_int, as_opponents, env_config, wire_actions
+from .session import Session, as_int, as_opponents, as_seed, env_config, wire_actions
 
 try:  # pragma: no cover - depends on the environment
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _SB3VecEnv
@@ -134,6 +134,11 @@ class KratzenSB3VecEnv(Base):  # type: ignore[misc, valid-type]
 
     # ---- the VecEnv protocol
 
+    def seed(self, seed: Optional[int] = None):
+        # Checked as every env class checks its seed: 2.7 played seed 2's deals, True and -5
+        # were taken, and "2" failed inside with "can only concatenate str".
+        return super().seed(as_seed(seed))
+
     def reset(self):
         seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else None
         batch = self._session.reset(seed)
@@ -144,7 +149,7 @@ class KratzenSB3VecEnv(Base):  # type: ignore[misc, valid-type]
         return batch.observations
 
     def step_async(self, actions) -> None:
-        self._actions = wire_actions(np.asarray(actions).reshape(-1), self.num_envs)
+        self._actions = wire_actions(np.asarray(actions).reshape(-1), self.num_envs, env_judges_illegal=True)
 
     def step_wait(self):
         if self._actions is None:

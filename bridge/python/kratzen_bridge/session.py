@@ -95,8 +95,23 @@ class Session:
             raise ValueError("pass a server url (ws://127.0.0.1:8765) or a BridgeClient")
         if client is None and not isinstance(url, str):
             raise TypeError(f"url must be a ws:// URL string, not {url!r:.100}")
+        # A URL given as the client failed as "'str' object has no attribute 'call'".
+        if client is not None and (isinstance(client, str) or not callable(getattr(client, "call", None))):
+            raise TypeError(f"client must be a BridgeClient (or pass the server's URL as url), not {client!r:.100}")
+        if client is not None and token is not None:
+            raise ValueError("token is for a URL: a BridgeClient has said hello with its own")
         self.owns_client = client is None
         self.client = client if client is not None else BridgeClient(url, token=token)  # type: ignore[arg-type]
+        try:
+            self._create(params)
+        except BaseException:
+            # A refused env.create (a limit, bad rules) left the env's own connection open, kept
+            # alive by its keepalive thread: enough of them locked the client out of the server.
+            if self.owns_client:
+                self.client.close()
+            raise
+
+    def _create(self, params: Dict[str, Any]) -> None:
         self.info = self.client.call("env.create", {**params, "encoding": "binary"})
         try:
             self.id: str = self.info["session"]
@@ -146,9 +161,10 @@ class Session:
     def reset(self, seed: Seed) -> Batch:
         self.check_open("reset")
         params: Dict[str, Any] = {"session": self.id}
+        seed = as_seed(seed)
         if seed is not None:
             # As a string: Python ints may pass 2**53, and "7" seeds exactly like 7.
-            params["seed"] = str(int(seed)) if not isinstance(seed, str) else seed
+            params["seed"] = str(seed)
         return Batch(self.client.call("env.reset", params), self)
 
     def step(self, actions: List[int]) -> Batch:
@@ -230,14 +246,19 @@ def wire_action(action: int) -> int:
     return action if -_MAX_WIRE_INT <= action <= _MAX_WIRE_INT else -1
 
 
-def wire_actions(actions, num_envs: int) -> List[int]:
+def wire_actions(actions, num_envs: int, env_judges_illegal: bool = False) -> List[int]:
     """One integer action id per env, as sent (wire_action). Floats (truncated silently before),
-    booleans and other kinds are a TypeError naming the actions."""
+    booleans and other kinds are a TypeError naming the actions. Where the env judges illegal
+    actions (single mode: a penalty, never an error), ids outside 0..NUM_ACTIONS-1 go as -1:
+    illegal alike, and each then fits the bytes hello's maxEnvs counts per action (1000 took
+    five, and a step of maxEnvs such actions was refused as too large)."""
     array = np.asarray(actions)
     if array.shape != (num_envs,):
         raise ValueError(f"expected {num_envs} actions, got shape {array.shape}")
     if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
         raise TypeError(f"actions must be integer action ids 0..{NUM_ACTIONS - 1}, got an array of {array.dtype}")
+    if env_judges_illegal:
+        return [a if 0 <= a < NUM_ACTIONS else -1 for a in (int(a) for a in array.tolist())]
     return [wire_action(int(a)) for a in array.tolist()]
 
 

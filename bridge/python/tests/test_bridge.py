@@ -592,6 +592,42 @@ class HostileArgumentsTest(unittest.TestCase):
 class MisuseTest(unittest.TestCase):
     """Misuse the client can see itself is said as such [probe round 14]."""
 
+    def test_an_env_refused_by_the_server_closes_its_own_connection(self):
+        # Each refused constructor kept its connection open (its keepalive thread held it):
+        # two of them locked the next client out of a server taking two [probe].
+        with LocalServer(args=["--max-connections", "2"]) as small:
+            for make in (
+                lambda: KratzenVecEnv(5000, url=small.url),
+                lambda: KratzenEnv(url=small.url, opponents="grandmaster"),
+                lambda: KratzenAECEnv(url=small.url, rules={"players": 9}),
+            ):
+                with self.assertRaises(BridgeError):
+                    make()
+            with KratzenEnv(url=small.url) as env:
+                env.reset(seed=1)
+
+    def test_an_env_takes_a_client_or_a_url_and_a_token_only_with_a_url(self):
+        # A URL given as the client failed as "'str' object has no attribute 'call'" [probe].
+        for make in (KratzenEnv, lambda **kw: KratzenVecEnv(2, **kw), KratzenAECEnv):
+            with self.assertRaisesRegex(TypeError, "client must be a BridgeClient"):
+                make(client=SERVER.url)
+        with BridgeClient(SERVER.url) as client:
+            # The token went unused without a word.
+            with self.assertRaisesRegex(ValueError, "token is for a URL"):
+                KratzenEnv(client=client, token="x")
+            self.assertEqual(client.call("ping"), {})
+
+    def test_a_vec_env_seeds_its_np_random_with_reset_with_or_without_gymnasium(self):
+        # Without Gymnasium, reset(seed=...) left the look-alike's shared generator unseeded [probe].
+        with KratzenVecEnv(2, url=SERVER.url) as venv:
+            draws = []
+            for _ in range(2):
+                venv.reset(seed=7)
+                draws.append(int(venv.np_random.integers(2**31)))
+            self.assertEqual(draws[0], draws[1])
+            venv.reset(seed=8)
+            self.assertNotEqual(int(venv.np_random.integers(2**31)), draws[0])
+
     def test_a_call_interrupted_before_its_reply_closes_the_connection_and_later_calls_say_why(self):
         client = BridgeClient(SERVER.url)
         original = client._wire._next_message

@@ -63,6 +63,27 @@ class ContractTest(unittest.TestCase):
         venv.seed(12)
         self.assertFalse(np.array_equal(venv.reset(), first))
 
+    def test_seeds_are_checked_as_every_env_class_checks_them(self):
+        # 2.7 played seed 2's deals, True and -5 were taken, "2" failed inside with
+        # "can only concatenate str" [probe].
+        for bad in (2.7, True, "2", np.float64(2.0)):
+            with self.subTest(seed=bad), self.assertRaisesRegex(TypeError, "seed must be an integer or None"):
+                self.venv.seed(bad)
+        with self.assertRaisesRegex(ValueError, "seed must be a non-negative integer"):
+            self.venv.seed(-5)
+        self.assertEqual(self.venv.seed(np.int64(3))[:2], [3, 4])
+
+    def test_out_of_range_actions_are_illegal_not_too_large_for_the_smallest_message_limit(self):
+        # A step of hello's maxEnvs envs, every action 1000, was refused as larger than the
+        # server's message limit (1000 took five bytes where hello counts three) [probe].
+        with LocalServer(args=["--max-message-bytes", "5029"]) as small:
+            with KratzenSB3VecEnv(2, small.url) as probe:
+                most = probe._session.client.hello["limits"]["maxEnvs"]
+            with KratzenSB3VecEnv(most, small.url) as venv:
+                venv.reset()
+                _, rewards, dones, _ = venv.step(np.full(most, 1000))
+                self.assertEqual(rewards.shape, (most,))
+
     def test_numbers_are_not_coerced(self):
         # int() made 2.7 envs two and True one (probe round 6).
         for bad in (2.7, True, "3"):
