@@ -102,6 +102,8 @@ class KratzenEnv(Env):
 
     def action_masks(self) -> np.ndarray:
         """The current mask (the name sb3-contrib's MaskablePPO looks for)."""
+        # After close it gave the last mask, as if the env could still be stepped.
+        self._session.check_open("action_masks")
         return self._mask.copy()
 
     def render(self):
@@ -166,10 +168,17 @@ class KratzenAECEnv(AECEnv):
         self._was_reset = False
 
     def observation_space(self, agent: str):
+        self._check_agent(agent)
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str):
+        self._check_agent(agent)
         return self.action_spaces[agent]
+
+    def _check_agent(self, agent: str) -> None:
+        # The spaces of "player_9" raised a bare KeyError.
+        if agent not in self.possible_agents:
+            raise ValueError(f"unknown agent {agent!r:.100}: the agents are {', '.join(self.possible_agents)}")
 
     def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
         seed = as_seed(seed)
@@ -195,8 +204,7 @@ class KratzenAECEnv(AECEnv):
     def observe(self, agent: str) -> Dict[str, np.ndarray]:
         # Before the first reset it gave an all-zero observation, where step() and last() raise.
         self._check_reset("observe")
-        if agent not in self.possible_agents:
-            raise ValueError(f"unknown agent {agent!r:.100}: the agents are {', '.join(self.possible_agents)}")
+        self._check_agent(agent)
         if self._done(agent) or agent not in self.agents:
             return {"observation": self._seen.get(agent, self._zero_obs).copy(), "action_mask": self._zero_mask.copy()}
         if agent == self.agent_selection:

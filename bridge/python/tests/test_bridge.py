@@ -513,8 +513,10 @@ class HostileArgumentsTest(unittest.TestCase):
         aec = KratzenAECEnv(SERVER.url)
         aec.reset(seed=1)
         for agent in ("player_9", 5):
-            with self.subTest(agent=agent), self.assertRaisesRegex(ValueError, "unknown agent"):
-                aec.observe(agent)
+            # The spaces raised a bare KeyError [probe].
+            for call in (aec.observe, aec.observation_space, aec.action_space):
+                with self.subTest(agent=agent, call=call.__name__), self.assertRaisesRegex(ValueError, "unknown agent"):
+                    call(agent)
         aec.close()
 
     def test_numbers_are_not_coerced_and_reset_takes_no_options(self):
@@ -682,8 +684,9 @@ class MisuseTest(unittest.TestCase):
         env = KratzenEnv(SERVER.url)
         env.reset(seed=1)
         env.close()
-        for call in (lambda: env.step(0), lambda: env.reset(seed=1)):
-            with self.assertRaisesRegex(RuntimeError, r"the env is closed: (step|reset)\(\) after close\(\)"):
+        # action_masks() gave the last mask, as if the env could still be stepped [probe].
+        for call in (lambda: env.step(0), lambda: env.reset(seed=1), env.action_masks):
+            with self.assertRaisesRegex(RuntimeError, r"the env is closed: (step|reset|action_masks)\(\) after close\(\)"):
                 call()
         venv = KratzenVecEnv(2, url=SERVER.url, mode="multi")
         venv.close()
