@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { PolicyAgent, selectBackend, tf } from '../agents/index.js';
 import { HeuristicAgent, RandomAgent } from '../agents/index.js';
 import { OBS_SIZE, decodeObservation } from '../env/observation.js';
-import { MAX_SEED_LENGTH } from '../env/rules/index.js';
+import { MAX_SEED_LENGTH, ValidationError } from '../env/rules/index.js';
 import { parseTrainConfig } from './config.js';
 import { PpoLearner } from './ppo.js';
 import { LEARNER, RolloutCollector, type LeagueDraw } from './rollout.js';
@@ -527,6 +527,30 @@ describe('trainer', () => {
     expect(resumed.updates).toBe(3);
     expect(resumed.finalEval!.vsHeuristic.deals).toHaveLength(40);
     expect(existsSync(join(dir, 'final-stop', 'eval-vs-random'))).toBe(true);
+  }, 120_000);
+
+  it('a run failing after some updates but before its first checkpoint keeps its config and metrics, and --resume redoes it [probe]', async () => {
+    // Redis lost in update 3 (a ValidationError, as any such failure) deleted config.json and
+    // metrics.jsonl: --resume said there was nothing to resume, and the league's snapshots
+    // refused a new run of the name.
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    const config = { ...TINY, evalEvery: 0, checkpointEvery: 40, league: { snapshotEvery: 1 } };
+    let calls = 0;
+    const failing = train({ ...config, name: 'lost', runsDir: dir }, {
+      verbose: false,
+      shouldStop: () => {
+        if (++calls === 3) throw new ValidationError('redis failed', 'redis', 'the connection was lost');
+        return false;
+      },
+    });
+    await expect(failing).rejects.toMatchObject({ field: 'redis' });
+    const lines = readFileSync(join(dir, 'lost', 'metrics.jsonl'), 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(existsSync(join(dir, 'lost', 'config.json'))).toBe(true);
+    const resumed = await train({ ...config, name: 'lost', runsDir: dir }, { verbose: false, resume: true });
+    const whole = await train({ ...config, name: 'whole', runsDir: dir }, { verbose: false });
+    expect(resumed.updates).toBe(4);
+    expect(resumed.metrics.map(withoutTimings)).toEqual(whole.metrics.map(withoutTimings));
   }, 120_000);
 
   it("plays the final evaluation on two threads from the last checkpoint: the in-thread learner's matches", async () => {

@@ -593,13 +593,16 @@ class TrainingRun {
   }
 
   /**
-   * A new run refused before its first checkpoint (its config cannot train: rolloutSteps too
-   * short to finish a hand, say) takes back the files it wrote, as a refused config leaves
+   * A new run refused before its first update was recorded (its config cannot train: rolloutSteps
+   * too short to finish a hand, say) takes back the files it wrote, as a refused config leaves
    * nothing; the lock's release then removes a folder it made. It had left config.json and an
    * empty metrics.jsonl behind.
    */
   discardUnsaved(): void {
-    if (this.options.resume || this.checkpointName) return;
+    // Only a run refused before it learned anything: one that failed after some updates (Redis
+    // lost in update 3, before the first checkpoint) lost its metrics and config, so that
+    // --resume said there was nothing to resume and its league snapshots blocked the name.
+    if (this.options.resume || this.checkpointName || this.metrics.length > 0) return;
     for (const file of [join(this.runDir, 'config.json'), this.metricsPath]) rmSync(file, { force: true });
   }
 
