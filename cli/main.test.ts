@@ -244,6 +244,13 @@ describe('scale-out flags', () => {
     expect(kratzen('eval', '--agents', 'random,heuristic', '--hands', '8', '--block-deals', '4')).toMatchObject({ code: 2, json: { field: 'block-deals', reason: expect.stringMatching(/needs --redis/) } });
     // An empty --redis (an unset variable) ran locally without a word; --workers went unused, unchecked [probe round 12].
     expect(kratzen('eval', '--agents', 'random,heuristic', '--hands', '8', '--redis', '')).toMatchObject({ code: 2, json: { field: 'redis' } });
+    // A malformed escape in the password: a URIError's stack trace (worker, train) or "field agents" (eval) [probe].
+    const malformed = { code: 2, json: { error: 'invalid arguments', field: 'redis', reason: expect.stringMatching(/password holds a malformed percent-escape/) } };
+    for (const verb of [['eval', '--agents', 'random,heuristic', '--hands', '8'], ['worker'], ['train', '--updates', '1', '--actors', '2', '--runs-dir', join(tmp, 'runs')]]) {
+      const run = kratzen(...verb, '--redis', 'redis://:s3cret%ZZ@127.0.0.1:1');
+      expect(run, verb[0]).toMatchObject(malformed);
+      expect(JSON.stringify(run), verb[0]).not.toContain('s3cret');
+    }
     for (const workers of ['0', '999', '2']) {
       expect(kratzen('eval', '--agents', 'random,heuristic', '--hands', '8', '--redis', 'redis://127.0.0.1:1', '--workers', workers), workers).toMatchObject({
         code: 2,

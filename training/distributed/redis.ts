@@ -43,6 +43,16 @@ export function redactedUrl(text: string): string {
 }
 
 /** Parses `redis://[user:password@]host:port[/db]` (or `rediss://` for TLS); the error names `redis`. */
+/** A percent-encoded part of a Redis URL, decoded; a malformed escape (`p%ZZ`) is refused without showing the part. */
+function urlPart(encoded: string, what: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    // It escaped as a URIError with a stack trace (train, worker), or blamed --agents (eval).
+    throw new ValidationError('invalid arguments', 'redis', `the --redis URL's ${what} holds a malformed percent-escape (write % as %25)`);
+  }
+}
+
 export function parseRedisUrl(text: string): RedisConnection {
   let url: URL;
   try {
@@ -63,8 +73,8 @@ export function parseRedisUrl(text: string): RedisConnection {
     host: url.hostname.replace(/^\[|\]$/g, ''),
     port,
     db,
-    ...(url.username && { username: decodeURIComponent(url.username) }),
-    ...(url.password && { password: decodeURIComponent(url.password) }),
+    ...(url.username && { username: urlPart(url.username, 'user name') }),
+    ...(url.password && { password: urlPart(url.password, 'password') }),
     ...(url.protocol === 'rediss:' && { tls: {} }),
     maxRetriesPerRequest: null,
   };
