@@ -341,6 +341,24 @@ suite('a Redis that loses its jobs or stops answering mid-run [probe round 6]', 
     }
   }, 60_000);
 
+  it('fails a tournament naming redis when Redis stops answering while its jobs go in [probe]', async () => {
+    // A paused Redis held addBulk, and the silence limit started only after it: no word for good.
+    const { url, process: redis } = await startLocalRedis();
+    const raw = new Redis(parseRedisUrl(url));
+    raw.on('error', () => undefined);
+    try {
+      await raw.call('CLIENT', 'PAUSE', '30000', 'WRITE');
+      const started = Date.now();
+      const outcome = await runTournamentOnRedis(config, { connection: parseRedisUrl(url), silenceLimitMs: 1500 }).then(() => 'finished', (e: unknown) => e);
+      expect(outcome).toMatchObject({ field: 'redis', reason: expect.stringMatching(/^Redis has not answered for 2 s \(adding the jobs\); the run stops/) });
+      // The silence limit, then at most the withdrawal's and the close's graces (the pause lasts 30 s).
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      raw.disconnect();
+      redis.kill('SIGKILL');
+    }
+  }, 60_000);
+
   it('fails a tournament naming redis when Redis stops answering, and lets go of its connections', async () => {
     const { url, process: redis } = await startLocalRedis();
     const raw = new Redis(parseRedisUrl(url));

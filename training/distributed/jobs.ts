@@ -143,6 +143,7 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
   // The jobs reach the queue one by one while addBulk runs: an interrupt or a failure then must
   // take back those already there.
   let addition: Promise<unknown> | null = null;
+  let addingTimer: ReturnType<typeof setTimeout> | undefined;
   try {
     options.signal?.throwIfAborted();
     options.signal?.addEventListener('abort', onAbort);
@@ -160,7 +161,11 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
       })),
     );
     addition.catch(() => undefined);
+    // A Redis that stops answering while the jobs go in (a paused one) held the run without end:
+    // the silence limit counts from the first job sent.
+    addingTimer = setTimeout(() => settle(redisLost(`Redis has not answered for ${Math.round(silenceLimitMs / 1000)} s (adding the jobs)`)), silenceLimitMs);
     await Promise.race([finished, addition]);
+    clearTimeout(addingTimer);
     // Only once the jobs are in: before, a job not added yet read as lost.
     lastAnswer = Date.now();
     poll = setInterval(pollOnce, Math.min(POLL_MS, silenceLimitMs));
@@ -170,6 +175,7 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
     throw options.signal?.aborted ? options.signal.reason : distributedRunFailure(e);
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
+    clearTimeout(addingTimer);
     if (poll) clearInterval(poll);
     if (addition && pending.size > 0) await withdrawJobs(queue, [...pending], addition);
     events.off('completed', onCompleted);
