@@ -353,6 +353,11 @@ suite('a Redis that loses its jobs or stops answering mid-run [probe round 6]', 
       expect(outcome).toMatchObject({ field: 'redis', reason: expect.stringMatching(/^Redis has not answered for 2 s \(adding the jobs\); the run stops/) });
       // The silence limit, then at most the withdrawal's and the close's graces (the pause lasts 30 s).
       expect(Date.now() - started).toBeLessThan(15_000);
+      // A checkpoint's upload waited as long.
+      const uploading = Date.now();
+      const upload = await runTournamentOnRedis({ ...config, agents: [CHECKPOINT, 'random'] }, { connection: parseRedisUrl(url), silenceLimitMs: 1500 }).then(() => 'finished', (e: unknown) => e);
+      expect(upload).toMatchObject({ error: 'redis failed', field: 'redis', reason: expect.stringMatching(/timed out/) });
+      expect(Date.now() - uploading).toBeLessThan(10_000);
     } finally {
       raw.disconnect();
       redis.kill('SIGKILL');

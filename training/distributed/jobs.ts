@@ -5,14 +5,10 @@
 
 import type { Queue, QueueEvents } from 'bullmq';
 import { ValidationError } from '../../env/rules/index.js';
+import { REDIS_SILENCE_LIMIT_MS } from './redis.js';
 
 /** How often the waiting coordinator reads its jobs' states itself. */
 const POLL_MS = 2000;
-/**
- * How long Redis may leave a poll unanswered before the run fails: BullMQ's connection retries
- * without end, so a Redis that went down held the coordinator forever.
- */
-export const REDIS_SILENCE_LIMIT_MS = 60_000;
 
 export interface JobSpec<T> {
   id: string;

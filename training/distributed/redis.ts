@@ -111,12 +111,19 @@ export function sha256(data: Uint8Array | string): string {
 }
 
 /** Blobs keyed by their SHA-256: put is idempotent, get verifies what it reads. */
+/**
+ * How long Redis may leave a command or poll unanswered before a run fails: BullMQ's connection
+ * retries without end, so a Redis that went down (or was paused) held the coordinator forever.
+ */
+export const REDIS_SILENCE_LIMIT_MS = 60_000;
+
 export class BlobStore {
   private readonly redis: Redis;
   private lastError: Error | null = null;
 
-  constructor(connection: RedisConnection, private readonly ttlSeconds = 7 * 24 * 3600) {
-    this.redis = new Redis({ ...connection, lazyConnect: true, maxRetriesPerRequest: 3 });
+  /** A command unanswered for `silenceLimitMs` fails (an upload to a paused Redis waited for good). */
+  constructor(connection: RedisConnection, silenceLimitMs = REDIS_SILENCE_LIMIT_MS, private readonly ttlSeconds = 7 * 24 * 3600) {
+    this.redis = new Redis({ ...connection, lazyConnect: true, maxRetriesPerRequest: 3, commandTimeout: silenceLimitMs });
     // Reported by connect() and the commands that fail; the last is kept for connect's message.
     this.redis.on('error', (e: Error) => (this.lastError = e));
   }

@@ -42,7 +42,7 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
   const size = options.blockDeals ?? 8;
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`blockDeals must be a positive integer, got ${size}`);
   const players = createGame(config.rules).numPlayers;
-  const blobs = new BlobStore(options.connection);
+  const blobs = new BlobStore(options.connection, options.silenceLimitMs);
   await blobs.connect();
   const prefix = KEY_PREFIX;
   const queue = quietErrors(new Queue<TournamentBlock, DealResult[]>(TOURNAMENT_QUEUE, { connection: options.connection, prefix }));
