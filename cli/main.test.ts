@@ -399,6 +399,15 @@ describe('kratzen exploit', () => {
     expect(json).toMatchObject({ target: 'random', deals: 4, updates: 1 });
     expect(Number.isFinite(json.edge) && json.ci95 > 0).toBe(true);
   }, 120_000);
+  it("shows control characters of the target's name as escapes, as eval does (a terminal escape in a checkpoint folder's name reached the terminal) [probe]", () => {
+    const evil = join(mkdtempSync(join(tmpdir(), 'kratzen-exploit-names-')), 'evil\u001b]0;pwn\u0007name');
+    cpSync(join(ROOT, 'checkpoints/pretrained/didactic4-p4/checkpoint'), evil, { recursive: true });
+    const run = spawnSync(process.execPath, [BIN, 'exploit', '--target', evil, '--updates', '1', '--hands', '8', '--seed', '1'], { encoding: 'utf8', timeout: 120_000 });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('best response vs ');
+    expect(run.stdout).toContain('evil\\u001b]0;pwn\\u0007name');
+    expect(run.stdout).not.toContain('\u001b');
+  }, 120_000);
   it('names a bad target or flag', () => {
     expect(kratzen('exploit', '--target', 'nobody', '--updates', '1')).toMatchObject({ code: 2, json: { field: 'target' } });
     expect(kratzen('exploit', '--target', 'random', '--updates', 'many')).toMatchObject({ code: 2, json: { field: 'updates' } });
