@@ -28,4 +28,17 @@ describe('ProgressBar', () => {
     bar.update(60); // 10 updates in 10 s, 40 to go
     expect(lines.at(-1)).toContain('60/100 60% 10s elapsed, ETA 40s');
   });
+
+  it('redraws in place on a terminal, cut to its width (a longer line wrapped and left rows behind) [probe]', () => {
+    const writes: string[] = [];
+    const stream = { isTTY: true, columns: 40, write: (text: string) => writes.push(text) } as unknown as NodeJS.WriteStream;
+    const bar = new ProgressBar('train', 10, stream);
+    bar.update(3, 'a long tail of figures that does not fit an 80-column terminal either');
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.startsWith('\rtrain [########')).toBe(true);
+    expect(writes[0]).toHaveLength(1 + 39);
+    bar.update(10);
+    expect(writes.slice(1)).toEqual([expect.stringMatching(/^\rtrain \[#{28}\] 1/), '\n']);
+    expect(writes[1]).toHaveLength(1 + 39);
+  });
 });

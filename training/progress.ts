@@ -25,7 +25,10 @@ export class ProgressBar {
       `${(fraction * 100).toFixed(0)}% ${formatSeconds(elapsed)} elapsed, ETA ${Number.isFinite(eta) ? formatSeconds(eta) : '?'}` +
       (extra ? ` ${extra}` : '');
     if (this.stream.isTTY) {
-      this.stream.write(`\r${line.padEnd(this.stream.columns ? this.stream.columns - 1 : 100)}`);
+      // Cut to the terminal's width: a longer line wrapped, and each redraw (\r goes back to the
+      // start of the last row only) left the wrapped rows behind.
+      const columns = this.stream.columns ? this.stream.columns - 1 : 100;
+      this.stream.write(`\r${line.slice(0, columns).padEnd(columns)}`);
       if (done >= this.total) this.stream.write('\n');
       return;
     }
