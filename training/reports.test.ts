@@ -21,6 +21,17 @@ describe('charts', () => {
     expect(svg.match(/<circle/g)).toHaveLength(2);
     expect(svg).toContain('viewBox="0 0 640 300"');
   });
+  it('a chart of one value labels distinct round ticks around it, however large, and leaves out bands that are not finite [probe]', () => {
+    // ±1 around 8192 steps read "8191 8192 8192 8193 8193"; 1e17 and an infinite band gave NaN.
+    const tickTexts = (svg: string) => [...svg.matchAll(/font-size="11">([^<]+)</g)].map((m) => m[1]!);
+    for (const [x, y] of [[8192, 5000], [1e17, 3e16], [0, 7], [-3, -0.5]] as const) {
+      const svg = lineChartSvg('t', [{ name: 'a', points: [[x, y]], errors: [Infinity], markers: true }], 'steps', 'v');
+      expect(svg, `${x}`).not.toContain('NaN');
+      const labels = tickTexts(svg);
+      expect(new Set(labels).size, `${x}: ${labels.join(' ')}`).toBe(labels.length);
+    }
+  });
+
   it('the heat map colours n x n cells, green for a positive row, red for a negative one', () => {
     const svg = heatMapSvg('h', ['a', 'b'], [[null, 1.5], [-1.5, null]], [[null, 0.2], [0.2, null]]);
     expect(svg.match(/<rect/g)).toHaveLength(4);
@@ -63,6 +74,9 @@ describe('reports', () => {
     const withFinal = trainingHtml('run', { evalDeals: 100 }, lines, 'learner beats heuristic: +0.850 ± 0.280 chips per hand (better in 890.5 of 1600 deals)');
     expect(withFinal).toMatch(/<pre class="summary">learner beats heuristic/);
     expect(withFinal).toContain('pre.summary{white-space:pre-wrap}');
+    // A run without periodic evaluations said "no data yet" of ones that never come [probe].
+    const never = trainingHtml('run', { evalDeals: 2, evalEvery: 0 }, lines.map(({ update, envSteps, learnerReturn, elapsed }) => ({ update, envSteps, learnerReturn, elapsed })));
+    expect(never).toContain('chips per hand (none: evalEvery is 0): no data yet');
   });
   it('the tournament report shows the head-to-head matrix as a heat map', () => {
     const config = { agents: ['x', 'y', 'z'], rules: {}, deals: 2, seed: 0 };

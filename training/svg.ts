@@ -95,14 +95,19 @@ export function lineChartSvg(title: string, series: LineSeries[], xLabel = '', y
   const height = 300;
   const pad = { left: 62, right: 20, top: 40, bottom: 46 };
   const finite = ([a, b]: [number, number]) => Number.isFinite(a) && Number.isFinite(b);
-  const all = series.flatMap((s) => s.points.flatMap((p, k) => (finite(p) ? [[p[0], p[1] - (s.errors?.[k] ?? 0)], [p[0], p[1] + (s.errors?.[k] ?? 0)]] : [])));
+  // An error band that is not finite (no interval yet) is left out of the range: it made every coordinate NaN.
+  const spread = (s: LineSeries, k: number) => (Number.isFinite(s.errors?.[k]) ? s.errors![k]! : 0);
+  const all = series.flatMap((s) => s.points.flatMap((p, k) => (finite(p) ? [[p[0], p[1] - spread(s, k)], [p[0], p[1] + spread(s, k)]] : [])));
   if (all.length === 0) {
     return `${svgOpen(width, 60)}<text x="10" y="30">${escape(title)}: no data yet</text></svg>`;
   }
   let [x0, x1] = [Math.min(...all.map((p) => p[0]!)), Math.max(...all.map((p) => p[0]!))];
   let [y0, y1] = [Math.min(...all.map((p) => p[1]!)), Math.max(...all.map((p) => p[1]!))];
-  if (x0 === x1) [x0, x1] = [x0 - 1, x1 + 1];
-  if (y0 === y1) [y0, y1] = [y0 - 1, y1 + 1];
+  // One value spans a tenth of its size each way (at least 1): ±1 labelled 8192 steps
+  // "8191 8192 8192 8193 8193", and vanished beside values past 2^53 (y0 === y1 again: NaN).
+  const widen = (v: number) => Math.max(1, Math.abs(v) * 0.1);
+  if (x0 === x1) [x0, x1] = [x0 - widen(x0), x1 + widen(x1)];
+  if (y0 === y1) [y0, y1] = [y0 - widen(y0), y1 + widen(y1)];
   const margin = (y1 - y0) * 0.05;
   [y0, y1] = [y0 - margin, y1 + margin];
   const sx = (v: number) => pad.left + ((v - x0) / (x1 - x0)) * (width - pad.left - pad.right);
@@ -123,12 +128,12 @@ export function lineChartSvg(title: string, series: LineSeries[], xLabel = '', y
   let legendX = pad.left + 8;
   const drawn = series.map((s, i) => {
     const color = COLORS[i % COLORS.length]!;
-    const kept = s.points.map((p, k) => [p, s.errors?.[k]] as const).filter(([p]) => finite(p));
+    const kept = s.points.map((p, k) => [p, spread(s, k)] as const).filter(([p]) => finite(p));
     const d = kept.map(([[a, b]], k) => `${k ? 'L' : 'M'}${sx(a).toFixed(1)},${sy(b).toFixed(1)}`).join('');
     let band = '';
     if (s.errors && kept.length) {
-      const upper = kept.map(([[a, b], e]) => `${sx(a).toFixed(1)},${sy(b + (e ?? 0)).toFixed(1)}`);
-      const lower = kept.map(([[a, b], e]) => `${sx(a).toFixed(1)},${sy(b - (e ?? 0)).toFixed(1)}`).reverse();
+      const upper = kept.map(([[a, b], e]) => `${sx(a).toFixed(1)},${sy(b + e).toFixed(1)}`);
+      const lower = kept.map(([[a, b], e]) => `${sx(a).toFixed(1)},${sy(b - e).toFixed(1)}`).reverse();
       band = `<polygon points="${[...upper, ...lower].join(' ')}" fill="${color}" opacity="0.15"/>`;
     }
     const markers = s.markers ? kept.map(([[a, b]]) => `<circle cx="${sx(a).toFixed(1)}" cy="${sy(b).toFixed(1)}" r="2.5" fill="${color}"/>`).join('') : '';

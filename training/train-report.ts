@@ -40,8 +40,10 @@ export function smooth(points: [number, number][]): [number, number][] {
 }
 
 export function trainingHtml(title: string, config: unknown, lines: MetricsLine[], final?: string): string {
-  const deals = (config as { evalDeals?: number } | null)?.evalDeals;
-  const evalTitle = `Duplicate evaluation: learner minus opponent, chips per hand${deals ? ` (${deals} deals each)` : ''}`;
+  const { evalDeals: deals, evalEvery } = (config as { evalDeals?: number; evalEvery?: number } | null) ?? {};
+  // With evalEvery 0 the charts said "no data yet" of evaluations that never come.
+  const when = evalEvery === 0 ? ' (none: evalEvery is 0)' : deals ? ` (${deals} deals each)` : '';
+  const evalTitle = `Duplicate evaluation: learner minus opponent, chips per hand${when}`;
   const returns = curve(lines, 'learnerReturn');
   const charts = [
     lineChartSvg(evalTitle, [evaluations(lines, 'Random', 'envSteps'), evaluations(lines, 'Heuristic', 'envSteps')], 'environment steps', 'chips per hand'),
