@@ -20,7 +20,7 @@ import numpy as np
 
 from ._compat import SAME_STEP, AECEnv, Dict as DictSpace, Discrete, Env, MultiDiscrete, VectorEnv
 from .client import NUM_ACTIONS, BridgeClient, BridgeError
-from .session import Seed, Session, as_action, as_int, as_opponents, as_seed, check_aec_reset_options, check_reset_options, env_config, wire_action, wire_actions
+from .session import Session, as_action, as_int, as_opponents, as_seed, check_aec_reset_options, check_reset_options, env_config, wire_action, wire_actions
 
 Opponents = Union[str, Sequence[Optional[str]]]
 

@@ -11,7 +11,7 @@ import numpy as np
 from ._compat import Box
 from .client import NUM_ACTIONS, BridgeClient, BridgeError, csr_to_dense
 
-Seed = Optional[Union[int, str]]
+Seed = Optional[int]
 
 
 class Batch:
@@ -163,7 +163,7 @@ class Session:
         params: Dict[str, Any] = {"session": self.id}
         seed = as_seed(seed)
         if seed is not None:
-            # As a string: Python ints may pass 2**53, and "7" seeds exactly like 7.
+            # As a string: Python ints may pass 2**53 (and the server seeds "7" exactly like 7).
             params["seed"] = str(seed)
         return Batch(self.client.call("env.reset", params), self)
 
