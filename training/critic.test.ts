@@ -95,6 +95,28 @@ describe('oracle critic', () => {
     critic.dispose();
   });
 
+  for (const onTrunk of [false, true]) it(`a critic-only update holds the policy still after imitation updates gave Adam momentum (${onTrunk ? 'a head on the trunk' : 'its own MLP'}) [probe]`, () => {
+    // Zero gradients let Adam's momentum from imitation move every policy weight, more than a PPO update did.
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 4 });
+    const critic = onTrunk ? new OracleCritic([8], 4, true, agent.featureSize) : new OracleCritic([16], 4);
+    const ppo = new PpoLearner(agent, HP, critic);
+    const batch = rollout(agent, critic);
+    ppo.imitate(batch, 'imitation');
+    const policy = () => agent.model.getWeights().map((w) => Array.from(w.dataSync()));
+    const before = policy();
+    const criticBefore = critic.weights().map((w) => w.slice());
+    const tensors = tf.memory().numTensors;
+    ppo.update(batch, 'warm-up', true);
+    expect(tf.memory().numTensors).toBe(tensors);
+    expect(policy()).toEqual(before);
+    expect(critic.weights().some((w, i) => w.some((v, k) => v !== criticBefore[i]![k]))).toBe(true);
+    // The next full update moves the policy again.
+    ppo.update(batch, 'u1');
+    expect(policy()).not.toEqual(before);
+    agent.dispose();
+    critic.dispose();
+  });
+
   for (const critic of ['oracle', 'oracle-head'] as const) it(`${critic}: trains, and a resumed run repeats the uninterrupted one (critic weights and moments saved)`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-critic-'));
     const config = {

@@ -88,7 +88,7 @@ export class PpoLearner {
   /**
    * One PPO update over a batch; the minibatch order comes from `seed`. `criticOnly`: only the
    * oracle critic learns (a fresh critic beside a trained policy warms up first); the policy's
-   * weights get zero gradients, so Adam leaves them exactly where they are.
+   * weights get zero gradients and stay exactly where they are (Adam's moments for them decay).
    */
   update(batch: Batch, seed: string, criticOnly = false): UpdateMetrics {
     if (criticOnly && !this.critic) throw new Error('criticOnly needs an oracle critic');
@@ -214,7 +214,12 @@ export class PpoLearner {
       const variables = this.variables();
       const clipped: Record<string, tf.Tensor> = {};
       grads.forEach((g, i) => (clipped[variables[i]!.name] = scale === 1 ? g : tf.mul(g, scale)));
+      // A critic-only step gives the policy zero gradients, but Adam still moves weights that
+      // carry momentum (from imitation updates): they are put back, so the policy is held still.
+      const held = kind.loss === 'ppo' && kind.criticOnly ? this.policyVariables() : [];
+      const before = held.map((v) => v.clone());
       this.optimizer.applyGradients(clipped as unknown as Parameters<tf.AdamOptimizer['applyGradients']>[0]);
+      held.forEach((v, i) => v.assign(before[i]!));
       return [...values, normValue];
     });
   }
@@ -282,8 +287,13 @@ export class PpoLearner {
    * not be touched.
    */
   private variables(): tf.Variable[] {
-    const policy = this.agent.model.trainableWeights.map((w) => w.read() as tf.Variable);
+    const policy = this.policyVariables();
     return this.critic ? [...policy, ...this.critic.trainableVariables] : policy;
+  }
+
+  /** The policy network's trainable variables (its trunk and both heads). */
+  private policyVariables(): tf.Variable[] {
+    return this.agent.model.trainableWeights.map((w) => w.read() as tf.Variable);
   }
 
   /**
