@@ -345,6 +345,17 @@ describe('trainer', () => {
     expect(existsSync(join(dir, 'before'))).toBe(false);
   });
 
+  it('resumes a run taught by pimc-bidding in this thread with the same metrics as an uninterrupted one [probe]', async () => {
+    // The teacher was made once for the run: its generator went on across updates, and a
+    // resumed run's teacher started it again (actors made theirs per update already).
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    const config = { ...TINY, imitationUpdates: 3, updates: 1, evalEvery: 0, imitationTeacher: 'pimc-bidding' as const, teacherSamples: 2 };
+    const straight = await train({ ...config, name: 'straight', runsDir: dir }, { verbose: false });
+    await train({ ...config, name: 'split', runsDir: dir }, { verbose: false, stopAfter: 1 });
+    const resumed = await train({ ...config, name: 'split', runsDir: dir }, { verbose: false, resume: true });
+    expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
+  }, 120_000);
+
   it('resumes from the latest checkpoint with the same metrics as an uninterrupted run', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
     const straight = await run('straight', dir);

@@ -154,7 +154,6 @@ class TrainingRun {
    */
   private pending: Promise<RolloutResult> | null = null;
   private behaviour: Float32Array[] | null = null;
-  private teacher!: Agent;
   private bar: ProgressBar | null = null;
   private state: TrainerState = { update: 0, snapshots: [] };
   private metrics: MetricsLine[] = [];
@@ -307,7 +306,6 @@ class TrainingRun {
     for (const name of this.state.snapshots) this.league.addSnapshot((await this.leagueStore.load(name)).toAgent({ name, mode: 'sample' }));
     // In this thread unless actors collect (their buffers are theirs).
     this.collector = config.actors > 0 ? null : new RolloutCollector(config);
-    this.teacher = imitationTeacher(config.imitationTeacher, config.teacherSamples, `${config.seed}/teacher`, this.league.heuristic);
     if (this.options.redis && config.actors === 0) throw new ValidationError('invalid training config', 'actors', 'training on Redis needs actors > 0: the rollout blocks per update');
     if (config.actors > 0) {
       const setup = actorSetup(config, this.numPlayers);
@@ -453,7 +451,9 @@ class TrainingRun {
       const selfPlay = { seats: new Array<SeatController>(this.numPlayers).fill(LEARNER) };
       rollout = this.collector!.collect(this.learner, imitating ? () => selfPlay : (random) => this.league.draw(random), {
         ...request,
-        teacher: imitating ? this.teacher : undefined,
+        // Made for each update from its seed, as actors make theirs: one made for the run carried
+        // its generator across updates, so a resumed run's teacher drew other samples.
+        teacher: imitating ? imitationTeacher(config.imitationTeacher, config.teacherSamples, `${seed}/teacher`, this.league.heuristic) : undefined,
       });
     }
     const { batch, stats } = rollout;
