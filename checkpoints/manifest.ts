@@ -11,7 +11,8 @@ export const CHECKPOINT_FORMAT_VERSION = 1;
 /** Hidden layer widths of a network (a policy's or a critic's), as configs and manifests give them. */
 export const hiddenSizesSchema = z.array(z.number().int().positive().max(MAX_HIDDEN_WIDTH)).min(1).max(MAX_HIDDEN_LAYERS);
 /** How a network relabels the suits (env/suit-symmetry.ts' SuitSymmetry), as configs and manifests give it. */
-export const suitSymmetrySchema = z.union([z.boolean(), z.literal('holding')]);
+// Named in the error: "on" was refused with zod's bare "Invalid input".
+export const suitSymmetrySchema = z.union([z.boolean(), z.literal('holding')], { error: 'must be true, false or "holding"' });
 export const MANIFEST_FILE = 'manifest.json';
 export const MODEL_FILE = 'model.json';
 export const WEIGHTS_FILE = 'weights.bin';
