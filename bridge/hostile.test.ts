@@ -462,58 +462,58 @@ describe('before authentication [issue: silent sockets locking out the token hol
     await server.close();
   });
 
-  it('closes a socket without hello once it has sent MAX_PRE_HELLO_BYTES, in the middle of a frame (ws held 1 MiB frames whole: 200 silent sockets held 200 MB) [probe round 7]', async () => {
+  /** A raw TCP client of a server: what it has read, and whether the server closed it within 2 s. */
+  async function rawClient() {
     const server = await new BridgeServer({ port: 0, helloTimeoutMs: 20_000 }).start();
     const port = Number(new URL(server.url).port);
     const socket = connect(port, '127.0.0.1');
     socket.on('error', () => undefined);
-    let reply = Buffer.alloc(0);
-    socket.on('data', (d) => (reply = Buffer.concat([reply, d])));
+    // `client.reply` grows as the socket reads.
+    const client = { reply: Buffer.alloc(0) };
+    socket.on('data', (d) => (client.reply = Buffer.concat([client.reply, d])));
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-    socket.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
-    for (let wait = 0; wait < 100 && !reply.includes('\r\n\r\n'); wait++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(reply.toString('latin1')).toMatch(/^HTTP\/1\.1 101/);
-    reply = Buffer.alloc(0);
-    // A masked text frame declaring 1 MiB, of which a little more than the bound is sent.
+    const closedSoon = () => Promise.race([closed.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still open after 2 s'), 2000))]);
+    return { server, socket, client, upgrade: upgradeRequest(port), closedSoon };
+  }
+  const upgradeRequest = (port: number) =>
+    `GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
+  /** The header of a masked text frame declaring 1 MiB (its mask key zero). */
+  function megabyteFrameHeader(): Buffer {
     const header = Buffer.alloc(14);
     header[0] = 0x81;
     header[1] = 0x80 | 127;
     header.writeBigUInt64BE(BigInt(1 << 20), 2);
-    socket.write(Buffer.concat([header, Buffer.alloc(MAX_PRE_HELLO_BYTES + 1024, 0x20)]));
-    const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still open after 2 s'), 2000))]);
-    expect(outcome).toBe('closed');
+    return header;
+  }
+
+  it('closes a socket without hello once it has sent MAX_PRE_HELLO_BYTES, in the middle of a frame (ws held 1 MiB frames whole: 200 silent sockets held 200 MB) [probe round 7]', async () => {
+    const { server, socket, client, upgrade, closedSoon } = await rawClient();
+    socket.write(upgrade);
+    for (let wait = 0; wait < 100 && !client.reply.includes('\r\n\r\n'); wait++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(client.reply.toString('latin1')).toMatch(/^HTTP\/1\.1 101/);
+    client.reply = Buffer.alloc(0);
+    // A little more than the bound is sent of the frame.
+    socket.write(Buffer.concat([megabyteFrameHeader(), Buffer.alloc(MAX_PRE_HELLO_BYTES + 1024, 0x20)]));
+    expect(await closedSoon()).toBe('closed');
     // The close frame says why: 1009, message too big.
-    expect(reply[0]).toBe(0x88);
-    expect(reply.readUInt16BE(2)).toBe(CLOSE_TOO_BIG);
+    expect(client.reply[0]).toBe(0x88);
+    expect(client.reply.readUInt16BE(2)).toBe(CLOSE_TOO_BIG);
     socket.destroy();
     await server.close();
   });
 
   it('counts bytes sent in the same write as the upgrade once toward MAX_PRE_HELLO_BYTES (they were counted twice) [probe]', async () => {
-    const server = await new BridgeServer({ port: 0, helloTimeoutMs: 20_000 }).start();
-    const port = Number(new URL(server.url).port);
-    const socket = connect(port, '127.0.0.1');
-    socket.on('error', () => undefined);
-    let reply = Buffer.alloc(0);
-    socket.on('data', (d) => (reply = Buffer.concat([reply, d])));
-    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    const { server, socket, client, upgrade, closedSoon } = await rawClient();
     // The server's close frame, 1009 (message too big), sent when it gives up on the socket.
-    const refused = () => reply.includes(Buffer.from([0x03, 0xf1]), reply.indexOf('\r\n\r\n'));
-    const upgrade = `GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
-    // A frame declaring 1 MiB, of which 60% of the allowance comes with the upgrade: within it once, past it twice.
-    const header = Buffer.alloc(14);
-    header[0] = 0x81;
-    header[1] = 0x80 | 127;
-    header.writeBigUInt64BE(BigInt(1 << 20), 2);
-    const first = Math.floor(MAX_PRE_HELLO_BYTES * 0.6);
-    socket.write(Buffer.concat([Buffer.from(upgrade), header, Buffer.alloc(first, 0x20)]));
+    const refused = () => client.reply.includes(Buffer.from([0x03, 0xf1]), client.reply.indexOf('\r\n\r\n'));
+    // 60% of the allowance comes with the upgrade: within it once, past it twice.
+    socket.write(Buffer.concat([Buffer.from(upgrade), megabyteFrameHeader(), Buffer.alloc(Math.floor(MAX_PRE_HELLO_BYTES * 0.6), 0x20)]));
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(reply.toString('latin1')).toMatch(/^HTTP\/1\.1 101/);
+    expect(client.reply.toString('latin1')).toMatch(/^HTTP\/1\.1 101/);
     expect(refused()).toBe(false);
     // The rest still counts: 50% more is past the allowance.
     socket.write(Buffer.alloc(Math.floor(MAX_PRE_HELLO_BYTES * 0.5), 0x20));
-    const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still open after 2 s'), 2000))]);
-    expect(outcome).toBe('closed');
+    expect(await closedSoon()).toBe('closed');
     expect(refused()).toBe(true);
     socket.destroy();
     await server.close();
