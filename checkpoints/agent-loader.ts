@@ -2,13 +2,13 @@
 // workers (which import this module by URL) use for an agent spec that is a directory.
 
 import { existsSync } from 'node:fs';
-import { lstat, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Agent } from '../agents/agent.js';
 import { unknownAgent, type AgentContext } from '../agents/registry.js';
-import { loadCheckpoint as loadCheckpointDir, type LoadedCheckpoint, type RulesInput } from './checkpoint.js';
+import type { LoadedCheckpoint, RulesInput } from './checkpoint.js';
 import { MANIFEST_FILE } from './manifest.js';
-import { CheckpointStore, storeFolderOf } from './store.js';
+import { loadCheckpointOrLatest } from './store.js';
 import { CheckpointError } from './errors.js';
 import { SharedModels } from './shared-models.js';
 
@@ -31,20 +31,15 @@ export async function loadPolicyCheckpoint(dir: string, rules: RulesInput | unde
   if ((await stat(dir).catch(() => null))?.isDirectory() === false) {
     throw new CheckpointError('missing-file', dir, `not a folder: a checkpoint is a folder holding ${MANIFEST_FILE}, a run's store one holding latest.json`);
   }
-  // Anything named manifest.json makes a checkpoint, to be refused as such if it is no regular
-  // file: a symlink loop there read as a store without its latest.json.
-  const isCheckpoint = (await lstat(path.join(dir, MANIFEST_FILE)).catch(() => null)) !== null;
-  const options = { policyOnly: true, maxWeightBytes, sharedModels: SHARED_MODELS };
-  if (isCheckpoint) return loadCheckpointDir(dir, { rules, ...options });
-  // A training run's folder stands for its store: `eval --agents runs/x` said the run had no latest.json.
-  const store = await storeFolderOf(dir, (file) => lstat(file).then(() => true, () => false));
-  return new CheckpointStore(store, { rules: rules as RulesInput }).load('latest', options);
+  // A symlink loop as manifest.json read as a store without its latest.json; a training run's
+  // folder said the run had no latest.json (`eval --agents runs/x`): loadCheckpointOrLatest.
+  return loadCheckpointOrLatest(dir, { rules, policyOnly: true, maxWeightBytes, sharedModels: SHARED_MODELS });
 }
 
 /**
- * Loads `dir` (a checkpoint, or a store, whose `latest` is taken) as a greedy PolicyAgent for
- * `context.rules`. Greedy because tournaments cache checkpoint agents across sessions and
- * workers: a stateless agent plays the same whatever order the deals run in.
+ * Loads `dir` (a checkpoint, a store or a training run's folder: loadPolicyCheckpoint) as a
+ * greedy PolicyAgent for `context.rules`. Greedy because tournaments cache checkpoint agents
+ * across sessions and workers: a stateless agent plays the same whatever order the deals run in.
  */
 export async function loadCheckpoint(dir: string, context: AgentContext): Promise<Agent> {
   if (!existsSync(dir)) throw unknownAgent(dir);

@@ -25,6 +25,7 @@ export {
   CheckpointStore,
   RUN_STORE_FOLDER,
   checkpointName,
+  loadCheckpointOrLatest,
   type CheckpointStoreOptions,
   type CheckpointSummary,
   type PointerName,

@@ -2,7 +2,7 @@
 // `latest.json` and `best.json` (replaced atomically, each naming a checkpoint and the sha256 of
 // its manifest), listing by step, and pruning. One writer per store at a time.
 
-import { readdir, rename, rm } from 'node:fs/promises';
+import { lstat, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { PolicyAgent } from '../agents/policy-agent.js';
@@ -19,7 +19,7 @@ import {
 import { replaceFileAtomic } from './durable-fs.js';
 import { MAX_METADATA_BYTES, parseCheckpointJson, readRegularFile } from './safe-read.js';
 import { CheckpointError } from './errors.js';
-import { NAME_PATTERN, sha256, type CheckpointManifest } from './manifest.js';
+import { MANIFEST_FILE, NAME_PATTERN, sha256, type CheckpointManifest } from './manifest.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
 
 export type PointerName = 'latest' | 'best';
@@ -41,6 +41,18 @@ export async function storeFolderOf(dir: string, exists: (file: string) => boole
   if (await exists(path.join(dir, latest))) return dir;
   const run = path.join(dir, RUN_STORE_FOLDER);
   return (await exists(path.join(run, latest))) ? run : dir;
+}
+
+/**
+ * The checkpoint `dir` names, loaded: a checkpoint folder itself (anything named manifest.json
+ * makes one, to be refused as such if it is no regular file), else the latest of the store it is
+ * or, for a training run's folder, holds (storeFolderOf).
+ */
+export async function loadCheckpointOrLatest(dir: string, options: Omit<LoadCheckpointOptions, 'manifestSha256'> = {}): Promise<LoadedCheckpoint> {
+  const exists = (file: string) => lstat(file).then(() => true, () => false);
+  if (await exists(path.join(dir, MANIFEST_FILE))) return loadCheckpoint(dir, options);
+  const { rules, ...rest } = options;
+  return new CheckpointStore(await storeFolderOf(dir, exists), { rules: rules as RulesInput }).load('latest', rest);
 }
 
 const pointerSchema = z.strictObject({

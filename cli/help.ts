@@ -66,8 +66,9 @@ report.html. Ctrl-C saves after the current update; --resume continues from the 
                                 it learns each trump suit's play once; holding: the plain suits
                                 also ordered by its own cards (config suitSymmetry; default
                                 holding)
-  --initial-policy DIR          start from this checkpoint's policy weights (fine-tuning; same
-                                rules and hidden sizes; no imitation updates unless the config asks)
+  --initial-policy DIR          start from this checkpoint's policy weights (a store or a run: its
+                                latest; fine-tuning; same rules and hidden sizes; no imitation
+                                updates unless the config asks)
   --redis URL                   collect the K rollout blocks on kratzen workers through this Redis
                                 instead (same metrics as --actors K here; docs/scale-out.md); a URL
                                 without a password takes $KRATZEN_REDIS_PASSWORD

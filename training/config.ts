@@ -137,8 +137,9 @@ export const trainConfigSchema = z.strictObject({
    */
   criticWarmupUpdates: z.number().int().nonnegative().default(0),
   /**
-   * A checkpoint directory whose policy weights the learner starts from (fine-tuning; same
-   * rules, same hiddenSizes). Only the weights: optimizer and league start fresh. @default none
+   * A checkpoint directory (or a store, or a training run's folder: its latest checkpoint) whose
+   * policy weights the learner starts from (fine-tuning; same rules, same hiddenSizes). Only the
+   * weights: optimizer and league start fresh. @default none
    */
   initialPolicy: z.string().min(1).optional(),
   /**

@@ -500,8 +500,14 @@ describe('trainer', () => {
     loaded.model.dispose();
     await expect(train({ ...TINY, name: 'mismatch', runsDir: dir, initialPolicy: latest, suitSymmetry: false }, { verbose: false })).rejects.toMatchObject({ field: 'suitSymmetry' });
     expect(existsSync(join(dir, 'mismatch'))).toBe(false);
-    await train({ ...TINY, updates: 1, name: 'finetune', runsDir: dir, initialPolicy: latest, suitSymmetry: true }, { verbose: false });
+    const tuned = await train({ ...TINY, updates: 1, name: 'finetune', runsDir: dir, initialPolicy: latest, suitSymmetry: true }, { verbose: false });
     await expect(train({ ...TINY, name: 'holding', runsDir: dir, initialPolicy: latest, suitSymmetry: 'holding' }, { verbose: false })).rejects.toMatchObject({ field: 'suitSymmetry' });
+    // The run's folder, or its store, stands for its latest checkpoint, as wherever an agent is
+    // named (it said the folder had no manifest.json) [probe].
+    for (const [name, from] of [['from-run', join(dir, 'symmetric')], ['from-store', join(dir, 'symmetric', 'checkpoints')]] as const) {
+      const again = await train({ ...TINY, updates: 1, name, runsDir: dir, initialPolicy: from, suitSymmetry: true }, { verbose: false });
+      expect(again.metrics.map(withoutTimings)).toEqual(tuned.metrics.map(withoutTimings));
+    }
   });
 
   it('stops cleanly when asked (Ctrl-C), leaving a resumable checkpoint', async () => {

@@ -12,7 +12,7 @@ import { loadCheckpoint as loadCheckpointAgent } from '../checkpoints/agent-load
 import seedrandom from 'seedrandom';
 import { createGame, isJsonObject, ValidationError } from '../env/rules/index.js';
 import { PolicyAgent, sameArchitecture, selectBackend, type Agent } from '../agents/index.js';
-import { CheckpointStore, OPTIMIZER_EXTRA, RUN_STORE_FOLDER, decodeOptimizerState, encodeOptimizerState, loadCheckpoint, type NamedArray } from '../checkpoints/index.js';
+import { CheckpointStore, OPTIMIZER_EXTRA, RUN_STORE_FOLDER, loadCheckpointOrLatest, decodeOptimizerState, encodeOptimizerState, type NamedArray } from '../checkpoints/index.js';
 import { MAX_CONFIG_BYTES, criticHiddenSizesOf, criticInputSizeOf, parseTrainConfig, type TrainConfig } from './config.js';
 import { readRunFile, writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
@@ -335,7 +335,8 @@ class TrainingRun {
   private async startFrom(dir: string): Promise<void> {
     let initial;
     try {
-      initial = await loadCheckpoint(dir, { rules: this.rules });
+      // A store or a training run's folder stands for its latest, as wherever an agent is named.
+      initial = await loadCheckpointOrLatest(dir, { rules: this.rules });
     } catch (e) {
       throw new ValidationError('invalid training config', 'initialPolicy', (e as Error).message);
     }
