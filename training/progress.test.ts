@@ -29,6 +29,19 @@ describe('ProgressBar', () => {
     expect(lines.at(-1)).toContain('60/100 60% 10s elapsed, ETA 40s');
   });
 
+  it("a first report of under 1% of the work gives no ETA, and later ones count the pace from it: the start-up is not the work's pace [probe]", () => {
+    // The final evaluation's first deal (worker threads loading) said "ETA 39m53s" of 30 s.
+    vi.useFakeTimers({ now: 0 });
+    const { lines, stream } = fakeStream();
+    const bar = new ProgressBar('final eval', 3200, stream);
+    vi.setSystemTime(30_000);
+    bar.update(1);
+    expect(lines.at(-1)).toContain('1/3200 0% 30s elapsed, ETA ?');
+    vi.setSystemTime(31_000);
+    bar.update(321); // 320 deals in 1 s after the first
+    expect(lines.at(-1)).toContain('321/3200 10% 31s elapsed, ETA 9s');
+  });
+
   it('redraws in place on a terminal, cut to its width (a longer line wrapped and left rows behind) [probe]', () => {
     const writes: string[] = [];
     const stream = { isTTY: true, columns: 40, write: (text: string) => writes.push(text) } as unknown as NodeJS.WriteStream;

@@ -1,9 +1,14 @@
 // A progress bar with ETA on stderr: redrawn in place on a terminal, a line every ~10% otherwise
 // (so CI logs stay short).
 
+/** Below this share of the work, a first report gives no ETA: start-up dominates its pace. */
+const MIN_SHARE_FOR_FIRST_ETA = 0.01;
+
 export class ProgressBar {
   private readonly started = Date.now();
   private lastDecile = -1;
+  /** When the first report came and how much was done then: later paces count from it. */
+  private first: { at: number; done: number } | null = null;
 
   /** `startAt`: work already done before this bar started (a resumed run); the ETA ignores it. */
   constructor(
@@ -15,9 +20,16 @@ export class ProgressBar {
 
   update(done: number, extra = ''): void {
     const fraction = this.total > 0 ? Math.min(1, done / this.total) : 1;
-    const elapsed = (Date.now() - this.started) / 1000;
-    const doneHere = done - this.startAt;
-    const eta = doneHere > 0 ? (elapsed / doneHere) * Math.max(0, this.total - done) : NaN;
+    const now = Date.now();
+    const elapsed = (now - this.started) / 1000;
+    const left = Math.max(0, this.total - done);
+    // The first unit carries the start-up (worker threads loading, code compiling): the final
+    // evaluation's first deal said "ETA 39m53s" of 30 s. So the pace counts from the first
+    // report once there is a later one, and a first report of under 1% of the work gives none.
+    let eta = NaN;
+    if (this.first && done > this.first.done) eta = ((now - this.first.at) / 1000 / (done - this.first.done)) * left;
+    else if (!this.first && done - this.startAt >= Math.max(1, MIN_SHARE_FOR_FIRST_ETA * this.total)) eta = (elapsed / (done - this.startAt)) * left;
+    this.first ??= { at: now, done };
     const width = 28;
     const filled = Math.round(fraction * width);
     const line =
