@@ -32,7 +32,7 @@ export interface HeuristicOptions {
 }
 
 /** The largest |caution|: beyond it the agent always folds or always plays. */
-export const MAX_CAUTION = 10;
+const MAX_CAUTION = 10;
 /** Every option HeuristicAgent takes (complete by type). */
 const HEURISTIC_OPTIONS = Object.keys({ caution: true } satisfies Record<keyof HeuristicOptions, true>);
 

@@ -4,8 +4,8 @@
 // Tournaments, training leagues, the bridge and the CLI all seat agents through here.
 
 import type { Agent } from './agent.js';
-import { HeuristicAgent, MAX_CAUTION } from './heuristic.js';
-import { PimcAgent } from './pimc.js';
+import { HeuristicAgent } from './heuristic.js';
+import { PimcAgent, type PimcOptions } from './pimc.js';
 import { RandomAgent } from './random.js';
 import { checkSeed } from '../env/rules/index.js';
 
@@ -81,6 +81,15 @@ function boundedOption(options: Record<string, string>, key: string, spec: strin
   return value;
 }
 
+/** The agent `make` builds; the class's refusal of an option's value (a caution past ±10) named by the spec. */
+function namedBySpec(spec: string, make: () => Agent): Agent {
+  try {
+    return make();
+  } catch (e) {
+    throw new Error(`agent "${spec}": ${(e as Error).message}`);
+  }
+}
+
 /** Creates an agent from its spec; throws an error naming the spec when it is not one. */
 export async function createAgent(spec: string, context: AgentContext): Promise<Agent> {
   if (typeof spec !== 'string') throw new TypeError(`an agent spec is a string (random, heuristic, pimc[:options] or a checkpoint folder), got ${String(spec).slice(0, 40)}`);
@@ -100,21 +109,15 @@ export async function createAgent(spec: string, context: AgentContext): Promise<
       return new RandomAgent({ seed: context.seed });
     case 'heuristic': {
       const caution = numberOption(options, 'caution', spec);
-      if (caution !== undefined && !(Math.abs(caution) <= MAX_CAUTION)) throw new Error(`agent "${spec}": caution must be within -${MAX_CAUTION}..${MAX_CAUTION}`);
-      return new HeuristicAgent({ caution });
+      return namedBySpec(spec, () => new HeuristicAgent({ caution }));
     }
     case 'pimc': {
       const limits = context.limits ?? LOCAL_AGENT_LIMITS;
-      const rollout = options.rollout;
-      if (rollout !== undefined && rollout !== 'heuristic' && rollout !== 'random') throw new Error(`agent "${spec}": rollout is heuristic or random`);
-      return new PimcAgent({
-        seed: context.seed,
-        samples: boundedOption(options, 'samples', spec, limits.maxPimcSamples, 'maxPimcSamples'),
-        timeBudgetMs: boundedOption(options, 'timeBudgetMs', spec, limits.maxPimcTimeBudgetMs, 'maxPimcTimeBudgetMs'),
-        // Samples alone do not bound a decision's work (six players, long hands).
-        maxSimulatedActions: limits.maxPimcSimulatedActions,
-        rollout,
-      });
+      const samples = boundedOption(options, 'samples', spec, limits.maxPimcSamples, 'maxPimcSamples');
+      const timeBudgetMs = boundedOption(options, 'timeBudgetMs', spec, limits.maxPimcTimeBudgetMs, 'maxPimcTimeBudgetMs');
+      // Samples alone do not bound a decision's work (six players, long hands).
+      const maxSimulatedActions = limits.maxPimcSimulatedActions;
+      return namedBySpec(spec, () => new PimcAgent({ seed: context.seed, samples, timeBudgetMs, maxSimulatedActions, rollout: options.rollout as PimcOptions['rollout'] }));
     }
   }
   // Whether a path names a checkpoint is the loader's to say: the bridge's answers the same for

@@ -31,7 +31,7 @@ it("uploads what a checkpoint, a store or a training run's folder names: the che
   const store = join(root, 'run', RUN_STORE_FOLDER);
   mkdirSync(join(store, 'step-000000000001'), { recursive: true });
   writeFileSync(join(store, 'step-000000000001', 'manifest.json'), '{}');
-  writeFileSync(join(store, 'latest.json'), JSON.stringify({ checkpoint: 'step-000000000001' }));
+  writeFileSync(join(store, 'latest.json'), JSON.stringify({ checkpoint: 'step-000000000001', step: 1, manifestSha256: 'a'.repeat(64) }));
   const checkpoint = join(store, 'step-000000000001');
   for (const dir of [checkpoint, store, join(root, 'run')]) expect(await resolveCheckpointDir(dir)).toBe(checkpoint);
   await expect(resolveCheckpointDir(root)).rejects.toThrow(/neither a checkpoint, a checkpoint store nor a training run's folder/);

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, wr
 import { makeDirs } from '../../checkpoints/durable-fs.js';
 import { join } from 'node:path';
 import { MANIFEST_FILE, NAME_PATTERN } from '../../checkpoints/manifest.js';
-import { pointerFileName, storeFolderOf } from '../../checkpoints/store.js';
+import { CheckpointStore, storeFolderOf } from '../../checkpoints/store.js';
 import { isBlobHash, type BlobStore } from './redis.js';
 
 interface CheckpointIndex {
@@ -18,11 +18,9 @@ interface CheckpointIndex {
 export async function resolveCheckpointDir(dir: string): Promise<string> {
   if (existsSync(join(dir, MANIFEST_FILE))) return dir;
   const store = await storeFolderOf(dir, existsSync);
-  const pointer = join(store, pointerFileName('latest'));
-  if (existsSync(pointer)) {
-    const name = (JSON.parse(readFileSync(pointer, 'utf8')) as { checkpoint?: unknown }).checkpoint;
-    if (typeof name === 'string' && NAME_PATTERN.test(name)) return join(store, name);
-  }
+  // The store's own reading of its pointer (a damaged one is a CheckpointError naming the file).
+  const name = await new CheckpointStore(store, { rules: {} }).pointer('latest');
+  if (name !== null) return join(store, name);
   throw new Error(`${dir} is neither a checkpoint, a checkpoint store nor a training run's folder`);
 }
 

@@ -42,7 +42,6 @@ export function redactedUrl(text: string): string {
   return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, (_all, scheme: string | undefined) => `${scheme ?? ''}***@`);
 }
 
-/** Parses `redis://[user:password@]host:port[/db]` (or `rediss://` for TLS); the error names `redis`. */
 /** A percent-encoded part of a Redis URL, decoded; a malformed escape (`p%ZZ`) is refused without showing the part. */
 function urlPart(encoded: string, what: string): string {
   try {
@@ -53,6 +52,7 @@ function urlPart(encoded: string, what: string): string {
   }
 }
 
+/** Parses `redis://[user:password@]host:port[/db]` (or `rediss://` for TLS); the error names `redis`. */
 export function parseRedisUrl(text: string): RedisConnection {
   let url: URL;
   try {
@@ -110,13 +110,13 @@ export function sha256(data: Uint8Array | string): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-/** Blobs keyed by their SHA-256: put is idempotent, get verifies what it reads. */
 /**
  * How long Redis may leave a command or poll unanswered before a run fails: BullMQ's connection
  * retries without end, so a Redis that went down (or was paused) held the coordinator forever.
  */
 export const REDIS_SILENCE_LIMIT_MS = 60_000;
 
+/** Blobs keyed by their SHA-256: put is idempotent, get verifies what it reads. */
 export class BlobStore {
   private readonly redis: Redis;
   private lastError: Error | null = null;
