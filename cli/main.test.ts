@@ -165,6 +165,8 @@ describe('kratzen eval', () => {
     const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', 'heuristic,random', '--hands', '7', '--workers', '1', '--out', join(tmp, 'eval7')], { encoding: 'utf8' });
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^2 deals x 4 seatings: 32 hands \(--hands 7: whole deals, at least 2, plus any tie-break hands\)$/m);
+    // The paired comparison of each two agents, as result.json's headToHead has it.
+    expect(run.stdout).toMatch(/^heuristic - random: [+-]\d+\.\d{3} ±\d+\.\d{3} chips\/hand, heuristic better in \d of 2 deals$/m);
   });
   it('plays the same whatever files lie in the working directory, and reports a checkpoint error alike with one worker or two [probe round 9]', () => {
     // A file named `random` beside the run cached the seeded random agent across seats and deals.
@@ -189,7 +191,7 @@ describe('kratzen eval', () => {
     const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', `${evil},random`, '--hands', '8', '--workers', '1', '--out', join(tmp, 'evalNames')], { encoding: 'utf8' });
     expect(run.status, run.stderr).toBe(0);
     const lines = run.stdout.trimEnd().split('\n');
-    expect(lines).toHaveLength(4); // deals, two agents, report
+    expect(lines).toHaveLength(5); // deals, two agents, their head-to-head, report
     expect(lines[1]).toContain('evil\\u000a\\u001b[2Jname ');
     expect(run.stdout).not.toContain('\u001b');
   });

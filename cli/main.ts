@@ -258,6 +258,11 @@ async function runEval(args: string[]): Promise<void> {
   for (const a of result.agents) {
     writeStdout(`${printable(a.name).padEnd(28)} ${a.meanChipsPerHand.toFixed(3).padStart(9)} ±${a.ci95.toFixed(3)} chips/hand, rating ${a.rating.toFixed(0)}\n`);
   }
+  // The paired difference per deal is the sharper comparison (each deal's luck cancels): the
+  // agents' own intervals overlapped where the duplicate difference was clear.
+  for (const h of result.headToHead) {
+    writeStdout(`${printable(h.a)} - ${printable(h.b)}: ${h.meanDifference >= 0 ? '+' : ''}${h.meanDifference.toFixed(3)} ±${h.ci95.toFixed(3)} chips/hand, ${printable(h.a)} better in ${h.aWins} of ${h.deals} deals\n`);
+  }
   writeStdout(`report: ${printable(path)}\n`);
 }
 
