@@ -287,6 +287,11 @@ export function parseTrainConfig(input: unknown, now: Date = new Date()): TrainC
   if (parsed.data.critic === 'shared' && parsed.data.criticWarmupUpdates > 0) {
     throw new ValidationError('invalid training config', 'criticWarmupUpdates', 'a warm-up needs an oracle critic (critic "oracle" or "oracle-head")');
   }
+  // The shared critic is the policy's own value head: widths given for another critic built
+  // nothing, and the run said nothing of it.
+  if (parsed.data.critic === 'shared' && parsed.data.criticHiddenSizes !== undefined) {
+    throw new ValidationError('invalid training config', 'criticHiddenSizes', 'the shared critic is the policy\'s value head, with no layers of its own: criticHiddenSizes needs critic "oracle" or "oracle-head"');
+  }
   checkTrainedWeights(parsed.data);
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   return { ...parsed.data, rules: ruleSetToJson(rules), name: parsed.data.name ?? `train-${stamp}` };

@@ -173,6 +173,9 @@ describe('oracle critic', () => {
 
   it('defaults to the oracle critic; a run saved before the critic existed resumes with its value head', async () => {
     expect(parseTrainConfig({}).critic).toBe('oracle');
+    // Widths for a critic the run does not build were taken without a word.
+    expect(() => parseTrainConfig({ critic: 'shared', criticHiddenSizes: [32] })).toThrow(expect.objectContaining({ field: 'criticHiddenSizes' }));
+    expect(parseTrainConfig({ critic: 'oracle-head', criticHiddenSizes: [32] }).criticHiddenSizes).toEqual([32]);
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-old-run-'));
     const config = {
       rules: { players: 3 }, seed: 3, imitationUpdates: 1, updates: 2, numEnvs: 6, rolloutSteps: 40, hiddenSizes: [16],
