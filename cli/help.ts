@@ -101,10 +101,10 @@ ${SESSION_FLAGS}
   worker: `kratzen worker --redis URL [options]
 
 Takes jobs from the BullMQ queues on a Redis server: blocks of deals of the duplicate matches
-that \`kratzen eval --redis URL\` splits up, and the rollout blocks of \`kratzen train --redis URL\`. Start any number, on any machines that reach the
-Redis server; checkpoints come through Redis by content hash. Ctrl-C or SIGTERM finishes the
-running jobs and exits; a worker killed outright loses nothing: its job is retried elsewhere
-once its lock expires. See docs/scale-out.md.
+that \`kratzen eval --redis URL\` splits up, and the rollout blocks of \`kratzen train --redis
+URL\`. Start any number, on any machines that reach the Redis server; checkpoints come through
+Redis by content hash. Ctrl-C or SIGTERM finishes the running jobs and exits; a worker killed
+outright loses nothing: its job is retried elsewhere once its lock expires. See docs/scale-out.md.
 
   --redis URL                   redis://[user:password@]HOST:PORT[/db], or rediss:// for TLS; a URL
                                 without a password takes $KRATZEN_REDIS_PASSWORD (off the command line)
@@ -116,10 +116,11 @@ once its lock expires. See docs/scale-out.md.
   exploit: `kratzen exploit --target <agent> [options]
 
 An exploitability estimate: a policy trains by PPO against the frozen target playing every other
-seat (starting as a copy of the target when it is a checkpoint, else as a clone of the heuristic), then a duplicate match seats it at one seat and the
-target at the others, every seat in turn. Reports the exploiter's edge (chips per hand over the
-target seats' mean) with its 95% interval: a lower bound on the target's exploitability at this
-table (approximate best response, Timbers et al. 2020). A short run gives a loose bound.
+seat (starting as a copy of the target when it is a checkpoint, else as a clone of the
+heuristic), then a duplicate match seats it at one seat and the target at the others, every seat
+in turn. Reports the exploiter's edge (chips per hand over the target seats' mean) with its 95%
+interval: a lower bound on the target's exploitability at this table (approximate best response,
+Timbers et al. 2020). A short run gives a loose bound.
 
   --target A                    random, heuristic, pimc[:...], or a checkpoint directory
   --updates U                   PPO updates against the target (default 100)
