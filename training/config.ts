@@ -51,7 +51,11 @@ const leagueSchema = z.strictObject({
   heuristic: leagueWeight.default(0.5),
   /** Weight of episodes against random players. @default 0.1 */
   random: leagueWeight.default(0.1),
-  /** Weight of episodes against past snapshots of the learner. @default 0.1 */
+  /**
+   * Weight of episodes against past snapshots of the learner. Until the first snapshot joins
+   * (update `snapshotEvery`), the other weights share its episodes, or self-play takes them when
+   * they are all 0. @default 0.1
+   */
   snapshots: leagueWeight.default(0.1),
   /**
    * Weight of episodes against pimc search players at their default budget (12 samples, about

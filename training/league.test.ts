@@ -34,6 +34,8 @@ describe('League', () => {
 
   it('draws snapshots only once there are some, and keeps the most recent maxSnapshots', () => {
     const league = new League(parseTrainConfig({ league: { selfPlay: 0, heuristic: 0, random: 0, snapshots: 1, maxSnapshots: 2 } }).league, 3);
+    // Before the first snapshot, self-play takes the episodes of a league of snapshots alone.
+    for (let k = 0; k < 20; k++) expect(league.draw(seedrandom.alea(`before${k}`)).seats).toEqual([LEARNER, LEARNER, LEARNER]);
     const agents = [1, 2, 3].map((seed) => new PolicyAgent({ architecture: { hiddenSizes: [4] }, seed }));
     agents.forEach((a) => league.addSnapshot(a));
     expect(league.snapshots).toEqual(agents.slice(1));
