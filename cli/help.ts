@@ -130,6 +130,8 @@ Timbers et al. 2020). A short run gives a loose bound.
   --seed S                      seed of training and match (default 0)
   --backend auto|tensorflow|wasm|cpu
   --json                        print {"target", "edge", "ci95", "deals", "updates"}
+  --out DIR                     also write the whole result, with the run's settings, to
+                                DIR/result.json (replaced whole, never half-written)
 ${SESSION_FLAGS}
 `,
 };

@@ -392,8 +392,9 @@ describe('kratzen <verb> --help', () => {
 });
 
 describe('kratzen exploit', () => {
-  it('--json prints target, edge, ci95, deals and updates', () => {
-    const run = spawnSync(process.execPath, [BIN, 'exploit', '--target', 'random', '--updates', '1', '--imitation-updates', '0', '--hands', '64', '--seed', '3', '--json'], {
+  it('--json prints target, edge, ci95, deals and updates; --out keeps the whole result with its settings', () => {
+    const out = join(tmp, 'exploit-out');
+    const run = spawnSync(process.execPath, [BIN, 'exploit', '--target', 'random', '--updates', '1', '--imitation-updates', '0', '--hands', '64', '--seed', '3', '--json', '--out', out], {
       encoding: 'utf8',
       timeout: 120_000,
     });
@@ -402,6 +403,13 @@ describe('kratzen exploit', () => {
     expect(Object.keys(json).sort()).toEqual(['ci95', 'deals', 'edge', 'target', 'updates']);
     expect(json).toMatchObject({ target: 'random', deals: 4, updates: 1 });
     expect(Number.isFinite(json.edge) && json.ci95 > 0).toBe(true);
+    // The printed figures only reached the terminal: a run of minutes kept nothing.
+    const saved = JSON.parse(readFileSync(join(out, 'result.json'), 'utf8'));
+    expect(saved).toMatchObject({ ...json, hands: 64, config: { target: 'random', seed: 3, updates: 1, imitationUpdates: 0, hands: 64, rules: { profile: 'didactic4', players: 4 } } });
+    expect(run.stderr).toContain(`result: ${join(out, 'result.json')}`);
+    // A folder in the result's place is refused before any training.
+    mkdirSync(join(tmp, 'exploit-blocked', 'result.json'), { recursive: true });
+    expect(kratzen('exploit', '--target', 'random', '--updates', '1', '--out', join(tmp, 'exploit-blocked'))).toMatchObject({ code: 2, json: { field: 'out', reason: expect.stringMatching(/is a folder/) } });
   }, 120_000);
   it("shows control characters of the target's name as escapes, as eval does (a terminal escape in a checkpoint folder's name reached the terminal) [probe]", () => {
     const evil = join(mkdtempSync(join(tmpdir(), 'kratzen-exploit-names-')), 'evil\u001b]0;pwn\u0007name');

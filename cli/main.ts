@@ -59,7 +59,7 @@ verbs:
   worker --redis URL [--concurrency N] [--lock-seconds S]
                               take tournament and rollout jobs from Redis (docs/scale-out.md)
   exploit --target A [--updates U] [--hands H] [--profile P] [--players N] [--variant JSON] [--seed S]
-          [--imitation-updates K] [--backend B] [--json]
+          [--imitation-updates K] [--backend B] [--json] [--out DIR]
                               train a best response against a frozen agent; its edge bounds the agent's exploitability
 `;
 
