@@ -20,6 +20,12 @@ describe('bench command line', () => {
     [['--seconds', '0'], /--seconds: /],
     [['--seconds', '1e9'], /--seconds: /],
     [['--seconds', '-1'], /--seconds/],
+    // Measured nothing: every figure 0 and the ratios null.
+    [['--seconds', '1e-9'], /--seconds: expected a number of seconds from 0\.01/],
+    // The last of a repeated flag won: rules went unmeasured without a word.
+    [['--only', 'rules', '--only', 'env'], /'--only' is given more than once/],
+    [['--seconds', '1', '--seconds', '0.1'], /'--seconds' is given more than once/],
+    [['--only', 'rules,rules'], /--only: "rules" is named twice/],
     [['--only', 'rules,nope'], /--only: unknown suite "nope"/],
     [['--bogus'], /Unknown option '--bogus'/],
   ])('%j is a usage error (exit 2) naming the flag, with no stack trace', (args, message) => {

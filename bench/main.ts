@@ -1,7 +1,7 @@
 // `npm run bench [-- --json] [-- --only rules,env] [-- --seconds S]`: throughput figures of every layer.
 // `--json` prints one JSON object mapping metric names to numbers; `--help` the usage.
 
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../cli/flags.js';
 import { benchAgents } from './agents.js';
 import { benchBridge } from './bridge.js';
 import { benchEnv } from './env.js';
@@ -25,10 +25,12 @@ compare ratios taken in one run (the bridge.ratio.* and train.utilisation figure
 of different runs.
 
   --only SUITES   comma-separated, from: ${Object.keys(SUITES).join(', ')} (default: all)
-  --seconds S     measuring time per figure, a number of seconds above 0 and at most 600 (default 1);
+  --seconds S     measuring time per figure, in seconds from 0.01 to 600 (default 1);
                   the train suite runs 5 S (at least 5 s), distributed 3 S (at least 3 s)
   --json          print one JSON object mapping metric names to numbers
   --help          print this text`;
+
+const MIN_SECONDS = 0.01;
 
 /** Exits 2 with a usage error naming the bad flag. */
 function usageError(message: string): never {
@@ -39,7 +41,8 @@ function usageError(message: string): never {
 function parseOptions(): { json: boolean; suites: string[]; seconds: number } {
   let values;
   try {
-    values = parseArgs({
+    // A flag given twice ran with the last value: `--only rules --only env` measured env alone.
+    values = parseFlags({
       options: { json: { type: 'boolean' }, only: { type: 'string' }, seconds: { type: 'string', default: '1' }, help: { type: 'boolean' } },
     }).values;
   } catch (e) {
@@ -50,12 +53,14 @@ function parseOptions(): { json: boolean; suites: string[]; seconds: number } {
     process.exit(0);
   }
   const seconds = Number(values.seconds);
-  if (!/^(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(values.seconds!) || !Number.isFinite(seconds) || seconds <= 0 || seconds > 600) {
-    usageError(`--seconds: expected a number of seconds above 0 and at most 600, got ${JSON.stringify(values.seconds!.slice(0, 64))}`);
+  // Under MIN_SECONDS a figure could count no work at all: it printed 0, and its ratios null.
+  if (!/^(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(values.seconds!) || !Number.isFinite(seconds) || seconds < MIN_SECONDS || seconds > 600) {
+    usageError(`--seconds: expected a number of seconds from ${MIN_SECONDS} to 600, got ${JSON.stringify(values.seconds!.slice(0, 64))}`);
   }
   const suites = values.only !== undefined ? values.only.split(',') : Object.keys(SUITES);
-  for (const name of suites) {
+  for (const [k, name] of suites.entries()) {
     if (!Object.hasOwn(SUITES, name)) usageError(`--only: unknown suite ${JSON.stringify(name.slice(0, 64))}; known: ${Object.keys(SUITES).join(', ')}`);
+    if (suites.indexOf(name) !== k) usageError(`--only: ${JSON.stringify(name)} is named twice`);
   }
   return { json: values.json ?? false, suites, seconds };
 }
