@@ -312,6 +312,17 @@ describe('the web table in headless Chromium', () => {
         expect(await page.evaluate(() => document.querySelector('input[name=seed]').value)).toBe('4');
         await page.close();
       }
+      // A token pasted into the fragment of an open page reloads nothing: it stayed in the address
+      // bar (and the history), unused [web probe, session 36].
+      const page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${guarded.port}/?seed=4`);
+      await page.waitForFunction(() => document.body.dataset.status === 'setup');
+      await page.goto(`http://127.0.0.1:${guarded.port}/?seed=4#token=page+token/x=&players=3`);
+      await page.waitForFunction(() => !window.location.hash.includes('token'));
+      expect(page.url()).toMatch(/\?seed=4#players=3$/);
+      expect(await page.evaluate(() => [document.querySelector('[name=token]').value, document.querySelector('[name=players]').value])).toEqual(['page+token/x=', '3']);
+      expect(await page.evaluate(() => document.querySelector('#status').textContent)).toBe("The address's settings are filled in below: Start plays them.");
+      await page.close();
     } finally {
       await browser.close();
       await guarded.close();
@@ -353,6 +364,14 @@ describe('the web table in headless Chromium', () => {
       expect(said).not.toContain('seed');
       expect(await twice.evaluate(() => [document.querySelector('[name=players]').value, document.querySelector('[name=seed]').value])).toEqual(['4', '2']);
       await twice.close();
+      // Two tokens are named as such, never shown: the notice printed both in the status line.
+      const tokens = await browser.newPage();
+      await tokens.goto(`${url}/?token=first-secret#token=second-secret`);
+      await tokens.waitForFunction(() => document.body.dataset.status === 'setup');
+      const saidTokens = await tokens.evaluate(() => document.querySelector('#status')!.textContent);
+      expect(saidTokens).toContain('gives 2 different tokens: one value each');
+      expect(saidTokens).not.toMatch(/secret/);
+      await tokens.close();
       // The page reaches only its own server.
       const foreign = await page.evaluate(
         () =>
@@ -499,6 +518,8 @@ describe('the web table under a careless user [web probe]', () => {
       await page.waitForFunction(() => ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? ''));
       expect(sent.filter((text) => JSON.parse(text).method === 'env.create')).toHaveLength(1);
       expect(sockets).toBe(1);
+      // Start is disabled while starting: focus fell to the page's body [web probe, session 36].
+      expect(await page.evaluate(() => document.activeElement?.id === 'status' || document.activeElement?.closest('#hand, #calls') !== null)).toBe(true);
       // A move by keyboard leaves the focus on a move (it fell to the page's body).
       await page.waitForFunction(() => document.body.dataset.status === 'your-turn');
       await page.focus('#hand button:enabled, #calls button:enabled');
@@ -506,12 +527,23 @@ describe('the web table under a careless user [web probe]', () => {
       await page.waitForFunction(() => document.body.dataset.status === 'your-turn' || document.body.dataset.status === 'over');
       expect(await page.evaluate(() => document.activeElement?.id === 'status' || document.activeElement?.closest('#hand, #calls') !== null)).toBe(true);
       // The server goes: the moves are disabled and the page says how to reconnect.
+      const port = own.port;
       await own.close();
       await page.waitForFunction(() => (document.getElementById('status')!.textContent ?? '').includes('Disconnected'));
       expect(await page.locator('#hand button:enabled, #calls button:enabled').count()).toBe(0);
       expect(await page.evaluate(() => document.getElementById('status')!.textContent)).toContain('Restart');
       // Nobody's turn any more: it stayed "your-turn", the prompt "— play a card" [web probe, round 14].
       expect(await page.evaluate(() => [document.body.dataset.status, document.getElementById('prompt')!.textContent])).toEqual(['disconnected', '']);
+      // A long word in an error (an unknown agent's path) widened the page past the screen.
+      const restarted = await new BridgeServer({ port, web: true }).start();
+      try {
+        await page.fill('[name=opponents]', `runs/${'x'.repeat(300)}/checkpoints`);
+        await page.click('#start');
+        await page.waitForFunction(() => (document.getElementById('status')!.textContent ?? '').startsWith('Error:'));
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320);
+      } finally {
+        await restarted.close();
+      }
     } finally {
       await browser.close();
       await own.close();
@@ -546,6 +578,8 @@ describe('the web table when the server stops answering or refuses a restart [we
       await page.waitForFunction(() => (document.getElementById('status')!.textContent ?? '').includes('has not answered'), undefined, { timeout: 10_000 });
       expect(await page.evaluate(() => document.getElementById('status')!.textContent)).toBe('The server has not answered for 2 s. Press Restart to reconnect.');
       expect(await page.locator('#hand button:enabled, #calls button:enabled').count()).toBe(0);
+      // Nobody's turn any more, as after a close: it said "your-turn", "play a card" [web probe, session 36].
+      expect(await page.evaluate(() => [document.body.dataset.status, document.getElementById('prompt')!.textContent])).toEqual(['disconnected', '']);
       // Restart reconnects. Then a restart the server refuses (an unknown agent) takes the old
       // table away: it stayed, its moves enabled and failing with "no session".
       stalled = false;
@@ -559,6 +593,40 @@ describe('the web table when the server stops answering or refuses a restart [we
     } finally {
       await browser.close();
       await own.close();
+    }
+  }, 60_000);
+});
+
+describe('the web table when the server never answers the WebSocket handshake [web probe, session 36]', () => {
+  browserIt('gives up connecting after the reply timeout, saying so, where Start stayed disabled without a word', async () => {
+    expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
+    // The page's files come through a front that takes every upgrade and answers none (a stopped
+    // server's kernel accepts connections all the same).
+    const held: import('node:net').Socket[] = [];
+    const { createServer } = await import('node:http');
+    const front = createServer(async (req, res) => {
+      const reply = await fetch(`${base}${req.url}`);
+      res.writeHead(reply.status, { 'content-type': reply.headers.get('content-type') ?? 'text/plain' });
+      res.end(Buffer.from(await reply.arrayBuffer()));
+    });
+    front.on('upgrade', (_req, socket) => held.push(socket as import('node:net').Socket));
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      await page.addInitScript(() => ((globalThis as { kratzenReplyTimeoutMs?: number }).kratzenReplyTimeoutMs = 1_500));
+      await page.goto(`http://127.0.0.1:${(front.address() as { port: number }).port}/?seed=11`);
+      await page.waitForFunction(() => document.body.dataset.status === 'setup');
+      await page.click('#start');
+      expect(await page.evaluate(() => document.getElementById('status')!.textContent)).toBe('Connecting…');
+      await page.waitForFunction(() => (document.getElementById('status')!.textContent ?? '').startsWith('Error:'), undefined, { timeout: 10_000 });
+      expect(await page.evaluate(() => document.getElementById('status')!.textContent)).toBe('Error: the server has not answered for 2 s; press Restart to try again');
+      expect(await page.locator('#start').isEnabled()).toBe(true);
+      expect(held.length).toBe(1);
+    } finally {
+      await browser.close();
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => front.close(resolve));
     }
   }, 60_000);
 });

@@ -26,16 +26,23 @@ function connect() {
   const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/`);
   table.ws = ws;
   return new Promise((resolve, reject) => {
-    ws.onopen = () => resolve();
-    ws.onerror = () => reject(new Error('cannot reach the bridge server'));
+    // A server that takes the connection but never answers the handshake (a stopped process) left
+    // Start disabled without a word: connecting gives up as a request does.
+    const timer = setTimeout(() => {
+      if (table.ws !== ws) return;
+      table.ws = null;
+      ws.close();
+      reject(new Error(`the server has not answered for ${Math.round(replyTimeoutMs() / 1000)} s; press Restart to try again`));
+    }, replyTimeoutMs());
+    ws.onopen = () => (clearTimeout(timer), resolve());
+    ws.onerror = () => (clearTimeout(timer), reject(new Error('cannot reach the bridge server')));
     ws.onclose = (e) => {
       // A socket the page has since replaced says nothing: its close is no news about the table.
       if (table.ws !== ws) return;
       for (const p of table.pending.splice(0)) p.reject(new Error(`connection closed (${e.code} ${e.reason})`));
       // Moves stay shown but disabled: a click could only fail, and its error hid the reason. No
-      // turn is the player's any more: the status said "your-turn" and the prompt "play a card".
+      // turn is the player's any more (renderHand): the status said "your-turn", the prompt "play a card".
       renderMoves();
-      $('prompt').textContent = '';
       document.body.dataset.status = 'disconnected';
       // An error shown just before (a refused hello: "wrong token") says why: keep it in front.
       const shown = $('status');
@@ -216,8 +223,10 @@ function renderHand(t) {
   else if (t.legal.some((m) => m.text.startsWith('play '))) prompt = 'play a card (legal cards are raised)';
   else if (calls.length) prompt = 'your call';
   else if (!t.complete) prompt = 'waiting…';
-  $('prompt').textContent = prompt ? `— ${prompt}` : '';
-  document.body.dataset.status = table.busy ? 'busy' : t.complete ? 'over' : t.legal.length ? 'your-turn' : 'waiting';
+  // Without a connection no turn is the player's: a failed move's redraw after the server was
+  // given up said "your-turn" and "play a card" again.
+  $('prompt').textContent = prompt && connected ? `— ${prompt}` : '';
+  document.body.dataset.status = !connected ? 'disconnected' : table.busy ? 'busy' : t.complete ? 'over' : t.legal.length ? 'your-turn' : 'waiting';
 }
 
 /** The moves again, after the connection or a start changed whether they may be made. */
@@ -438,24 +447,30 @@ function decodeLoosely(text) {
   }
 }
 
-async function main() {
-  const form = $('setup');
-  // Settings come from the query or the fragment (`#token=...`: a fragment never reaches a server
-  // or a Referer). A token is then taken out of the address bar, so it stays out of the history.
+/**
+ * Fills the form from the address's settings (the query, or the fragment: `#token=...` never
+ * reaches a server or a Referer) and takes a token out of the address bar, so it stays out of the
+ * history. Returns what the page should say of settings it could not take ('' when none). Run at
+ * load and when only the fragment changes (a pasted `#token=...` link reloads nothing: its token
+ * stayed in the address bar, unused).
+ */
+function applyAddressSettings(form, fragmentOnly = false) {
   const query = new URLSearchParams(location.search);
   const fragment = fragmentParams(location.hash);
+  // After a change of the fragment alone, the query's settings (applied at load) stay as the
+  // player has since chosen them.
+  const settingsQuery = fragmentOnly ? new URLSearchParams() : query;
   const unknown = [];
   const conflicting = [];
-  const SETTINGS = ['opponents', 'profile', 'players', 'seed', 'deckStyle', 'token'];
   const short = (text) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
   for (const key of SETTINGS) {
     // Given twice with other values (`?players=4&players=7`), the first was taken without a word:
-    // none is, and the page says so.
-    const given = [...new Set([...query.getAll(key), ...(fragment.values.get(key) ?? [])])];
+    // none is, and the page says so (never showing a token's values).
+    const given = [...new Set([...settingsQuery.getAll(key), ...(fragment.values.get(key) ?? [])])];
     const field = form.elements[key];
     if (given.length === 0 || !field) continue;
     if (given.length > 1) {
-      conflicting.push(`${key} ${given.map((v) => `"${short(v)}"`).join(' and ')}`);
+      conflicting.push(key === 'token' ? `${given.length} different tokens` : `${key} ${given.map((v) => `"${short(v)}"`).join(' and ')}`);
       continue;
     }
     const value = given[0];
@@ -472,16 +487,35 @@ async function main() {
     const search = query.toString();
     history.replaceState(null, '', `${location.pathname}${search ? `?${search}` : ''}${fragment.withoutToken ? `#${fragment.withoutToken}` : ''}`);
   }
+  // A misspelt setting (`?opponent=pimc`, `#Players=3`) fell back to the default without a word.
+  const named = [...new Set([...settingsQuery.keys(), ...fragment.values.keys()])].filter((key) => !SETTINGS.includes(key));
+  // `#token=...&players` gave players no value, and nothing said so.
+  const valueless = fragment.bare.filter((part) => SETTINGS.includes(part));
+  const notices = [];
+  if (unknown.length) notices.push(`The address asks for ${unknown.join(' and ')}, which this table does not offer: choose below.`);
+  if (conflicting.length) notices.push(`The address gives ${conflicting.join('; ')}: one value each, please; choose below.`);
+  if (valueless.length) notices.push(`The address names ${valueless.map((key) => `"${short(key)}"`).join(', ')} without a value (${short(valueless[0])}=...): choose below.`);
+  if (named.length) notices.push(`The address names ${named.map((key) => `"${short(key)}"`).join(', ')}, no setting of this table (they are ${SETTINGS.join(', ')}).`);
+  return notices.join(' ');
+}
+
+const SETTINGS = ['opponents', 'profile', 'players', 'seed', 'deckStyle', 'token'];
+
+async function main() {
+  const form = $('setup');
+  const notices = applyAddressSettings(form);
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     // One start at a time: submits in one task (a script's requestSubmit) each opened a socket or
     // a session before the button was disabled.
     if (table.starting) return;
     table.starting = true;
+    let started = false;
     renderMoves();
     $('start').disabled = true;
     try {
       if (!table.ws || table.ws.readyState !== WebSocket.OPEN) {
+        setStatus('Connecting…');
         await connect();
         const token = String(new FormData(form).get('token') || '');
         const hello = await call('hello', token ? { protocolVersion: PROTOCOL_VERSION, token } : { protocolVersion: PROTOCOL_VERSION });
@@ -495,6 +529,7 @@ async function main() {
         const keepAlive = setInterval(() => (ws.readyState === WebSocket.OPEN ? call('ping').catch(() => undefined) : clearInterval(keepAlive)), every);
       }
       await start(form);
+      started = true;
     } catch (err) {
       setStatus(`Error: ${err.message}`, 'error');
     } finally {
@@ -503,6 +538,8 @@ async function main() {
       $('start').disabled = false;
       $('start').textContent = 'Restart';
     }
+    // Start was disabled while starting, which left keyboard focus on the page's body.
+    if (started) focusFirstMove();
   });
   $('next-session').addEventListener('click', async () => {
     $('over').hidden = true;
@@ -514,17 +551,12 @@ async function main() {
     }
   });
   document.body.dataset.status = 'setup';
-  // A misspelt setting (`?opponent=pimc`, `#Players=3`) fell back to the default without a word.
-  const named = [...new Set([...query.keys(), ...fragment.values.keys()])].filter((key) => !SETTINGS.includes(key));
-  // `#token=...&players` gave players no value, and nothing said so.
-  const valueless = fragment.bare.filter((part) => SETTINGS.includes(part));
-  const notices = [];
-  if (unknown.length) notices.push(`The address asks for ${unknown.join(' and ')}, which this table does not offer: choose below.`);
-  if (conflicting.length) notices.push(`The address gives ${conflicting.join('; ')}: one value each, please; choose below.`);
-  if (valueless.length) notices.push(`The address names ${valueless.map((key) => `"${key}"`).join(', ')} without a value (${valueless[0]}=...): choose below.`);
-  if (named.length) notices.push(`The address names ${named.map((key) => `"${short(key)}"`).join(', ')}, no setting of this table (they are ${SETTINGS.join(', ')}).`);
-  if (notices.length) setStatus(notices.join(' '), 'error');
+  if (notices) setStatus(notices, 'error');
   else setStatus('Choose the table and start a session.');
+  window.addEventListener('hashchange', () => {
+    const said = applyAddressSettings(form, true);
+    setStatus(said || `The address's settings are filled in below: ${table.session ? 'Restart' : 'Start'} plays them.`, said ? 'error' : '');
+  });
   // For scripts and tests: the same protocol calls the page makes.
   window.kratzenTable = { call, get session() { return table.session; }, get view() { return table.view; }, record: (episode = 'current') => call('env.record', { session: table.session, episode }) };
 }
