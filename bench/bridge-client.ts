@@ -1,7 +1,7 @@
 // `node dist/bench/bridge-client.js <url> [numEnvs] [seconds] [rounds]`: batched env steps per
 // second of the TypeScript client against a running server, one JSON line
 // {"stepsPerSec": [per round]}; the Python bench (bridge/python/kratzen_bridge/bench.py) runs it
-// against the same server to compare clients.
+// against the same server to compare clients. A server's token comes from KRATZEN_BRIDGE_TOKEN.
 
 import { clientBatchedRate } from './bridge.js';
 
@@ -10,5 +10,5 @@ if (!url) {
   process.stderr.write('usage: node dist/bench/bridge-client.js <ws-url> [numEnvs] [seconds] [rounds]\n');
   process.exit(2);
 }
-console.log(JSON.stringify({ stepsPerSec: await clientBatchedRate(url, Number(numEnvs), Number(seconds), Number(rounds)) }));
+console.log(JSON.stringify({ stepsPerSec: await clientBatchedRate(url, Number(numEnvs), Number(seconds), Number(rounds), process.env.KRATZEN_BRIDGE_TOKEN || undefined) }));
 process.exit(0);

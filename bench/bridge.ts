@@ -255,8 +255,8 @@ export async function benchBridge(seconds: number): Promise<Record<string, numbe
  * Batched steps/s of this package's TypeScript client against a running server at `url`, in
  * `rounds` turns of `seconds / rounds` (median): the yardstick of other clients' benches.
  */
-export async function clientBatchedRate(url: string, numEnvs: number, seconds: number, rounds = ROUNDS): Promise<number[]> {
-  const client = await BridgeClient.open(url);
+export async function clientBatchedRate(url: string, numEnvs: number, seconds: number, rounds = ROUNDS, token?: string): Promise<number[]> {
+  const client = await BridgeClient.open(url, token);
   const runner = await steps(client, numEnvs, 'binary');
   try {
     await runner.run(0.3);

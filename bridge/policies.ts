@@ -2,7 +2,7 @@
 // also reports probabilities and values), acting on given observations or on a record's state.
 
 import path from 'node:path';
-import { NUM_ACTIONS, RuleSetError, ValidationError, actionToString, createGame, parseRuleSet, replayRecordSteps } from '../env/rules/index.js';
+import { NUM_ACTIONS, RuleSetError, ValidationError, actionToString, createGame, parseRuleSet, replayRecordSteps, ruleSetToJson } from '../env/rules/index.js';
 import { OBS_SIZE, RULE_SET_SLICES, encodeObservation, observationSpec, type SliceName } from '../env/observation.js';
 import type { Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
@@ -101,8 +101,10 @@ export async function loadPolicy(
   }
   const policy = agent instanceof PolicyAgent ? agent : undefined;
   const info: Record<string, unknown> = { policy: id, name: agent.name, probabilities: policy !== undefined };
-  if (policy) Object.assign(info, { architecture: policy.architecture, mode: policy.mode });
   const rules = policy ? rulesOfCheckpoint.get(policy) : undefined;
+  // The rule set a checkpoint plays (its manifest's unless params.rules named one): a client
+  // could not learn it, and had to guess the table to seat it at.
+  if (policy) Object.assign(info, { architecture: policy.architecture, mode: policy.mode, rules: ruleSetToJson(parseRuleSet(rules)) });
   return { id, agent, policy, info, rulesEntries: rules === undefined ? undefined : rulesEntries(rules) };
 }
 

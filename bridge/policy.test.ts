@@ -6,7 +6,7 @@ import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { NUM_ACTIONS, OBS_SIZE, VecEnv, createGame, stateToRecord } from '../index.js';
+import { NUM_ACTIONS, OBS_SIZE, VecEnv, createGame, ruleSetToJson, stateToRecord } from '../index.js';
 import { PolicyAgent, policyWeightBytes } from '../agents/policy-agent.js';
 import { selectBackend } from '../agents/tfjs.js';
 import { CheckpointStore } from '../checkpoints/store.js';
@@ -44,6 +44,8 @@ afterAll(async () => {
 it('serves actions and probabilities of a checkpoint for given observations', async () => {
   const loaded = (await client.call('policy.load', { agent: checkpointDir })).result;
   expect(loaded).toMatchObject({ probabilities: true, mode: 'greedy', architecture: { hiddenSizes: [16] } });
+  // The rule set it plays, from its manifest: a client had to guess the table to seat it at.
+  expect(loaded.rules).toEqual(ruleSetToJson(createGame(RULES).rules));
   const env = new VecEnv({ numEnvs: 5, config: { rules: RULES } }).reset(2);
   const rows = <T extends Float32Array | Uint8Array>(a: T, w: number) => Array.from({ length: 5 }, (_, i) => Array.from(a.subarray(i * w, (i + 1) * w)));
   const reply = (await client.call('policy.act', { policy: loaded.policy, observations: rows(env.observations, OBS_SIZE), masks: rows(env.masks, NUM_ACTIONS) })).result;

@@ -51,6 +51,12 @@ def main() -> None:
     parser.add_argument("--envs", type=int, default=16)
     parser.add_argument("--compare", action="store_true")
     args = parser.parse_args()
+    # Without them the run began with a traceback naming the first one missing only.
+    import importlib.util
+
+    missing = [name for name in ("gymnasium", "torch", "stable_baselines3", "sb3_contrib") if importlib.util.find_spec(name) is None]
+    if missing:
+        sys.exit(f"this example needs {', '.join(missing)} (pip install gymnasium torch stable-baselines3 sb3-contrib)")
     from sb3_contrib import MaskablePPO
 
     server = None if args.url else LocalServer()

@@ -5,7 +5,7 @@ the same checkpoint also advises us (its probabilities over our legal actions).
 
 CHECKPOINT_DIR is a checkpoint (or a store, whose `latest` is used) as written by training,
 e.g. checkpoints/pretrained/didactic4-p4/checkpoint or runs/<run>/checkpoints; the path is read by
-the server.
+the server. The table plays the rules the checkpoint was trained for (policy.load says which).
 """
 
 import os
@@ -18,23 +18,32 @@ from kratzen_bridge import KratzenEnv, LocalServer, RemotePolicy  # noqa: E402
 
 
 def main(checkpoint: str, url: str) -> None:
-    rules = {"profile": "didactic4", "players": 4}
+    # The advisor says which rules the checkpoint plays (its manifest's); the table is set to them.
+    advisor = RemotePolicy(url, os.path.abspath(checkpoint))
+    rules = advisor.info["rules"]
     env = KratzenEnv(url, rules=rules, opponents=os.path.abspath(checkpoint), episode="hand")
-    advisor = RemotePolicy(env._session.client, os.path.abspath(checkpoint), rules=rules)
+    rng = np.random.default_rng(7)
     obs, info = env.reset(seed=7)
     total = 0.0
+    followed = decisions = 0
     for hand in range(20):
         while True:
             actions, probs = advisor.act(obs, info["action_mask"])
-            # Follow the bot's advice most of the time, else play another legal action.
+            # Follow the bot's advice at 4 decisions in 5, else play the legal action it likes least.
             legal = np.flatnonzero(info["action_mask"])
-            action = actions[0] if np.random.default_rng(hand).random() < 0.8 else legal[-1]
+            advised = rng.random() < 0.8
+            action = actions[0] if advised else legal[np.argmin(probs[0][legal])]
+            if hand == 0:
+                shown = ", ".join(f"{a}: {probs[0][a]:.2f}" for a in legal)
+                print(f"hand 1: the bot advises {actions[0]} of {{{shown}}}; we play {action}")
+            followed += int(action == actions[0])
+            decisions += 1
             obs, reward, terminated, truncated, info = env.step(action)
             total += reward
             if terminated or truncated:
                 break
         obs, info = env.reset()
-    print(f"20 hands against the bot: {total:+.2f} chips")
+    print(f"20 hands of {rules['profile']}, {rules['players']} players, against the bot: {total:+.2f} chips; advice followed at {followed} of {decisions} decisions")
     advisor.close()
     env.close()
 

@@ -401,6 +401,41 @@ class ExamplesTest(unittest.TestCase):
         self.assertGreater(int(match.group(2)), 0)
 
 
+    def test_vs_pretrained_plays_the_checkpoints_own_rules(self):
+        # Its rules were didactic4 whatever the checkpoint: the tavern5 one ended in checkpoint_error.
+        import subprocess
+
+        root = os.path.join(os.path.dirname(__file__), "..", "..", "..")
+        script = os.path.join(os.path.dirname(__file__), "..", "examples", "vs_pretrained.py")
+        checkpoint = os.path.join(root, "checkpoints", "pretrained", "tavern5-p4", "checkpoint")
+        run = subprocess.run([sys.executable, script, checkpoint, SERVER.url], capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertRegex(run.stdout, r"20 hands of tavern5, 4 players, against the bot: [+-]\d+\.\d\d chips; advice followed at \d+ of \d+ decisions")
+
+    def test_bench_checks_its_flags_and_takes_a_token(self):
+        import contextlib
+        import io
+
+        from kratzen_bridge import bench
+
+        for args in (["--seconds", "0"], ["--seconds", "nan"], ["--seconds", "1e-9"], ["--seconds", "-1"], ["--token", "", "--url", SERVER.url], ["--token", "x"]):
+            with self.subTest(args=args), contextlib.redirect_stderr(io.StringIO()) as err, self.assertRaises(SystemExit) as caught:
+                bench.main(args)
+            self.assertEqual(caught.exception.code, 2)
+            self.assertRegex(err.getvalue(), r"argument --(seconds|token)")
+        # A server with a token is measured with it, from the environment as kratzen serve takes it.
+        with LocalServer(args=["--token", "hunter2", "--max-envs", "4096"]) as guarded:
+            os.environ["KRATZEN_BRIDGE_TOKEN"] = "hunter2"
+            try:
+                metrics = bench.bench(guarded.url, 0.25, "hunter2")
+            finally:
+                del os.environ["KRATZEN_BRIDGE_TOKEN"]
+        self.assertGreater(metrics["python.client.roundTripsPerSec"], 0)
+        self.assertGreater(metrics["python.batched.n256.stepsPerSec"], 0)
+        if "js.batched.n256.stepsPerSec" in metrics:
+            self.assertGreater(metrics["js.batched.n256.stepsPerSec"], 0)
+
+
 class VecTest(unittest.TestCase):
     def test_batched_numpy(self):
         rng = np.random.default_rng(2)
