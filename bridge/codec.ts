@@ -299,7 +299,20 @@ BINARY_ARRAYS.forEach(([name], k) => {
   Object.defineProperty(FrameArrays.prototype, name, { get(this: FrameArrays) { return this.get(k); }, enumerable: true });
 });
 
-export type DecodedArrays = FrameArrays & Record<BinaryArrayName, Typed>;
+/** The typed array class of each dtype of BINARY_ARRAYS. */
+interface ArrayOfDtype {
+  float32: Float32Array;
+  int32: Int32Array;
+  uint32: Uint32Array;
+  uint16: Uint16Array;
+  uint8: Uint8Array;
+}
+
+/**
+ * A decoded frame's arrays by name, each typed by its dtype in BINARY_ARRAYS (they were all the
+ * union of the five, so `denseFromCsr(arrays['observations.indptr'], ...)` needed casts).
+ */
+export type DecodedArrays = FrameArrays & { readonly [A in (typeof BINARY_ARRAYS)[number] as A[0]]: ArrayOfDtype[A[1]] };
 
 /** Decodes a binary frame (for TypeScript clients and tests): the header, and the arrays as views. */
 export function decodeBinaryFrame(received: Uint8Array): { header: { id: string | number; result: Record<string, unknown> }; arrays: DecodedArrays } {
