@@ -405,7 +405,7 @@ describe('kratzen exploit', () => {
     expect(Number.isFinite(json.edge) && json.ci95 > 0).toBe(true);
     // The printed figures only reached the terminal: a run of minutes kept nothing.
     const saved = JSON.parse(readFileSync(join(out, 'result.json'), 'utf8'));
-    expect(saved).toMatchObject({ ...json, hands: 64, config: { target: 'random', seed: 3, updates: 1, imitationUpdates: 0, hands: 64, rules: { profile: 'didactic4', players: 4 } } });
+    expect(saved).toMatchObject({ ...json, hands: 64, imitationUpdates: 0, config: { target: 'random', seed: 3, updates: 1, imitationUpdates: 0, hands: 64, rules: { profile: 'didactic4', players: 4 } } });
     expect(run.stderr).toContain(`result: ${join(out, 'result.json')}`);
     // A folder in the result's place is refused before any training.
     mkdirSync(join(tmp, 'exploit-blocked', 'result.json'), { recursive: true });
