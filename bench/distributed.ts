@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { runTournament, type TournamentConfig } from '../training/tournament.js';
 import { parseRedisUrl } from '../training/distributed/redis.js';
 import { runTournamentOnRedis } from '../training/distributed/tournament-jobs.js';
-import { haveRedisServer, startLocalRedis, startWorkerProcess } from '../training/distributed/local-cluster.js';
+import { haveRedisServer, startLocalRedis, startWorkerProcess, stopProcess } from '../training/distributed/local-cluster.js';
 import { RedisActors } from '../training/distributed/rollout-jobs.js';
 import { ActorPool, actorSetup, weightsOf, type RolloutActors } from '../training/actors.js';
 import { parseTrainConfig } from '../training/config.js';
@@ -25,10 +25,9 @@ export async function benchDistributed(seconds: number): Promise<Record<string, 
     process.stderr.write('distributed bench: redis-server is not installed; skipped\n');
     return {};
   }
-  const children: ChildProcess[] = [];
-  const startWorker = async () => children.push(await startWorkerProcess(BIN, url));
+  const workers: ChildProcess[] = [];
+  const startWorker = async () => workers.push(await startWorkerProcess(BIN, url));
   const { url, process: redis } = await startLocalRedis();
-  children.push(redis);
   const connection = parseRedisUrl(url);
   try {
     // Sized so each figure takes about `seconds` at one worker (~2,000 hands/s here).
@@ -81,6 +80,8 @@ export async function benchDistributed(seconds: number): Promise<Record<string, 
       'dist.jobOverheadMs': Math.round(((perDealJobs.seconds - local.seconds) / deals) * 1000 * 100) / 100,
     };
   } finally {
-    for (const child of children) child.kill('SIGKILL');
+    // Workers first, while Redis still answers them.
+    for (const worker of workers) await stopProcess(worker);
+    await stopProcess(redis);
   }
 }

@@ -1,7 +1,11 @@
 // `npm run bench`'s command line: usage on --help, a usage error (exit 2) naming the bad flag,
 // nothing measured then; runs the built script as `npm run bench` does.
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { haveRedisServer } from '../training/distributed/local-cluster.js';
 import { describe, expect, it } from 'vitest';
 
 const MAIN = fileURLToPath(new URL('../dist/bench/main.js', import.meta.url));
@@ -35,6 +39,14 @@ describe('bench command line', () => {
     expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(run.stdout).toBe('');
   });
+
+  it.skipIf(!haveRedisServer())('stops its worker processes as Ctrl-C would, so they leave no blob cache folders behind (killed outright, each left one)', () => {
+    const temp = mkdtempSync(join(tmpdir(), 'kratzen-bench-dist-'));
+    const run = spawnSync(process.execPath, [MAIN, '--only', 'distributed', '--seconds', '0.01', '--json'], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, TMPDIR: temp } });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)['dist.tournament.w2.handsPerSec']).toBeGreaterThan(0);
+    expect(readdirSync(temp)).toEqual([]);
+  }, 120_000);
 
   it('measures the chosen suite and prints one JSON object', () => {
     const run = bench('--only', 'rules', '--seconds', '0.02', '--json');

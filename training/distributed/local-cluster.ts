@@ -60,3 +60,20 @@ export async function startWorkerProcess(
   await waitFor(child, 'stderr', 'ready');
   return child;
 }
+
+/**
+ * Stops `child` as Ctrl-C would (SIGTERM: a worker finishes its jobs and removes its blob cache
+ * folder), killing it after `ms` if it has not exited; resolves once it has. Killed outright, every
+ * worker left an empty cache folder in the temporary directory.
+ */
+export function stopProcess(child: ChildProcess, ms = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
