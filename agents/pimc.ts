@@ -7,7 +7,7 @@
 // machines, so the default is samples).
 
 import seedrandom from 'seedrandom';
-import { NUM_ACTIONS, SeatView, checkOptionKeys, checkSeed, sampleState, type KratzenState } from '../env/rules/index.js';
+import { AmountOverflowError, NUM_ACTIONS, SeatView, checkOptionKeys, checkSeed, sampleState, type KratzenState } from '../env/rules/index.js';
 import { OBS_SIZE, decodeSeatView, encodeObservation, seatViewJson } from '../env/observation.js';
 import { checkBatch, decodeRow, type Agent } from './agent.js';
 import { HeuristicAgent } from './heuristic.js';
@@ -105,8 +105,7 @@ export class PimcAgent implements Agent {
       legal.forEach((action, j) => {
         if (!state.isLegal(action)) return;
         const copy = state.clone();
-        copy.apply(action);
-        simulated += 1 + this.playOut(copy);
+        simulated += this.playOut(copy, action);
         totals[j]! += copy.balance(view.seat) - start;
       });
       simulations++;
@@ -120,24 +119,36 @@ export class PimcAgent implements Agent {
     return legal[best]!;
   }
 
-  /** Plays the hand to its end (the state pauses between hands); the number of actions played. */
-  private playOut(state: KratzenState): number {
-    let played = 0;
-    while (state.phase !== 'deal' && state.phase !== 'over') {
-      played++;
-      const seat = state.currentSeat;
-      if (this.rollout === 'random') {
-        state.apply(state.legalActionAt(Math.floor(this.random() * state.numLegalActions())));
-        continue;
+  /**
+   * Applies `first`, then plays the hand to its end (the state pauses between hands); the number
+   * of actions played. A simulated hand whose amounts would pass 2^53 units ends there, as the
+   * session does in an env (truncated, docs/rules.md §3), valued at the balances before it: the
+   * overflow of a sampled deal was reported as an invalid observation, and the step failed.
+   */
+  private playOut(state: KratzenState, first: number): number {
+    let played = 1;
+    try {
+      state.apply(first);
+      while (state.phase !== 'deal' && state.phase !== 'over') {
+        played++;
+        state.apply(this.rolloutAction(state));
       }
-      encodeObservation(state, seat, this.obs);
-      state.legalActionMask(this.mask);
-      this.seat[0] = seat;
-      const count = state.numLegalActions();
-      const action = count === 1 ? state.legalActionAt(0) : this.heuristic.act(this.obs, this.mask, this.seat)[0]!;
-      state.apply(action);
+    } catch (e) {
+      if (!(e instanceof AmountOverflowError)) throw e;
     }
     return played;
+  }
+
+  /** The rollout policy's action for the seat to act. */
+  private rolloutAction(state: KratzenState): number {
+    const count = state.numLegalActions();
+    if (this.rollout === 'random') return state.legalActionAt(Math.floor(this.random() * count));
+    if (count === 1) return state.legalActionAt(0);
+    const seat = state.currentSeat;
+    encodeObservation(state, seat, this.obs);
+    state.legalActionMask(this.mask);
+    this.seat[0] = seat;
+    return this.heuristic.act(this.obs, this.mask, this.seat)[0]!;
   }
 }
 
