@@ -575,6 +575,9 @@ describe('WorkerVecEnv', () => {
     workers.push(par);
     const illegal = new Int32Array([par.masks.indexOf(0), par.masks.indexOf(0)]);
     expect(() => par.step(illegal)).toThrow(/illegal/);
+    // A seed past what shared memory carries is a bad seed, named as VecEnv names one (a bare RangeError).
+    expect(() => par.reset('x'.repeat(2000))).toThrow(expect.objectContaining({ field: 'seed', reason: expect.stringMatching(/at most 1024 bytes/) }));
+    expect(par.reset('é'.repeat(512)).numEnvs).toBe(2);
   });
 });
 

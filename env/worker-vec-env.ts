@@ -7,7 +7,7 @@ import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js'
 import { VecEnvBuffers, allocateVecMemory, checkStepActions, vecMetadata, viewVecBuffers, type VecBuffers } from './vec-env.js';
 import type { EnvMetadata } from './env.js';
 import { builtModule } from './built-module.js';
-import { checkOptionKeys, checkSeed } from './rules/index.js';
+import { ValidationError, checkOptionKeys, checkSeed } from './rules/index.js';
 
 /**
  * Control words (Int32): command sequence, command, error flag, and the number of workers that
@@ -128,11 +128,15 @@ export class WorkerVecEnv extends VecEnvBuffers {
     }
   }
 
-  /** VecEnv.reset: with a seed, env i starts `<seed>:<i>`; without, every env goes on to its next episode. */
+  /**
+   * VecEnv.reset: with a seed, env i starts `<seed>:<i>`; without, every env goes on to its next
+   * episode. A string seed goes to the workers through shared memory: at most TEXT_BYTES of UTF-8.
+   */
   reset(seed?: number | string): this {
     if (seed !== undefined) checkSeed(seed);
     const bytes = new TextEncoder().encode(seed === undefined ? '' : String(seed));
-    if (bytes.length > TEXT_BYTES) throw new RangeError(`seed longer than ${TEXT_BYTES} bytes`);
+    // A bare RangeError that named no field, where VecEnv takes the seed.
+    if (bytes.length > TEXT_BYTES) throw new ValidationError('invalid seed', 'seed', `a WorkerVecEnv takes seeds of at most ${TEXT_BYTES} bytes of UTF-8, got ${bytes.length}`);
     // A length of -1 says "no seed".
     new DataView(this.text.buffer).setInt32(TEXT_BYTES, seed === undefined ? -1 : bytes.length, true);
     this.text.set(bytes);
