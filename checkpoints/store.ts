@@ -155,6 +155,20 @@ export class CheckpointStore {
     if (sha256(bytes) !== pointer.manifestSha256) throw new CheckpointError('bad-pointer', file, `the manifest of ${pointer.checkpoint} is not the one it recorded`);
   }
 
+  /**
+   * Points `latest` at the newest checkpoint with a readable manifest, when the store has no
+   * latest.json (a crash between the store's first checkpoint and its pointer); the name, or
+   * null when there is none. A store that has a latest.json is left as it is.
+   */
+  async adoptNewest(): Promise<string | null> {
+    if ((await this.readPointer('latest')) !== null) return this.pointer('latest');
+    const newest = (await this.list()).at(-1);
+    if (!newest) return null;
+    const { manifest, bytes } = await readManifest(newest.dir);
+    await this.writePointer('latest', { checkpoint: newest.name, step: manifest.step, manifestSha256: sha256(bytes) });
+    return newest.name;
+  }
+
   /** Points `best` at an existing checkpoint. */
   async setBest(name: string): Promise<void> {
     const { manifest, bytes } = await readManifest(this.dir(this.checkName(name)));

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, cpSync, mkdtempSync, readFileSync, existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { PolicyAgent, selectBackend, tf } from '../agents/index.js';
 import { HeuristicAgent, RandomAgent } from '../agents/index.js';
 import { OBS_SIZE, decodeObservation } from '../env/observation.js';
@@ -470,12 +470,36 @@ describe('trainer', () => {
     expect(readdirSync(join(dir, 'damaged', 'checkpoints')).sort()).toEqual(checkpoints);
   });
 
-  it('leaves a run as it was when its resume fails: damaged weights, a lost latest.json, a bad initial policy', async () => {
+  it('resumes a run stopped between a checkpoint and its pointer from the newest checkpoint, as if latest.json named it [crash probe, session 36]', async () => {
+    // At the run's first checkpoint there is no older latest.json: the run could neither resume
+    // ("restore it") nor start again ("run exists").
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    await run('base', dir, { stopAfter: 2 });
+    cpSync(join(dir, 'base'), join(dir, 'pointer'), { recursive: true });
+    rmSync(join(dir, 'pointer', 'checkpoints', 'latest.json'));
+    const longer = (name: string) => train({ ...TINY, updates: TINY.updates + 2, name, runsDir: dir }, { verbose: false, resume: true });
+    const said: string[] = [];
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (said.push(String(chunk)), true));
+    let adopted;
+    try {
+      adopted = await train({ ...TINY, updates: TINY.updates + 2, name: 'pointer', runsDir: dir }, { resume: true });
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(said.join('')).toMatch(/latest\.json was missing .*it now names step-0+2, the newest checkpoint/);
+    expect(adopted.metrics.map(withoutTimings)).toEqual((await longer('base')).metrics.map(withoutTimings));
+    // Without a checkpoint whose manifest reads, nothing is adopted: refused, naming the pointer.
+    cpSync(join(dir, 'base'), join(dir, 'broken'), { recursive: true });
+    rmSync(join(dir, 'broken', 'checkpoints', 'latest.json'));
+    for (const name of readdirSync(join(dir, 'broken', 'checkpoints'))) if (name.startsWith('step-')) writeFileSync(join(dir, 'broken', 'checkpoints', name, 'manifest.json'), '{');
+    await expect(longer('broken')).rejects.toMatchObject({ field: 'checkpoints/latest.json' });
+  });
+
+  it('leaves a run as it was when its resume fails: damaged weights, a bad initial policy', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
     await run('base', dir, { stopAfter: 2 });
     const files = (name: string) => ['config.json', 'metrics.jsonl'].map((f) => readFileSync(join(dir, name, f), 'utf8'));
     cpSync(join(dir, 'base'), join(dir, 'weights'), { recursive: true });
-    cpSync(join(dir, 'base'), join(dir, 'pointer'), { recursive: true });
     const before = files('base');
     const latest = join(dir, 'weights', 'checkpoints', JSON.parse(readFileSync(join(dir, 'weights', 'checkpoints', 'latest.json'), 'utf8')).checkpoint);
     writeFileSync(join(latest, 'weights.bin'), '');
@@ -483,10 +507,6 @@ describe('trainer', () => {
     const longer = (name: string) => train({ ...TINY, updates: TINY.updates + 2, name, runsDir: dir }, { verbose: false, resume: true });
     await expect(longer('weights')).rejects.toMatchObject({ code: 'hash-mismatch' });
     expect(files('weights')).toEqual(before);
-    // Without latest.json the resume started afresh: it emptied metrics.jsonl, then hit the old checkpoints.
-    rmSync(join(dir, 'pointer', 'checkpoints', 'latest.json'));
-    await expect(longer('pointer')).rejects.toMatchObject({ field: 'checkpoints/latest.json' });
-    expect(files('pointer')).toEqual(before);
     await expect(train({ ...TINY, name: 'refused', runsDir: dir, initialPolicy: join(dir, 'nowhere') }, { verbose: false })).rejects.toMatchObject({ field: 'initialPolicy' });
     expect(existsSync(join(dir, 'refused'))).toBe(false);
   });

@@ -258,10 +258,15 @@ class TrainingRun {
       const onTrunk = config.critic === 'oracle-head';
       this.critic = new OracleCritic(hidden, hashSeed(config.seed), onTrunk, criticInputSizeOf(config));
     }
-    const latest = this.options.resume ? await this.store.pointer('latest') : null;
+    let latest = this.options.resume ? await this.store.pointer('latest') : null;
     if (this.options.resume && latest === null && existsSync(this.store.root) && readdirSync(this.store.root).some((name) => name.startsWith('step-'))) {
-      // Starting afresh here would drop the run's metrics and then collide with its checkpoints.
-      throw new ValidationError('cannot resume', 'checkpoints/latest.json', `${this.store.root} holds checkpoints but no latest.json: restore it (it names the newest checkpoint) or start another run`);
+      // A run stopped between its first checkpoint and the pointer (a kill, a full disk) could
+      // neither resume nor start again; starting afresh would drop the run's metrics and collide
+      // with its checkpoints. The newest checkpoint is what the pointer would have named (the
+      // metrics check below still holds it to the run's lines).
+      latest = await this.store.adoptNewest();
+      if (latest === null) throw new ValidationError('cannot resume', 'checkpoints/latest.json', `${this.store.root} holds no complete checkpoint and no latest.json: restore them or start another run`);
+      this.log(`checkpoints/latest.json was missing (the run stopped between a checkpoint and its pointer): it now names ${latest}, the newest checkpoint`);
     }
     if (latest !== null) {
       // Checked before any update: a damaged best.json failed each resumed run after its first save.
