@@ -64,3 +64,12 @@ describe('RunLock on a full disk', () => {
     expect(readdirSync(join(dir, 'a', 'b'))).toEqual(['checkpoints']);
   });
 });
+
+describe('RunLock held by another process', () => {
+  it('names the lock file to remove when that process id is no training of the run (ids are reused) [crash probe, session 36]', () => {
+    const runDir = mkdtempSync(join(tmpdir(), 'kratzen-lock-'));
+    // The parent process stands for a live process that took a dead trainer's id.
+    fs.writeFileSync(join(runDir, RUN_LOCK_FILE), String(process.ppid));
+    expect(() => RunLock.acquire(runDir)).toThrow(expect.objectContaining({ field: 'name', reason: expect.stringContaining(`if process ${process.ppid} is no training of this run, remove ${join(runDir, RUN_LOCK_FILE)}`) }));
+  });
+});

@@ -47,7 +47,13 @@ export class RunLock {
       }
       const owner = Number.parseInt(readLockOwner(path), 10);
       if (isAlive(owner) && (owner !== process.pid || held.has(path))) {
-        throw new ValidationError('run in use', 'name', `${runDir} is being trained by process ${owner}: wait for it to finish or stop it (Ctrl-C saves a checkpoint), then resume`);
+        // The lock holds only a process id, which another process may have taken since (a
+        // container's restart): the message names the file for that case.
+        throw new ValidationError(
+          'run in use',
+          'name',
+          `${runDir} is being trained by process ${owner}: wait for it to finish or stop it (Ctrl-C saves a checkpoint), then resume; if process ${owner} is no training of this run, remove ${path}`,
+        );
       }
       // Left by a process that is gone: taken over (whoever creates it first wins the retry).
       try {
