@@ -1,12 +1,31 @@
 // A run's own files: atomic writes (a temporary file beside the target, flushed, then renamed, so
 // a reader or a crash never sees half a file) and bounded reads of regular files.
 
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { makeDirs, writeAllSync } from '../checkpoints/durable-fs.js';
 import { utf8Text } from '../env/json-scan.js';
 
 let tempCounter = 0;
+
+/** The temporary names writeFilesAtomic writes under: `.tmp-<process id>-<counter>`. */
+const TEMP_NAME = /^\.tmp-\d+-\d+$/;
+
+/**
+ * Removes the temporary files of atomic writes a stopped process left in `dir` and its
+ * folders (one level down): a run killed mid-write kept them, also after it was resumed. Only
+ * for folders the caller alone writes in (a run's, under its lock).
+ */
+export function removeLeftoverTemps(dir: string): void {
+  const entries = readdirSync(dir, { withFileTypes: true });
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isFile() && TEMP_NAME.test(entry.name)) rmSync(path, { force: true });
+    else if (entry.isDirectory()) {
+      for (const inner of readdirSync(path, { withFileTypes: true })) if (inner.isFile() && TEMP_NAME.test(inner.name)) rmSync(join(path, inner.name), { force: true });
+    }
+  }
+}
 
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
   writeFilesAtomic([[path, data]]);

@@ -2,7 +2,7 @@
 // reproduces an uninterrupted run, and a clean stop.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
@@ -470,13 +470,18 @@ describe('trainer', () => {
     expect(readdirSync(join(dir, 'damaged', 'checkpoints')).sort()).toEqual(checkpoints);
   });
 
-  it('resumes a run stopped between a checkpoint and its pointer from the newest checkpoint, as if latest.json named it [crash probe, session 36]', async () => {
+  it('resumes a run stopped between a checkpoint and its pointer from the newest checkpoint, as if latest.json named it, and removes the temporary files the stop left [crash probe, session 36]', async () => {
     // At the run's first checkpoint there is no older latest.json: the run could neither resume
     // ("restore it") nor start again ("run exists").
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
     await run('base', dir, { stopAfter: 2 });
     cpSync(join(dir, 'base'), join(dir, 'pointer'), { recursive: true });
     rmSync(join(dir, 'pointer', 'checkpoints', 'latest.json'));
+    // Temporary files of atomic writes a kill left behind go at the next start; others stay.
+    mkdirSync(join(dir, 'pointer', 'eval-vs-random'), { recursive: true });
+    writeFileSync(join(dir, 'pointer', '.tmp-4242-7'), 'half a report');
+    writeFileSync(join(dir, 'pointer', 'eval-vs-random', '.tmp-4242-8'), 'half a result');
+    writeFileSync(join(dir, 'pointer', 'notes.tmp-1'), 'mine');
     const longer = (name: string) => train({ ...TINY, updates: TINY.updates + 2, name, runsDir: dir }, { verbose: false, resume: true });
     const said: string[] = [];
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (said.push(String(chunk)), true));
@@ -488,6 +493,8 @@ describe('trainer', () => {
     }
     expect(said.join('')).toMatch(/latest\.json was missing .*it now names step-0+2, the newest checkpoint/);
     expect(adopted.metrics.map(withoutTimings)).toEqual((await longer('base')).metrics.map(withoutTimings));
+    expect(existsSync(join(dir, 'pointer', '.tmp-4242-7')) || existsSync(join(dir, 'pointer', 'eval-vs-random', '.tmp-4242-8'))).toBe(false);
+    expect(readFileSync(join(dir, 'pointer', 'notes.tmp-1'), 'utf8')).toBe('mine');
     // Without a checkpoint whose manifest reads, nothing is adopted: refused, naming the pointer.
     cpSync(join(dir, 'base'), join(dir, 'broken'), { recursive: true });
     rmSync(join(dir, 'broken', 'checkpoints', 'latest.json'));

@@ -14,7 +14,7 @@ import { createGame, isJsonObject, ValidationError } from '../env/rules/index.js
 import { PolicyAgent, sameArchitecture, selectBackend, type Agent } from '../agents/index.js';
 import { CheckpointStore, OPTIMIZER_EXTRA, RUN_STORE_FOLDER, loadCheckpointOrLatest, decodeOptimizerState, encodeOptimizerState, type NamedArray } from '../checkpoints/index.js';
 import { MAX_CONFIG_BYTES, criticHiddenSizesOf, criticInputSizeOf, parseTrainConfig, type TrainConfig } from './config.js';
-import { readRunFile, writeFileAtomic } from './files.js';
+import { readRunFile, removeLeftoverTemps, writeFileAtomic } from './files.js';
 import { PpoLearner } from './ppo.js';
 import { GradientHelper, helperSetup } from './gradient-helper.js';
 import { OracleCritic } from './critic.js';
@@ -233,6 +233,8 @@ class TrainingRun {
       throw runOutputError(e, runDir, null);
     }
     try {
+      // Half-written files of a run that was stopped (only this process writes here now).
+      removeLeftoverTemps(runDir);
       const { backend } = await selectBackend(config.backend).catch((e: Error) => {
         // An explicit backend that cannot load (tfjs-node absent): the flag's error, not a stack trace.
         throw new ValidationError('invalid training config', 'backend', e.message);
