@@ -156,17 +156,25 @@ export class CheckpointStore {
   }
 
   /**
-   * Points `latest` at the newest checkpoint with a readable manifest, when the store has no
-   * latest.json (a crash between the store's first checkpoint and its pointer); the name, or
-   * null when there is none. A store that has a latest.json is left as it is.
+   * The newest checkpoint folder by step (its name), when its manifest reads; null when that
+   * newest one cannot be read (an older one is no stand-in for it) or there is none.
    */
-  async adoptNewest(): Promise<string | null> {
-    if ((await this.readPointer('latest')) !== null) return this.pointer('latest');
-    const newest = (await this.list()).at(-1);
-    if (!newest) return null;
-    const { manifest, bytes } = await readManifest(newest.dir);
-    await this.writePointer('latest', { checkpoint: newest.name, step: manifest.step, manifestSha256: sha256(bytes) });
-    return newest.name;
+  async newestIfReadable(): Promise<string | null> {
+    const entries = await readdir(this.root, { withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return [];
+      throw e;
+    });
+    // Default names sort by step as text (checkpointName); list() reads the manifests.
+    const newest = entries.filter((e) => e.isDirectory() && /^step-\d+$/.test(e.name)).map((e) => e.name).sort().at(-1);
+    if (newest === undefined) return null;
+    const listed = (await this.list()).at(-1);
+    return listed?.name === newest ? newest : null;
+  }
+
+  /** Points `latest` at an existing checkpoint. */
+  async setLatest(name: string): Promise<void> {
+    const { manifest, bytes } = await readManifest(this.dir(this.checkName(name)));
+    await this.writePointer('latest', { checkpoint: name, step: manifest.step, manifestSha256: sha256(bytes) });
   }
 
   /** Points `best` at an existing checkpoint. */

@@ -476,11 +476,15 @@ describe('trainer', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
     await run('base', dir, { stopAfter: 2 });
     cpSync(join(dir, 'base'), join(dir, 'pointer'), { recursive: true });
+    cpSync(join(dir, 'base'), join(dir, 'pristine'), { recursive: true });
+    rmSync(join(dir, 'pristine', 'checkpoints', 'latest.json'));
     rmSync(join(dir, 'pointer', 'checkpoints', 'latest.json'));
-    // Temporary files of atomic writes a kill left behind go at the next start; others stay.
+    // Temporary files of atomic writes a kill left behind go at the next start (9999999 is past
+    // any process id Linux gives); a live writer's and other files stay.
     mkdirSync(join(dir, 'pointer', 'eval-vs-random'), { recursive: true });
-    writeFileSync(join(dir, 'pointer', '.tmp-4242-7'), 'half a report');
-    writeFileSync(join(dir, 'pointer', 'eval-vs-random', '.tmp-4242-8'), 'half a result');
+    writeFileSync(join(dir, 'pointer', '.tmp-9999999-7'), 'half a report');
+    writeFileSync(join(dir, 'pointer', 'eval-vs-random', '.tmp-9999999-8'), 'half a result');
+    writeFileSync(join(dir, 'pointer', `.tmp-${process.ppid}-9`), 'a live writer');
     writeFileSync(join(dir, 'pointer', 'notes.tmp-1'), 'mine');
     const longer = (name: string) => train({ ...TINY, updates: TINY.updates + 2, name, runsDir: dir }, { verbose: false, resume: true });
     const said: string[] = [];
@@ -493,13 +497,18 @@ describe('trainer', () => {
     }
     expect(said.join('')).toMatch(/latest\.json was missing .*it now names step-0+2, the newest checkpoint/);
     expect(adopted.metrics.map(withoutTimings)).toEqual((await longer('base')).metrics.map(withoutTimings));
-    expect(existsSync(join(dir, 'pointer', '.tmp-4242-7')) || existsSync(join(dir, 'pointer', 'eval-vs-random', '.tmp-4242-8'))).toBe(false);
+    expect(existsSync(join(dir, 'pointer', '.tmp-9999999-7')) || existsSync(join(dir, 'pointer', 'eval-vs-random', '.tmp-9999999-8'))).toBe(false);
     expect(readFileSync(join(dir, 'pointer', 'notes.tmp-1'), 'utf8')).toBe('mine');
-    // Without a checkpoint whose manifest reads, nothing is adopted: refused, naming the pointer.
-    cpSync(join(dir, 'base'), join(dir, 'broken'), { recursive: true });
-    rmSync(join(dir, 'broken', 'checkpoints', 'latest.json'));
-    for (const name of readdirSync(join(dir, 'broken', 'checkpoints'))) if (name.startsWith('step-')) writeFileSync(join(dir, 'broken', 'checkpoints', name, 'manifest.json'), '{');
-    await expect(longer('broken')).rejects.toMatchObject({ field: 'checkpoints/latest.json' });
+    expect(readFileSync(join(dir, 'pointer', `.tmp-${process.ppid}-9`), 'utf8')).toBe('a live writer');
+    // A newest checkpoint that does not read is not stood in for by an older one (the run redid
+    // updates whose checkpoint existed, then failed on it for good): refused, the run unchanged.
+    cpSync(join(dir, 'pristine'), join(dir, 'broken'), { recursive: true });
+    const steps = readdirSync(join(dir, 'broken', 'checkpoints')).filter((name) => name.startsWith('step-')).sort();
+    expect(steps.length).toBeGreaterThan(1);
+    writeFileSync(join(dir, 'broken', 'checkpoints', steps.at(-1)!, 'manifest.json'), '{');
+    const before = readdirSync(join(dir, 'broken', 'checkpoints')).sort();
+    await expect(longer('broken')).rejects.toMatchObject({ field: 'checkpoints/latest.json', message: expect.stringMatching(/newest checkpoint cannot be read/) });
+    expect(readdirSync(join(dir, 'broken', 'checkpoints')).sort()).toEqual(before);
   });
 
   it('leaves a run as it was when its resume fails: damaged weights, a bad initial policy', async () => {

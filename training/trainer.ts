@@ -261,19 +261,21 @@ class TrainingRun {
       this.critic = new OracleCritic(hidden, hashSeed(config.seed), onTrunk, criticInputSizeOf(config));
     }
     let latest = this.options.resume ? await this.store.pointer('latest') : null;
+    /** The newest checkpoint, resumed from when latest.json is missing; pointed at once it has passed every check. */
+    let adopted: string | null = null;
     if (this.options.resume && latest === null && existsSync(this.store.root) && readdirSync(this.store.root).some((name) => name.startsWith('step-'))) {
       // A run stopped between its first checkpoint and the pointer (a kill, a full disk) could
       // neither resume nor start again; starting afresh would drop the run's metrics and collide
-      // with its checkpoints. The newest checkpoint is what the pointer would have named (the
-      // metrics check below still holds it to the run's lines).
-      latest = await this.store.adoptNewest();
-      if (latest === null) throw new ValidationError('cannot resume', 'checkpoints/latest.json', `${this.store.root} holds no complete checkpoint and no latest.json: restore them or start another run`);
-      this.log(`checkpoints/latest.json was missing (the run stopped between a checkpoint and its pointer): it now names ${latest}, the newest checkpoint`);
+      // with its checkpoints. Its newest checkpoint, whole, is what the pointer would have named;
+      // an older one is not (the run would redo updates whose checkpoint exists).
+      adopted = await this.store.newestIfReadable();
+      if (adopted === null) throw new ValidationError('cannot resume', 'checkpoints/latest.json', `${this.store.root} holds checkpoints but no latest.json, and its newest checkpoint cannot be read: restore them or start another run`);
+      latest = adopted;
     }
     if (latest !== null) {
       // Checked before any update: a damaged best.json failed each resumed run after its first save.
       await this.store.verifyPointer('best');
-      const loaded = await this.store.load('latest');
+      const loaded = await this.store.load(adopted ?? 'latest');
       checkSavedPolicy(loaded, config);
       this.state = savedTrainerState(loaded, config);
       // The run's seed, as a fresh start has it: the checkpoints' manifests record it.
@@ -299,6 +301,10 @@ class TrainingRun {
       if (gap >= 0 || this.metrics.length !== this.state.update) {
         const found = gap >= 0 ? `update ${gap + 1} is missing` : `it ends at update ${this.metrics.length}`;
         throw new ValidationError('cannot resume', 'metrics.jsonl', `${this.metricsPath} must hold a line for every update up to the checkpoint's (${this.state.update}), but ${found}: restore the file or start another run`);
+      }
+      if (adopted !== null) {
+        await this.store.setLatest(adopted);
+        this.log(`checkpoints/latest.json was missing (as a run stopped between a checkpoint and its pointer leaves it): it now names ${adopted}, the newest checkpoint`);
       }
       this.log(`resuming after update ${this.state.update}`);
     } else {
