@@ -186,6 +186,9 @@ describe('oracle critic', () => {
     const path = join(dir, 'old', 'config.json');
     const saved = JSON.parse(readFileSync(path, 'utf8'));
     delete saved.critic;
+    // Saved before such widths were refused beside the shared critic: they built nothing, and
+    // the run resumes as it was (it was refused once the refusal came) [review, session 36].
+    saved.criticHiddenSizes = [32];
     writeFileSync(path, JSON.stringify(saved));
     const { critic: _, ...withoutCritic } = config;
     const resumed = await train({ ...withoutCritic, name: 'old' }, { verbose: false, resume: true });
