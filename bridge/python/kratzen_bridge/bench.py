@@ -165,9 +165,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     token = args.token if args.token is not None else (os.environ.get(TOKEN_ENV) or None)
     if token == "":
         parser.error("argument --token: empty (leave it out for a server without a token)")
-    if token is not None and not args.url:
-        parser.error("argument --token: the server started here has no token; give --url with it")
-    server = None if args.url else LocalServer(args=["--max-envs", "4096"])
+    # The server started here serves with the same token (through the environment, as
+    # `kratzen serve` reads it): it inherited KRATZEN_BRIDGE_TOKEN, and the bench refused to run.
+    server = None if args.url else LocalServer(args=["--max-envs", "4096"], env={TOKEN_ENV: token} if token is not None else None)
     try:
         metrics = bench(args.url or server.url, args.seconds, token)
     finally:

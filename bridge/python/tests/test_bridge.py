@@ -415,25 +415,33 @@ class ExamplesTest(unittest.TestCase):
     def test_bench_checks_its_flags_and_takes_a_token(self):
         import contextlib
         import io
+        import json
 
         from kratzen_bridge import bench
 
-        for args in (["--seconds", "0"], ["--seconds", "nan"], ["--seconds", "1e-9"], ["--seconds", "-1"], ["--token", "", "--url", SERVER.url], ["--token", "x"]):
+        for args in (["--seconds", "0"], ["--seconds", "nan"], ["--seconds", "1e-9"], ["--seconds", "-1"], ["--token", "", "--url", SERVER.url]):
             with self.subTest(args=args), contextlib.redirect_stderr(io.StringIO()) as err, self.assertRaises(SystemExit) as caught:
                 bench.main(args)
             self.assertEqual(caught.exception.code, 2)
             self.assertRegex(err.getvalue(), r"argument --(seconds|token)")
-        # A server with a token is measured with it, from the environment as kratzen serve takes it.
+        # A server with a token is measured with it, taken from the environment as kratzen serve
+        # takes it, by every client of the bench (the TypeScript one included).
         with LocalServer(args=["--token", "hunter2", "--max-envs", "4096"]) as guarded:
             os.environ["KRATZEN_BRIDGE_TOKEN"] = "hunter2"
             try:
-                metrics = bench.bench(guarded.url, 0.25, "hunter2")
+                with contextlib.redirect_stdout(io.StringIO()) as out:
+                    bench.main(["--url", guarded.url, "--seconds", "0.25", "--json"])
+                # And a server the bench starts itself serves with that token (it refused to run).
+                with contextlib.redirect_stdout(io.StringIO()) as local:
+                    bench.main(["--seconds", "0.25", "--json"])
             finally:
                 del os.environ["KRATZEN_BRIDGE_TOKEN"]
-        self.assertGreater(metrics["python.client.roundTripsPerSec"], 0)
-        self.assertGreater(metrics["python.batched.n256.stepsPerSec"], 0)
-        if "js.batched.n256.stepsPerSec" in metrics:
-            self.assertGreater(metrics["js.batched.n256.stepsPerSec"], 0)
+        for printed in (out.getvalue(), local.getvalue()):
+            metrics = json.loads(printed)
+            self.assertGreater(metrics["python.client.roundTripsPerSec"], 0)
+            self.assertGreater(metrics["python.batched.n256.stepsPerSec"], 0)
+            if "js.batched.n256.stepsPerSec" in metrics:
+                self.assertGreater(metrics["js.batched.n256.stepsPerSec"], 0)
 
 
 class VecTest(unittest.TestCase):
