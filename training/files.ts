@@ -5,26 +5,27 @@ import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readFi
 import { dirname, join } from 'node:path';
 import { makeDirs, writeAllSync } from '../checkpoints/durable-fs.js';
 import { utf8Text } from '../env/json-scan.js';
+import { isAlive } from './process-alive.js';
 
 let tempCounter = 0;
 
 /** The temporary names writeFilesAtomic writes under: `.tmp-<process id>-<counter>`. */
-const TEMP_NAME = /^\.tmp-\d+-\d+$/;
+const TEMP_NAME = /^\.tmp-(\d+)-\d+$/;
 
 /**
- * Removes the temporary files of atomic writes a stopped process left in `dir` and its
- * folders (one level down): a run killed mid-write kept them, also after it was resumed. Only
- * for folders the caller alone writes in (a run's, under its lock).
+ * Removes the temporary files of atomic writes that a process now gone left in `dir` and its
+ * folders (one level down): a run killed mid-write kept them, also after it was resumed. A live
+ * process's (an eval writing its report into the run's folder) are left to it.
  */
 export function removeLeftoverTemps(dir: string): void {
-  const entries = readdirSync(dir, { withFileTypes: true });
-  for (const entry of entries) {
-    const path = join(dir, entry.name);
-    if (entry.isFile() && TEMP_NAME.test(entry.name)) rmSync(path, { force: true });
-    else if (entry.isDirectory()) {
-      for (const inner of readdirSync(path, { withFileTypes: true })) if (inner.isFile() && TEMP_NAME.test(inner.name)) rmSync(join(path, inner.name), { force: true });
+  const removeIn = (folder: string) => {
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      const writer = TEMP_NAME.exec(entry.name)?.[1];
+      if (entry.isFile() && writer !== undefined && !isAlive(Number(writer))) rmSync(join(folder, entry.name), { force: true });
     }
-  }
+  };
+  removeIn(dir);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) removeIn(join(dir, entry.name));
 }
 
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {

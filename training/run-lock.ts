@@ -4,6 +4,7 @@
 
 import { closeSync, lstatSync, mkdirSync, openSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
 import { readRunFile } from './files.js';
+import { isAlive } from './process-alive.js';
 import { dirname, join, resolve } from 'node:path';
 import { ValidationError } from '../env/rules/index.js';
 
@@ -114,14 +115,3 @@ function readLockOwner(path: string): string {
 
 /** A lock holds a process id and a newline. */
 const MAX_LOCK_BYTES = 64;
-
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: a process of another user holds that id, alive.
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
