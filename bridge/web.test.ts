@@ -322,6 +322,14 @@ describe('the web table in headless Chromium', () => {
       expect(page.url()).toMatch(/\?seed=4#players=3$/);
       expect(await page.evaluate(() => [document.querySelector('[name=token]').value, document.querySelector('[name=players]').value])).toEqual(['page+token/x=', '3']);
       expect(await page.evaluate(() => document.querySelector('#status').textContent)).toBe("The address's settings are filled in below: Start plays them.");
+      // Mid-game a changed fragment fills the form and leaves the status (it said "Restart plays
+      // them" over "Your turn.").
+      await page.click('#start');
+      await page.waitForFunction(() => ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? ''));
+      const during = await page.evaluate(() => document.querySelector('#status').textContent);
+      await page.goto(`http://127.0.0.1:${guarded.port}/?seed=4#players=5`);
+      await page.waitForFunction(() => document.querySelector('[name=players]').value === '5');
+      expect(await page.evaluate(() => document.querySelector('#status').textContent)).toBe(during);
       await page.close();
     } finally {
       await browser.close();

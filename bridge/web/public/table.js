@@ -555,7 +555,9 @@ async function main() {
   else setStatus('Choose the table and start a session.');
   window.addEventListener('hashchange', () => {
     const said = applyAddressSettings(form, true);
-    setStatus(said || `The address's settings are filled in below: ${table.session ? 'Restart' : 'Start'} plays them.`, said ? 'error' : '');
+    if (said) setStatus(said, 'error');
+    // Mid-game the status says whose turn it is (or why the connection went): it stays.
+    else if (!table.session) setStatus("The address's settings are filled in below: Start plays them.");
   });
   // For scripts and tests: the same protocol calls the page makes.
   window.kratzenTable = { call, get session() { return table.session; }, get view() { return table.view; }, record: (episode = 'current') => call('env.record', { session: table.session, episode }) };
