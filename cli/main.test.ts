@@ -406,6 +406,8 @@ describe('kratzen exploit', () => {
     // The printed figures only reached the terminal: a run of minutes kept nothing.
     const saved = JSON.parse(readFileSync(join(out, 'result.json'), 'utf8'));
     expect(saved).toMatchObject({ ...json, hands: 64, imitationUpdates: 0, config: { target: 'random', seed: 3, updates: 1, imitationUpdates: 0, hands: 64, rules: { profile: 'didactic4', players: 4 } } });
+    // The backend it ran on, not "auto".
+    expect(['tensorflow', 'wasm', 'cpu']).toContain(saved.config.backend);
     expect(run.stderr).toContain(`result: ${join(out, 'result.json')}`);
     // A folder in the result's place is refused before any training.
     mkdirSync(join(tmp, 'exploit-blocked', 'result.json'), { recursive: true });
