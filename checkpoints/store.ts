@@ -2,6 +2,7 @@
 // `latest.json` and `best.json` (replaced atomically, each naming a checkpoint and the sha256 of
 // its manifest), listing by step, and pruning. One writer per store at a time.
 
+import type { Dirent } from 'node:fs';
 import { lstat, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
@@ -160,37 +161,42 @@ export class CheckpointStore {
    * newest one cannot be read (an older one is no stand-in for it) or there is none.
    */
   async newestIfReadable(): Promise<string | null> {
-    const entries = await readdir(this.root, { withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT') return [];
-      throw e;
-    });
-    // Default names sort by step as text (checkpointName); list() reads the manifests.
-    const newest = entries.filter((e) => e.isDirectory() && /^step-\d+$/.test(e.name)).map((e) => e.name).sort().at(-1);
+    // Default names sort by step as text (checkpointName).
+    const newest = (await this.entries()).filter((e) => e.isDirectory() && /^step-\d+$/.test(e.name)).map((e) => e.name).sort().at(-1);
     if (newest === undefined) return null;
-    const listed = (await this.list()).at(-1);
-    return listed?.name === newest ? newest : null;
+    return readManifest(this.dir(newest)).then(
+      () => newest,
+      () => null,
+    );
   }
 
   /** Points `latest` at an existing checkpoint. */
   async setLatest(name: string): Promise<void> {
-    const { manifest, bytes } = await readManifest(this.dir(this.checkName(name)));
-    await this.writePointer('latest', { checkpoint: name, step: manifest.step, manifestSha256: sha256(bytes) });
+    await this.pointAt('latest', name);
   }
 
   /** Points `best` at an existing checkpoint. */
   async setBest(name: string): Promise<void> {
+    await this.pointAt('best', name);
+  }
+
+  private async pointAt(which: PointerName, name: string): Promise<void> {
     const { manifest, bytes } = await readManifest(this.dir(this.checkName(name)));
-    await this.writePointer('best', { checkpoint: name, step: manifest.step, manifestSha256: sha256(bytes) });
+    await this.writePointer(which, { checkpoint: name, step: manifest.step, manifestSha256: sha256(bytes) });
+  }
+
+  /** The store folder's entries; none before anything was saved in it (a run's league before its first snapshot). */
+  private async entries(): Promise<Dirent[]> {
+    return readdir(this.root, { withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return [];
+      throw e;
+    });
   }
 
   /** Checkpoints with a valid manifest, by step (then name). Temp and foreign entries are skipped. */
   async list(): Promise<CheckpointSummary[]> {
-    const entries = await readdir(this.root, { withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT') return [];
-      throw e;
-    });
     const out: CheckpointSummary[] = [];
-    for (const entry of entries) {
+    for (const entry of await this.entries()) {
       if (!entry.isDirectory() || !NAME_PATTERN.test(entry.name)) continue;
       const dir = this.dir(entry.name);
       const manifest = await readManifest(dir).then(
@@ -258,13 +264,8 @@ export class CheckpointStore {
       await this.removeDir(name);
       removed.push(name);
     }
-    // A store nothing was saved in yet has no folder (a run's league before its first snapshot).
-    const entries = await readdir(this.root).catch((e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT') return [];
-      throw e;
-    });
-    for (const entry of entries) {
-      if (entry.startsWith('.tmp-') || /\.json\.tmp-/.test(entry)) await rm(this.dir(entry), { recursive: true, force: true });
+    for (const { name } of await this.entries()) {
+      if (name.startsWith('.tmp-') || /\.json\.tmp-/.test(name)) await rm(this.dir(name), { recursive: true, force: true });
     }
     return removed;
   }

@@ -1,8 +1,7 @@
 // Writes a tournament's result.json and an HTML report with an SVG chart, atomically.
 
-import { lstatSync } from 'node:fs';
-import { join } from 'node:path';
-import { writeFilesAtomic } from './files.js';
+import { basename, join } from 'node:path';
+import { folderInPlaceOf, writeFilesAtomic } from './files.js';
 import { barChartSvg, escapeHtml, heatMapSvg } from './svg.js';
 import type { TournamentResult } from './tournament.js';
 
@@ -66,9 +65,6 @@ const REPORT_FILE = 'report.html';
  * null: checked before an evaluation, which found out only after all its deals.
  */
 export function tournamentReportProblem(dir: string): string | null {
-  for (const name of [RESULT_FILE, REPORT_FILE]) {
-    const path = join(dir, name);
-    if (lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) return `${path} is a folder, where the report's ${name} goes`;
-  }
-  return null;
+  const folder = folderInPlaceOf([RESULT_FILE, REPORT_FILE].map((name) => join(dir, name)));
+  return folder === null ? null : `${folder} is a folder, where the report's ${basename(folder)} goes`;
 }

@@ -13,19 +13,16 @@ let tempCounter = 0;
 const TEMP_NAME = /^\.tmp-(\d+)-\d+$/;
 
 /**
- * Removes the temporary files of atomic writes that a process now gone left in `dir` and its
- * folders (one level down): a run killed mid-write kept them, also after it was resumed. A live
- * process's (an eval writing its report into the run's folder) are left to it.
+ * Removes the temporary files of atomic writes that a process now gone left in `dir` and the
+ * folders `levelsBelow` levels down: a run killed mid-write kept them, also after it was
+ * resumed. A live process's (an eval writing its report into the run's folder) are left to it.
  */
-export function removeLeftoverTemps(dir: string): void {
-  const removeIn = (folder: string) => {
-    for (const entry of readdirSync(folder, { withFileTypes: true })) {
-      const writer = TEMP_NAME.exec(entry.name)?.[1];
-      if (entry.isFile() && writer !== undefined && !isAlive(Number(writer))) rmSync(join(folder, entry.name), { force: true });
-    }
-  };
-  removeIn(dir);
-  for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) removeIn(join(dir, entry.name));
+export function removeLeftoverTemps(dir: string, levelsBelow = 1): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const writer = TEMP_NAME.exec(entry.name)?.[1];
+    if (entry.isFile() && writer !== undefined && !isAlive(Number(writer))) rmSync(join(dir, entry.name), { force: true });
+    else if (entry.isDirectory() && levelsBelow > 0) removeLeftoverTemps(join(dir, entry.name), levelsBelow - 1);
+  }
 }
 
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
@@ -66,6 +63,14 @@ export function writeFilesAtomic(files: readonly (readonly [path: string, data: 
 
 function isFolder(path: string): boolean {
   return lstatSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
+}
+
+/**
+ * The first of `paths` where a folder stands, which writeFilesAtomic could not replace, or null:
+ * commands check their output files with it before the work (they found out after it).
+ */
+export function folderInPlaceOf(paths: readonly string[]): string | null {
+  return paths.find(isFolder) ?? null;
 }
 
 /**

@@ -205,9 +205,9 @@ class TrainingRun {
       // Runs saved before the oracle critic existed learned with the policy's value head, and
       // those saved before the gradient helper existed in one thread. Critic widths saved beside
       // the shared critic built nothing (such configs are refused now, but were saved before).
-      const { criticHiddenSizes, ...rest } = savedJson;
+      const { criticHiddenSizes: _, ...withoutCriticWidths } = savedJson;
       const sharedCritic = (savedJson.critic ?? 'shared') === 'shared';
-      const saved = parseTrainConfig({ critic: 'shared', learnerThreads: 1, ...(sharedCritic ? rest : { ...rest, criticHiddenSizes }) });
+      const saved = parseTrainConfig({ critic: 'shared', learnerThreads: 1, ...(sharedCritic ? withoutCriticWidths : savedJson) });
       const asked = askedFields(input);
       refuseChangedFields(asked, config, saved);
       // A linear schedule is drawn over the run's length: more updates would bend it mid-run.
