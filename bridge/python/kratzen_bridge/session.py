@@ -255,11 +255,19 @@ def wire_actions(actions, num_envs: int, env_judges_illegal: bool = False) -> Li
     array = np.asarray(actions)
     if array.shape != (num_envs,):
         raise ValueError(f"expected {num_envs} actions, got shape {array.shape}")
-    if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
+    if array.dtype == object:
+        # Integers past int64 (2**70) make an object array: each is judged as KratzenEnv judges one.
+        try:
+            ids = [as_action(a) for a in array.tolist()]
+        except TypeError:
+            raise TypeError(f"actions must be integer action ids 0..{NUM_ACTIONS - 1}, got an array of objects") from None
+    elif array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
         raise TypeError(f"actions must be integer action ids 0..{NUM_ACTIONS - 1}, got an array of {array.dtype}")
+    else:
+        ids = [int(a) for a in array.tolist()]
     if env_judges_illegal:
-        return [a if 0 <= a < NUM_ACTIONS else -1 for a in (int(a) for a in array.tolist())]
-    return [wire_action(int(a)) for a in array.tolist()]
+        return [a if 0 <= a < NUM_ACTIONS else -1 for a in ids]
+    return [wire_action(a) for a in ids]
 
 
 def as_opponents(opponents) -> Union[str, List[Optional[str]]]:

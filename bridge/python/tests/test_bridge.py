@@ -525,6 +525,25 @@ class HostileArgumentsTest(unittest.TestCase):
         env.step(np.array(legal_one))  # a 0-d integer array is an action
         env.close()
 
+    def test_integers_past_int64_are_actions_in_the_vector_env_too(self):
+        # KratzenEnv.step(2**70) is an illegal action (the penalty); the vector env called the
+        # object array numpy makes of it a TypeError.
+        with KratzenVecEnv(2, SERVER.url, mode="single") as venv:
+            _, infos = venv.reset(seed=1)
+            legal = first_legal(infos["action_mask"][1])
+            _, rewards, terminated, _, infos = venv.step(np.array([2**70, legal], dtype=object))
+            self.assertEqual(terminated.tolist(), [True, False])
+            self.assertLessEqual(float(rewards[0]), -10.0)
+            self.assertTrue(infos["final_info"]["illegalAction"][0])  # README: `illegalAction`
+            for bad in ([2**70, "a"], [2**70, 1.5], [2**70, True]):
+                with self.subTest(actions=bad), self.assertRaisesRegex(TypeError, "actions must be integer action ids"):
+                    venv.step(np.array(bad, dtype=object))
+        with KratzenVecEnv(2, SERVER.url, mode="multi") as venv:
+            _, infos = venv.reset(seed=1)
+            legal = first_legal(infos["action_mask"][1])
+            with self.assertRaisesRegex(BridgeError, "env 0"):
+                venv.step(np.array([-(2**70), legal], dtype=object))
+
     def test_values_that_are_not_json_are_refused_naming_their_field(self):
         cases = {
             "params.config.illegalActionPenalty": dict(illegal_action_penalty=float("nan")),
