@@ -37,6 +37,7 @@ describe('kratzen play', () => {
     const { code, text, record } = await play(['--seed', '3', '--players', '3'], always('1'));
     expect(code).toBe(0);
     expect(text).toContain('=== Hand 1 of 3');
+    expect(text).toContain('Kratzen: didactic4, 3 players, 3 hands, seed 3.');
     expect(text).toMatch(/-> Trick 1: .+; won by/);
     expect(text).toContain('--- Settlement of hand 3');
     expect(text).toContain('=== Final standings ===');
@@ -53,6 +54,12 @@ describe('kratzen play', () => {
     // The standings printed are the replay's.
     for (let s = 0; s < 3; s++) expect(text).toMatch(new RegExp(`${s === 0 ? 'You' : `Seat ${s} \\(heuristic\\)`} +${result.final.balances[s]} chips`));
     expect(state.complete).toBe(true);
+  });
+
+  it('counts one hand as one hand ("1 hands" before)', async () => {
+    const { code, text } = await play(['--seed', '3', '--players', '3', '--hands', '1'], always('1'));
+    expect(code).toBe(0);
+    expect(text).toContain('Kratzen: didactic4, 3 players, 1 hand, seed 3.');
   });
 
   it('is deterministic for a seed and the same answers', async () => {

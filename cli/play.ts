@@ -499,7 +499,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     out(`${JSON.stringify({ error: 'invalid arguments', field: 'stdin', reason: 'the input is a directory: give the moves on a terminal, a pipe or a file' })}\n`);
     return 2;
   }
-  out(`Kratzen: ${game.rules.profile}, ${n} players, ${game.rules.hands} hands, seed ${JSON.stringify(seed)}. You are seat ${seat}.\n`);
+  out(`Kratzen: ${game.rules.profile}, ${n} players, ${game.rules.hands} hand${game.rules.hands === 1 ? '' : 's'}, seed ${JSON.stringify(seed)}. You are seat ${seat}.\n`);
   const input = io.input ?? process.stdin;
   const reader = lineReader(input);
   // Ctrl-C, a closed terminal or a kill end the session as `quit` does, so its record is saved,

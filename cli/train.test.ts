@@ -95,6 +95,7 @@ describe('the README\'s training commands', () => {
     const run = spawnSync(process.execPath, [join(import.meta.dirname, '..', 'dist/cli/main.js'), 'train', ...args, '--runs-dir', dir, '--updates', '1', '--num-envs', '8', '--rollout-steps', '48', '--final-eval-deals', '0'], { encoding: 'utf8', cwd: join(import.meta.dirname, '..') });
     expect(run.status, run.stdout + run.stderr).toBe(0);
     expect(existsSync(join(dir, 'tuned', 'checkpoints', 'latest.json'))).toBe(true);
+    expect(run.stdout + run.stderr).toMatch(/TF\.js backend \w+, 1 update$/m); // it said "1 updates"
   });
 });
 

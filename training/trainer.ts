@@ -243,7 +243,7 @@ class TrainingRun {
         throw new ValidationError('invalid training config', 'backend', e.message);
       });
       const run = new TrainingRun(config, options, runDir, createGame(config.rules).numPlayers, lock);
-      run.log(`training ${config.name}: rules ${JSON.stringify(config.rules)}, TF.js backend ${backend}, ${config.updates} updates`);
+      run.log(`training ${config.name}: rules ${JSON.stringify(config.rules)}, TF.js backend ${backend}, ${config.updates} update${config.updates === 1 ? '' : 's'}`);
       // A run may warm the critic alone (to be resumed for more updates), but it should not do so unawares.
       if (config.criticWarmupUpdates >= config.updates) run.log(`criticWarmupUpdates ${config.criticWarmupUpdates}: every update of this run trains the critic alone, the policy held still`);
       return run;
