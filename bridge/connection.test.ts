@@ -26,6 +26,7 @@ function context(): ConnectionContext {
     maxQueuedRequests: 8,
     maxMessageBytes: 1 << 20,
     idleTimeoutMs: 600_000,
+    heartbeatIntervalMs: 30_000,
     host: { dispose: () => undefined } as unknown as ConnectionContext['host'],
     pool: { dispose: () => undefined } as unknown as ConnectionContext['pool'],
     isShuttingDown: () => false,

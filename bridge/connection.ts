@@ -44,6 +44,8 @@ export interface ConnectionContext {
   maxMessageBytes: number;
   /** How long a connection may go without a request before the server closes it (told in hello, so clients keep it alive in time). */
   idleTimeoutMs: number;
+  /** How often the server pings (told in hello: a client that answers pings itself must look in time). */
+  heartbeatIntervalMs: number;
   /** The main thread's host and the heavy pool. */
   host: SessionHost;
   pool: HeavyPool;
@@ -595,6 +597,7 @@ export class Connection implements Servable {
         maxQueuedRequests: this.context.maxQueuedRequests,
         maxPolicyRows: maxPolicyRowsFor(this.context.maxMessageBytes),
         idleTimeoutMs: this.context.idleTimeoutMs,
+        heartbeatIntervalMs: this.context.heartbeatIntervalMs,
       },
     });
   }

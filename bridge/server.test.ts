@@ -354,6 +354,11 @@ describe('limits', () => {
     // Every WebSocket library answers pings by itself: when pongs counted, a client that said
     // hello and then nothing held its connection slot for ever.
     const strict = await new BridgeServer({ port: 0, idleTimeoutMs: 300, heartbeatIntervalMs: 40 }).start();
+    // hello tells both, so that a client answering pings itself (Python's keepalive) looks in time.
+    const told = await BridgeClient.connect(strict.url);
+    const limits = (await told.call('hello', { protocolVersion: PROTOCOL_VERSION })).result.limits;
+    expect(limits).toMatchObject({ idleTimeoutMs: 300, heartbeatIntervalMs: 40 });
+    told.close();
     const quiet = await BridgeClient.open(strict.url);
     const active = await BridgeClient.open(strict.url);
     // Refused requests are not activity either (they kept a connection alive for ever: F6).

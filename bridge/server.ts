@@ -457,6 +457,7 @@ export class BridgeServer {
       maxQueuedRequests: o.maxQueuedRequests,
       maxMessageBytes: o.maxMessageBytes,
       idleTimeoutMs: o.idleTimeoutMs,
+      heartbeatIntervalMs: o.heartbeatIntervalMs,
       host: this.host!,
       pool: this.pool!,
       isShuttingDown: () => this.shuttingDown,

@@ -71,6 +71,9 @@ class Discrete(_Space):
         self.start = int(start)
 
     def contains(self, x) -> bool:
+        # As Gymnasium's: Python and numpy integers, and 0-d integer arrays.
+        if isinstance(x, np.ndarray) and x.shape == () and np.issubdtype(x.dtype, np.integer):
+            x = x[()]
         if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
             return self.start <= int(x) < self.start + self.n
         return False
@@ -145,16 +148,29 @@ class _VectorEnv(_Env):
     (as Gymnasium's VectorEnv has it; the Env look-alike's generator stayed unseeded)."""
 
     _np_random: Optional[np.random.Generator] = None
+    _np_random_seed: Optional[int] = None
 
     @property  # type: ignore[override]
     def np_random(self) -> np.random.Generator:
         if self._np_random is None:
-            self._np_random = np.random.default_rng()
-        return self._np_random
+            self.np_random_seed  # draws a seed and makes the generator from it
+        return self._np_random  # type: ignore[return-value]
+
+    @property
+    def np_random_seed(self) -> int:
+        """The seed of `np_random` (as Gymnasium's: drawn, and the generator made from it, when
+        no reset has seeded it yet)."""
+        if self._np_random_seed is None:
+            self._np_random_seed = int(np.random.SeedSequence().entropy)
+            self._np_random = np.random.default_rng(self._np_random_seed)
+        return self._np_random_seed
+
+    def render(self):
+        return None
 
     @np_random.setter
     def np_random(self, value: np.random.Generator) -> None:
-        self._np_random = value
+        self._np_random, self._np_random_seed = value, -1  # a generator of unknown seed, as in Gymnasium
 
 
 class _AECEnv:

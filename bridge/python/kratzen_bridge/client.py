@@ -219,6 +219,12 @@ class BridgeClient:
         if not isinstance(self.hello.get("limits", {}), dict):
             self._wire.close()
             raise BridgeError("internal_error", f"hello: the server's limits are not an object: {self.hello.get('limits')!r:.60}")
+        # A server that pings more often than every 2 s is answered a quarter of its interval at
+        # the latest (the keepalive looked every 0.5 s: a server pinging every 0.45 s dropped an
+        # idle client).
+        heartbeat = self.hello.get("limits", {}).get("heartbeatIntervalMs")
+        if isinstance(heartbeat, (int, float)) and not isinstance(heartbeat, bool) and math.isfinite(heartbeat) and heartbeat > 0:
+            self._wire.keepalive_interval = min(self._wire.keepalive_interval, max(0.002, heartbeat / 4000))
         # The protocol version pins the action count; a server that says otherwise would have
         # every mask and action space read wrongly, so it is refused here, not at the first step.
         if self.hello.get("numActions") != NUM_ACTIONS:

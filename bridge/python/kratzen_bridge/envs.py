@@ -62,7 +62,7 @@ class KratzenEnv(Env):
             token,
             {"mode": "single", "numEnvs": 1, "config": config, "learnerSeat": as_int(learner_seat, "learner_seat", 0), "opponents": as_opponents(opponents)},
         )
-        self.learner_seat = learner_seat
+        self.learner_seat = as_int(learner_seat, "learner_seat", 0)  # np.int8(1) came back in info["seat"] as it was
         self.observation_space = self._session.observation_box()
         self.action_space = Discrete(NUM_ACTIONS)
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
@@ -119,8 +119,9 @@ class KratzenAECEnv(AECEnv):
     `observe(agent)` is `{"observation": float32[OBS_SIZE], "action_mask": int8[74]}`: that
     agent's current observation (fetched from the server with `env.observe` when it is not the
     one to act, once per step); the mask is all zero unless the agent is to act. Once the
-    episode is over, an agent sees the last observation it was given (the last actor: the final
-    one). `last()` gives the agent's reward summed since it last acted; finished agents are
+    episode is over, an agent sees the last observation it was given: the final one goes to the
+    seat whose view it is (the last actor when the hand or session ended, the seat to act next
+    when `max_steps` cut the episode short). `last()` gives the agent's reward summed since it last acted; finished agents are
     stepped with None.
     """
 
@@ -255,10 +256,12 @@ class KratzenAECEnv(AECEnv):
         agent = self.agent_selection
         if self._done(agent):
             return self._was_dead_step(action)
-        self._cumulative_rewards[agent] = 0.0
         # An illegal action goes to the server too: with illegalAction "terminate" it ends the
         # episode there, with the penalty in the offender's reward.
         batch = self._session.step([wire_action(as_action(action))])
+        # Only now: a refused call (a float action, a broken connection) zeroed the reward the
+        # agent had not yet been shown by last().
+        self._cumulative_rewards[agent] = 0.0
         rewards = batch.rewards[0]
         self.rewards = {a: float(rewards[i]) for i, a in enumerate(self.possible_agents) if a in self.agents}
         for a, r in self.rewards.items():
@@ -272,7 +275,13 @@ class KratzenAECEnv(AECEnv):
             self.infos[self.possible_agents[info["illegalActionSeat"]]]["illegal_action"] = True
 
     def _end_episode(self, ended_by: str, last_obs: np.ndarray, info: dict, last_actor: str) -> None:
-        self._seen[last_actor] = last_obs.copy()
+        # The final observation is the view of the table's observer: the last actor when the hand
+        # or session ended, the seat to act next when max_steps cut the episode short (stored as
+        # the last actor's, it showed that agent another seat's hand).
+        seats = self._session.seat_slice
+        observer = np.flatnonzero(last_obs[seats]) if seats is not None else ()
+        owner = self.possible_agents[int(observer[0])] if len(observer) == 1 and observer[0] < len(self.possible_agents) else last_actor
+        self._seen[owner] = last_obs.copy()
         for a in self.agents:
             getattr(self, ended_by)[a] = True
             self.infos[a] = {"balances": info.get("balances")} if info else {}
@@ -328,8 +337,8 @@ class KratzenVecEnv(VectorEnv):
         token: Optional[str] = None,
         mode: str = "single",
         rules: Optional[dict] = None,
-        opponents: Opponents = "random",
-        learner_seat: int = 0,
+        opponents: Optional[Opponents] = None,
+        learner_seat: Optional[int] = None,
         episode: str = "hand",
         illegal_action: Optional[str] = None,
         illegal_action_penalty: float = 10.0,
@@ -343,10 +352,15 @@ class KratzenVecEnv(VectorEnv):
         num_envs = as_int(num_envs, "num_envs", 1)
         params: Dict[str, Any] = {"mode": mode, "numEnvs": num_envs, "config": config}
         if mode == "single":
-            params.update(learnerSeat=as_int(learner_seat, "learner_seat", 0), opponents=as_opponents(opponents))
+            params.update(learnerSeat=as_int(0 if learner_seat is None else learner_seat, "learner_seat", 0), opponents=as_opponents("random" if opponents is None else opponents))
+        elif opponents is not None or learner_seat is not None:
+            # Ignored without a word before (learner_seat=2.5 too), as the server refuses them in a multi session.
+            raise ValueError("opponents and learner_seat are for mode='single'; mode='multi' plays every seat itself")
         self._session = Session(url, client, token, params)
         self.num_envs = num_envs
         self.mode = mode
+        # Single mode penalises an illegal action unless it throws: then the refusal names the action as given (it said -1 for 74).
+        self._judges_illegal = mode == "single" and illegal_action == "terminate"
         self.num_players = self._session.num_players
         self.metadata = {"autoreset_mode": SAME_STEP, "render_modes": []}
         self.render_mode = None
@@ -363,7 +377,9 @@ class KratzenVecEnv(VectorEnv):
         seed = as_seed(seed)
         check_reset_options(options)
         if seed is not None:
-            self._np_random = np.random.default_rng(seed)
+            # As Gymnasium's VectorEnv.reset seeds it (without the seed, its np_random_seed
+            # property replaced the seeded generator with a fresh one).
+            self._np_random, self._np_random_seed = np.random.default_rng(seed), seed
         batch = self._session.reset(seed)
         self._was_reset = True
         return batch.observations, self._infos(batch)
@@ -377,7 +393,7 @@ class KratzenVecEnv(VectorEnv):
         self._session.check_open("step")
         if not self._was_reset:
             raise RuntimeError("call reset() before step()")
-        batch = self._session.step(wire_actions(actions, self.num_envs, env_judges_illegal=self.mode == "single"))
+        batch = self._session.step(wire_actions(actions, self.num_envs, env_judges_illegal=self._judges_illegal))
         infos = self._infos(batch)
         if batch.final:
             final_obs = np.full(self.num_envs, None, dtype=object)
@@ -392,6 +408,9 @@ class KratzenVecEnv(VectorEnv):
             infos.update(final_obs=final_obs, _final_obs=ended, final_info=final_info, _final_info=ended.copy())
         rewards = batch.rewards if self.mode == "multi" else batch.rewards.reshape(self.num_envs)
         return batch.observations, rewards, batch.terminated, batch.truncated, infos
+
+    def render(self):
+        return None
 
     def close(self, **kwargs):
         if not self.closed:

@@ -52,6 +52,9 @@ class RemotePolicy:
         the caller numbered it."""
         obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))
         mask = np.atleast_2d(np.asarray(masks))
+        # Strings compared with 0 failed deep inside ("'bool' object has no attribute 'astype'").
+        if not (mask.dtype == np.bool_ or np.issubdtype(mask.dtype, np.integer) or np.issubdtype(mask.dtype, np.floating)):
+            raise TypeError(f"masks must be numbers or booleans (1 or True: legal), not an array of {mask.dtype}")
         if len(obs) == 0:
             return np.zeros(0, dtype=np.int64), None
         if len(mask) != len(obs):

@@ -128,6 +128,7 @@ class KratzenSB3VecEnv(Base):  # type: ignore[misc, valid-type]
         self.learner_seat = learner_seat
         self._masks = np.zeros((num_envs, NUM_ACTIONS), dtype=np.int8)
         self._actions: Optional[List[int]] = None
+        self._was_reset = False
         self.closed = False
         observation_space = Box(self._session.obs_low, self._session.obs_high, shape=(self._session.obs_size,), dtype=np.float32)
         super().__init__(num_envs, observation_space, Discrete(NUM_ACTIONS))
@@ -145,11 +146,17 @@ class KratzenSB3VecEnv(Base):  # type: ignore[misc, valid-type]
         self._reset_seeds()
         self._reset_options()
         self._masks = batch.masks.copy()
+        self._was_reset = True
         self.reset_infos = [{"action_mask": self._masks[i].copy()} for i in range(self.num_envs)]
         return batch.observations
 
     def step_async(self, actions) -> None:
-        self._actions = wire_actions(np.asarray(actions).reshape(-1), self.num_envs, env_judges_illegal=True)
+        self._session.check_open("step")
+        # Misuse the client sees itself, as KratzenVecEnv reports it (it was the server's BridgeError "not_reset").
+        if not self._was_reset:
+            raise RuntimeError("call reset() before step()")
+        actions = actions if isinstance(actions, (list, tuple)) else np.asarray(actions).reshape(-1)
+        self._actions = wire_actions(actions, self.num_envs, env_judges_illegal=True)
 
     def step_wait(self):
         if self._actions is None:
@@ -171,6 +178,8 @@ class KratzenSB3VecEnv(Base):  # type: ignore[misc, valid-type]
 
     def action_masks(self) -> np.ndarray:
         """The current masks, (num_envs, 74) booleans."""
+        # After close it gave the last masks, as if the env could still be stepped.
+        self._session.check_open("action_masks")
         return self._masks.astype(bool)
 
     def get_attr(self, attr_name: str, indices: Indices = None) -> List[Any]:

@@ -122,11 +122,14 @@ class Session:
             for s in spec["slices"]:
                 low[s["offset"] : s["offset"] + s["size"]] = s["low"]
                 high[s["offset"] : s["offset"] + s["size"]] = s["high"]
+            # Whose view an observation is: the one-hot slice of the observing seat (None when the spec has none).
+            seat = next((s for s in spec["slices"] if s.get("name") == "seat"), None)
+            self.seat_slice: Optional[slice] = None if seat is None else slice(int(seat["offset"]), int(seat["offset"]) + int(seat["size"]))
             self.num_players: int = int(self.info["numPlayers"])
             self.num_envs: int = int(self.info["numEnvs"])
             # Rewards come one per env for a learner, one per seat in self-play.
             self.reward_width: int = self.num_players if params.get("mode") == "multi" else 1
-        except (KeyError, TypeError, ValueError, IndexError) as e:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
             # A reply of the protocol's shape with fields of other kinds is the server's fault.
             raise BridgeError("internal_error", f"the server's env.create or spec reply is not the protocol's: {e!r:.200}") from None
         if not (np.isfinite(low).all() and np.isfinite(high).all() and (low <= high).all()):
@@ -248,26 +251,37 @@ def wire_action(action: int) -> int:
 
 def wire_actions(actions, num_envs: int, env_judges_illegal: bool = False) -> List[int]:
     """One integer action id per env, as sent (wire_action). Floats (truncated silently before),
-    booleans and other kinds are a TypeError naming the actions. Where the env judges illegal
-    actions (single mode: a penalty, never an error), ids outside 0..NUM_ACTIONS-1 go as -1:
+    booleans and other kinds are a TypeError naming the actions, in an array or a list alike
+    (each element of a list as KratzenEnv judges an action: numpy made [True, 35] integers and
+    [35, np.uint64(33)] floats). Where the env judges illegal actions (single mode with
+    illegal_action "terminate": a penalty, never an error), ids outside 0..NUM_ACTIONS-1 go as -1:
     illegal alike, and each then fits the bytes hello's maxEnvs counts per action (1000 took
     five, and a step of maxEnvs such actions was refused as too large)."""
-    array = np.asarray(actions)
-    if array.shape != (num_envs,):
-        raise ValueError(f"expected {num_envs} actions, got shape {array.shape}")
-    if array.dtype == object:
-        # Integers past int64 (2**70) make an object array: each is judged as KratzenEnv judges one.
-        try:
-            ids = [as_action(a) for a in array.tolist()]
-        except TypeError:
-            raise TypeError(f"actions must be integer action ids 0..{NUM_ACTIONS - 1}, got an array of objects") from None
-    elif array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
-        raise TypeError(f"actions must be integer action ids 0..{NUM_ACTIONS - 1}, got an array of {array.dtype}")
+    if isinstance(actions, (list, tuple)):
+        if len(actions) != num_envs:
+            raise ValueError(f"expected {num_envs} actions, got {len(actions)}")
+        ids = [_action_of_env(a, i) for i, a in enumerate(actions)]
     else:
-        ids = [int(a) for a in array.tolist()]
+        array = np.asarray(actions)
+        if array.shape != (num_envs,):
+            raise ValueError(f"expected {num_envs} actions, got shape {array.shape}")
+        if array.dtype == object:
+            # Integers past int64 (2**70) make an object array.
+            ids = [_action_of_env(a, i) for i, a in enumerate(array.tolist())]
+        elif array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
+            raise TypeError(f"actions must be integer action ids 0..{NUM_ACTIONS - 1}, got an array of {array.dtype}")
+        else:
+            ids = array.tolist()
     if env_judges_illegal:
         return [a if 0 <= a < NUM_ACTIONS else -1 for a in ids]
     return [wire_action(a) for a in ids]
+
+
+def _action_of_env(action, env: int) -> int:
+    try:
+        return as_action(action)
+    except TypeError:
+        raise TypeError(f"actions must be integer action ids 0..{NUM_ACTIONS - 1}: env {env}'s is {action!r:.60}") from None
 
 
 def as_opponents(opponents) -> Union[str, List[Optional[str]]]:

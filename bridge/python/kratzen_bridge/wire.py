@@ -17,6 +17,7 @@ import socket
 import struct
 import threading
 import time
+import weakref
 from typing import Optional, Tuple
 from urllib.parse import urlparse
 
@@ -70,7 +71,13 @@ class WireConnection:
         self._closed: Optional[WireClosed] = None
         self._handshake(host, port, path)
         self._stop = threading.Event()
-        self._keepalive = threading.Thread(target=self._keep_alive, args=(keepalive_interval,), name="kratzen-keepalive", daemon=True)
+        # Seconds between the keepalive thread's looks at the socket; BridgeClient shortens it for
+        # a server that pings more often than twice a second.
+        self.keepalive_interval = keepalive_interval
+        # The thread holds the connection weakly, and a connection nobody holds closes its socket:
+        # an env dropped without close() kept its connection (and a server's slot) for good.
+        self._keepalive = threading.Thread(target=_keep_alive, args=(weakref.ref(self), self._stop), name="kratzen-keepalive", daemon=True)
+        weakref.finalize(self, _drop_socket, self._sock, self._stop)
         self._keepalive.start()
 
     # ---- handshake and frames
@@ -214,30 +221,31 @@ class WireConnection:
             self._lock.release()
         return payload.decode("utf-8") if opcode == OP_TEXT else payload
 
-    def _keep_alive(self, interval: float) -> None:
+    def _answer_heartbeat(self) -> bool:
+        """Answers the pings that came between calls; False once the connection is gone."""
         # Between calls nobody reads the socket: answer the heartbeat here, never during a call.
-        while not self._stop.wait(interval):
-            if not self._lock.acquire(blocking=False):
-                continue
-            try:
-                if self._closed is not None:
-                    return
-                while self._buffer or select.select([self._sock], [], [], 0)[0]:
-                    # A frame begun must end within the timeout, as a reply must: a server
-                    # dripping it would hold the lock, and every call, forever.
-                    self._deadline = time.monotonic() + self.timeout
-                    fin, op, payload = self._read_frame(0)
-                    self._deadline = None
-                    if op == OP_PING:
-                        self._send_frame(OP_PONG, payload)
-                    elif op == OP_CLOSE:
-                        code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
-                        raise self._fail(f"the server closed the connection ({code})", code, payload[2:].decode("utf-8", "replace"))
-            except WireClosed:
-                return
-            finally:
+        if not self._lock.acquire(blocking=False):
+            return True
+        try:
+            if self._closed is not None:
+                return False
+            while self._buffer or select.select([self._sock], [], [], 0)[0]:
+                # A frame begun must end within the timeout, as a reply must: a server
+                # dripping it would hold the lock, and every call, forever.
+                self._deadline = time.monotonic() + self.timeout
+                fin, op, payload = self._read_frame(0)
                 self._deadline = None
-                self._lock.release()
+                if op == OP_PING:
+                    self._send_frame(OP_PONG, payload)
+                elif op == OP_CLOSE:
+                    code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
+                    raise self._fail(f"the server closed the connection ({code})", code, payload[2:].decode("utf-8", "replace"))
+            return True
+        except WireClosed:
+            return False
+        finally:
+            self._deadline = None
+            self._lock.release()
 
     @property
     def closed(self) -> bool:
@@ -252,3 +260,28 @@ class WireConnection:
                 except WireClosed:
                     pass
                 self._fail("closed by the client", 1000)
+
+
+def _keep_alive(connection: "weakref.ref[WireConnection]", stop: threading.Event) -> None:
+    """The keepalive thread: holds its connection only while it answers a heartbeat."""
+    while True:
+        held = connection()
+        if held is None:
+            return
+        interval = held.keepalive_interval
+        del held
+        if stop.wait(interval):
+            return
+        held = connection()
+        if held is None or not held._answer_heartbeat():
+            return
+        del held
+
+
+def _drop_socket(sock: socket.socket, stop: threading.Event) -> None:
+    """Closes the socket of a connection that was dropped without close() (its finalizer)."""
+    stop.set()
+    try:
+        sock.close()
+    except OSError:
+        pass

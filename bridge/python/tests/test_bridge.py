@@ -329,6 +329,38 @@ class AECTest(unittest.TestCase):
             self.assertTrue(changed)
         self.assertGreater(checked, 10)
 
+    def test_a_refused_step_keeps_the_reward_last_has_not_shown(self):
+        # step() zeroed the agent's pending reward before it checked the action [Python probe, session 37].
+        env = KratzenAECEnv(SERVER.url)
+        env.reset(seed=1)
+        env.step(first_legal(env.observe(env.agent_selection)["action_mask"]))
+        _, pending, _, _, _ = env.last()
+        self.assertLess(pending, 0.0)  # the next agent's ante, not shown before
+        with self.assertRaises(TypeError):
+            env.step(1.0)
+        self.assertEqual(env.last()[1], pending)
+        env.close()
+
+    def test_on_truncation_the_final_observation_goes_to_the_seat_whose_view_it_is(self):
+        # It was stored as the last actor's: that agent was shown the next seat's view, its
+        # hand included [Python probe, session 37].
+        env = KratzenAECEnv(SERVER.url, max_steps=3)
+        seat = next(s for s in env._session.client.spec()["observation"]["slices"] if s["name"] == "seat")
+        seat_slice = slice(seat["offset"], seat["offset"] + seat["size"])
+        env.reset(seed=1)
+        before = {}
+        for _ in range(3):
+            actor = env.agent_selection
+            before[actor] = env.observe(actor)["observation"].copy()
+            env.step(first_legal(env.observe(actor)["action_mask"]))
+        self.assertTrue(all(env.truncations.values()))
+        for agent in env.possible_agents:
+            seen = env.observe(agent)["observation"]
+            if seen.any():
+                self.assertEqual(int(np.flatnonzero(seen[seat_slice])[0]), env.possible_agents.index(agent), agent)
+        self.assertTrue(np.array_equal(env.observe(actor)["observation"], before[actor]))
+        env.close()
+
     def test_reset_takes_options_it_does_not_read(self):
         """PettingZoo's api_test resets with options={"options": 1} to check the argument exists
         (it failed on the refusal of unknown options that the Gymnasium envs keep)."""
@@ -351,6 +383,21 @@ class AECTest(unittest.TestCase):
         from pettingzoo.test import seed_test
 
         seed_test(lambda: KratzenAECEnv(SERVER.url, rules={"profile": "tavern5", "players": 5}), num_cycles=100)
+
+
+class LookAlikeTest(unittest.TestCase):
+    """The stand-ins used without Gymnasium answer as Gymnasium's classes do."""
+
+    def test_discrete_contains_takes_0_d_integer_arrays(self):
+        # Gymnasium's Discrete(74).contains(np.array(3)) is True; the look-alike's was False [Python probe, session 37].
+        from kratzen_bridge import _compat
+
+        space = _compat.Discrete(NUM_ACTIONS)
+        self.assertTrue(space.contains(np.array(3)))
+        self.assertTrue(space.contains(np.int16(3)))
+        self.assertFalse(space.contains(np.array(3.0)))
+        self.assertFalse(space.contains(np.array([3])))
+        self.assertFalse(space.contains(NUM_ACTIONS))
 
 
 class InstallTest(unittest.TestCase):
@@ -544,6 +591,41 @@ class HostileArgumentsTest(unittest.TestCase):
             with self.assertRaisesRegex(BridgeError, "env 0"):
                 venv.step(np.array([-(2**70), legal], dtype=object))
 
+    def test_lists_of_actions_are_judged_element_by_element(self):
+        # numpy merged them first: [True, 35] went as [1, 35], [35, np.uint64(33)] was "an array
+        # of float64" [Python probe, session 37].
+        with KratzenVecEnv(2, SERVER.url, mode="multi") as venv:
+            _, infos = venv.reset(seed=1)
+            legal = [first_legal(m) for m in infos["action_mask"]]
+            for bad in ([True, legal[1]], [legal[0], 1.0], [legal[0], "1"]):
+                with self.subTest(actions=bad), self.assertRaisesRegex(TypeError, "actions must be integer action ids"):
+                    venv.step(bad)
+            venv.step([legal[0], np.uint64(legal[1])])
+
+    def test_a_single_mode_vec_env_that_throws_names_the_action_given(self):
+        # Ids outside 0..73 went as -1, as for an env that penalises them: "illegal action -1" [Python probe, session 37].
+        with KratzenVecEnv(2, SERVER.url, illegal_action="throw") as venv:
+            _, infos = venv.reset(seed=5)
+            with self.assertRaisesRegex(BridgeError, rf"env 1: illegal action {NUM_ACTIONS}\b"):
+                venv.step([first_legal(infos["action_mask"][0]), NUM_ACTIONS])
+
+    def test_a_multi_mode_vec_env_refuses_single_mode_arguments(self):
+        # opponents and learner_seat (2.5 too) were ignored without a word [Python probe, session 37].
+        for kwargs in (dict(opponents="heuristic"), dict(learner_seat=2.5), dict(learner_seat=1)):
+            with self.subTest(**kwargs), self.assertRaisesRegex(ValueError, "for mode='single'"):
+                KratzenVecEnv(2, SERVER.url, mode="multi", **kwargs)
+        with KratzenEnv(SERVER.url, learner_seat=np.int8(1)) as env:
+            _, info = env.reset(seed=1)
+            self.assertIs(type(info["seat"]), int)
+
+    def test_a_policy_refuses_masks_that_are_not_numbers(self):
+        from kratzen_bridge import RemotePolicy
+
+        with RemotePolicy(SERVER.url, "random") as policy:
+            size = policy.client.hello["observationSize"]
+            with self.assertRaisesRegex(TypeError, "masks must be numbers"):
+                policy.act(np.zeros((1, size), dtype=np.float32), np.ones((1, NUM_ACTIONS)).astype(str))
+
     def test_values_that_are_not_json_are_refused_naming_their_field(self):
         cases = {
             "params.config.illegalActionPenalty": dict(illegal_action_penalty=float("nan")),
@@ -691,6 +773,51 @@ class MisuseTest(unittest.TestCase):
             self.assertEqual(draws[0], draws[1])
             venv.reset(seed=8)
             self.assertNotEqual(int(venv.np_random.integers(2**31)), draws[0])
+
+    def test_np_random_seed_is_the_reset_seed_and_keeps_the_seeded_generator(self):
+        # With Gymnasium, np_random_seed replaced the generator reset(seed=5) had made [Python probe, session 37].
+        with KratzenVecEnv(2, url=SERVER.url) as venv:
+            venv.reset(seed=5)
+            expected = np.random.default_rng(5).integers(1000, size=3).tolist()
+            self.assertEqual(venv.np_random_seed, 5)
+            self.assertEqual(venv.np_random.integers(1000, size=3).tolist(), expected)
+            self.assertIsNone(venv.render())
+
+    def test_an_env_dropped_without_close_frees_its_connection(self):
+        # The keepalive thread held the connection: three envs made and dropped locked a server
+        # taking two out ("the server has as many clients as it takes") [Python probe, session 37].
+        import gc
+        import threading
+        import time
+
+        def keepalives():
+            return sum(1 for t in threading.enumerate() if t.name == "kratzen-keepalive" and t.is_alive())
+
+        before = keepalives()
+        with LocalServer(args=["--max-connections", "2"]) as small:
+            for _ in range(4):
+                env = KratzenEnv(url=small.url)
+                env.reset(seed=1)
+                del env
+                gc.collect()
+                time.sleep(0.3)  # the server sees the socket close
+            with KratzenEnv(url=small.url) as env:
+                env.reset(seed=1)
+        deadline = time.monotonic() + 5
+        while keepalives() > before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertLessEqual(keepalives(), before)
+
+    def test_an_idle_client_answers_a_server_that_pings_more_than_twice_a_second(self):
+        # The keepalive looked every 0.5 s, fixed: a server pinging every 0.45 s dropped an idle env [Python probe, session 37].
+        import time
+
+        with LocalServer(args=["--heartbeat-interval-ms", "150"]) as quick:
+            with KratzenEnv(url=quick.url) as env:
+                self.assertEqual(env._session.client.hello["limits"]["heartbeatIntervalMs"], 150)
+                _, info = env.reset(seed=1)
+                time.sleep(1.5)
+                env.step(first_legal(info["action_mask"]))
 
     def test_a_call_interrupted_before_its_reply_closes_the_connection_and_later_calls_say_why(self):
         client = BridgeClient(SERVER.url)

@@ -92,6 +92,20 @@ class ContractTest(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "learner_seat must be an integer"):
             KratzenSB3VecEnv(2, SERVER.url, learner_seat=0.0)
 
+    def test_misuse_is_said_as_the_readme_says(self):
+        # A step before reset was the server's not_reset; masks after close were the stale ones;
+        # [True, 1] went as two penalised actions [Python probe, session 37].
+        venv = KratzenSB3VecEnv(2, SERVER.url)
+        with self.assertRaisesRegex(RuntimeError, r"call reset\(\) before step\(\)"):
+            venv.step(np.array([0, 0]))
+        masks = venv.reset() is not None and venv.action_masks()
+        with self.assertRaisesRegex(TypeError, "actions must be integer action ids"):
+            venv.step([True, int(np.flatnonzero(masks[1])[0])])
+        venv.close()
+        for call in (venv.action_masks, lambda: venv.env_method("action_masks"), lambda: venv.step(np.array([0, 0]))):
+            with self.assertRaisesRegex(RuntimeError, "the env is closed"):
+                call()
+
     def test_masks_through_env_method_and_has_attr(self):
         venv = self.venv
         venv.reset()
