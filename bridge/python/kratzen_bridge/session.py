@@ -302,7 +302,14 @@ def as_seed(seed) -> Optional[int]:
         raise TypeError(f"seed must be an integer or None, not {seed!r:.100}")
     if seed < 0:
         raise ValueError(f"seed must be a non-negative integer (as in Gymnasium), not {seed}")
+    # Sent as its decimal string, which the server takes up to 256 characters: a longer one was
+    # refused as "params.seed: expected string to have <=256 characters".
+    if seed >= 10**_MAX_SEED_DIGITS:
+        raise ValueError(f"seed must have at most {_MAX_SEED_DIGITS} digits, not {len(str(seed))}")
     return int(seed)
+
+
+_MAX_SEED_DIGITS = 256
 
 
 def check_aec_reset_options(options) -> None:

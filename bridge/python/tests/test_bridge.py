@@ -689,6 +689,11 @@ class HostileArgumentsTest(unittest.TestCase):
                 venv.reset(seed=-5)
             again, _ = venv.reset(seed=1)
             np.testing.assert_array_equal(first, again)
+            # Seeds go as decimal strings of at most 256 characters: a longer one was the server's
+            # "params.seed: expected string to have <=256 characters" [Python probe, session 37].
+            with self.assertRaisesRegex(ValueError, "seed must have at most 256 digits, not 401"):
+                venv.reset(seed=10**400)
+            venv.reset(seed=10**256 - 1)
         aec = KratzenAECEnv(SERVER.url)
         with self.assertRaisesRegex(ValueError, "seed must be a non-negative integer"):
             aec.reset(seed=-5)
