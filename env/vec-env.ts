@@ -9,7 +9,9 @@
 // this step, see env.ts), terminated / truncated N (0 or 1).
 // Autoreset is `same-step` (Gymnasium SAME_STEP): an env whose episode ends inside `step` is
 // reset at once; its row then holds the new episode's first observation, while
-// `finalObservations` row i and `finalInfo(i)` describe the episode that ended.
+// `finalObservations` row i and `finalInfo(i)` describe the episode that ended (the final row is
+// the view of the table's observer: the last actor when a hand or session ended, the seat to act
+// next when maxSteps truncated it; a learner's in single-agent tables).
 // Seeds: env i of `reset(seed)` plays the sessions `<seed>:<i>`, `<seed>:<i>/1`, ...; a reset
 // without a seed moves every env on to its next episode, and an env's first reset without one
 // plays seed 0's (`0:<i>`).
