@@ -1,7 +1,7 @@
 // Small statistics for evaluations: means with 95% confidence intervals (Student t), and
 // Bradley-Terry ratings on the Elo scale.
 
-/** Two-sided 97.5% quantiles of Student's t for 1..30 degrees of freedom; 1.96 beyond. */
+/** Two-sided 97.5% quantiles of Student's t for 1..30 degrees of freedom (t975 beyond). */
 const T975 = [
   12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11,
   2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
@@ -14,6 +14,24 @@ export interface MeanCi {
   n: number;
 }
 
+const Z975 = 1.959963984540054;
+
+/**
+ * The 97.5% quantile of Student's t with `df` degrees of freedom: the table up to 30, beyond it
+ * the Cornish-Fisher expansion in 1/df (Abramowitz & Stegun 26.7.5), within 1e-5 there. (1.96
+ * for every df past 30 made intervals up to 4% too narrow.)
+ */
+export function t975(df: number): number {
+  if (df <= T975.length) return T975[df - 1]!;
+  const z = Z975;
+  const z2 = z * z;
+  const g1 = (z * (z2 + 1)) / 4;
+  const g2 = (z * ((5 * z2 + 16) * z2 + 3)) / 96;
+  const g3 = (z * (((3 * z2 + 19) * z2 + 17) * z2 - 15)) / 384;
+  const g4 = (z * ((((79 * z2 + 776) * z2 + 1482) * z2 - 1920) * z2 - 945)) / 92160;
+  return z + (g1 + (g2 + (g3 + g4 / df) / df) / df) / df;
+}
+
 /** Mean and 95% CI half-width of independent samples. */
 export function meanCi(samples: readonly number[]): MeanCi {
   const n = samples.length;
@@ -21,7 +39,7 @@ export function meanCi(samples: readonly number[]): MeanCi {
   const mean = samples.reduce((a, b) => a + b, 0) / n;
   if (n < 2) return { mean, ci95: NaN, n };
   const variance = samples.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1);
-  const t = n - 1 <= T975.length ? T975[n - 2]! : 1.96;
+  const t = t975(n - 1);
   return { mean, ci95: (t * Math.sqrt(variance)) / Math.sqrt(n), n };
 }
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bradleyTerryElo, meanCi, runTournament, seating, writeTournamentReport } from './index.js';
+import { bradleyTerryElo, meanCi, runTournament, seating, t975, writeTournamentReport } from './index.js';
 import { TournamentStopped, maxDealHands } from './tournament.js';
 import { randomSession } from '../env/rules/index.js';
 
@@ -114,6 +114,17 @@ describe('statistics', () => {
     const { mean, ci95 } = meanCi([1, 2, 3, 4]);
     expect(mean).toBe(2.5);
     expect(ci95).toBeCloseTo(3.182 * Math.sqrt(5 / 3) / 2, 6);
+  });
+  it('meanCi uses Student t past 30 degrees of freedom too (1.96 made 32 deals\' intervals 4% too narrow) [eval probe, session 37]', () => {
+    // Quantiles by bisection on Simpson's rule over the t density (20,000 intervals).
+    for (const [df, quantile] of [[30, 2.042 /* the table's, to 3 places */], [31, 2.039513], [40, 2.021075], [63, 1.998341], [99, 1.984217], [1599, 1.961449], [1e6, 1.959966]] as const) {
+      expect(t975(df)).toBeCloseTo(quantile, 5);
+    }
+    const samples = Array.from({ length: 32 }, (_, i) => (i * 7) % 5);
+    const { ci95 } = meanCi(samples);
+    const mean = samples.reduce((a, b) => a + b) / 32;
+    const sd = Math.sqrt(samples.reduce((a, b) => a + (b - mean) ** 2, 0) / 31);
+    expect(ci95).toBeCloseTo((2.039513 * sd) / Math.sqrt(32), 5);
   });
   it('Bradley-Terry ratings order the players and stay finite when one is unbeaten', () => {
     const elo = bradleyTerryElo([
