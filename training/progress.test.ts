@@ -1,7 +1,7 @@
 // The progress bar's ETA: from the pace of the work done since the bar started, so a resumed
 // run does not count the updates of the run it continues as done in no time.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ProgressBar } from './progress.js';
+import { ProgressBar, formatSeconds } from './progress.js';
 
 function fakeStream() {
   const lines: string[] = [];
@@ -53,5 +53,11 @@ describe('ProgressBar', () => {
     bar.update(10);
     expect(writes.slice(1)).toEqual([expect.stringMatching(/^\rtrain \[#{28}\] 1/), '\n']);
     expect(writes[1]).toHaveLength(1 + 39);
+  });
+});
+
+describe('formatSeconds', () => {
+  it('rounds before it splits minutes from seconds ("1m60s" for 119.6 s) [eval probe, session 37]', () => {
+    expect([0.4, 59.4, 59.6, 60, 119.6, 3599.7, 3600].map(formatSeconds)).toEqual(['0s', '59s', '1m00s', '1m00s', '2m00s', '60m00s', '60m00s']);
   });
 });

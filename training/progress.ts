@@ -53,7 +53,9 @@ export class ProgressBar {
 }
 
 export function formatSeconds(seconds: number): string {
-  if (seconds < 60) return `${seconds.toFixed(0)}s`;
-  const m = Math.floor(seconds / 60);
-  return `${m}m${String(Math.round(seconds - 60 * m)).padStart(2, '0')}s`;
+  // Rounded first: 119.6 s read "1m60s".
+  const whole = Math.round(seconds);
+  if (whole < 60) return `${whole}s`;
+  const m = Math.floor(whole / 60);
+  return `${m}m${String(whole - 60 * m).padStart(2, '0')}s`;
 }
