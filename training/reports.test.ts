@@ -103,6 +103,15 @@ describe('reports of odd inputs [probe round 9]', () => {
     expect((html.match(/<title>[^<]*±/g) ?? []).length).toBe(6);
   });
 
+  it('skip a number that another agent already is: a checkpoint folder named "heuristic #1" beside two heuristics made two agents "heuristic #1" [eval probe, session 37]', () => {
+    const deals = [0, 1].map((deal) => ({ deal, chipsPerHand: [deal, -1, 1 - deal], hands: 16 }));
+    const result = summarize({ agents: ['heuristic', 'heuristic', 'heuristic #1'], rules: { profile: 'didactic4', players: 4 }, deals: 2, seed: 1 }, 4, deals);
+    const names = result.agents.map((a) => a.name);
+    expect(names).toEqual(['heuristic #2', 'heuristic #3', 'heuristic #1']);
+    expect(result.headToHead.every((h) => h.a !== h.b)).toBe(true);
+    expect((tournamentHtml(result).match(/<title>[^<]*±/g) ?? []).length).toBe(6);
+  });
+
   it('show direction controls as escapes and cut long labels between characters (U+202E reversed a path; a cut split an emoji)', () => {
     const bidi = barChartSvg('t', [{ label: 'safe\u202efdp.exe', value: 1, error: 0 }]);
     expect(bidi).not.toContain('\u202e');

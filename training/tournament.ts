@@ -260,14 +260,21 @@ export async function runTournament(config: TournamentConfig, options: RunOption
 /**
  * The agents' names in a result: their specs, numbered where one is given more than once
  * (`random #1`, `random #2`): the report's head-to-head keyed them by name, and lost pairs.
+ * A number another agent's spec already is is skipped (a checkpoint folder named `heuristic #1`
+ * beside two heuristics made two agents `heuristic #1`).
  */
 export function agentNames(specs: readonly string[]): string[] {
-  const seen = new Map<string, number>();
+  const taken = new Set(specs);
+  const counters = new Map<string, number>();
   return specs.map((spec) => {
     if (specs.indexOf(spec) === specs.lastIndexOf(spec)) return spec;
-    const k = (seen.get(spec) ?? 0) + 1;
-    seen.set(spec, k);
-    return `${spec} #${k}`;
+    let k = counters.get(spec) ?? 0;
+    let name: string;
+    do name = `${spec} #${++k}`;
+    while (taken.has(name));
+    counters.set(spec, k);
+    taken.add(name);
+    return name;
   });
 }
 
