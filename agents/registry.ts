@@ -90,6 +90,16 @@ function namedBySpec(spec: string, make: () => Agent): Agent {
   }
 }
 
+/**
+ * Whether the agent `spec` names decides by the clock (pimc with timeBudgetMs): its play then
+ * depends on the machine's speed and load, not on the seed alone. For a spec createAgent took.
+ */
+export function agentDependsOnTime(spec: string): boolean {
+  if (!isBuiltinAgent(spec)) return false;
+  const [kind, optionText] = spec.split(/:(.*)/s, 2) as [string, string | undefined];
+  return kind === 'pimc' && parseOptions(optionText, spec).timeBudgetMs !== undefined;
+}
+
 /** Creates an agent from its spec; throws an error naming the spec when it is not one. */
 export async function createAgent(spec: string, context: AgentContext): Promise<Agent> {
   if (typeof spec !== 'string') throw new TypeError(`an agent spec is a string (random, heuristic, pimc[:options] or a checkpoint folder), got ${String(spec).slice(0, 40)}`);

@@ -45,6 +45,19 @@ export async function storeFolderOf(dir: string, exists: (file: string) => boole
 }
 
 /**
+ * The checkpoint folder `dir` names, as loadCheckpointOrLatest reads it: itself, or the one the
+ * `latest` pointer of the store it is (or a training run's folder holds) names; null when it names
+ * none. A damaged pointer is a CheckpointError naming the file.
+ */
+export async function checkpointFolderOf(dir: string): Promise<string | null> {
+  const exists = (file: string) => lstat(file).then(() => true, () => false);
+  if (await exists(path.join(dir, MANIFEST_FILE))) return dir;
+  const store = await storeFolderOf(dir, exists);
+  const name = await new CheckpointStore(store, { rules: {} }).pointer('latest');
+  return name === null ? null : path.join(store, name);
+}
+
+/**
  * The checkpoint `dir` names, loaded: a checkpoint folder itself (anything named manifest.json
  * makes one, to be refused as such if it is no regular file), else the latest of the store it is
  * or, for a training run's folder, holds (storeFolderOf).

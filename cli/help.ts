@@ -85,7 +85,10 @@ each agent holds every hand. Prints chips per hand with a 95% confidence interva
 result.json and report.html to --out.
 
   --agents A,B[,...]            random, heuristic[:caution=C], pimc[:samples=K,timeBudgetMs=T,rollout=heuristic|random],
-                                or a checkpoint directory (a checkpoint, a store, or a run: runs/<name>)
+                                or a checkpoint directory (a checkpoint, a store, or a run: runs/<name>, whose
+                                latest checkpoint when the evaluation starts plays every deal); results depend
+                                only on the seed, except with timeBudgetMs (a pimc agent that searches for a
+                                time finds more on a faster machine, or one less busy)
   --hands N                     hands over all rotations (default 1000)
   --seed S                      seed of the deals (default 0)
   --workers W                   worker threads of a local evaluation (default min(2, cores); not with --redis)

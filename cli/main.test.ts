@@ -212,6 +212,14 @@ describe('kratzen eval', () => {
     expect(kratzen('eval', '--agents', 'pimc:samples=0,random', '--hands', '32')).toMatchObject({ code: 2, json: { ...badOption, field: 'agents' } });
     expect(kratzen('exploit', '--target', 'pimc:samples=0')).toMatchObject({ code: 2, json: { ...badOption, field: 'target' } });
   });
+  it('says before the run that a pimc agent with timeBudgetMs makes results depend on the machine, not the seed alone [eval probe, session 37]', () => {
+    const out = join(tmp, 'eval-time');
+    const timed = kratzen('eval', '--agents', 'pimc:timeBudgetMs=1,random', '--hands', '16', '--workers', '1', '--json', '--out', out);
+    expect(timed.code).toBe(0);
+    expect(timed.stderr).toContain("eval: pimc:timeBudgetMs=1 searches for a time: its results depend on this machine's speed and load, not only on --seed");
+    const counted = kratzen('eval', '--agents', 'pimc:samples=2,random', '--hands', '16', '--workers', '1', '--json', '--out', out);
+    expect(counted.stderr).not.toContain('searches for a time');
+  });
   it('refuses more workers or deals than it can hold, before starting any (1000 threads were started before)', () => {
     for (const workers of ['0', '1000']) expect(kratzen('eval', '--agents', 'heuristic,random', '--workers', workers)).toMatchObject({ code: 2, json: { field: 'workers' } });
     expect(kratzen('eval', '--agents', 'heuristic,random', '--hands', '100000000000')).toMatchObject({ code: 2, json: { field: 'hands' } });

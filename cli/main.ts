@@ -18,6 +18,7 @@ import {
   quoteInput,
 } from '../env/rules/index.js';
 import { ProgressBar, checkAgentSpec, dealsForHands, runTournament, tournamentReportProblem, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
+import { agentDependsOnTime } from '../agents/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, parseFlags, redisFlag, rulesFromFlags, seedFlag } from './flags.js';
@@ -204,6 +205,8 @@ async function runEval(args: string[]): Promise<void> {
     } catch (e) {
       badInput('agents', (e as Error).message);
     }
+    // Same seed, other results: said before the run, not found out after two.
+    if (agentDependsOnTime(spec)) process.stderr.write(`eval: ${printable(spec)} searches for a time: its results depend on this machine's speed and load, not only on --seed\n`);
   }
   const hands = reportingErrors(() => integerFlag(values.hands, 'hands')) ?? 1000;
   // --hands counts hands over all rotations: deals x seats x hands per session.
@@ -245,6 +248,9 @@ async function runEval(args: string[]): Promise<void> {
     // A full disk, or a report file's name taken by a folder since the check above: say so (exit
     // 3). The report is written whole or not at all, so an earlier one in the folder stays as it was.
     failOutput('out', fsErrorReason(e));
+  }
+  for (const [spec, folder] of Object.entries(result.config.checkpoints ?? {})) {
+    process.stderr.write(`eval: ${printable(spec)} played its latest checkpoint, ${printable(folder)}\n`);
   }
   if (values.json) {
     printJson(result);

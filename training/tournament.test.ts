@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { bradleyTerryElo, meanCi, runTournament, seating, t975, writeTournamentReport } from './index.js';
 import { TournamentStopped, maxDealHands } from './tournament.js';
 import { randomSession } from '../env/rules/index.js';
+import { PolicyAgent, selectBackend } from '../agents/index.js';
+import { CheckpointStore } from '../checkpoints/index.js';
 
 describe('seating', () => {
   it.each([
@@ -78,6 +80,29 @@ describe('duplicate tournaments', () => {
     for (const workers of [1, 2]) {
       await expect(runTournament({ ...config, workers })).rejects.toMatchObject({ name: 'AmountOverflowError', hand: expect.any(Number) });
     }
+  });
+
+  it('plays the checkpoint a store\'s latest names when it starts, in every worker (each read latest for itself, and a live run moved it between them) [eval probe, session 37]', async () => {
+    await selectBackend('wasm');
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-tournament-latest-'));
+    const rules = { profile: 'didactic4', players: 4 };
+    const store = new CheckpointStore(join(dir, 'store'), { rules });
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: [8] }, seed: 1 });
+    await store.save(agent, { step: 1 });
+    const { dir: newest } = await store.save(agent, { step: 2 });
+    agent.dispose();
+    const log = join(dir, 'loads.log');
+    process.env.KRATZEN_TEST_LOAD_LOG = log;
+    const config = { agents: [join(dir, 'store'), 'random'], rules, deals: 4, seed: 1, workers: 2 };
+    const result = await runTournament(config, { checkpointModule: new URL('../test/fixtures/recording-loader.mjs', import.meta.url).href });
+    // Each worker loads the folder it was given, read once before they started.
+    expect(readFileSync(log, 'utf8').trim().split('\n')).toEqual([newest, newest]);
+    expect(result.config.checkpoints).toEqual({ [join(dir, 'store')]: newest });
+    expect(result.agents[0]!.name).toBe(join(dir, 'store'));
+    // A checkpoint folder given as itself is played as itself, and not listed.
+    const direct = await runTournament({ ...config, agents: [newest, 'random'], workers: 1 }, { loadCheckpoint: async (d, c) => (await import('../checkpoints/agent-loader.js')).loadCheckpoint(d, c) });
+    expect(direct.config.checkpoints).toBeUndefined();
+    expect(direct.deals).toEqual(result.deals);
   });
 
   it('writes a JSON result and an HTML report with an SVG chart', async () => {

@@ -16,6 +16,7 @@ import { bradleyTerryElo, meanCi, type MeanCi } from './stats.js';
 import { builtModule } from '../env/built-module.js';
 import { CheckpointError, type CheckpointErrorCode } from '../checkpoints/errors.js';
 import { isBuiltinAgent } from '../agents/registry.js';
+import { checkpointFolderOf } from '../checkpoints/store.js';
 
 /**
  * What a tournament worker posts when it stops: bad input keeps its field across the thread, and
@@ -89,7 +90,15 @@ export interface HeadToHead {
 }
 
 export interface TournamentResult {
-  config: { agents: string[]; rules: Record<string, unknown>; deals: number; seed: number | string; players: number };
+  config: {
+    agents: string[];
+    rules: Record<string, unknown>;
+    deals: number;
+    seed: number | string;
+    players: number;
+    /** For agents given as a checkpoint store or a training run's folder: the checkpoint its `latest` named, which every deal played. */
+    checkpoints?: Record<string, string>;
+  };
   agents: AgentSummary[];
   headToHead: HeadToHead[];
   ratingMethod: string;
@@ -214,13 +223,18 @@ export async function runTournament(config: TournamentConfig, options: RunOption
   }
   const game = createGame(config.rules);
   const workers = Math.max(1, Math.min(config.workers ?? 1, config.deals));
+  // A store's or a run's `latest` moves while that run trains: read once here, every deal (and
+  // every worker) plays the same checkpoint. Each worker read it for itself at its first deal, and
+  // one agent name covered two policies.
+  const latest = options.preloaded ? new Map<string, string>() : await latestCheckpoints(config.agents);
+  const playing: TournamentConfig = latest.size === 0 ? config : { ...config, agents: config.agents.map((spec) => latest.get(spec) ?? spec) };
   const results: DealResult[] = new Array(config.deals);
   let done = 0;
   if (options.preloaded && workers > 1) throw new Error('preloaded agents need workers: 1');
   if (workers === 1) {
     const cache = new Map<string, Agent>(options.preloaded ?? []);
     for (let deal = 0; deal < config.deals; deal++) {
-      results[deal] = await playDeal(config, deal, options.loadCheckpoint, cache);
+      results[deal] = await playDeal(playing, deal, options.loadCheckpoint, cache);
       options.onDeal?.(++done, config.deals);
       if (options.shouldStop?.()) throw new TournamentStopped(done);
     }
@@ -232,7 +246,7 @@ export async function runTournament(config: TournamentConfig, options: RunOption
         Array.from({ length: workers }, (_, w) => {
           const deals = Array.from({ length: config.deals }, (_, d) => d).filter((d) => d % workers === w);
           return new Promise<void>((resolve, reject) => {
-            const worker = new Worker(workerScript(), { workerData: { config, deals, checkpointModule: options.checkpointModule } });
+            const worker = new Worker(workerScript(), { workerData: { config: playing, deals, checkpointModule: options.checkpointModule } });
             running.push(worker);
             worker.on('message', (message: DealResult | WorkerFailure) => {
               if (stopped) return;
@@ -254,7 +268,24 @@ export async function runTournament(config: TournamentConfig, options: RunOption
       await Promise.all(running.map((worker) => worker.terminate()));
     }
   }
-  return summarize(config, game.numPlayers, results);
+  const result = summarize(config, game.numPlayers, results);
+  if (latest.size > 0) result.config.checkpoints = Object.fromEntries(latest);
+  return result;
+}
+
+/**
+ * The checkpoint folder each agent given as a checkpoint store or a run's folder plays now (its
+ * `latest`); specs that are a checkpoint folder themselves, built-in agents, and paths that name
+ * no checkpoint (left for the agent's own error) are not listed.
+ */
+async function latestCheckpoints(specs: readonly string[]): Promise<Map<string, string>> {
+  const latest = new Map<string, string>();
+  for (const spec of specs) {
+    if (isBuiltinAgent(spec) || latest.has(spec) || !existsSync(spec)) continue;
+    const folder = await checkpointFolderOf(spec).catch(() => null);
+    if (folder !== null && folder !== spec) latest.set(spec, folder);
+  }
+  return latest;
 }
 
 /**

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, wr
 import { makeDirs } from '../../checkpoints/durable-fs.js';
 import { join } from 'node:path';
 import { MANIFEST_FILE, NAME_PATTERN } from '../../checkpoints/manifest.js';
-import { CheckpointStore, storeFolderOf } from '../../checkpoints/store.js';
+import { checkpointFolderOf } from '../../checkpoints/store.js';
 import { isBlobHash, type BlobStore } from './redis.js';
 
 interface CheckpointIndex {
@@ -16,11 +16,8 @@ interface CheckpointIndex {
 
 /** The checkpoint directory `dir` names: itself, or the `latest` of a checkpoint store (or of a training run's). */
 export async function resolveCheckpointDir(dir: string): Promise<string> {
-  if (existsSync(join(dir, MANIFEST_FILE))) return dir;
-  const store = await storeFolderOf(dir, existsSync);
-  // The store's own reading of its pointer (a damaged one is a CheckpointError naming the file).
-  const name = await new CheckpointStore(store, { rules: {} }).pointer('latest');
-  if (name !== null) return join(store, name);
+  const found = await checkpointFolderOf(dir);
+  if (found !== null) return found;
   throw new Error(`${dir} is neither a checkpoint, a checkpoint store nor a training run's folder`);
 }
 
