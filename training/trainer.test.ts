@@ -415,6 +415,11 @@ describe('trainer', () => {
     // As if killed before any checkpoint, with update 2's league snapshot already written.
     rmSync(join(dir, 'early', 'checkpoints'), { recursive: true });
     cpSync(join(dir, 'straight', 'league', 'snapshot-u2'), join(dir, 'early', 'league', 'snapshot-u2'), { recursive: true });
+    // Started afresh (the same command again), it emptied metrics.jsonl and then failed at that
+    // snapshot ("checkpoints are immutable"): it is refused at once, the run left as it was [eval probe, session 37].
+    const metricsBefore = readFileSync(join(dir, 'early', 'metrics.jsonl'), 'utf8');
+    await expect(run('early', dir)).rejects.toMatchObject({ field: 'name', message: expect.stringMatching(/stopped before its first checkpoint .*pass --resume/) });
+    expect(readFileSync(join(dir, 'early', 'metrics.jsonl'), 'utf8')).toBe(metricsBefore);
     const resumed = await run('early', dir, { resume: true });
     expect(resumed.metrics.map(withoutTimings)).toEqual(straight.metrics.map(withoutTimings));
   });

@@ -69,6 +69,16 @@ export interface TrainResult {
 const BEHAVIOUR_EXTRA = 'behaviour';
 /** The checkpoint extra holding the oracle critic's weights (config `critic: "oracle"`). */
 const CRITIC_EXTRA = 'critic';
+/** The run's folder of league snapshots (a checkpoint store beside checkpoints/). */
+const LEAGUE_FOLDER = 'league';
+
+function hasLeagueSnapshots(runDir: string): boolean {
+  try {
+    return readdirSync(join(runDir, LEAGUE_FOLDER)).some((entry) => entry.startsWith('snapshot-'));
+  } catch {
+    return false; // none there (a file in its place is the league store's to refuse)
+  }
+}
 
 const TIMING_FIELDS = ['seconds', 'stepsPerSec', 'elapsed'];
 /** Metrics fields that depend on the wall clock, not on the seed. */
@@ -174,7 +184,7 @@ class TrainingRun {
     this.log = (text) => verbose && process.stderr.write(`${text}\n`);
     this.rules = config.rules;
     this.store = new CheckpointStore(join(runDir, RUN_STORE_FOLDER), { rules: this.rules, bestMetric: { name: 'evalVsHeuristic', higherIsBetter: true } });
-    this.leagueStore = new CheckpointStore(join(runDir, 'league'), { rules: this.rules });
+    this.leagueStore = new CheckpointStore(join(runDir, LEAGUE_FOLDER), { rules: this.rules });
     this.metricsPath = join(runDir, 'metrics.jsonl');
     this.reportPath = join(runDir, 'report.html');
     this.totalUpdates = config.imitationUpdates + config.updates;
@@ -228,6 +238,14 @@ class TrainingRun {
       };
     } else if (existsSync(join(runDir, RUN_STORE_FOLDER))) {
       throw new ValidationError('run exists', 'name', `${runDir} already holds a run: pass --resume to continue it, or choose another --name`);
+    } else if (hasLeagueSnapshots(runDir)) {
+      // A run stopped between its first league snapshot and its first checkpoint: started afresh
+      // here, it emptied the run's metrics and then failed at the snapshot already there.
+      throw new ValidationError(
+        'run exists',
+        'name',
+        `${runDir} holds a run stopped before its first checkpoint (it has league snapshots): pass --resume to start it again from update 0, or choose another --name`,
+      );
     }
     let lock: RunLock;
     try {
