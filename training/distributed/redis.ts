@@ -116,14 +116,23 @@ export function sha256(data: Uint8Array | string): string {
  */
 export const REDIS_SILENCE_LIMIT_MS = 60_000;
 
+/** How long a blob for one reader (putOwned) waits at most to be taken. */
+export const OWNED_BLOB_TTL_SECONDS = 24 * 3600;
+/** A blob owner: a job id as this project makes them (a UUID, a seed's characters, digits). */
+const OWNER_PATTERN = /^[\w.-]{1,256}$/;
+
 /** Blobs keyed by their SHA-256: put is idempotent, get verifies what it reads. */
 export class BlobStore {
   private readonly redis: Redis;
   private lastError: Error | null = null;
 
-  /** A command unanswered for `silenceLimitMs` fails (an upload to a paused Redis waited for good). */
+  /**
+   * A command unanswered for `silenceLimitMs` fails (an upload to a paused Redis waited for good);
+   * one sent while Redis is away waits for it as long (it failed after 3 reconnection attempts,
+   * about half a second: a Redis restarted in a second stopped a training run).
+   */
   constructor(connection: RedisConnection, silenceLimitMs = REDIS_SILENCE_LIMIT_MS, private readonly ttlSeconds = 7 * 24 * 3600) {
-    this.redis = new Redis({ ...connection, lazyConnect: true, maxRetriesPerRequest: 3, commandTimeout: silenceLimitMs });
+    this.redis = new Redis({ ...connection, lazyConnect: true, maxRetriesPerRequest: null, commandTimeout: silenceLimitMs });
     // Reported by connect() and the commands that fail; the last is kept for connect's message.
     this.redis.on('error', (e: Error) => (this.lastError = e));
   }
@@ -189,6 +198,34 @@ export class BlobStore {
       }
     });
     if (repairs > 0) for (const [error] of (await repair.exec()) ?? []) if (error) throw error;
+  }
+
+  private ownedKey(hash: string, owner: string): string {
+    if (!isBlobHash(hash)) throw new Error(`not a blob hash: "${String(hash).slice(0, 80)}"`);
+    if (!OWNER_PATTERN.test(owner)) throw new Error(`not a blob owner: "${owner.slice(0, 80)}"`);
+    return `${KEY_PREFIX}:blob:${hash}:${owner}`;
+  }
+
+  /**
+   * Stores `data` for one reader that takes it once (a rollout batch for the trainer): under its
+   * hash and `owner` (the job's id), so that two runs' identical blobs are two keys, for at most
+   * `ttlSeconds` (a reader that stopped never takes it). Batches stored as shared blobs stayed
+   * 7 days: a training run left about 19 MB in Redis per update.
+   */
+  async putOwned(data: Uint8Array, owner: string, ttlSeconds = OWNED_BLOB_TTL_SECONDS): Promise<string> {
+    const hash = sha256(data);
+    await this.redis.set(this.ownedKey(hash, owner), Buffer.from(data), 'EX', ttlSeconds);
+    return hash;
+  }
+
+  /** Reads and removes the blob putOwned stored for `owner`, checked against its hash. */
+  async take(hash: string, owner: string): Promise<Buffer> {
+    const key = this.ownedKey(hash, owner);
+    const [[getError, data], [deleteError]] = ((await this.redis.multi().getBuffer(key).del(key).exec()) ?? []) as [Error | null, Buffer | null][];
+    if (getError || deleteError) throw getError ?? deleteError;
+    if (!data) throw new Error(`blob ${hash} of ${owner} is not in Redis (expired, taken already, or another Redis?)`);
+    if (sha256(data) !== hash) throw new Error(`blob ${hash} does not match its hash`);
+    return data;
   }
 
   async get(hash: string): Promise<Buffer> {

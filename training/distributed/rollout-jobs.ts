@@ -173,7 +173,7 @@ export class RedisActors implements RolloutActors {
       replies.map(async (reply, k) => {
         if (reply === null || typeof reply !== 'object' || typeof reply.batch !== 'string') throw new Error(`job ${jobs[k]!.id} returned no batch`);
         const job = `job ${jobs[k]!.id}`;
-        return { batch: decodeBatch(await this.blobs.get(reply.batch), reply.size, job, request.recordOtherHands === true), stats: checkedRolloutStats(reply.stats, job) };
+        return { batch: decodeBatch(await this.blobs.take(reply.batch, jobs[k]!.id), reply.size, job, request.recordOtherHands === true), stats: checkedRolloutStats(reply.stats, job) };
       }),
     );
     return mergeRollouts(parts);

@@ -40,5 +40,5 @@ export default async function processRollout(job: SandboxedJob<RolloutBlock, Rol
   }
   entry.actor.setWeights(await weights(blobs, job.data.weights));
   const { batch, stats } = entry.actor.collect(request);
-  return { batch: await blobs.put(encodeBatch(batch)), size: batch.size, stats };
+  return { batch: await blobs.putOwned(encodeBatch(batch), String(job.id)), size: batch.size, stats };
 }
