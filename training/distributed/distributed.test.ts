@@ -476,6 +476,17 @@ suite('a coordinator that stops, jobs that fail for good, bad agents [probe roun
     expect(await waiting()).toBe(0);
   }, 60_000);
 
+  it('an interrupt while many jobs go in takes them all back once they are in (a 5 s bound on the whole left 60,000 of 62,500 queued) [scale-out probe, session 37]', async () => {
+    const controller = new AbortController();
+    const deals = 40_000;
+    const running = runTournamentOnRedis({ ...config, seed: 'many', deals }, { connection: parseRedisUrl(url), blockDeals: 1, signal: controller.signal });
+    const outcome = running.then(() => 'finished', (e: unknown) => e);
+    for (let tries = 0; tries < 600 && (await waiting()) < 1000; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
+    controller.abort(new Error('interrupted by the test'));
+    expect(await outcome).toMatchObject({ message: 'interrupted by the test' });
+    expect(await waiting()).toBe(0);
+  }, 120_000);
+
   it('a training run on Redis stopped twice while it waits for workers takes its queued rollout jobs back and exits 130 (they stayed)', async () => {
     const rollouts = new Queue(ROLLOUT_QUEUE, { connection: parseRedisUrl(url), prefix: KEY_PREFIX });
     const runsDir = mkdtempSync(join(tmpdir(), 'kratzen-stopped-'));

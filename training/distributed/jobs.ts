@@ -28,22 +28,53 @@ export interface WaitOptions {
 /** Stalls of one job past which the run gives it up: workers fail a job after 5 (worker.ts). */
 const MAX_STALLS = 10;
 
-/** How long a stopped run may spend taking its jobs off the queue. */
-const WITHDRAW_MS = 5000;
+/**
+ * How long taking a stopped run's jobs back may go without Redis answering a chunk of removals
+ * (Redis may be why the run stopped), and how many go in a chunk. A bound on the whole took back
+ * none of 31,250 jobs: the removals waited for the jobs still going in, which took longer.
+ */
+const WITHDRAW_SILENCE_MS = 5000;
+const WITHDRAW_CHUNK = 1000;
+
+/** `promise`'s value, or null when it takes longer than `ms`. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Removes the jobs `ids` a chunk at a time while Redis answers; returns those not removed (held
+ * by a worker, or not in yet), or null when Redis stopped answering.
+ */
+async function removeJobs(queue: Queue, ids: string[]): Promise<string[] | null> {
+  const left: string[] = [];
+  for (let start = 0; start < ids.length; start += WITHDRAW_CHUNK) {
+    const chunk = ids.slice(start, start + WITHDRAW_CHUNK);
+    const replies = await within(Promise.allSettled(chunk.map((id) => queue.remove(id))), WITHDRAW_SILENCE_MS);
+    if (replies === null) return null;
+    replies.forEach((reply, k) => {
+      if (reply.status !== 'fulfilled' || reply.value !== 1) left.push(chunk[k]!);
+    });
+  }
+  return left;
+}
 
 /**
  * Takes the jobs of a run that stopped (failed or interrupted) off the queue, so that workers do
  * not play them for nobody, ahead of later runs' jobs. A job a worker holds is not removed: it
- * finishes and expires on its own. Bounded in time: Redis may be why the run stopped.
+ * finishes and expires on its own. Those already in go first; the jobs still going in are taken
+ * once they are in (removed before, they would come in after), while Redis answers.
  */
 async function withdrawJobs(queue: Queue, ids: string[], addition: Promise<unknown>): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise((resolve) => (timer = setTimeout(resolve, WITHDRAW_MS)));
-  // The jobs still being added first: removed before they are in, they would come in after.
-  const remove = () => Promise.allSettled(ids.map((id) => queue.remove(id)));
-  const removal = addition.then(remove, remove);
-  await Promise.race([removal, late]);
-  clearTimeout(timer);
+  const left = await removeJobs(queue, ids);
+  if (left === null || left.length === 0) return;
+  if ((await within(addition.then(() => true, () => true), REDIS_SILENCE_LIMIT_MS)) === null) return;
+  await removeJobs(queue, left);
 }
 
 /** The run cannot go on: Redis lost its jobs or stopped answering (field `redis`, exit 2). */
