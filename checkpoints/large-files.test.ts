@@ -7,12 +7,27 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createServer } from 'node:net';
+import { once } from 'node:events';
 import { readRegularFile } from './safe-read.js';
 import { sha256 } from './manifest.js';
 
 afterEach(() => vi.restoreAllMocks());
 
 describe('readRegularFile', () => {
+  it('refuses a socket as a file that is no regular file, a CheckpointError (the OS\'s ENXIO message, with the path it resolved, went out) [bridge probe, session 37]', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-read-'));
+    const file = join(dir, 'weights.bin');
+    const server = createServer().listen(file);
+    await once(server, 'listening');
+    try {
+      await expect(readRegularFile(file, dir, { exactBytes: 4 })).rejects.toMatchObject({ name: 'CheckpointError', code: 'bad-manifest', reason: `${file} is not a regular file` });
+    } finally {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reads a file past 2 GiB in reads of under 2^31 bytes each (one read of it aborted Node) [probe round 6]', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-read-'));
     const file = join(dir, 'optimizer.bin');

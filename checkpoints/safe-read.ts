@@ -35,6 +35,10 @@ export async function readRegularFile(file: string, where: string, limit: { exac
     // A file (or FIFO) named as the checkpoint: the OS's message named a file inside it.
     if (code === 'ENOTDIR') throw new CheckpointError('missing-file', where, `not a folder: a checkpoint is a folder holding ${path.basename(file)}`);
     if (code === 'ELOOP') throw new CheckpointError('bad-manifest', where, `${file} is a symbolic link`);
+    // A socket fails to open before the check below: the OS's message (with the path it resolved)
+    // reached bridge clients as invalid_params.
+    if (code === 'ENXIO') throw new CheckpointError('bad-manifest', where, `${file} is not a regular file`);
+    if (code === 'EACCES' || code === 'EPERM') throw new CheckpointError('bad-manifest', where, `${file} cannot be read (permission denied)`);
     throw e;
   }
   try {
