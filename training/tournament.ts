@@ -278,7 +278,7 @@ export async function runTournament(config: TournamentConfig, options: RunOption
  * `latest`); specs that are a checkpoint folder themselves, built-in agents, and paths that name
  * no checkpoint (left for the agent's own error) are not listed.
  */
-async function latestCheckpoints(specs: readonly string[]): Promise<Map<string, string>> {
+export async function latestCheckpoints(specs: readonly string[]): Promise<Map<string, string>> {
   const latest = new Map<string, string>();
   for (const spec of specs) {
     if (isBuiltinAgent(spec) || latest.has(spec) || !existsSync(spec)) continue;

@@ -20,6 +20,8 @@ import { runTournamentOnRedis } from './tournament-jobs.js';
 import { startWorkers } from './worker.js';
 import { haveRedisServer, startLocalRedis, startWorkerProcess } from './local-cluster.js';
 import { train, withoutTimings } from '../trainer.js';
+import { CheckpointStore } from '../../checkpoints/store.js';
+import type { RulesInput } from '../../checkpoints/checkpoint.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'dist/cli/main.js');
@@ -79,6 +81,17 @@ suite('tournaments on Redis with BullMQ', () => {
     const distributed = await runTournamentOnRedis(config, { connection: parseRedisUrl(url), blockDeals: 3, onDeal: (done) => progress.push(done) });
     expect(distributed).toEqual(local);
     expect(progress[progress.length - 1]).toBe(config.deals);
+  }, 120_000);
+
+  it('names the checkpoint a store played in the result, as a local run does (the field was missing) [docs probe, session 37]', async () => {
+    const store = join(mkdtempSync(join(tmpdir(), 'kratzen-redis-store-')), 'store');
+    cpSync(CHECKPOINT, join(store, 'step-000000000007'), { recursive: true });
+    await new CheckpointStore(store, { rules: config.rules as RulesInput }).setLatest('step-000000000007');
+    const small = { ...config, agents: [store, 'random'], deals: 4 };
+    const local = await runTournament(small, { loadCheckpoint });
+    const distributed = await runTournamentOnRedis(small, { connection: parseRedisUrl(url), blockDeals: 2 });
+    expect(local.config.checkpoints).toEqual({ [store]: join(store, 'step-000000000007') });
+    expect(distributed).toEqual(local);
   }, 120_000);
 
   it('finishes with the same result when a worker is killed (-9) mid-run: its job is retried, no deal lost or doubled', async () => {

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import { createGame } from '../../env/rules/index.js';
-import { checkAgentSpec, maxDealHands, summarize, type DealResult, type TournamentConfig, type TournamentResult } from '../tournament.js';
+import { checkAgentSpec, latestCheckpoints, maxDealHands, summarize, type DealResult, type TournamentConfig, type TournamentResult } from '../tournament.js';
 import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
 import { uploadCheckpoint } from './checkpoint-blobs.js';
 import { distributedRunFailure, runJobs } from './jobs.js';
@@ -49,11 +49,15 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
   const events = quietErrors(new QueueEvents(TOURNAMENT_QUEUE, { connection: options.connection, prefix }));
   try {
     const checkpoints: Record<string, string> = {};
+    // A store or a run plays the checkpoint its latest names now, as on one machine (and that one
+    // is checked and uploaded, not a later one).
+    const latest = await latestCheckpoints(config.agents);
     for (const spec of new Set(config.agents)) {
+      const folder = latest.get(spec) ?? spec;
       // Checked here, as a local run checks it (a checkpoint loaded for these rules), so a bad
       // spec fails at once and not on every worker: an empty folder or another game's
       // checkpoint went out as jobs that failed five times each, or waited for workers.
-      if (await checkAgentSpec(spec, config.rules, loadCheckpoint)) checkpoints[spec] = await uploadCheckpoint(spec, blobs).catch((e: unknown) => Promise.reject(distributedRunFailure(e)));
+      if (await checkAgentSpec(folder, config.rules, loadCheckpoint)) checkpoints[spec] = await uploadCheckpoint(folder, blobs).catch((e: unknown) => Promise.reject(distributedRunFailure(e)));
     }
     await events.waitUntilReady();
     const run = randomUUID();
@@ -78,7 +82,9 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
     );
     const results = mergedDeals(returned, blocks, config, run);
     options.onDeal?.(config.deals, config.deals);
-    return summarize(config, players, results);
+    const result = summarize(config, players, results);
+    if (latest.size > 0) result.config.checkpoints = Object.fromEntries(latest);
+    return result;
   } finally {
     await closeRedisClients([events, queue, blobs]);
   }
