@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import struct
 import subprocess
@@ -326,7 +327,16 @@ class LocalServer:
     def __init__(self, command: Optional[Sequence[str]] = None, args: Sequence[str] = (), env: Optional[dict] = None):
         if command is None:
             script = Path(__file__).resolve().parents[3] / "dist" / "cli" / "serve.js"
-            command = ["node", str(script)] if script.exists() else ["kratzen", "serve"]
+            if script.exists():
+                command = ["node", str(script)]
+            elif shutil.which("kratzen"):
+                command = ["kratzen", "serve"]
+            else:
+                # An installed package is no checkout: it failed as FileNotFoundError 'kratzen'.
+                raise RuntimeError(
+                    "no server to start: this package is not in a built checkout (npm run build) and `kratzen` is not on PATH; "
+                    "start one (node dist/cli/main.js serve in the checkout) and pass its URL"
+                )
         self._process = subprocess.Popen(
             [*command, "--port", "0", *args],
             stdout=subprocess.PIPE,

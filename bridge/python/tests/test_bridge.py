@@ -491,6 +491,27 @@ class ExamplesTest(unittest.TestCase):
                 self.assertGreater(metrics["js.batched.n256.stepsPerSec"], 0)
 
 
+    def test_bench_from_an_installed_package_says_what_it_needs(self):
+        # Installed, it failed as FileNotFoundError 'kratzen', and with --url it left the
+        # TypeScript comparison out without a word [docs probe, session 37].
+        import shutil
+        import subprocess
+        import tempfile
+
+        site = tempfile.mkdtemp(prefix="kratzen-site-")
+        shutil.copytree(os.path.join(os.path.dirname(__file__), "..", "kratzen_bridge"), os.path.join(site, "kratzen_bridge"))
+        env = {**os.environ, "PYTHONPATH": site, "PATH": "/usr/bin:/bin"}
+        env.pop("KRATZEN_BRIDGE_TOKEN", None)
+        bare = subprocess.run([sys.executable, "-m", "kratzen_bridge.bench", "--seconds", "0.25"], capture_output=True, text=True, env=env, cwd=site, timeout=120)
+        self.assertEqual(bare.returncode, 2, bare.stderr)
+        self.assertIn("no server to start", bare.stderr)
+        self.assertIn("with --url", bare.stderr)
+        given = subprocess.run([sys.executable, "-m", "kratzen_bridge.bench", "--seconds", "0.25", "--url", SERVER.url, "--json"], capture_output=True, text=True, env=env, cwd=site, timeout=120)
+        self.assertEqual(given.returncode, 0, given.stderr)
+        self.assertIn("python.ratio.batchedOverJs left out", given.stderr)
+        shutil.rmtree(site)
+
+
 class VecTest(unittest.TestCase):
     def test_batched_numpy(self):
         rng = np.random.default_rng(2)
