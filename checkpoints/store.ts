@@ -45,16 +45,24 @@ export async function storeFolderOf(dir: string, exists: (file: string) => boole
 }
 
 /**
- * The checkpoint folder `dir` names, as loadCheckpointOrLatest reads it: itself, or the one the
- * `latest` pointer of the store it is (or a training run's folder holds) names; null when it names
- * none. A damaged pointer is a CheckpointError naming the file.
+ * The checkpoint folder `dir` names: itself, or the one the `latest` pointer of the store it is
+ * (or a training run's folder holds) names, that pointer checked against the manifest it
+ * recorded (loading the folder then checks its files, as loading the store would); null when it
+ * names none. A damaged pointer is a CheckpointError naming the file.
  */
 export async function checkpointFolderOf(dir: string): Promise<string | null> {
-  const exists = (file: string) => lstat(file).then(() => true, () => false);
-  if (await exists(path.join(dir, MANIFEST_FILE))) return dir;
-  const store = await storeFolderOf(dir, exists);
-  const name = await new CheckpointStore(store, { rules: {} }).pointer('latest');
+  if (await pathExists(path.join(dir, MANIFEST_FILE))) return dir;
+  const store = await storeFolderOf(dir, pathExists);
+  const name = await new CheckpointStore(store, { rules: {} }).verifiedPointer('latest');
   return name === null ? null : path.join(store, name);
+}
+
+/** Whether anything (a dangling link too) is at `file`. */
+function pathExists(file: string): Promise<boolean> {
+  return lstat(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
@@ -63,10 +71,9 @@ export async function checkpointFolderOf(dir: string): Promise<string | null> {
  * or, for a training run's folder, holds (storeFolderOf).
  */
 export async function loadCheckpointOrLatest(dir: string, options: Omit<LoadCheckpointOptions, 'manifestSha256'> = {}): Promise<LoadedCheckpoint> {
-  const exists = (file: string) => lstat(file).then(() => true, () => false);
-  if (await exists(path.join(dir, MANIFEST_FILE))) return loadCheckpoint(dir, options);
+  if (await pathExists(path.join(dir, MANIFEST_FILE))) return loadCheckpoint(dir, options);
   const { rules, ...rest } = options;
-  return new CheckpointStore(await storeFolderOf(dir, exists), { rules: rules as RulesInput }).load('latest', rest);
+  return new CheckpointStore(await storeFolderOf(dir, pathExists), { rules: rules as RulesInput }).load('latest', rest);
 }
 
 const pointerSchema = z.strictObject({
@@ -159,14 +166,20 @@ export class CheckpointStore {
    * resumed run found a damaged `best.json` only after each update it saved.
    */
   async verifyPointer(which: PointerName): Promise<void> {
+    await this.verifiedPointer(which);
+  }
+
+  /** The checkpoint pointer `which` names, read once and checked as verifyPointer checks it; null when there is none. */
+  async verifiedPointer(which: PointerName): Promise<string | null> {
     const pointer = await this.readPointer(which);
-    if (!pointer) return;
+    if (!pointer) return null;
     // readPointer's schema already refused a name that is no checkpoint of this store (`../../x`).
     const file = this.pointerFile(which);
     const { bytes } = await readManifest(this.dir(pointer.checkpoint)).catch((e: unknown) => {
       throw new CheckpointError('bad-pointer', file, `its checkpoint ${pointer.checkpoint} cannot be read: ${(e as Error).message}`);
     });
     if (sha256(bytes) !== pointer.manifestSha256) throw new CheckpointError('bad-pointer', file, `the manifest of ${pointer.checkpoint} is not the one it recorded`);
+    return pointer.checkpoint;
   }
 
   /**

@@ -27,7 +27,7 @@ export const TRAINER_EXTRA = 'trainer';
 
 /** A league snapshot is named after the update that made it. */
 export const snapshotName = (update: number) => `snapshot-u${update}`;
-const SNAPSHOT_NAME = /^snapshot-u(0|[1-9]\d{0,15})$/;
+export const SNAPSHOT_NAME = /^snapshot-u(0|[1-9]\d{0,15})$/;
 
 function snapshotList(maxSnapshots: number) {
   return z.array(z.string().regex(SNAPSHOT_NAME, 'is not a league snapshot name (snapshot-u<update>)')).max(maxSnapshots);

@@ -1,5 +1,5 @@
 // Duplicate tournaments: rotations, fairness, significance, reproducibility.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -103,6 +103,11 @@ describe('duplicate tournaments', () => {
     const direct = await runTournament({ ...config, agents: [newest, 'random'], workers: 1 }, { loadCheckpoint: async (d, c) => (await import('../checkpoints/agent-loader.js')).loadCheckpoint(d, c) });
     expect(direct.config.checkpoints).toBeUndefined();
     expect(direct.deals).toEqual(result.deals);
+    // latest.json's record of the manifest is checked, as loading the store checks it (the
+    // folder it names loaded without that check) [review, session 37].
+    const pointer = join(dir, 'store', 'latest.json');
+    writeFileSync(pointer, readFileSync(pointer, 'utf8').replace(/"manifestSha256": ?"[0-9a-f]{64}"/, `"manifestSha256":"${'0'.repeat(64)}"`));
+    await expect(runTournament(config, { checkpointModule: new URL('../test/fixtures/recording-loader.mjs', import.meta.url).href })).rejects.toMatchObject({ name: 'CheckpointError', code: 'bad-pointer' });
   });
 
   it('writes a JSON result and an HTML report with an SVG chart', async () => {

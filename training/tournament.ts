@@ -275,14 +275,15 @@ export async function runTournament(config: TournamentConfig, options: RunOption
 
 /**
  * The checkpoint folder each agent given as a checkpoint store or a run's folder plays now (its
- * `latest`); specs that are a checkpoint folder themselves, built-in agents, and paths that name
- * no checkpoint (left for the agent's own error) are not listed.
+ * `latest`, checked); specs that are a checkpoint folder themselves, built-in agents, and paths
+ * that name no checkpoint (left for the agent's own error) are not listed. A damaged pointer is
+ * the CheckpointError loading the store gives.
  */
 export async function latestCheckpoints(specs: readonly string[]): Promise<Map<string, string>> {
   const latest = new Map<string, string>();
   for (const spec of specs) {
     if (isBuiltinAgent(spec) || latest.has(spec) || !existsSync(spec)) continue;
-    const folder = await checkpointFolderOf(spec).catch(() => null);
+    const folder = await checkpointFolderOf(spec);
     if (folder !== null && folder !== spec) latest.set(spec, folder);
   }
   return latest;

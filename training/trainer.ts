@@ -22,7 +22,7 @@ import { LEARNER, RolloutCollector, revalue, type SeatController } from './rollo
 import { League } from './league.js';
 import { ActorPool, actorSetup, imitationTeacher, setWeights, weightsOf, type RolloutActors, type RolloutRequest, type RolloutResult } from './actors.js';
 import { RunLock } from './run-lock.js';
-import { TRAINER_EXTRA, checkSavedPolicy, savedArrays, savedTrainerState, snapshotName, snapshotsNamedBy, type TrainerState } from './saved-run.js';
+import { SNAPSHOT_NAME, TRAINER_EXTRA, checkSavedPolicy, savedArrays, savedTrainerState, snapshotName, snapshotsNamedBy, type TrainerState } from './saved-run.js';
 import { encodeArrays } from './distributed/arrays.js';
 import { RedisActors } from './distributed/rollout-jobs.js';
 import type { RedisConnection } from './distributed/redis.js';
@@ -74,7 +74,7 @@ const LEAGUE_FOLDER = 'league';
 
 function hasLeagueSnapshots(runDir: string): boolean {
   try {
-    return readdirSync(join(runDir, LEAGUE_FOLDER)).some((entry) => entry.startsWith('snapshot-'));
+    return readdirSync(join(runDir, LEAGUE_FOLDER)).some((entry) => SNAPSHOT_NAME.test(entry));
   } catch {
     return false; // none there (a file in its place is the league store's to refuse)
   }

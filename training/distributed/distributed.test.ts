@@ -390,6 +390,9 @@ suite('a Redis that loses its jobs or stops answering mid-run [probe round 6]', 
       const hash = await owned;
       expect((await blobs.take(hash, 'job-1')).toString()).toBe('a batch');
       await expect(blobs.take(hash, 'job-1')).rejects.toThrow(/not in Redis \(expired, taken already/);
+      // A job id holds the run's seed, up to 256 characters of it: every job of such a run failed.
+      const long = 'u'.repeat(300);
+      expect((await blobs.take(await blobs.putOwned(Buffer.from('a long one'), long), long)).toString()).toBe('a long one');
     } finally {
       blobs.disconnect();
       again?.kill('SIGKILL');

@@ -30,8 +30,9 @@ const MAX_STALLS = 10;
 
 /**
  * How long taking a stopped run's jobs back may go without Redis answering a chunk of removals
- * (Redis may be why the run stopped), and how many go in a chunk. A bound on the whole took back
- * none of 31,250 jobs: the removals waited for the jobs still going in, which took longer.
+ * (Redis may be why the run stopped), and how many go in a chunk. A bound of 5 s on the whole
+ * took back none of 31,250 jobs: the removals queue behind the jobs still going in (one
+ * connection, answered in order), which took longer.
  */
 const WITHDRAW_SILENCE_MS = 5000;
 const WITHDRAW_CHUNK = 1000;
@@ -48,33 +49,18 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | null> {
 }
 
 /**
- * Removes the jobs `ids` a chunk at a time while Redis answers; returns those not removed (held
- * by a worker, or not in yet), or null when Redis stopped answering.
- */
-async function removeJobs(queue: Queue, ids: string[]): Promise<string[] | null> {
-  const left: string[] = [];
-  for (let start = 0; start < ids.length; start += WITHDRAW_CHUNK) {
-    const chunk = ids.slice(start, start + WITHDRAW_CHUNK);
-    const replies = await within(Promise.allSettled(chunk.map((id) => queue.remove(id))), WITHDRAW_SILENCE_MS);
-    if (replies === null) return null;
-    replies.forEach((reply, k) => {
-      if (reply.status !== 'fulfilled' || reply.value !== 1) left.push(chunk[k]!);
-    });
-  }
-  return left;
-}
-
-/**
  * Takes the jobs of a run that stopped (failed or interrupted) off the queue, so that workers do
  * not play them for nobody, ahead of later runs' jobs. A job a worker holds is not removed: it
- * finishes and expires on its own. Those already in go first; the jobs still going in are taken
- * once they are in (removed before, they would come in after), while Redis answers.
+ * finishes and expires on its own. The jobs still going in are waited for (removed before, they
+ * would come in after), as long as Redis may stay silent; then they go a chunk at a time while
+ * Redis answers.
  */
-async function withdrawJobs(queue: Queue, ids: string[], addition: Promise<unknown>): Promise<void> {
-  const left = await removeJobs(queue, ids);
-  if (left === null || left.length === 0) return;
-  if ((await within(addition.then(() => true, () => true), REDIS_SILENCE_LIMIT_MS)) === null) return;
-  await removeJobs(queue, left);
+async function withdrawJobs(queue: Queue, ids: string[], addition: Promise<unknown>, silenceLimitMs: number): Promise<void> {
+  if ((await within(addition.then(() => true, () => true), silenceLimitMs)) === null) return;
+  for (let start = 0; start < ids.length; start += WITHDRAW_CHUNK) {
+    const chunk = ids.slice(start, start + WITHDRAW_CHUNK);
+    if ((await within(Promise.allSettled(chunk.map((id) => queue.remove(id))), WITHDRAW_SILENCE_MS)) === null) return;
+  }
 }
 
 /** The run cannot go on: Redis lost its jobs or stopped answering (field `redis`, exit 2). */
@@ -204,7 +190,7 @@ export async function runJobs<T, R>(queue: Queue, events: QueueEvents, jobs: Job
     options.signal?.removeEventListener('abort', onAbort);
     clearTimeout(addingTimer);
     if (poll) clearInterval(poll);
-    if (addition && pending.size > 0) await withdrawJobs(queue, [...pending], addition);
+    if (addition && pending.size > 0) await withdrawJobs(queue, [...pending], addition, silenceLimitMs);
     events.off('completed', onCompleted);
     events.off('failed', onFailed);
     events.off('progress', onProgress);

@@ -118,8 +118,6 @@ export const REDIS_SILENCE_LIMIT_MS = 60_000;
 
 /** How long a blob for one reader (putOwned) waits at most to be taken. */
 export const OWNED_BLOB_TTL_SECONDS = 24 * 3600;
-/** A blob owner: a job id as this project makes them (a UUID, a seed's characters, digits). */
-const OWNER_PATTERN = /^[\w.-]{1,256}$/;
 
 /** Blobs keyed by their SHA-256: put is idempotent, get verifies what it reads. */
 export class BlobStore {
@@ -200,10 +198,10 @@ export class BlobStore {
     if (repairs > 0) for (const [error] of (await repair.exec()) ?? []) if (error) throw error;
   }
 
+  /** The key of blob `hash` for `owner`: the owner hashed, as job ids (a run's seed in them) run long. */
   private ownedKey(hash: string, owner: string): string {
     if (!isBlobHash(hash)) throw new Error(`not a blob hash: "${String(hash).slice(0, 80)}"`);
-    if (!OWNER_PATTERN.test(owner)) throw new Error(`not a blob owner: "${owner.slice(0, 80)}"`);
-    return `${KEY_PREFIX}:blob:${hash}:${owner}`;
+    return `${KEY_PREFIX}:blob:${hash}:${sha256(owner)}`;
   }
 
   /**
@@ -218,13 +216,17 @@ export class BlobStore {
     return hash;
   }
 
-  /** Reads and removes the blob putOwned stored for `owner`, checked against its hash. */
+  /**
+   * Reads and removes the blob putOwned stored for `owner`, checked against its hash. Two
+   * commands, each safe to repeat: a read and removal in one transaction, sent again after a
+   * reconnection that lost its reply, found the blob gone.
+   */
   async take(hash: string, owner: string): Promise<Buffer> {
     const key = this.ownedKey(hash, owner);
-    const [[getError, data], [deleteError]] = ((await this.redis.multi().getBuffer(key).del(key).exec()) ?? []) as [Error | null, Buffer | null][];
-    if (getError || deleteError) throw getError ?? deleteError;
+    const data = await this.redis.getBuffer(key);
     if (!data) throw new Error(`blob ${hash} of ${owner} is not in Redis (expired, taken already, or another Redis?)`);
     if (sha256(data) !== hash) throw new Error(`blob ${hash} does not match its hash`);
+    await this.redis.del(key);
     return data;
   }
 

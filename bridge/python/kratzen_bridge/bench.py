@@ -31,7 +31,7 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
-from .client import PROTOCOL_VERSION, BridgeClient, LocalServer
+from .client import PROTOCOL_VERSION, BridgeClient, LocalServer, NoServerToStart
 from .session import Session
 
 ROUNDS = 5
@@ -173,7 +173,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     # `kratzen serve` reads it): it inherited KRATZEN_BRIDGE_TOKEN, and the bench refused to run.
     try:
         server = None if args.url else LocalServer(args=["--max-envs", "4096"], env={TOKEN_ENV: token} if token is not None else None)
-    except RuntimeError as e:
+    except NoServerToStart as e:
         parser.error(f"{e} with --url")
     try:
         metrics = bench(args.url or server.url, args.seconds, token)

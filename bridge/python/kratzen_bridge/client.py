@@ -25,6 +25,8 @@ from .wire import WireClosed, WireConnection
 
 PROTOCOL_VERSION = 2
 NUM_ACTIONS = 74
+# Seconds between the keepalive thread's looks at the socket between calls (shorter for a server that pings more often).
+KEEPALIVE_INTERVAL = 0.5
 
 # The arrays of a binary batch reply, in payload order: name and dtype. A copy of bridge/protocol.ts's
 # BINARY_ARRAYS (and NUM_ACTIONS above of env/rules/actions.ts), tested against the generated
@@ -220,17 +222,19 @@ class BridgeClient:
         if not isinstance(self.hello.get("limits", {}), dict):
             self._wire.close()
             raise BridgeError("internal_error", f"hello: the server's limits are not an object: {self.hello.get('limits')!r:.60}")
-        # A server that pings more often than every 2 s is answered a quarter of its interval at
-        # the latest (the keepalive looked every 0.5 s: a server pinging every 0.45 s dropped an
-        # idle client).
-        heartbeat = self.hello.get("limits", {}).get("heartbeatIntervalMs")
-        if isinstance(heartbeat, (int, float)) and not isinstance(heartbeat, bool) and math.isfinite(heartbeat) and heartbeat > 0:
-            self._wire.keepalive_interval = min(self._wire.keepalive_interval, max(0.002, heartbeat / 4000))
         # The protocol version pins the action count; a server that says otherwise would have
         # every mask and action space read wrongly, so it is refused here, not at the first step.
         if self.hello.get("numActions") != NUM_ACTIONS:
             self._wire.close()
             raise BridgeError("incompatible_server", f"the server has {self.hello.get('numActions')!r:.40} actions; this client knows {NUM_ACTIONS}")
+        # A server that pings more often than every 2 s is answered within a quarter of its
+        # interval (the keepalive looked every 0.5 s: a server pinging every 0.45 s dropped an
+        # idle client).
+        heartbeat = self.hello["limits"].get("heartbeatIntervalMs") if "limits" in self.hello else None
+        interval = KEEPALIVE_INTERVAL
+        if isinstance(heartbeat, (int, float)) and not isinstance(heartbeat, bool) and math.isfinite(heartbeat) and heartbeat > 0:
+            interval = min(interval, max(0.002, heartbeat / 4000))
+        self._wire.start_keepalive(interval)
 
     def call(self, method: str, params: Optional[dict] = None) -> Dict[str, Any]:
         request_id = self._next_id
@@ -317,6 +321,10 @@ class BridgeClient:
         self.close()
 
 
+class NoServerToStart(RuntimeError):
+    """LocalServer has no `kratzen serve` to run: not in a built checkout, and none on PATH."""
+
+
 class LocalServer:
     """Starts `kratzen serve` on a free loopback port (for tests and examples) and stops it.
 
@@ -333,7 +341,7 @@ class LocalServer:
                 command = ["kratzen", "serve"]
             else:
                 # An installed package is no checkout: it failed as FileNotFoundError 'kratzen'.
-                raise RuntimeError(
+                raise NoServerToStart(
                     "no server to start: this package is not in a built checkout (npm run build) and `kratzen` is not on PATH; "
                     "start one (node dist/cli/main.js serve in the checkout) and pass its URL"
                 )

@@ -302,8 +302,8 @@ def as_seed(seed) -> Optional[int]:
         raise TypeError(f"seed must be an integer or None, not {seed!r:.100}")
     if seed < 0:
         raise ValueError(f"seed must be a non-negative integer (as in Gymnasium), not {seed}")
-    # Sent as its decimal string, which the server takes up to 256 characters: a longer one was
-    # refused as "params.seed: expected string to have <=256 characters".
+    # Sent as its decimal string, which the server takes up to 256 characters (MAX_SEED_LENGTH,
+    # env/rules/errors.ts): a longer one was refused as "params.seed: expected string to have <=256 characters".
     if seed >= 10**_MAX_SEED_DIGITS:
         raise ValueError(f"seed must have at most {_MAX_SEED_DIGITS} digits, not {len(str(seed))}")
     return int(seed)

@@ -49,7 +49,7 @@ def _mask(payload: bytes, key: bytes) -> bytes:
 class WireConnection:
     """One WebSocket connection. `request(text)` sends a text frame and returns the next data frame."""
 
-    def __init__(self, url: str, timeout: float = 60.0, keepalive_interval: float = 0.5):
+    def __init__(self, url: str, timeout: float = 60.0):
         parsed = urlparse(url)
         if parsed.scheme != "ws":
             raise ValueError(f"only ws:// URLs are supported, not {url!r}")
@@ -71,14 +71,16 @@ class WireConnection:
         self._closed: Optional[WireClosed] = None
         self._handshake(host, port, path)
         self._stop = threading.Event()
-        # Seconds between the keepalive thread's looks at the socket; BridgeClient shortens it for
-        # a server that pings more often than twice a second.
-        self.keepalive_interval = keepalive_interval
-        # The thread holds the connection weakly, and a connection nobody holds closes its socket:
-        # an env dropped without close() kept its connection (and a server's slot) for good.
-        self._keepalive = threading.Thread(target=_keep_alive, args=(weakref.ref(self), self._stop), name="kratzen-keepalive", daemon=True)
+        # A connection nobody holds closes its socket: an env dropped without close() kept its
+        # connection (and a server's slot) for good, its keepalive thread holding it.
         weakref.finalize(self, _drop_socket, self._sock, self._stop)
-        self._keepalive.start()
+
+    def start_keepalive(self, interval: float) -> None:
+        """Starts the thread that answers pings between calls, looking every `interval` seconds
+        (started by the caller once the server said how often it pings: a thread started first
+        slept its default before it read a shorter interval, and the server dropped the client)."""
+        thread = threading.Thread(target=_keep_alive, args=(weakref.ref(self), self._stop, interval), name="kratzen-keepalive", daemon=True)
+        thread.start()
 
     # ---- handshake and frames
 
@@ -262,16 +264,9 @@ class WireConnection:
                 self._fail("closed by the client", 1000)
 
 
-def _keep_alive(connection: "weakref.ref[WireConnection]", stop: threading.Event) -> None:
+def _keep_alive(connection: "weakref.ref[WireConnection]", stop: threading.Event, interval: float) -> None:
     """The keepalive thread: holds its connection only while it answers a heartbeat."""
-    while True:
-        held = connection()
-        if held is None:
-            return
-        interval = held.keepalive_interval
-        del held
-        if stop.wait(interval):
-            return
+    while not stop.wait(interval):
         held = connection()
         if held is None or not held._answer_heartbeat():
             return
