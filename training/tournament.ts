@@ -268,9 +268,7 @@ export async function runTournament(config: TournamentConfig, options: RunOption
       await Promise.all(running.map((worker) => worker.terminate()));
     }
   }
-  const result = summarize(config, game.numPlayers, results);
-  if (latest.size > 0) result.config.checkpoints = Object.fromEntries(latest);
-  return result;
+  return summarize(config, game.numPlayers, results, latest);
 }
 
 /**
@@ -310,7 +308,8 @@ export function agentNames(specs: readonly string[]): string[] {
   });
 }
 
-export function summarize(config: TournamentConfig, players: number, deals: DealResult[]): TournamentResult {
+/** The result of `deals`; `latest` names the checkpoint each store or run given as an agent played (latestCheckpoints). */
+export function summarize(config: TournamentConfig, players: number, deals: DealResult[], latest: ReadonlyMap<string, string> = new Map()): TournamentResult {
   const names = agentNames(config.agents);
   const k = names.length;
   const perAgent: MeanCi[] = names.map((_, a) => meanCi(deals.map((d) => d.chipsPerHand[a]!)));
@@ -329,7 +328,7 @@ export function summarize(config: TournamentConfig, players: number, deals: Deal
   }
   const ratings = bradleyTerryElo(wins);
   return {
-    config: { agents: [...config.agents], rules: config.rules, deals: config.deals, seed: config.seed, players },
+    config: { agents: [...config.agents], rules: config.rules, deals: config.deals, seed: config.seed, players, ...(latest.size > 0 && { checkpoints: Object.fromEntries(latest) }) },
     agents: names.map((name, a) => ({ name, meanChipsPerHand: perAgent[a]!.mean, ci95: perAgent[a]!.ci95, rating: ratings[a]! })),
     headToHead,
     ratingMethod:

@@ -82,9 +82,7 @@ export async function runTournamentOnRedis(config: TournamentConfig, options: Di
     );
     const results = mergedDeals(returned, blocks, config, run);
     options.onDeal?.(config.deals, config.deals);
-    const result = summarize(config, players, results);
-    if (latest.size > 0) result.config.checkpoints = Object.fromEntries(latest);
-    return result;
+    return summarize(config, players, results, latest);
   } finally {
     await closeRedisClients([events, queue, blobs]);
   }
