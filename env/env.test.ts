@@ -317,6 +317,32 @@ describe('VecEnv', () => {
     expect(() => new (VecEnv as new (o?: unknown) => VecEnv)()).toThrow(/VecEnv takes an object of options .*got undefined/);
   });
 
+  // An episode reset before it ended was never finished: the ended views showed it as the last
+  // finished one (probe finding), for resetEnvs and reset alike, seeded or not.
+  it.each([
+    ['resetEnvs', (vec: VecEnv) => vec.resetEnvs([1])],
+    ['reset(seed)', (vec: VecEnv) => vec.reset(9)],
+  ] as const)('keepEndedStates: an episode abandoned by %s does not replace the last finished one', (_, abandon) => {
+    const vec = new VecEnv({ numEnvs: 1, config: { maxSteps: 5 }, keepEndedStates: true }).reset(1);
+    const first = () => [vec.masks.indexOf(1)];
+    for (let t = 0; t < 5; t++) vec.step(first());
+    expect(vec.truncated[0]).toBe(1);
+    const ended = vec.endedStateOf(0)!;
+    const endedActions = ended.handLogs()[0]!.actions.length;
+    expect(endedActions).toBe(5);
+    vec.step(first());
+    vec.step(first());
+    abandon(vec);
+    expect(vec.endedStateOf(0)).toBe(ended);
+    expect(vec.endedStateOf(0)!.handLogs()[0]!.actions.length).toBe(5);
+    expect(vec.tableView(0, 0, 'ended').history[0]!.actions.length).toBe(5);
+    // The next episode that ends is kept as before.
+    for (let t = 0; t < 5; t++) vec.step(first());
+    expect(vec.truncated[0]).toBe(1);
+    expect(vec.endedStateOf(0)).not.toBe(ended);
+    expect(vec.endedStateOf(0)!.handLogs()[0]!.actions.length).toBe(5);
+  });
+
   // A hand episode's "ended" state is the session it belongs to: the current state while the
   // session goes on, the kept one once the autoreset began a new session (probe finding).
   it.each([

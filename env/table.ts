@@ -103,6 +103,8 @@ export class Table {
   endedState: KratzenState | null = null;
   /** Whether the last episode reported as ended is a hand of the session still in `state` (hand episodes). */
   private endedInCurrentSession = false;
+  /** Whether the last step ended the episode: a reset before then abandons it (see reset). */
+  private episodeEnded = false;
 
   /**
    * @param recycling `none`: every session gets a fresh state object; `reuse`: new sessions start
@@ -130,10 +132,14 @@ export class Table {
    *
    * `unseen`: the episode that just ended was never reported (a single-agent table played it
    * through before its learner could act), so it does not displace the kept ended episode, the
-   * one the last reported end described: a new session then starts in its state object.
+   * one the last reported end described: a new session then starts in its state object. An
+   * episode reset before it ended (abandoned) is not kept either: the ended views showed it as
+   * the last finished one.
    */
   reset(seed?: number | string, unseen = false): void {
     const handEpisode = this.config.episode === 'hand';
+    const abandoned = this.state !== undefined && !this.episodeEnded;
+    this.episodeEnded = false;
     if (seed !== undefined) {
       checkSeed(seed);
       this.sessionSeed = String(seed);
@@ -145,7 +151,7 @@ export class Table {
     if (seed !== undefined || !this.state || !handEpisode || this.state.complete || handUnfinished || !this.dealNextHand()) {
       const sessionSeed = this.sessions === 0 ? this.sessionSeed : `${this.sessionSeed}/${this.sessions}`;
       this.sessions++;
-      const keepEnded = unseen && !this.endedInCurrentSession;
+      const keepEnded = (unseen || abandoned) && !this.endedInCurrentSession;
       if (this.state && (this.recycling === 'reuse' || (keepEnded && this.recycling === 'keep-last'))) this.state.restart(sessionSeed);
       else if (this.state && this.recycling === 'keep-last') {
         const spare = this.endedState;
@@ -197,6 +203,12 @@ export class Table {
    * `rewards` at `offset`, and returns RUNNING, TERMINATED or TRUNCATED.
    */
   step(action: number, rewards: Float32Array, offset: number): number {
+    const outcome = this.applyStep(action, rewards, offset);
+    this.episodeEnded = outcome !== RUNNING;
+    return outcome;
+  }
+
+  private applyStep(action: number, rewards: Float32Array, offset: number): number {
     const state = this.state;
     const seat = state.currentSeat;
     // `apply` checks legality itself (throwing with the reason, the state unchanged); only the
