@@ -38,6 +38,11 @@ export class RandomPolicy implements Policy {
     checkSeed(seed);
     this.random = seedrandom(`random-policy/${seed}`);
   }
+  /** Restarts the generator as `new RandomPolicy(seed)` starts it. */
+  reseed(seed: number | string): void {
+    checkSeed(seed);
+    this.random = seedrandom(`random-policy/${seed}`);
+  }
   act(_observations: Float32Array, masks: Uint8Array, seats: Int32Array): Int32Array {
     return randomLegalActions(masks, seats.length, NUM_ACTIONS, this.random, new Int32Array(seats.length));
   }
@@ -53,6 +58,12 @@ export class SingleAgentEnv {
   private readonly obs = new Float32Array(OBS_SIZE);
   private readonly mask = new Uint8Array(NUM_ACTIONS);
   private done = true;
+  /**
+   * The opponents this env made (no `opponents` given): a seeded reset reseeds them, so equal
+   * seeds give equal episodes (their moves went on from one stream across resets). Opponents
+   * the caller gives are the caller's to seed.
+   */
+  private readonly ownOpponents: RandomPolicy | null;
   /** True while reset or step runs: the opponents' policies are called then. */
   private busy = false;
 
@@ -61,7 +72,8 @@ export class SingleAgentEnv {
     const { config, game } = parseEnvConfig(options.config);
     this.config = config;
     this.learnerSeat = options.learnerSeat ?? 0;
-    const given = options.opponents ?? new RandomPolicy();
+    this.ownOpponents = options.opponents === undefined ? new RandomPolicy() : null;
+    const given = options.opponents ?? this.ownOpponents!;
     const opponents = Array.from({ length: game.numPlayers }, (_, s) => (Array.isArray(given) ? given[s] ?? null : given));
     this.table = new SingleAgentTable(game, config, this.learnerSeat, opponents);
   }
@@ -83,7 +95,13 @@ export class SingleAgentEnv {
    */
   reset(options: { seed?: number | string } = {}): { obs: Float32Array; mask: Uint8Array; info: { skippedReward: number } } {
     checkResetOptions(options, ['seed']);
-    this.whileBusy(() => this.table.reset(options.seed));
+    this.whileBusy(() => {
+      if (options.seed !== undefined) {
+        checkSeed(options.seed);
+        this.ownOpponents?.reseed(options.seed);
+      }
+      this.table.reset(options.seed);
+    });
     this.done = false;
     this.writeCurrent();
     return { obs: this.obs.slice(), mask: this.mask.slice(), info: { skippedReward: this.table.skippedReward } };
