@@ -328,6 +328,11 @@ describe('parseMove and card names', () => {
     expect(new CardNames('german').long('W')).toBe('Weli (Schellen 6)');
     expect(new CardNames('french').both('Th')).toBe('10♥ (Ten of Hearts)');
     expect(new CardNames('french').short('Jd')).toBe('J♦');
+    // The French deck named its Weli with the German suit, and the joker carried the ♦ [probe].
+    expect(new CardNames('french').long('W')).toBe('Weli (6 of Diamonds)');
+    expect(new CardNames('french-joker').both('W')).toBe('W (Weli (joker))');
+    const playWeli = parseAction('play W');
+    expect(parseMove('play W', [ACTION_IN, playWeli], (a) => new CardNames('french-joker').action(actionToString(a)))).toBe(playWeli);
   });
 });
 

@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { CARD_NAMES, cardLongName, cardShortName, suitDisplayName } from '../../env/rules/card-names.js';
 import { MAX_SEATS, MIN_PLAYERS } from '../../env/rules/sizes.js';
+import { MAX_SEED_LENGTH } from '../../env/rules/errors.js';
 import { BAD_REQUEST_TARGET } from '../http-guard.js';
 import { sendPlainText } from '../http-replies.js';
 import { PROTOCOL_VERSION } from '../protocol.js';
@@ -24,7 +25,7 @@ const ASSETS: Record<string, [file: string, type: string]> = {
 
 /**
  * Facts the page shares with the server, served as a module from their one definition: the
- * protocol version, the player counts, the cards' display names and the functions that format them (their compiled
+ * protocol version, the player counts, the longest seed, the cards' display names and the functions that format them (their compiled
  * source, which reads CARD_NAMES by name, as it does in card-names.ts).
  */
 const SHARED_MODULE = Buffer.from(
@@ -32,6 +33,7 @@ const SHARED_MODULE = Buffer.from(
     `export const PROTOCOL_VERSION = ${JSON.stringify(PROTOCOL_VERSION)};\n` +
     `export const CARD_NAMES = ${JSON.stringify(CARD_NAMES)};\n` +
     `export const PLAYERS = ${JSON.stringify({ min: MIN_PLAYERS, max: MAX_SEATS })};\n` +
+    `export const MAX_SEED_LENGTH = ${JSON.stringify(MAX_SEED_LENGTH)};\n` +
     [cardShortName, cardLongName, suitDisplayName].map((format) => `export ${format.toString()}\n`).join(''),
 );
 
@@ -108,6 +110,9 @@ export function serveWebAsset(req: IncomingMessage, res: ServerResponse): boolea
     // and keep the page's address (which may carry settings) out of other sites' logs.
     'x-frame-options': 'DENY',
     'referrer-policy': 'no-referrer',
+    // A site that opened the table kept a handle on its window, and could rewrite its settings
+    // mid-game through the fragment: the page opens in a browsing context of its own.
+    'cross-origin-opener-policy': 'same-origin',
   });
   res.end(req.method === 'HEAD' ? undefined : body);
   return true;

@@ -16,6 +16,8 @@ interface StyleNames {
   order: 'suit-rank' | 'rank-of-suit';
   /** The long name of the Weli. */
   weli: string;
+  /** The short label of the Weli. */
+  weliShort: string;
 }
 
 const GERMAN: StyleNames = {
@@ -24,6 +26,7 @@ const GERMAN: StyleNames = {
   short: { A: 'A', K: 'K', Q: 'O', J: 'U', T: '10', 9: '9', 8: '8', 7: '7' },
   order: 'suit-rank',
   weli: 'Weli (Schellen 6)',
+  weliShort: 'W♦',
 };
 
 const FRENCH: StyleNames = {
@@ -31,28 +34,28 @@ const FRENCH: StyleNames = {
   ranks: { A: 'Ace', K: 'King', Q: 'Queen', J: 'Jack', T: 'Ten', 9: 'Nine', 8: 'Eight', 7: 'Seven' },
   short: { A: 'A', K: 'K', Q: 'Q', J: 'J', T: '10', 9: '9', 8: '8', 7: '7' },
   order: 'rank-of-suit',
-  weli: 'Weli (Schellen 6)',
+  weli: 'Weli (6 of Diamonds)',
+  weliShort: 'W♦',
 };
 
 export const CARD_NAMES = {
   /** By suit letter. */
   suitSymbols: { c: '♣', s: '♠', h: '♥', d: '♦' } as Record<string, string>,
-  /** The short label of the Weli (its suit symbol follows). */
-  weliShort: 'W',
-  /** The Weli counts as a Schellen (diamond) card for display. */
+  /** The Weli is coloured as a Schellen (diamond) card. */
   weliSuit: 'd',
-  styles: { german: GERMAN, french: FRENCH, 'french-joker': { ...FRENCH, weli: 'Weli (joker)' } } satisfies Record<DeckStyle, StyleNames>,
+  // A joker labelled "Weli" is no six of diamonds: neither its name nor its label says one.
+  styles: { german: GERMAN, french: FRENCH, 'french-joker': { ...FRENCH, weli: 'Weli (joker)', weliShort: 'W' } } satisfies Record<DeckStyle, StyleNames>,
 } as const;
 
 export const SUIT_SYMBOLS = SUIT_LETTERS.map((l) => CARD_NAMES.suitSymbols[l]!);
 
-/** `K♣`, `O♣` (german), `10♥`, `W♦`. */
+/** `K♣`, `O♣` (german), `10♥`, `W♦` (`W` for the joker). */
 export function cardShortName(token: string, style: DeckStyle): string {
-  if (token === 'W') return `${CARD_NAMES.weliShort}${CARD_NAMES.suitSymbols[CARD_NAMES.weliSuit]}`;
+  if (token === 'W') return CARD_NAMES.styles[style].weliShort;
   return `${CARD_NAMES.styles[style].short[token[0]!]}${CARD_NAMES.suitSymbols[token[1]!]}`;
 }
 
-/** `Eichel König`, `King of Clubs`, `Weli (Schellen 6)`. */
+/** `Eichel König`, `King of Clubs`, `Weli (Schellen 6)`, `Weli (6 of Diamonds)`. */
 export function cardLongName(token: string, style: DeckStyle): string {
   const names = CARD_NAMES.styles[style];
   if (token === 'W') return names.weli;

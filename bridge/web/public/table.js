@@ -3,7 +3,7 @@
 // bots played on the server), env.reset, env.step, env.view (the public table of the player's
 // seat) and env.record. Legality comes from the server: only the moves env.view lists are enabled.
 
-import { CARD_NAMES, PLAYERS, PROTOCOL_VERSION, cardLongName, cardShortName, suitDisplayName } from './shared.js';
+import { CARD_NAMES, MAX_SEED_LENGTH, PLAYERS, PROTOCOL_VERSION, cardLongName, cardShortName, suitDisplayName } from './shared.js';
 
 const $ = (id) => document.getElementById(id);
 const table = {
@@ -344,8 +344,10 @@ async function act(action) {
     const ended = step.final.length > 0;
     const t = await refresh(ended ? 'ended' : 'current');
     if (ended) await showOver(t);
-    else setStatus(t.legal.length ? 'Your turn.' : 'Waiting.');
-    focusFirstMove();
+    else {
+      setStatus(t.legal.length ? 'Your turn.' : 'Waiting.');
+      focusFirstMove();
+    }
   } catch (e) {
     table.busy = false;
     renderMoves();
@@ -374,6 +376,8 @@ async function showOver(t) {
   link.href = URL.createObjectURL(new Blob([JSON.stringify(record, null, 2)], { type: 'application/json' }));
   $('over').hidden = false;
   setStatus('Session over.');
+  // Focus went to the status line, eight Tabs through the setup form away from Next session.
+  $('next-session').focus();
 }
 
 async function start(form) {
@@ -390,7 +394,11 @@ async function start(form) {
     throw new Error(`players must be ${PLAYERS.min} to ${PLAYERS.max}, got "${String(data.get('players')).slice(0, 20)}"`);
   }
   const seedText = String(data.get('seed')).trim();
+  // A seed of a megabyte (from a link) was sent anyway, and the server dropped the connection.
+  if (seedText.length > MAX_SEED_LENGTH) throw new Error(`the seed may hold at most ${MAX_SEED_LENGTH} characters, got ${seedText.length}`);
   // Sent as typed: the server seeds "7" as 7, and a Number past 2^53 was refused (or rounded).
+  // Empty (the default) sends none: the server deals at random, so a restart or a second player
+  // does not get the deals just seen (a default seed of 1 dealt every table alike).
   const seed = seedText || undefined;
   table.seat = 0;
   // Opponents are cycled over the other seats (the learner's entry is ignored by the server).
@@ -408,7 +416,8 @@ async function start(form) {
     numEnvs: 1,
     learnerSeat: table.seat,
     opponents: perSeat,
-    config: { rules: { profile: data.get('profile'), players }, episode: 'session' },
+    // The deck style goes with the rules: the downloaded record keeps it (docs/rules.md §0).
+    config: { rules: { profile: data.get('profile'), players, deckStyle: deckStyle() }, episode: 'session' },
   });
   table.session = created.session;
   table.numPlayers = created.numPlayers;
@@ -546,6 +555,8 @@ async function main() {
     try {
       const t = await refresh('current');
       setStatus(t.legal.length ? 'Your turn.' : 'Waiting.');
+      // The button just hidden held the focus: it fell to the page's body.
+      focusFirstMove();
     } catch (err) {
       setStatus(`Error: ${err.message}`, 'error');
     }
