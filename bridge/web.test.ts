@@ -453,7 +453,7 @@ describe('the web table in headless Chromium', () => {
       page.on('websocket', (ws) => ws.on('framesent', (frame) => sent.push(JSON.parse(String(frame.payload)))));
       await page.goto(`${base}/?opponents=random&players=4&deckStyle=french`);
       await page.waitForFunction(() => document.body.dataset.status === 'setup');
-      expect(await page.evaluate(() => (document.querySelector('input[name=seed]') as HTMLInputElement).value)).toBe('');
+      expect(await page.evaluate(() => (document.querySelector('input[name=seed]') as any).value)).toBe('');
       const started = async () => {
         await page.click('#start');
         await page.waitForFunction(() => ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? '') || document.getElementById('status')!.className === 'error');

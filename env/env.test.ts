@@ -19,10 +19,13 @@ import {
   encodeObservation,
   decodeObservation,
   randomLegalAction,
+  randomLegalActions,
   type Policy,
 } from '../index.js';
 import type { HandResult } from './rules/results.js';
 import { parseEnvConfig } from './table.js';
+import { ALL_HANDS } from './table-view.js';
+import { VEC_BUFFER_NAMES, allocateVecMemory, viewVecBuffers } from './vec-env.js';
 
 const PROFILES = [
   { profile: 'didactic4' },
@@ -212,6 +215,10 @@ describe('SingleAgentEnv', () => {
   it('has no state before its first reset, and says so as KratzenEnv does (it gave undefined) [probe round 14]', () => {
     expect(() => new SingleAgentEnv({ config: { rules: { players: 4 } } }).state).toThrow('call reset() first');
     expect(() => new KratzenEnv({ rules: { players: 4 } }).state).toThrow('call reset() first');
+    // Without a seat, view() read the table's observer first: a TypeError [probe, session 38].
+    for (const read of [(env: KratzenEnv) => env.view(), (env: KratzenEnv) => env.view(0), (env: KratzenEnv) => env.observe(0)]) {
+      expect(() => read(new KratzenEnv({ rules: { players: 4 } }))).toThrow('call reset() first');
+    }
   });
 
   it('returns only at the learner\'s turns; its rewards sum to its balance over the session', () => {
@@ -837,7 +844,14 @@ describe('seeds and decks [probe round 3b]', () => {
         expect(() => workers.reset(seed), name).toThrow(ValidationError);
         expect(() => game.newState({ seed }), name).toThrow(ValidationError);
       }
-      for (const seed of [0, -7, 2 ** 53 - 1, 'abc', '']) expect(() => vec.reset(seed)).not.toThrow();
+      for (const seed of [0, -7, 2 ** 53 - 1, 'abc', '', '\u{1F0A1}']) expect(() => vec.reset(seed)).not.toThrow();
+      // A lone surrogate has no UTF-8: the workers played '\uFFFD' for '\uD800' and '\uDC00' alike,
+      // where VecEnv played two games [probe, session 38].
+      for (const seed of ['\uD800', 'a\uDC00b', '\u{1F0A1}'.slice(0, 1)]) {
+        expect(() => vec.reset(seed)).toThrow(/invalid seed: seed: a string seed must be well-formed Unicode text/);
+        expect(() => workers.reset(seed)).toThrow(ValidationError);
+        expect(() => env.reset({ seed })).toThrow(ValidationError);
+      }
     } finally {
       await workers.close();
     }
@@ -851,6 +865,25 @@ describe('seeds and decks [probe round 3b]', () => {
     deck.fill(0);
     for (let s = 0; s < 4; s++) expect(changed.handOf(s)).toEqual(kept.handOf(s));
     expect(() => game.newState({ seed: 1, decks: 'abc' as unknown as number[][] })).toThrow(/invalid deck: decks: /);
+  });
+});
+
+describe('what a caller holds after creating an env [probe, session 38]', () => {
+  it('the config is the env\'s own frozen copy, and the default hand range cannot be changed', () => {
+    const rules = { players: 4, exchange: null };
+    const env = new VecEnv({ numEnvs: 1, config: { rules, maxSteps: 0 } }).reset(1);
+    expect(env.config.rules).not.toBe(rules);
+    rules.players = 6;
+    expect(env.config.rules.players).toBe(4);
+    expect(Object.isFrozen(env.config) && Object.isFrozen(env.config.rules)).toBe(true);
+    // A write to maxSteps took effect mid-run; one to rewardScale did nothing.
+    expect(() => ((env.config as { maxSteps: number }).maxSteps = 2)).toThrow(TypeError);
+    expect(Object.isFrozen(ALL_HANDS)).toBe(true);
+    expect(() => ((ALL_HANDS as { count: number }).count = 1)).toThrow(TypeError);
+    // A rule set's own keys survive the copy, a nested one too.
+    const tavern = new KratzenEnv({ rules: { profile: 'tavern5', players: 4, exchange: { maxCards: 2 } } });
+    expect(tavern.config.rules).toEqual({ profile: 'tavern5', players: 4, exchange: { maxCards: 2 } });
+    expect(Object.isFrozen(tavern.config.rules.exchange)).toBe(true);
   });
 });
 
@@ -1045,6 +1078,18 @@ describe('careless and hostile use of the library [probe round 8]', () => {
     const wrongType = allocateVecBuffers(2) as unknown as Record<string, unknown>;
     wrongType.rewards = new Int32Array(2 * MAX_SEATS);
     expect(() => new VecEnv({ numEnvs: 2, ...OPTS, buffers: wrongType as never })).toThrow(/buffers.rewards must be a Float32Array, got Int32Array/);
+  });
+
+  // Reused shared memory kept another env's mask entries: a stale 1 passed the up-front check and
+  // the step failed part-way, after env 0 had moved [probe, session 38].
+  it('clears given buffers: a reused buffer set reads as a fresh one', () => {
+    const shared = viewVecBuffers(allocateVecMemory(2, (bytes) => new SharedArrayBuffer(bytes)));
+    const first = new VecEnv({ numEnvs: 2, ...OPTS, buffers: shared }).reset(3);
+    for (let t = 0; t < 7; t++) first.step(randomLegalActions(first.masks, 2, NUM_ACTIONS, seedrandom(`t${t}`), new Int32Array(2)));
+    first.close();
+    const reused = new VecEnv({ numEnvs: 2, ...OPTS, buffers: shared }).reset(1);
+    const fresh = new VecEnv({ numEnvs: 2, ...OPTS }).reset(1);
+    for (const name of VEC_BUFFER_NAMES) expect(Array.from(reused.buffers[name]), name).toEqual(Array.from(fresh.buffers[name]));
   });
 
   it('refuses a step or reset from inside its own step (an action chosen on one state was applied to another)', () => {

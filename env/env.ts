@@ -148,8 +148,10 @@ export class KratzenEnv {
   }
 
   /** The structured view of a seat's observation. */
-  view(seat: number = this.table.observer): ObservationView {
-    return observationView(this.startedState, seat);
+  view(seat?: number): ObservationView {
+    // The default seat is read after the started check: before a reset it was a TypeError.
+    const state = this.startedState;
+    return observationView(state, seat ?? this.table.observer);
   }
 
   /** The record of the session so far (docs/rules.md §5). */

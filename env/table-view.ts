@@ -95,7 +95,7 @@ export interface HandRange {
   count: number;
 }
 
-export const ALL_HANDS: HandRange = { from: 0, count: Infinity };
+export const ALL_HANDS: HandRange = Object.freeze({ from: 0, count: Infinity });
 
 /** `range` when it is one (from an integer >= 0, count an integer >= 0 or Infinity); a RangeError naming it else ("all" and NaN counts read as no hands). */
 export function checkHandRange(range: HandRange): HandRange {

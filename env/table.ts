@@ -73,7 +73,18 @@ export function parseEnvConfig(input: EnvConfigInput = {}): { config: EnvConfig;
     if (e instanceof AmountOverflowError) throw new RuleSetError('rules', 'the first deal already passes 2^53 - 1 units (antes and stakes too large together): no session can start');
     throw e;
   }
-  return { config: parsed.data, game };
+  // The config is the table's own, frozen: `rules` was the caller's object (changing it later
+  // showed rules other than those played), and a write to `maxSteps` took effect mid-run. Copied
+  // once the game has checked the rules: they are a small JSON object by then.
+  const config = Object.freeze({ ...parsed.data, rules: frozenCopy(parsed.data.rules) });
+  return { config, game };
+}
+
+/** A deep copy of a JSON value, frozen all through. */
+function frozenCopy<T>(value: T): T {
+  if (value === null || typeof value !== 'object') return value;
+  const copy = (Array.isArray(value) ? value.map(frozenCopy) : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, frozenCopy(v)]))) as T;
+  return Object.freeze(copy);
 }
 
 /** Step outcome codes, kept numeric so vector envs can store them in typed arrays. */

@@ -83,9 +83,17 @@ function shownSeed(seed: unknown): string {
   }
 }
 
-/** Throws a ValidationError naming `field` unless `seed` names one session: a safe integer or a string. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Throws a ValidationError naming `field` unless `seed` names one session: a safe integer or a (well-formed) string. */
 export function checkSeed(seed: unknown, field = 'seed'): asserts seed is number | string {
-  if (typeof seed === 'string' || Number.isSafeInteger(seed)) return;
+  if (typeof seed === 'string') {
+    // A lone surrogate has no UTF-8: a worker or a client received '\uFFFD' instead, so
+    // '\uD800' and '\uDC00' dealt one game there and two here.
+    if (LONE_SURROGATE.test(seed)) throw new ValidationError('invalid seed', field, 'a string seed must be well-formed Unicode text (it holds a lone surrogate)');
+    return;
+  }
+  if (Number.isSafeInteger(seed)) return;
   // Every object was the seed "[object Object]", NaN the seed "NaN".
   throw new ValidationError('invalid seed', field, `a seed is an integer up to ±(2^53 - 1) or a string, got ${shownSeed(seed)}`);
 }
