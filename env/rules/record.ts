@@ -134,7 +134,7 @@ export function parseRecord(input: unknown): ParsedRecord {
       if (!Array.isArray(balances) || balances.length !== n) {
         throw malformed('start.balances', `must be an array of ${n} amounts`);
       }
-      start.balances = balances.map((b, i) => amountToUnits(game, b, `start.balances[${i}]`, false));
+      start.balances = Array.from(balances, (b: unknown, i) => amountToUnits(game, b, `start.balances[${i}]`, false));
     }
     if (muss !== undefined && muss !== null) {
       if (!game.profile.opensWithMuss) throw malformed('start.muss', 'start.muss is a tavern5 field');
@@ -145,14 +145,16 @@ export function parseRecord(input: unknown): ParsedRecord {
 
   const rawHands = input.hands ?? [];
   if (!Array.isArray(rawHands)) throw malformed('hands', 'hands must be an array');
-  const hands = rawHands.map((hand: unknown, h) => {
+  // Array.from visits an array's holes (a record built in code) as undefined: map skipped them,
+  // and a hole went on to fail as a TypeError.
+  const hands = Array.from(rawHands, (hand: unknown, h) => {
     const where = `hands[${h}]`;
     if (!isJsonObject(hand)) throw malformed(where, 'a hand must be an object');
     let deck: number[] | undefined;
     if (hand.deck !== undefined && hand.deck !== null) deck = parseDeck(hand.deck, `${where}.deck`);
     const rawActions = hand.actions ?? [];
     if (!Array.isArray(rawActions)) throw malformed(`${where}.actions`, 'actions must be an array');
-    const actions = rawActions.map((entry: unknown, i) => {
+    const actions = Array.from(rawActions, (entry: unknown, i) => {
       const at = `${where}.actions[${i}]`;
       if (!isJsonObject(entry)) throw malformed(at, 'an action entry must be {seat, action}');
       if (!isIntegral(entry.seat) || entry.seat < 0 || entry.seat >= n) {
@@ -183,7 +185,7 @@ export function parseRecord(input: unknown): ParsedRecord {
 function parseDeck(value: unknown, field: string): number[] {
   if (!Array.isArray(value) || value.length !== NUM_CARDS) throw malformed(field, `a deck lists all ${NUM_CARDS} cards`);
   const seen = new Set<number>();
-  return value.map((token, i) => {
+  return Array.from(value, (token: unknown, i) => {
     const card = typeof token === 'string' ? parseCard(token) : -1;
     if (card < 0) throw malformed(`${field}[${i}]`, `not a card: ${JSON.stringify(token)}`);
     if (seen.has(card)) throw malformed(`${field}[${i}]`, `card ${token} appears twice`);

@@ -692,6 +692,23 @@ describe('replay errors', () => {
       expect(parseRecord(record).start.balances).toEqual(balances);
     }
   });
+  // A record built in code may hold holes: map skipped them, and they failed as TypeErrors, or a
+  // deck of holes as the wrong field [probe, session 38].
+  it('refuses arrays with holes as malformed, naming the field (§5: a malformed record is refused before anything is replayed)', () => {
+    const deck = buildDeck({ profile: 'didactic4', players: 4, ...SETTLEMENT_PLAN }) as unknown[];
+    const cases: [unknown, string][] = [
+      [{ rules: {}, seed: 1, hands: sparse([{}, {}], 0) }, 'hands[0]'],
+      [{ rules: {}, seed: 1, hands: [{ actions: sparse([{ seat: 0, action: 'in' }, { seat: 0, action: 'in' }], 0) }] }, 'hands[0].actions[0]'],
+      [{ rules: {}, seed: 1, hands: [{ deck: sparse(deck, 5) }] }, 'hands[0].deck[5]'],
+      [{ rules: {}, seed: 1, hands: [{ deck: new Array(33) }] }, 'hands[0].deck[0]'],
+      [{ rules: {}, seed: 1, start: { balances: sparse([0, 0, 0, 0], 2) }, hands: [] }, 'start.balances[2]'],
+    ];
+    for (const [record, field] of cases) {
+      expect(() => replayRecord(record), field).toThrow(expect.objectContaining({ field }));
+      expect(() => parseRecord(record), field).toThrow(expect.objectContaining({ field }));
+    }
+  });
+
   it('takes any integer seed when the record does not deal from it: every deck and the dealer given (§5)', () => {
     const deck = buildDeck({ profile: 'didactic4', players: 4, ...SETTLEMENT_PLAN });
     const record = { rules: {}, seed: 18446744073709551615, start: { dealer: 0, pot: 11 }, hands: [{ deck, actions: actions(SETTLEMENT_SCRIPT) }] };
@@ -769,3 +786,10 @@ describe('replay errors', () => {
     }
   });
 });
+
+/** A copy of `values` with a hole at `at` (what `[, x]` writes). */
+function sparse<T>(values: T[], at: number): T[] {
+  const copy = [...values];
+  delete copy[at];
+  return copy;
+}
