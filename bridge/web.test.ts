@@ -480,6 +480,34 @@ describe('the web table in headless Chromium', () => {
     }
   }, 60_000);
 
+  // Restart while the bots played: the step, cut short by the session's close, flashed "Error: no
+  // session" over the new table [web probe, session 38].
+  browserIt('says nothing of the old table\'s move when Restart is pressed while the bots play', async () => {
+    expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
+    const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${base}/?opponents=pimc:samples=64&profile=tavern5&players=6&seed=5`);
+      await page.waitForFunction(() => document.body.dataset.status === 'setup');
+      await page.click('#start');
+      await page.waitForFunction(() => document.body.dataset.status === 'your-turn');
+      const statuses = await page.evaluate(async () => {
+        const seen: string[] = [];
+        new (globalThis as any).MutationObserver(() => seen.push(document.getElementById('status')!.textContent!)).observe(document.getElementById('status')!, { childList: true, characterData: true, subtree: true });
+        (document.querySelector('#hand button:enabled, #calls button:enabled') as any).click();
+        (document.getElementById('setup') as any).requestSubmit();
+        const settled = () => ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? '');
+        for (let k = 0; k < 300 && !(settled() && seen.length > 1); k++) await new Promise((r) => setTimeout(r, 50));
+        await new Promise((r) => setTimeout(r, 300));
+        return seen;
+      });
+      expect(statuses.filter((text) => /Error/.test(text))).toEqual([]);
+      expect(await page.evaluate(() => document.body.dataset.status)).toMatch(/your-turn|waiting/);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+
   browserIt('plays a whole hand by clicking; the settlement shown equals the replay of the server record', async () => {
     expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
     const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });

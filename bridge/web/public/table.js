@@ -337,9 +337,13 @@ async function act(action) {
   table.busy = true;
   renderHand(table.view);
   setStatus('The bots are playing…');
+  // Restart during the bots' moves closes this session: the step's answer (or its "no session"
+  // error, which flashed up before the new table) is news of a table no longer shown.
+  const session = table.session;
   try {
-    const step = await call('env.step', { session: table.session, actions: [action] });
+    const step = await call('env.step', { session, actions: [action] });
     table.busy = false;
+    if (table.session !== session || table.starting) return;
     // The env resets itself when the session ends: the finished one is read as episode "ended".
     const ended = step.final.length > 0;
     const t = await refresh(ended ? 'ended' : 'current');
@@ -350,6 +354,7 @@ async function act(action) {
     }
   } catch (e) {
     table.busy = false;
+    if (table.session !== session || table.starting) return;
     renderMoves();
     // A connection that closed under the move has said so, and how to reconnect: keep that.
     if (table.ws?.readyState === WebSocket.OPEN) setStatus(`Error: ${e.message}`, 'error');
