@@ -340,6 +340,7 @@ async function act(action) {
   // Restart during the bots' moves closes this session: the step's answer (or its "no session"
   // error, which flashed up before the new table) is news of a table no longer shown.
   const session = table.session;
+  const settledBefore = table.view?.settlements.length ?? 0;
   try {
     const step = await call('env.step', { session, actions: [action] });
     table.busy = false;
@@ -349,7 +350,7 @@ async function act(action) {
     const t = await refresh(ended ? 'ended' : 'current');
     if (ended) await showOver(t);
     else {
-      setStatus(t.legal.length ? 'Your turn.' : 'Waiting.');
+      setStatus(`${handOverNote(t, settledBefore)}${t.legal.length ? 'Your turn.' : 'Waiting.'}`);
       focusFirstMove();
     }
   } catch (e) {
@@ -359,6 +360,17 @@ async function act(action) {
     // A connection that closed under the move has said so, and how to reconnect: keep that.
     if (table.ws?.readyState === WebSocket.OPEN) setStatus(`Error: ${e.message}`, 'error');
   }
+}
+
+/**
+ * What the status says of hands settled during the last step: the table went straight on to the
+ * next hand, its settlement only in the History panel (far below on a small screen).
+ */
+function handOverNote(t, settledBefore) {
+  if (t.settlements.length <= settledBefore) return '';
+  const last = t.settlements.length - 1;
+  const report = t.settlements[last];
+  return `Hand ${last + 1} is over: you ${report.in[table.seat] ? `took ${report.tricks[table.seat]} trick${report.tricks[table.seat] === 1 ? '' : 's'}` : 'sat out'}, your balance is ${chips(report.balances[table.seat])} chips (its settlement is under History). `;
 }
 
 /**
