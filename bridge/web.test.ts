@@ -455,8 +455,15 @@ describe('the web table in headless Chromium', () => {
       await page.waitForFunction(() => document.body.dataset.status === 'setup');
       expect(await page.evaluate(() => (document.querySelector('input[name=seed]') as any).value)).toBe('');
       const started = async () => {
+        // A restart is done once a new session shows (the old one's status read as done at once).
+        const before = await page.evaluate(() => window.kratzenTable.session);
         await page.click('#start');
-        await page.waitForFunction(() => ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? '') || document.getElementById('status')!.className === 'error');
+        await page.waitForFunction(
+          (previous) =>
+            (window.kratzenTable.session !== null && window.kratzenTable.session !== previous && ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? '')) ||
+            document.getElementById('status')!.className === 'error',
+          before,
+        );
         expect(await page.evaluate(() => document.getElementById('status')!.textContent)).not.toMatch(/Error/);
       };
       await started();
@@ -475,6 +482,52 @@ describe('the web table in headless Chromium', () => {
       expect(await page.evaluate(() => document.getElementById('status')!.textContent)).toMatch(/seed may hold at most 256 characters, got 257/);
       expect(sent.slice(before).map((m) => m.method)).not.toContain('env.create');
       expect(await page.evaluate(() => window.kratzenTable.session)).not.toBeNull();
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+
+  // The tavern5 variants could not be played from the page: the form had no field for them, and
+  // the address refused them [web probe, session 38].
+  browserIt('plays the rule set\'s further fields given as JSON in More rules, and says what is wrong with them', async () => {
+    expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
+    const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      const sent: { method: string; params: Record<string, any> }[] = [];
+      page.on('websocket', (ws) => ws.on('framesent', (frame) => sent.push(JSON.parse(String(frame.payload)))));
+      const more = '{"exchange": {}, "bettler": {"bonus": 3}, "hands": 2}';
+      await page.goto(`${base}/?opponents=random&profile=tavern5&players=4&rules=${encodeURIComponent(more)}`);
+      await page.waitForFunction(() => document.body.dataset.status === 'setup');
+      // Done once a new session shows or the page says what is wrong (the old status read as done at once).
+      const outcome = async () => {
+        const before = await page.evaluate(() => window.kratzenTable.session);
+        await page.click('#start');
+        await page.waitForFunction(
+          (previous) =>
+            (window.kratzenTable.session !== null && window.kratzenTable.session !== previous && ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? '')) ||
+            document.getElementById('status')!.className === 'error',
+          before,
+        );
+        return page.evaluate(() => document.getElementById('status')!.textContent!);
+      };
+      expect(await outcome()).not.toMatch(/Error/);
+      const create = sent.filter((m) => m.method === 'env.create').at(-1)!;
+      expect(create.params.config.rules).toEqual({ exchange: {}, bettler: { bonus: 3 }, hands: 2, profile: 'tavern5', players: 4, deckStyle: 'german' });
+      const { record } = (await page.evaluate(() => window.kratzenTable.record())) as { record: { rules: Record<string, unknown> } };
+      expect(record.rules).toMatchObject({ exchange: { maxCards: 2, feePerCard: 1 }, bettler: { bonus: 3 }, hands: 2 });
+      const creates = () => sent.filter((m) => m.method === 'env.create').length;
+      for (const [text, said, asks] of [
+        ['{"players": 5}', /More rules sets players: choose it in the form instead/, false],
+        ['exchange', /More rules must be a JSON object/, false],
+        ['[1]', /More rules must be a JSON object/, false],
+        ['{"exchange": {"maxCards": 9}}', /params\.config\.rules\.exchange\.maxCards/, true],
+      ] as const) {
+        const before = creates();
+        await page.fill('input[name=rules]', text);
+        expect(await outcome(), text).toMatch(said);
+        expect(creates() - before, text).toBe(asks ? 1 : 0);
+      }
     } finally {
       await browser.close();
     }

@@ -410,6 +410,7 @@ async function start(form) {
   if (!(Number.isInteger(players) && players >= PLAYERS.min && players <= PLAYERS.max)) {
     throw new Error(`players must be ${PLAYERS.min} to ${PLAYERS.max}, got "${String(data.get('players')).slice(0, 20)}"`);
   }
+  const moreRules = parseMoreRules(String(data.get('rules') ?? ''));
   const seedText = String(data.get('seed')).trim();
   // A seed of a megabyte (from a link) was sent anyway, and the server dropped the connection.
   if (seedText.length > MAX_SEED_LENGTH) throw new Error(`the seed may hold at most ${MAX_SEED_LENGTH} characters, got ${seedText.length}`);
@@ -434,7 +435,7 @@ async function start(form) {
     learnerSeat: table.seat,
     opponents: perSeat,
     // The deck style goes with the rules: the downloaded record keeps it (docs/rules.md §0).
-    config: { rules: { profile: data.get('profile'), players, deckStyle: deckStyle() }, episode: 'session' },
+    config: { rules: { ...moreRules, profile: data.get('profile'), players, deckStyle: deckStyle() }, episode: 'session' },
   });
   table.session = created.session;
   table.numPlayers = created.numPlayers;
@@ -443,6 +444,25 @@ async function start(form) {
   $('over').hidden = true;
   const t = await refresh();
   setStatus(t.legal.length ? 'Your turn.' : 'Waiting.');
+}
+
+/**
+ * The "More rules" field: further fields of the rule set as a JSON object (the tavern5 variants
+ * could not be played from the page). The server checks them, naming a bad field; the ones the
+ * form sets itself are refused here, so the form's choice is never silently overridden.
+ */
+function parseMoreRules(text) {
+  if (text.trim() === '') return {};
+  let rules;
+  try {
+    rules = JSON.parse(text);
+  } catch {
+    throw new Error(`More rules must be a JSON object, such as {"exchange": {}, "hands": 8}; got ${text.length > 40 ? `${text.slice(0, 40)}…` : text}`);
+  }
+  if (rules === null || typeof rules !== 'object' || Array.isArray(rules)) throw new Error('More rules must be a JSON object, such as {"exchange": {}, "hands": 8}');
+  const own = ['profile', 'players', 'deckStyle'].filter((key) => Object.hasOwn(rules, key));
+  if (own.length) throw new Error(`More rules sets ${own.join(', ')}: choose ${own.length > 1 ? 'them' : 'it'} in the form instead`);
+  return rules;
 }
 
 /**
@@ -525,7 +545,7 @@ function applyAddressSettings(form, fragmentOnly = false) {
   return notices.join(' ');
 }
 
-const SETTINGS = ['opponents', 'profile', 'players', 'seed', 'deckStyle', 'token'];
+const SETTINGS = ['opponents', 'profile', 'players', 'seed', 'deckStyle', 'rules', 'token'];
 
 async function main() {
   const form = $('setup');
