@@ -97,6 +97,6 @@ describe('a server that polls after replies', () => {
   it('kratzen serve refuses a bad --spin-us, naming the flag', () => {
     const run = spawnSync(process.execPath, [join(import.meta.dirname, '..', 'dist/cli/main.js'), 'serve', '--port', '0', '--spin-us=-5'], { encoding: 'utf8' });
     expect(run.status).toBe(2);
-    expect(JSON.parse(run.stdout)).toMatchObject({ error: 'invalid arguments', field: 'spin-us' });
+    expect(JSON.parse(run.stderr.trim().split('\n').at(-1)!)).toMatchObject({ error: 'invalid arguments', field: 'spin-us' });
   });
 });

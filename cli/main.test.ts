@@ -13,7 +13,18 @@ const tmp = mkdtempSync(join(tmpdir(), 'kratzen-cli-'));
 
 function kratzen(...args: string[]) {
   const run = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8' });
-  return { code: run.status, json: run.stdout ? JSON.parse(run.stdout) : null, stderr: run.stderr };
+  return { code: run.status, json: run.stdout ? JSON.parse(run.stdout) : errorReport(run), stderr: run.stderr };
+}
+
+/** The error report a command wrote to stderr (results are on stdout): its last line, or all of it for replay's. */
+function errorReport(run: { status: number | null; stderr: string }): any {
+  if (run.status === 0) return null;
+  const text = run.stderr.trim();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return JSON.parse(text.split('\n').at(-1)!);
+  }
 }
 
 function writeTmp(name: string, value: unknown): string {
@@ -181,7 +192,7 @@ describe('kratzen eval', () => {
     for (const workers of ['1', '2']) {
       const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', `${tavern},random`, '--hands', '8', '--workers', workers, '--out', join(clean, `w${workers}`)], { encoding: 'utf8' });
       expect(run.status, workers).toBe(2);
-      expect(JSON.parse(run.stdout), workers).toMatchObject({ error: 'checkpoint error', field: 'checkpoint', code: 'incompatible-rules' });
+      expect(errorReport(run), workers).toMatchObject({ error: 'checkpoint error', field: 'checkpoint', code: 'incompatible-rules' });
     }
   });
 
@@ -233,7 +244,7 @@ describe('kratzen eval', () => {
     for (const out of ['/proc/kratzen-out', join(file, 'sub'), join(tmp, 'x'.repeat(300))]) {
       const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', 'random,random', '--hands', '32', '--workers', '1', '--out', out], { encoding: 'utf8', timeout: 20_000 });
       expect(run.status, out).toBe(2);
-      expect(JSON.parse(run.stdout)).toMatchObject({ field: 'out' });
+      expect(errorReport(run)).toMatchObject({ field: 'out' });
     }
   });
 });
@@ -276,7 +287,7 @@ describe('eval report that cannot be written', () => {
     mkdirSync(join(out, 'report.html')); // the report's name is taken by a folder: its rename would fail
     const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', 'random,random', '--hands', '800000', '--workers', '1', '--out', out], { encoding: 'utf8', timeout: 30_000 });
     expect(run.status).toBe(2);
-    expect(JSON.parse(run.stdout)).toMatchObject({ error: 'invalid arguments', field: 'out', reason: `cannot write the report: ${join(out, 'report.html')} is a folder, where the report's report.html goes` });
+    expect(errorReport(run)).toMatchObject({ error: 'invalid arguments', field: 'out', reason: `cannot write the report: ${join(out, 'report.html')} is a folder, where the report's report.html goes` });
     expect(run.stderr).not.toMatch(/eval \[/); // no deal was played
     expect(readdirSync(out)).toEqual(['report.html']);
   }, 60_000);
@@ -477,7 +488,7 @@ describe('a TF.js backend that cannot load', () => {
     for (const args of [['train', '--updates', '1', '--runs-dir', dir], ['exploit', '--target', 'random', '--updates', '1', '--hands', '8']]) {
       const run = spawnSync(process.execPath, [BIN, ...args, '--backend', 'tensorflow'], { encoding: 'utf8', timeout: 60_000 });
       expect(run.status, args[0]).toBe(2);
-      expect(JSON.parse(run.stdout), args[0]).toMatchObject({ field: 'backend', reason: expect.stringMatching(/TF\.js backend 'tensorflow' is not available/) });
+      expect(errorReport(run), args[0]).toMatchObject({ field: 'backend', reason: expect.stringMatching(/TF\.js backend 'tensorflow' is not available/) });
     }
     expect(readdirSync(dir)).toEqual([]);
   });

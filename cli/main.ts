@@ -4,7 +4,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { OutputError, fsErrorReason } from '../checkpoints/durable-fs.js';
-import { failOutput, printable, reportOutputLost, tryWriteStdout, writeStdout } from './output.js';
+import { failOutput, printable, reportOutputLost, writeStdout } from './output.js';
 import {
   errorReport,
   randomSession,
@@ -69,10 +69,13 @@ function printJson(value: unknown): void {
 }
 
 /** Exit codes: 0 ok, 1 illegal action or amount overflow, 2 bad input, 3 output that could not be written. */
+/**
+ * Exits with `code` and the error report as one JSON line on stderr: on stdout it went into the
+ * file a command's output was redirected to (`random ... > session.json` wrote the error there,
+ * and replaying that file then called it a record without rules).
+ */
 function fail(code: number, value: Record<string, unknown>): never {
-  const text = `${JSON.stringify(value, null, 2)}\n`;
-  // A report that cannot reach stdout (a full disk) goes to stderr rather than nowhere.
-  if (tryWriteStdout(text)) process.stderr.write(text);
+  process.stderr.write(`${JSON.stringify(value)}\n`);
   process.exit(code);
 }
 
@@ -320,9 +323,9 @@ async function main(argv: string[]): Promise<void> {
       if (positionals.length !== 1) badInput('record', 'usage: kratzen replay <record.json|->');
       const record = readJson(positionals[0]!);
       const { exitCode, text } = replayToText(record);
-      // A result that is lost is exit 3; a report of a bad record goes to stderr instead, as fail's.
+      // A result that is lost is exit 3; a report of a bad record goes to stderr, as fail's.
       if (exitCode === 0) writeStdout(`${text}\n`);
-      else if (tryWriteStdout(`${text}\n`)) process.stderr.write(`${text}\n`);
+      else process.stderr.write(`${text}\n`);
       process.exitCode = exitCode;
       return;
     }

@@ -25,7 +25,8 @@ async function play(args: string[], lines: string[]): Promise<{ code: number; te
       done();
     },
   });
-  const code = await runPlay([...args, '--record', path], { input: Readable.from(lines.map((l) => `${l}\n`)), output });
+  // The game and a refused command line's report (stderr) in one text.
+  const code = await runPlay([...args, '--record', path], { input: Readable.from(lines.map((l) => `${l}\n`)), output, errors: output });
   const record = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as GameRecord) : (null as never);
   return { code, text, record, path };
 }
@@ -188,7 +189,7 @@ describe('kratzen play', () => {
     for (const record of [taken, join(tmp, 'no-such-folder', 'r.json'), '', '/proc/kratzen-r.json', join(taken, 'r.json'), join(tmp, `${'b'.repeat(300)}.json`), '-']) {
       let text = '';
       const output = new Writable({ write: (chunk, _e, done) => ((text += chunk.toString()), done()) });
-      const code = await runPlay(['--seed', '1', '--record', record], { input: Readable.from(['1\n']), output });
+      const code = await runPlay(['--seed', '1', '--record', record], { input: Readable.from(['1\n']), output, errors: output });
       expect(code).toBe(2);
       expect(JSON.parse(text)).toMatchObject({ error: 'invalid arguments', field: 'record' });
     }
@@ -361,7 +362,7 @@ describe.skipIf(!existsSync(PLAY_BIN))('kratzen play as a process (built dist)',
     const path = join(tmp, 'from-dir.json');
     const run = spawnSync(process.execPath, [MAIN_BIN, 'play', '--seed', '2', '--record', path], { stdio: [openSync(dir, 'r'), 'pipe', 'pipe'], encoding: 'utf8', timeout: 20_000 });
     expect(run.status).toBe(2);
-    expect(JSON.parse(run.stdout)).toMatchObject({ error: 'invalid arguments', field: 'stdin', reason: expect.stringContaining('the input is a directory') });
+    expect(JSON.parse(run.stderr)).toMatchObject({ error: 'invalid arguments', field: 'stdin', reason: expect.stringContaining('the input is a directory') });
     expect(existsSync(path)).toBe(false);
   });
 

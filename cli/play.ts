@@ -122,6 +122,8 @@ interface PlayIo {
   /** The person's answers (default stdin); destroyed when a signal stops the session. */
   input?: Readable;
   output?: Writable;
+  /** Where a refused command line is reported (default stderr: stdout is the game). */
+  errors?: Writable;
 }
 
 class BadArguments extends Error {
@@ -384,6 +386,8 @@ function defaultRecordPath(): string {
 export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> {
   const output = io.output ?? process.stdout;
   const out = (text: string) => void output.write(text);
+  const errors = io.errors ?? process.stderr;
+  const refuse = (field: string, reason: string) => void errors.write(`${JSON.stringify({ error: 'invalid arguments', field, reason })}\n`);
   let game: KratzenGame;
   let values: Record<string, string | boolean | undefined>;
   try {
@@ -417,14 +421,14 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     }
   } catch (e) {
     const field = e instanceof BadArguments ? e.field : parseArgsErrorField(e);
-    out(`${JSON.stringify({ error: 'invalid arguments', field, reason: (e as Error).message })}\n`);
+    refuse(field, (e as Error).message);
     return 2;
   }
   const n = game.numPlayers;
   const seatText = typeof values.seat === 'string' ? values.seat : '0';
   const seat = Number(seatText);
   if (!/^\d+$/.test(seatText) || seat >= n) {
-    out(`${JSON.stringify({ error: 'invalid arguments', field: 'seat', reason: `--seat must be a seat 0..${n - 1}` })}\n`);
+    refuse('seat', `--seat must be a seat 0..${n - 1}`);
     return 2;
   }
   const seedText = typeof values.seed === 'string' ? values.seed : String(Date.now() % 1_000_000_000);
@@ -432,7 +436,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   try {
     seed = seedFlag(seedText);
   } catch (e) {
-    out(`${JSON.stringify({ error: 'invalid arguments', field: 'seed', reason: (e as ValidationError).reason })}\n`);
+    refuse('seed', (e as ValidationError).reason);
     return 2;
   }
   let specs: string[];
@@ -440,7 +444,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     specs = agentListFlag(typeof values.opponents === 'string' ? values.opponents : 'heuristic', 'opponents');
     if (specs.length > n - 1) throw new BadArguments('opponents', `${n} players leave ${n - 1} seats for opponents, got ${specs.length}: ${specs.join(', ')}`);
   } catch (e) {
-    out(`${JSON.stringify({ error: 'invalid arguments', field: 'opponents', reason: e instanceof ValidationError ? e.reason : (e as Error).message })}\n`);
+    refuse('opponents', e instanceof ValidationError ? e.reason : (e as Error).message);
     return 2;
   }
   const rules = ruleSetToJson(game.rules);
@@ -451,7 +455,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
       agents[s] = await createAgent(specs[k++ % specs.length]!, { rules, seed: `${seed}:seat${s}`, loadCheckpoint });
     }
   } catch (e) {
-    out(`${JSON.stringify({ error: 'invalid arguments', field: 'opponents', reason: (e as Error).message })}\n`);
+    refuse('opponents', (e as Error).message);
     return 2;
   }
   /** An amount past 2^53 - 1 units (docs/rules.md §3), reported as `kratzen random` reports it. */
@@ -489,14 +493,14 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
         : unwritableFolderReason(dirname(resolve(recordPath)));
   if (recordProblem) {
     for (const agent of agents) agent?.dispose?.();
-    out(`${JSON.stringify({ error: 'invalid arguments', field: 'record', reason: recordProblem })}\n`);
+    refuse('record', recordProblem);
     return 2;
   }
   // Node reads a directory given as stdin (`< somedir`) as an input that ends at once: the
   // session stopped at its first question, "(end of input)", as if the person had quit.
   if (io.input === undefined && stdinIsDirectory()) {
     for (const agent of agents) agent?.dispose?.();
-    out(`${JSON.stringify({ error: 'invalid arguments', field: 'stdin', reason: 'the input is a directory: give the moves on a terminal, a pipe or a file' })}\n`);
+    refuse('stdin', 'the input is a directory: give the moves on a terminal, a pipe or a file');
     return 2;
   }
   out(`Kratzen: ${game.rules.profile}, ${n} players, ${game.rules.hands} hand${game.rules.hands === 1 ? '' : 's'}, seed ${JSON.stringify(seed)}. You are seat ${seat}.\n`);

@@ -36,7 +36,7 @@ describe('kratzen serve flags', () => {
   ])('%j is refused naming %s', (flags, field) => {
     const run = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', ...flags], { encoding: 'utf8', timeout: 20_000, cwd: join(import.meta.dirname, '..') });
     expect(run.status).toBe(2);
-    expect(JSON.parse(run.stdout)).toMatchObject({ error: 'invalid arguments', field });
+    expect(JSON.parse(run.stderr)).toMatchObject({ error: 'invalid arguments', field });
   });
 });
 
@@ -44,7 +44,7 @@ describe('kratzen serve --allow-origin', () => {
   it.each(['http://a.example', 'https://A.example:8443/', 'http://[::1]:3000', 'http://localhost:5173'])('takes the origin %s (the next flag, a bad port, is what is refused)', (origin) => {
     const run = spawnSync(process.execPath, [BIN, 'serve', '--allow-origin', origin, '--port=-1'], { encoding: 'utf8', timeout: 20_000 });
     expect(run.status).toBe(2);
-    expect(JSON.parse(run.stdout)).toMatchObject({ field: 'port' });
+    expect(JSON.parse(run.stderr)).toMatchObject({ field: 'port' });
   });
 });
 

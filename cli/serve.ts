@@ -75,7 +75,7 @@ Prints one JSON line when listening: {"event":"listening","url","host","port","p
 `;
 
 function fail(field: string, reason: string): never {
-  writeStdout(`${JSON.stringify({ error: 'invalid arguments', field, reason })}\n`);
+  process.stderr.write(`${JSON.stringify({ error: 'invalid arguments', field, reason })}\n`);
   process.exit(2);
 }
 

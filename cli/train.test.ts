@@ -131,7 +131,7 @@ describe('kratzen train output', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-fifo-'));
     const train = (...args: string[]) =>
       spawnSync(process.execPath, [join(import.meta.dirname, '..', 'dist/cli/main.js'), 'train', '--runs-dir', dir, ...args], { encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL' });
-    const refusal = (run: ReturnType<typeof train>) => (expect(run.status).toBe(2), JSON.parse(run.stdout));
+    const refusal = (run: ReturnType<typeof train>) => (expect(run.status).toBe(2), JSON.parse(run.stderr.trim().split("\n").at(-1)!));
     const small = ['--players', '3', '--num-envs', '6', '--rollout-steps', '16', '--hidden', '16', '--final-eval-deals', '0'];
     mkdirSync(join(dir, 'locked'));
     spawnSync('mkfifo', [join(dir, 'locked', '.lock')]);

@@ -606,17 +606,22 @@ suite('a coordinator that stops, jobs that fail for good, bad agents [probe roun
       await admin.config('SET', 'requirepass', 'sekret-password');
       const run = spawnSync(process.execPath, [BIN, 'worker', '--redis', locked.url.replace('redis://', 'redis://:wrong@')], { encoding: 'utf8', timeout: 20_000 });
       expect(run.status).toBe(2);
-      expect(JSON.parse(run.stdout)).toMatchObject({ field: 'redis', reason: expect.stringMatching(/WRONGPASS/) });
+      expect(lastJson(run.stderr)).toMatchObject({ field: 'redis', reason: expect.stringMatching(/WRONGPASS/) });
       // KRATZEN_REDIS_PASSWORD is the password of a URL without one (off the command line, where
       // ps shows it): sent, it is the wrong one here; without it, none is sent at all.
       const fromEnv = spawnSync(process.execPath, [BIN, 'worker', '--redis', locked.url], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, KRATZEN_REDIS_PASSWORD: 'wrong' } });
-      expect(JSON.parse(fromEnv.stdout)).toMatchObject({ field: 'redis', reason: expect.stringMatching(/WRONGPASS/) });
+      expect(lastJson(fromEnv.stderr)).toMatchObject({ field: 'redis', reason: expect.stringMatching(/WRONGPASS/) });
       const withoutEnv = spawnSync(process.execPath, [BIN, 'worker', '--redis', locked.url], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, KRATZEN_REDIS_PASSWORD: '' } });
       expect(withoutEnv.status).toBe(2);
-      expect(JSON.parse(withoutEnv.stdout).reason).not.toMatch(/WRONGPASS/);
+      expect(lastJson(withoutEnv.stderr).reason).not.toMatch(/WRONGPASS/);
     } finally {
       admin.disconnect();
       locked.process.kill('SIGKILL');
     }
   }, 90_000);
 });
+
+/** The error report a command ended with: the last line of its stderr. */
+function lastJson(stderr: string): any {
+  return JSON.parse(stderr.trim().split('\n').at(-1)!);
+}
