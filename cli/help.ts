@@ -5,8 +5,13 @@ import { MAX_LEARNER_THREADS } from '../training/config.js';
 import { DEFAULT_LOCK_SECONDS, MAX_LOCK_SECONDS } from '../training/distributed/worker.js';
 import { MAX_RECORD_BYTES } from './read-input.js';
 
-/** Most hands `random` and `demo` play: the session and its record are held in memory, about 9 KB a hand. */
-export const MAX_PRINTED_SESSION_HANDS = 100_000;
+/**
+ * Most hands `random` and `demo` play: the session and its record are held in memory, about 9 KB
+ * a hand. And a record `random` prints must be one `replay` reads (MAX_RECORD_BYTES): 100,000
+ * hands of six-player tavern5 with a five-card exchange printed 268 MB, which replay refused as
+ * malformed; 50,000 leave that record at half the limit.
+ */
+export const MAX_PRINTED_SESSION_HANDS = 50_000;
 
 const SESSION_FLAGS = `  --profile didactic4|tavern5   rule profile (default didactic4; docs/rules.md §3, §4)
   --players N                   3 to 6 (default 4)

@@ -400,6 +400,17 @@ describe('kratzen <verb> --help', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(usage);
   });
+  // `kratzen help eval` printed the overview, and `kratzen help bogus` exited 0 [CLI probe, session 38].
+  it('help <verb> prints that verb\'s help; help of no verb is refused', () => {
+    expect(verbs.length).toBe(9);
+    for (const verb of verbs) {
+      const run = spawnSync(process.execPath, [BIN, 'help', verb], { encoding: 'utf8', timeout: 20_000 });
+      expect(run.status, verb).toBe(0);
+      expect(run.stdout, verb).toBe(spawnSync(process.execPath, [BIN, verb, '--help'], { encoding: 'utf8', timeout: 20_000 }).stdout);
+    }
+    expect(kratzen('help', 'bogus')).toMatchObject({ code: 2, json: { field: 'verb', reason: expect.stringMatching(/unknown verb "bogus"/) } });
+    expect(spawnSync(process.execPath, [BIN, 'help'], { encoding: 'utf8' }).stdout).toBe(usage);
+  });
   it('an unknown verb is a JSON error naming the verb, as other bad arguments are (it was plain text)', () => {
     expect(kratzen('bogusverb')).toMatchObject({ code: 2, json: { error: 'invalid arguments', field: 'verb', reason: expect.stringMatching(/bogusverb/) } });
   });

@@ -34,6 +34,9 @@ import { runTournamentOnRedis, type DistributedOptions } from '../training/distr
 import { MAX_PRINTED_SESSION_HANDS, VERB_HELP, wantsHelp } from './help.js';
 import { STOP_SIGNALS, signalExitCode } from './signals.js';
 
+/** Every verb main() dispatches. */
+const VERBS = ['replay', 'random', 'demo', 'train', 'play', 'serve', 'eval', 'worker', 'exploit'];
+
 const USAGE = `kratzen <verb> [options]
 
 The rules of the game, both profiles and every variant: docs/rules.md.
@@ -231,7 +234,7 @@ async function runEval(args: string[]): Promise<void> {
       const blockDeals = reportingErrors(() => integerFlag(values['block-deals'], 'block-deals'));
       if (blockDeals !== undefined && blockDeals < 1) badInput('block-deals', `--block-deals must be at least 1, got ${blockDeals}`);
       // Said at once: with no worker running the run waited without a word.
-      process.stderr.write(`eval: ${deals} deals go to Redis at ${redactedUrl(values.redis!)}; \`kratzen worker --redis <url>\` processes play them (none running: this waits)\n`);
+      process.stderr.write(`eval: ${deals} deals go to Redis at ${redactedUrl(values.redis!)}; \`kratzen worker --redis <url>\` processes play them (until one takes them, this waits)\n`);
       result = await evalOnRedis(config, { connection, blockDeals, onDeal: (done) => bar.update(done) });
     } else {
       result = await runTournament(config, {
@@ -372,7 +375,14 @@ async function main(argv: string[]): Promise<void> {
       process.stderr.write(USAGE);
       process.exitCode = 2;
       return;
-    case 'help':
+    case 'help': {
+      // `kratzen help eval` printed the overview, and `kratzen help bogus` exited 0.
+      const [topic] = rest;
+      if (topic === undefined) writeStdout(USAGE);
+      else if (VERBS.includes(topic)) await main([topic, '--help']);
+      else badInput('verb', `unknown verb ${quoteInput(topic)}; kratzen --help lists them`);
+      return;
+    }
     case '--help':
     case '-h':
       writeStdout(USAGE);

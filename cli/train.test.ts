@@ -9,7 +9,7 @@ import { parseTrainConfig } from '../training/config.js';
 
 describe('kratzen train flags', () => {
   it('map onto the training config, and the config checks them', () => {
-    const { config, resume } = trainConfigFromArgs(['--critic', 'oracle', '--initial-policy', 'runs/a/checkpoints', '--lr', '0.0005', '--hidden', '64,32', '--profile', 'tavern5', '--resume']);
+    const { config, resume } = trainConfigFromArgs(['--critic', 'oracle', '--initial-policy', 'runs/a/checkpoints', '--lr', '0.0005', '--hidden', '64,32', '--profile', 'tavern5', '--resume', '--name', 'a']);
     expect(config).toMatchObject({ critic: 'oracle', initialPolicy: 'runs/a/checkpoints', learningRate: 0.0005, hiddenSizes: [64, 32], rules: { profile: 'tavern5' } });
     expect(resume).toBe(true);
     expect(parseTrainConfig(config).critic).toBe('oracle');
@@ -28,6 +28,9 @@ describe('kratzen train flags', () => {
     // Errors about the runs folder name the flag only when it chose the folder [CLI probe, session 33].
     expect(trainConfigFromArgs(['--runs-dir', 'x']).runsDirField).toBe('runs-dir');
     expect(trainConfigFromArgs([]).runsDirField).toBe('runsDir');
+    // Without a name, --resume looked for a run named by this second's clock and said it did not
+    // exist [CLI probe, session 38].
+    expect(() => trainConfigFromArgs(['--resume'])).toThrow(expect.objectContaining({ field: 'name', reason: expect.stringMatching(/--resume needs the name of the run/) }));
     // An empty --config (an unset variable) trained with the defaults [probe round 6].
     expect(() => trainConfigFromArgs(['--config', ''])).toThrow(expect.objectContaining({ field: 'config', reason: expect.stringMatching(/--config is empty/) }));
     // A config that never ends is refused after 16 MiB instead of being read until memory runs out.

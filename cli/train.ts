@@ -94,6 +94,9 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
   set('initialPolicy', values['initial-policy']);
   // Errors about the runs folder name the flag when it chose the folder, else the config field.
   const runsDirField = values['runs-dir'] !== undefined ? 'runs-dir' : 'runsDir';
+  // Without a name a run is named by the clock: --resume then looked for a run made this second,
+  // and said that fresh name did not exist.
+  if (values.resume && config.name === undefined) throw new ValidationError('invalid arguments', 'name', '--resume needs the name of the run to go on with: --resume --name <name> (as an interrupted run says)');
   return { config, resume: values.resume ?? false, redis: values.redis, runsDirField };
 }
 
@@ -112,7 +115,7 @@ export async function runTrain(args: string[]): Promise<void> {
   outputFolderFlag(typeof config.runsDir === 'string' ? config.runsDir : 'runs', runsDirField, runsDirField === 'runsDir' ? { label: "the config's runsDir", error: 'invalid training config' } : undefined);
   const redis = url === undefined ? undefined : redisFlag(url);
   // Said at once, as eval says it: with no worker running the run waited without a word.
-  if (url !== undefined) process.stderr.write(`train: rollouts go to Redis at ${redactedUrl(url)}; \`kratzen worker --redis <url>\` processes play them (none running: this waits)\n`);
+  if (url !== undefined) process.stderr.write(`train: rollouts go to Redis at ${redactedUrl(url)}; \`kratzen worker --redis <url>\` processes play them (until one takes them, this waits)\n`);
   let stoppedBy: NodeJS.Signals | null = null;
   // Ctrl-C, a kill or a closed terminal save a checkpoint after the current update, as `kratzen
   // play` saves its record; the same signal again ends the process at once. Either way the exit

@@ -66,7 +66,7 @@ export async function runWorker(args: string[]): Promise<void> {
     stop = (signal) => {
       if (stopping) process.exit(signalExitCode(signal));
       stopping = true;
-      process.stderr.write(`stopping after ${jobs} jobs (the running ones finish; a signal again quits at once)...\n`);
+      process.stderr.write(`stopping: ${jobs} job${jobs === 1 ? '' : 's'} done; the running ones finish (a signal again quits at once)...\n`);
       Promise.all(workers.map((w) => w.close())).then(finish, finish);
       void exitOnceRedisIsSilent(connection, () => closed);
     };
