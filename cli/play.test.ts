@@ -180,6 +180,33 @@ describe('kratzen play', () => {
     expect(replayRecord(record).result.final.complete).toBe(true);
   });
 
+  // The record went to runs/play-<time>.json without a word when its file appeared during the
+  // game [CLI probe, session 38].
+  it('says so when the record file appeared during the game and the record went elsewhere', async () => {
+    const path = join(tmp, 'appears.json');
+    let text = '';
+    const output = new Writable({ write: (chunk, _e, done) => ((text += chunk.toString()), done()) });
+    const input = new Readable({
+      read() {
+        writeFileSync(path, 'USER DATA\n');
+        this.push('quit\n');
+        this.push(null);
+      },
+    });
+    const cwd = process.cwd();
+    const work = mkdtempSync(join(tmpdir(), 'kratzen-appears-'));
+    process.chdir(work);
+    try {
+      expect(await runPlay(['--seed', '1', '--record', path], { input, output, errors: output })).toBe(0);
+    } finally {
+      process.chdir(cwd);
+    }
+    expect(readFileSync(path, 'utf8')).toBe('USER DATA\n');
+    const saved = text.match(/Record saved: (\S+) \((\S+) appeared during the game and is kept as it is\)/);
+    expect(saved?.[2]).toBe(path);
+    expect(existsSync(join(work, saved![1]!))).toBe(true);
+  });
+
   it('never overwrites a file with its record, and checks the folder before the game', async () => {
     const taken = join(tmp, 'taken.txt');
     writeFileSync(taken, 'precious\n');

@@ -531,14 +531,20 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     removeStopHandlers();
     reader.close();
     for (const agent of agents) agent?.dispose?.();
-    // A file that appeared at that path during the game is not replaced either.
-    if (entryExists(recordPath)) recordPath = defaultRecordPath();
+    // A file that appeared at that path during the game is not replaced either; the player is
+    // told why the record went elsewhere (it was saved under another name without a word).
+    let taken: string | null = null;
+    if (entryExists(recordPath)) {
+      taken = recordPath;
+      recordPath = defaultRecordPath();
+    }
     try {
       writeFileAtomic(recordPath, `${JSON.stringify(stateToRecord(state), null, 2)}\n`);
       // Quoted for a shell, control characters escaped: a name holding a newline or an escape
       // sequence broke the suggested command and reached the terminal raw.
       const shown = printable(shellQuoted(recordPath));
-      out(`\n${finished ? 'Session over.' : 'Session stopped.'} Record saved: ${shown}\nReplay it: npx kratzen replay ${shown}\n`);
+      const elsewhere = taken === null ? '' : ` (${printable(shellQuoted(taken))} appeared during the game and is kept as it is)`;
+      out(`\n${finished ? 'Session over.' : 'Session stopped.'} Record saved: ${shown}${elsewhere}\nReplay it: npx kratzen replay ${shown}\n`);
     } catch (e) {
       // Checked before the game; the disk can still fill up or the folder go away meanwhile.
       // Output that cannot be written, as every verb reports it: one line on stderr, exit 3.
