@@ -312,6 +312,11 @@ describe('incompatible checkpoints are refused', () => {
     // The same rules written differently (defaults spelled out, other key order) are compatible.
     const same = await loadCheckpoint(dir, { rules: { exchange: { feePerCard: 1, maxCards: 2 }, players: 5, profile: 'tavern5', ante: 1 } });
     same.model.dispose();
+    // The deck style only names the cards: a French-deck table refused every checkpoint [review, session 38].
+    for (const deckStyle of ['french', 'french-joker']) {
+      const shown = await loadCheckpoint(dir, { rules: { exchange: {}, players: 5, profile: 'tavern5', deckStyle } });
+      shown.model.dispose();
+    }
   });
 
   it('another observation version or size, or action count', async () => {

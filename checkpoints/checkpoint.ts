@@ -283,13 +283,22 @@ function checkCompatible(dir: string, manifest: CheckpointManifest, rules: Rules
   }
   let stored: string;
   try {
-    stored = canonicalJson(normalizeRules(manifest.rules));
+    stored = canonicalJson(playedRules(manifest.rules));
   } catch (e) {
     throw new CheckpointError('bad-manifest', dir, `rules: ${(e as Error).message}`);
   }
   if (rules === undefined) return;
-  const wanted = canonicalJson(normalizeRules(rules));
+  const wanted = canonicalJson(playedRules(rules));
   if (stored !== wanted) throw new CheckpointError('incompatible-rules', dir, `trained for rules ${stored}, not ${wanted}`);
+}
+
+/**
+ * The rule set as far as play goes: `deckStyle` only names the cards (docs/rules.md §0), so a
+ * policy trained with one plays any (a French-deck table refused every checkpoint).
+ */
+function playedRules(rules: unknown): Record<string, unknown> {
+  const { deckStyle: _shown, ...played } = normalizeRules(rules);
+  return played;
 }
 
 async function exists(p: string): Promise<boolean> {
