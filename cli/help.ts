@@ -7,7 +7,7 @@ import { MAX_RECORD_BYTES } from './read-input.js';
 
 /**
  * Most hands `random` and `demo` play: the session and its record are held in memory, about 9 KB
- * a hand. And a record `random` prints must be one `replay` reads (MAX_RECORD_BYTES): 100,000
+ * a hand (one limit for both verbs). And a record `random` prints must be one `replay` reads (MAX_RECORD_BYTES): 100,000
  * hands of six-player tavern5 with a five-card exchange printed 268 MB, which replay refused as
  * malformed; 50,000 leave that record at half the limit.
  */

@@ -16,15 +16,10 @@ function kratzen(...args: string[]) {
   return { code: run.status, json: run.stdout ? JSON.parse(run.stdout) : errorReport(run), stderr: run.stderr };
 }
 
-/** The error report a command wrote to stderr (results are on stdout): its last line, or all of it for replay's. */
+/** The error report a command wrote to stderr (results are on stdout): its last line. */
 function errorReport(run: { status: number | null; stderr: string }): any {
   if (run.status === 0) return null;
-  const text = run.stderr.trim();
-  try {
-    return JSON.parse(text);
-  } catch {
-    return JSON.parse(text.split('\n').at(-1)!);
-  }
+  return JSON.parse(run.stderr.trim().split('\n').at(-1)!);
 }
 
 function writeTmp(name: string, value: unknown): string {
@@ -380,6 +375,34 @@ describe('the package', () => {
   });
 });
 
+// On stdout an error went into the file a command's output was redirected to: `random ... >
+// session.json` wrote it there, and replaying that file blamed a record without rules [CLI probe, session 38].
+describe('error reports', () => {
+  it.each([
+    ['random', '--seed', '7', '--players', '7'],
+    ['demo', '--hands', '0'],
+    ['replay', join(FIXTURES, 'missing.json')],
+    ['eval', '--agents', 'random'],
+    ['serve', '--port', 'x'],
+    ['play', '--seat', '9'],
+    ['train', '--updates', '0'],
+  ])('%s: one JSON line on stderr, nothing on stdout', (...args) => {
+    const run = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 30_000 });
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    const lines = run.stderr.trim().split('\n');
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ error: expect.any(String), field: expect.any(String), reason: expect.any(String) });
+  });
+  it('replay\'s report of an illegal action too', () => {
+    const record = writeTmp('illegal-one-line.json', { rules: {}, seed: 1, hands: [{ actions: [{ seat: 0, action: 'play Ac' }] }] });
+    const run = spawnSync(process.execPath, [BIN, 'replay', record], { encoding: 'utf8' });
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(run.stderr)).toMatchObject({ error: 'illegal action', hand: 0, action: 0 });
+  });
+});
+
 describe('kratzen <verb> --help', () => {
   const usage = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8' }).stdout;
   const verbs = [...usage.matchAll(/^ {2}([a-z]+)\b/gm)].map((m) => m[1]!);
@@ -409,7 +432,7 @@ describe('kratzen <verb> --help', () => {
       expect(run.stdout, verb).toBe(spawnSync(process.execPath, [BIN, verb, '--help'], { encoding: 'utf8', timeout: 20_000 }).stdout);
     }
     expect(kratzen('help', 'bogus')).toMatchObject({ code: 2, json: { field: 'verb', reason: expect.stringMatching(/unknown verb "bogus"/) } });
-    expect(spawnSync(process.execPath, [BIN, 'help'], { encoding: 'utf8' }).stdout).toBe(usage);
+    for (const asked of [[], ['--help'], ['-h']]) expect(spawnSync(process.execPath, [BIN, 'help', ...asked], { encoding: 'utf8' }).stdout).toBe(usage);
   });
   it('an unknown verb is a JSON error naming the verb, as other bad arguments are (it was plain text)', () => {
     expect(kratzen('bogusverb')).toMatchObject({ code: 2, json: { error: 'invalid arguments', field: 'verb', reason: expect.stringMatching(/bogusverb/) } });

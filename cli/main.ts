@@ -71,8 +71,9 @@ function printJson(value: unknown): void {
   writeStdout(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** Exit codes: 0 ok, 1 illegal action or amount overflow, 2 bad input, 3 output that could not be written. */
 /**
+ * Exit codes: 0 ok, 1 illegal action or amount overflow, 2 bad input, 3 output that could not be written.
+ *
  * Exits with `code` and the error report as one JSON line on stderr: on stdout it went into the
  * file a command's output was redirected to (`random ... > session.json` wrote the error there,
  * and replaying that file then called it a record without rules).
@@ -326,9 +327,9 @@ async function main(argv: string[]): Promise<void> {
       if (positionals.length !== 1) badInput('record', 'usage: kratzen replay <record.json|->');
       const record = readJson(positionals[0]!);
       const { exitCode, text } = replayToText(record);
-      // A result that is lost is exit 3; a report of a bad record goes to stderr, as fail's.
+      // A result that is lost is exit 3; a report of a bad record goes to stderr on one line, as fail's.
       if (exitCode === 0) writeStdout(`${text}\n`);
-      else process.stderr.write(`${text}\n`);
+      else process.stderr.write(`${JSON.stringify(JSON.parse(text))}\n`);
       process.exitCode = exitCode;
       return;
     }
@@ -378,7 +379,7 @@ async function main(argv: string[]): Promise<void> {
     case 'help': {
       // `kratzen help eval` printed the overview, and `kratzen help bogus` exited 0.
       const [topic] = rest;
-      if (topic === undefined) writeStdout(USAGE);
+      if (topic === undefined || topic === '--help' || topic === '-h') writeStdout(USAGE);
       else if (VERBS.includes(topic)) await main([topic, '--help']);
       else badInput('verb', `unknown verb ${quoteInput(topic)}; kratzen --help lists them`);
       return;

@@ -16,19 +16,27 @@ const ROOT = join(import.meta.dirname, '..');
 const tmp = mkdtempSync(join(tmpdir(), 'kratzen-play-'));
 let runs = 0;
 
-async function play(args: string[], lines: string[]): Promise<{ code: number; text: string; record: GameRecord; path: string }> {
+async function play(args: string[], lines: string[]): Promise<{ code: number; text: string; errorText: string; record: GameRecord; path: string }> {
   const path = join(tmp, `run-${runs++}.json`);
+  // `text`: the game and the error reports (stderr) as a terminal shows them; `errorText`: stderr's alone.
   let text = '';
+  let errorText = '';
   const output = new Writable({
     write(chunk, _encoding, done) {
       text += chunk.toString();
       done();
     },
   });
-  // The game and a refused command line's report (stderr) in one text.
-  const code = await runPlay([...args, '--record', path], { input: Readable.from(lines.map((l) => `${l}\n`)), output, errors: output });
+  const errors = new Writable({
+    write(chunk, _encoding, done) {
+      text += chunk.toString();
+      errorText += chunk.toString();
+      done();
+    },
+  });
+  const code = await runPlay([...args, '--record', path], { input: Readable.from(lines.map((l) => `${l}\n`)), output, errors });
   const record = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as GameRecord) : (null as never);
-  return { code, text, record, path };
+  return { code, text, errorText, record, path };
 }
 
 const always = (answer: string, times = 400) => new Array<string>(times).fill(answer);
@@ -229,10 +237,10 @@ describe('kratzen play', () => {
     // It used to end in an uncaught AmountOverflowError and its stack trace.
     const first = await play(['--seed', '1', '--profile', 'tavern5', '--opponents', 'random', '--variant', '{"ante":1801439850948198}'], []);
     expect(first.code).toBe(1);
-    expect(JSON.parse(first.text)).toMatchObject({ error: 'amount overflow', hand: 0 });
+    expect(JSON.parse(first.errorText)).toMatchObject({ error: 'amount overflow', hand: 0 });
     const later = await play(['--seed', '1', '--profile', 'tavern5', '--opponents', 'random', '--hands', '200', '--variant', '{"ante":100000000000000,"failPenalty":"pot"}'], always('1', 3000));
     expect(later.code).toBe(1);
-    const reported = JSON.parse(later.text.trim().split('\n').at(-1)!);
+    const reported = JSON.parse(later.errorText);
     expect(reported).toMatchObject({ error: 'amount overflow', hand: expect.any(Number) });
     // The saved record holds the action that overflowed: its replay stops there the same way.
     expect(replayToJson(later.record)).toMatchObject({ exitCode: 1, output: { error: 'amount overflow', hand: reported.hand } });
@@ -302,9 +310,9 @@ describe('kratzen play', () => {
 
   it('refuses bad arguments with exit code 2', async () => {
     for (const args of [['--players', '9'], ['--seat', '7'], ['--seat', 'x'], ['--opponents', 'nobody'], ['--deck-style', 'tarot'], ['--variant', '[1]'], ['--bogus'], ['--seed', '']]) {
-      const { code, text } = await play(args, []);
+      const { code, errorText } = await play(args, []);
       expect(code, args.join(' ')).toBe(2);
-      expect(JSON.parse(text)).toMatchObject({ error: 'invalid arguments' });
+      expect(JSON.parse(errorText)).toMatchObject({ error: 'invalid arguments' });
     }
     // More opponents than seats were dropped without a word, empty entries skipped.
     for (const opponents of ['random,heuristic,random,random', 'random,,random', '']) {

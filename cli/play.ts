@@ -458,9 +458,9 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
     refuse('opponents', (e as Error).message);
     return 2;
   }
-  /** An amount past 2^53 - 1 units (docs/rules.md §3), reported as `kratzen random` reports it. */
+  /** An amount past 2^53 - 1 units (docs/rules.md §3), reported as `kratzen random` reports it (stderr). */
   const reportStop = (report: NonNullable<ReturnType<typeof errorReport>>): number => {
-    out(`${JSON.stringify(report.output)}\n`);
+    errors.write(`${JSON.stringify(report.output)}\n`);
     return report.exitCode;
   };
   let state: KratzenState;

@@ -151,7 +151,7 @@ export class KratzenEnv {
   view(seat?: number): ObservationView {
     // The default seat is read after the started check: before a reset it was a TypeError.
     const state = this.startedState;
-    return observationView(state, seat ?? this.table.observer);
+    return observationView(state, seat === undefined ? this.table.observer : seat);
   }
 
   /** The record of the session so far (docs/rules.md §5). */

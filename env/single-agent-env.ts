@@ -35,13 +35,15 @@ export interface SingleAgentStep {
 export class RandomPolicy implements Policy {
   private random: () => number;
   constructor(seed: number | string = 0) {
-    checkSeed(seed);
-    this.random = seedrandom(`random-policy/${seed}`);
+    this.random = RandomPolicy.generator(seed);
   }
   /** Restarts the generator as `new RandomPolicy(seed)` starts it. */
   reseed(seed: number | string): void {
+    this.random = RandomPolicy.generator(seed);
+  }
+  private static generator(seed: number | string): () => number {
     checkSeed(seed);
-    this.random = seedrandom(`random-policy/${seed}`);
+    return seedrandom(`random-policy/${seed}`);
   }
   act(_observations: Float32Array, masks: Uint8Array, seats: Int32Array): Int32Array {
     return randomLegalActions(masks, seats.length, NUM_ACTIONS, this.random, new Int32Array(seats.length));
@@ -72,7 +74,8 @@ export class SingleAgentEnv {
     const { config, game } = parseEnvConfig(options.config);
     this.config = config;
     this.learnerSeat = options.learnerSeat ?? 0;
-    this.ownOpponents = options.opponents === undefined ? new RandomPolicy() : null;
+    // null, as undefined, asks for the default (it always did).
+    this.ownOpponents = options.opponents == null ? new RandomPolicy() : null;
     const given = options.opponents ?? this.ownOpponents!;
     const opponents = Array.from({ length: game.numPlayers }, (_, s) => (Array.isArray(given) ? given[s] ?? null : given));
     this.table = new SingleAgentTable(game, config, this.learnerSeat, opponents);

@@ -319,10 +319,6 @@ export class VecEnv extends VecEnvBuffers {
     if (!Number.isSafeInteger(this.firstEnvIndex) || this.firstEnvIndex < 0) throw new RangeError(`firstEnvIndex must be a non-negative integer, got ${String(options.firstEnvIndex).slice(0, 40)}`);
     this.buffers = options.buffers ?? allocateVecBuffers(this.numEnvs);
     checkVecBuffers(this.buffers, this.numEnvs);
-    // Given memory may hold another env's rows (reused shared memory): mask rows are cleared only
-    // where this env set them, so a stale 1 passed the up-front action check and the step failed
-    // part-way, after earlier envs had moved.
-    if (options.buffers) for (const name of VEC_BUFFER_NAMES) this.buffers[name].fill(0);
     const recycling = options.keepEndedStates ? 'keep-last' : 'reuse';
     // A learner seat without opponents ran a multi-agent env without a word, as did falsy opponents.
     if (options.opponents === undefined && options.learnerSeat !== undefined) throw new RangeError('learnerSeat needs opponents (the policies of the other seats)');
@@ -344,6 +340,11 @@ export class VecEnv extends VecEnvBuffers {
     this.maskSetCount = new Uint8Array(this.numEnvs);
     this.unstarted = this.numEnvs;
     this.metadata = vecMetadata(config);
+    // Given memory may hold another env's rows (reused shared memory): mask rows are cleared only
+    // where this env set them, so a stale 1 passed the up-front action check and the step failed
+    // part-way, after earlier envs had moved. Cleared once every option is checked: a refused
+    // construction leaves the caller's memory as it was.
+    if (options.buffers) for (const name of VEC_BUFFER_NAMES) this.buffers[name].fill(0);
   }
 
   /** The rules-core state of env i (read only; for the env layer and tests, not for agents or the bridge). */

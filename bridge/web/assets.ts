@@ -111,7 +111,9 @@ export function serveWebAsset(req: IncomingMessage, res: ServerResponse): boolea
     'x-frame-options': 'DENY',
     'referrer-policy': 'no-referrer',
     // A site that opened the table kept a handle on its window, and could rewrite its settings
-    // mid-game through the fragment: the page opens in a browsing context of its own.
+    // mid-game through the fragment: the page opens in a browsing context of its own. Browsers
+    // heed this on https and localhost only (the default bind); over plain http elsewhere a token
+    // is the protection.
     'cross-origin-opener-policy': 'same-origin',
   });
   res.end(req.method === 'HEAD' ? undefined : body);

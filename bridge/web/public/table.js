@@ -348,6 +348,7 @@ async function act(action) {
     // The env resets itself when the session ends: the finished one is read as episode "ended".
     const ended = step.final.length > 0;
     const t = await refresh(ended ? 'ended' : 'current');
+    if (table.session !== session || table.starting) return;
     if (ended) await showOver(t);
     else {
       setStatus(`${handOverNote(t, settledBefore)}${t.legal.length ? 'Your turn.' : 'Waiting.'}`);
