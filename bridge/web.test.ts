@@ -521,6 +521,7 @@ describe('the web table in headless Chromium', () => {
         ['{"players": 5}', /More rules sets players: choose it in the form instead/, false],
         ['exchange', /More rules must be a JSON object/, false],
         ['[1]', /More rules must be a JSON object/, false],
+        ['{"hands": 257}', /the web table plays at most 256 hands a session, got hands 257/, false],
         ['{"exchange": {"maxCards": 9}}', /params\.config\.rules\.exchange\.maxCards/, true],
       ] as const) {
         const before = creates();

@@ -10,7 +10,7 @@ import { MAX_SEATS, MIN_PLAYERS } from '../../env/rules/sizes.js';
 import { MAX_SEED_LENGTH } from '../../env/rules/errors.js';
 import { BAD_REQUEST_TARGET } from '../http-guard.js';
 import { sendPlainText } from '../http-replies.js';
-import { PROTOCOL_VERSION } from '../protocol.js';
+import { MAX_HANDS_PER_REPLY, PROTOCOL_VERSION } from '../protocol.js';
 
 const SHARED = '(shared module)';
 
@@ -34,6 +34,7 @@ const SHARED_MODULE = Buffer.from(
     `export const CARD_NAMES = ${JSON.stringify(CARD_NAMES)};\n` +
     `export const PLAYERS = ${JSON.stringify({ min: MIN_PLAYERS, max: MAX_SEATS })};\n` +
     `export const MAX_SEED_LENGTH = ${JSON.stringify(MAX_SEED_LENGTH)};\n` +
+    `export const MAX_HANDS_PER_REPLY = ${JSON.stringify(MAX_HANDS_PER_REPLY)};\n` +
     [cardShortName, cardLongName, suitDisplayName].map((format) => `export ${format.toString()}\n`).join(''),
 );
 

@@ -3,7 +3,7 @@
 // bots played on the server), env.reset, env.step, env.view (the public table of the player's
 // seat) and env.record. Legality comes from the server: only the moves env.view lists are enabled.
 
-import { CARD_NAMES, MAX_SEED_LENGTH, PLAYERS, PROTOCOL_VERSION, cardLongName, cardShortName, suitDisplayName } from './shared.js';
+import { CARD_NAMES, MAX_HANDS_PER_REPLY, MAX_SEED_LENGTH, PLAYERS, PROTOCOL_VERSION, cardLongName, cardShortName, suitDisplayName } from './shared.js';
 
 const $ = (id) => document.getElementById(id);
 const table = {
@@ -463,6 +463,8 @@ function parseMoreRules(text) {
   if (rules === null || typeof rules !== 'object' || Array.isArray(rules)) throw new Error('More rules must be a JSON object, such as {"exchange": {}, "hands": 8}');
   const own = ['profile', 'players', 'deckStyle'].filter((key) => Object.hasOwn(rules, key));
   if (own.length) throw new Error(`More rules sets ${own.join(', ')}: choose ${own.length > 1 ? 'them' : 'it'} in the form instead`);
+  // The page reads a session's history in one reply: past it, hands went unshown and unrecorded.
+  if (typeof rules.hands === 'number' && rules.hands > MAX_HANDS_PER_REPLY) throw new Error(`the web table plays at most ${MAX_HANDS_PER_REPLY} hands a session, got hands ${rules.hands}`);
   return rules;
 }
 
