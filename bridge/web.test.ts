@@ -501,7 +501,13 @@ describe('the web table in headless Chromium', () => {
       await page.waitForFunction(() => document.body.dataset.status === 'setup');
       // Done once a new session shows or the page says what is wrong (the old status read as done at once).
       const outcome = async () => {
-        const before = await page.evaluate(() => window.kratzenTable.session);
+        // The last case's error stays on screen until the server answers: cleared, it cannot be read as this one's.
+        const before = await page.evaluate(() => {
+          const status = document.getElementById('status')!;
+          status.className = '';
+          status.textContent = '';
+          return window.kratzenTable.session;
+        });
         await page.click('#start');
         await page.waitForFunction(
           (previous) =>
