@@ -610,7 +610,7 @@ describe('the web table in headless Chromium', () => {
       await settlement.waitFor();
       // The table goes on to the next hand: the status says this one is over, and how it went for
       // the player (only the History panel did) [web probe, session 38].
-      expect(await page.evaluate(() => document.getElementById('status')!.textContent)).toMatch(/^Hand 1 is over: you (took \d tricks?|sat out), your balance is [-+]?[\d.]+ chips \(its settlement is under History\)\. (Your turn|Waiting)\./);
+      expect(await page.evaluate(() => document.getElementById('status')!.textContent)).toMatch(/^Hand 1 is over: you (took \d tricks?|were out), your balance is [-+]?[\d.]+ chips \(its settlement is under History\)\. (Your turn|Waiting)\./);
       if (process.env.KRATZEN_WEB_SCREENSHOT) await page.screenshot({ path: `${process.env.KRATZEN_WEB_SCREENSHOT}-settled.png`, fullPage: true });
       const shown = await page.evaluate(() => {
         const table = document.querySelector('table.settlement[data-hand="0"]')!;

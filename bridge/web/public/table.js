@@ -371,7 +371,7 @@ function handOverNote(t, settledBefore) {
   if (t.settlements.length <= settledBefore) return '';
   const last = t.settlements.length - 1;
   const report = t.settlements[last];
-  return `Hand ${last + 1} is over: you ${report.in[table.seat] ? `took ${report.tricks[table.seat]} trick${report.tricks[table.seat] === 1 ? '' : 's'}` : 'sat out'}, your balance is ${chips(report.balances[table.seat])} chips (its settlement is under History). `;
+  return `Hand ${last + 1} is over: you ${report.in[table.seat] ? `took ${report.tricks[table.seat]} trick${report.tricks[table.seat] === 1 ? '' : 's'}` : 'were out'}, your balance is ${chips(report.balances[table.seat])} chips (its settlement is under History). `;
 }
 
 /**
