@@ -449,25 +449,12 @@ describe('the web table in headless Chromium', () => {
     const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     try {
       const page = await browser.newPage();
-      const sent: { method: string; params: Record<string, any> }[] = [];
-      page.on('websocket', (ws) => ws.on('framesent', (frame) => sent.push(JSON.parse(String(frame.payload)))));
+      const sent = requestsSent(page);
       await page.goto(`${base}/?opponents=random&players=4&deckStyle=french`);
       await page.waitForFunction(() => document.body.dataset.status === 'setup');
       expect(await page.evaluate(() => (document.querySelector('input[name=seed]') as any).value)).toBe('');
-      const started = async () => {
-        // A restart is done once a new session shows (the old one's status read as done at once).
-        const before = await page.evaluate(() => window.kratzenTable.session);
-        await page.click('#start');
-        await page.waitForFunction(
-          (previous) =>
-            (window.kratzenTable.session !== null && window.kratzenTable.session !== previous && ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? '')) ||
-            document.getElementById('status')!.className === 'error',
-          before,
-        );
-        expect(await page.evaluate(() => document.getElementById('status')!.textContent)).not.toMatch(/Error/);
-      };
-      await started();
-      await started();
+      expect(await pressStart(page)).not.toMatch(/Error/);
+      expect(await pressStart(page)).not.toMatch(/Error/);
       const resets = sent.filter((m) => m.method === 'env.reset');
       expect(resets.length).toBe(2);
       for (const reset of resets) expect(reset.params).not.toHaveProperty('seed');
@@ -494,30 +481,11 @@ describe('the web table in headless Chromium', () => {
     const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     try {
       const page = await browser.newPage();
-      const sent: { method: string; params: Record<string, any> }[] = [];
-      page.on('websocket', (ws) => ws.on('framesent', (frame) => sent.push(JSON.parse(String(frame.payload)))));
+      const sent = requestsSent(page);
       const more = '{"exchange": {}, "bettler": {"bonus": 3}, "hands": 2}';
       await page.goto(`${base}/?opponents=random&profile=tavern5&players=4&rules=${encodeURIComponent(more)}`);
       await page.waitForFunction(() => document.body.dataset.status === 'setup');
-      // Done once a new session shows or the page says what is wrong (the old status read as done at once).
-      const outcome = async () => {
-        // The last case's error stays on screen until the server answers: cleared, it cannot be read as this one's.
-        const before = await page.evaluate(() => {
-          const status = document.getElementById('status')!;
-          status.className = '';
-          status.textContent = '';
-          return window.kratzenTable.session;
-        });
-        await page.click('#start');
-        await page.waitForFunction(
-          (previous) =>
-            (window.kratzenTable.session !== null && window.kratzenTable.session !== previous && ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? '')) ||
-            document.getElementById('status')!.className === 'error',
-          before,
-        );
-        return page.evaluate(() => document.getElementById('status')!.textContent!);
-      };
-      expect(await outcome()).not.toMatch(/Error/);
+      expect(await pressStart(page)).not.toMatch(/Error/);
       const create = sent.filter((m) => m.method === 'env.create').at(-1)!;
       expect(create.params.config.rules).toEqual({ exchange: {}, bettler: { bonus: 3 }, hands: 2, profile: 'tavern5', players: 4, deckStyle: 'german' });
       const { record } = (await page.evaluate(() => window.kratzenTable.record())) as { record: { rules: Record<string, unknown> } };
@@ -532,7 +500,7 @@ describe('the web table in headless Chromium', () => {
       ] as const) {
         const before = creates();
         await page.fill('input[name=rules]', text);
-        expect(await outcome(), text).toMatch(said);
+        expect(await pressStart(page), text).toMatch(said);
         expect(creates() - before, text).toBe(asks ? 1 : 0);
       }
     } finally {
@@ -832,3 +800,32 @@ describe('the web table on a server with a short idle timeout [web probe, round 
     }
   }, 60_000);
 });
+
+/**
+ * Presses Start (or Restart) and returns the status once a new session shows or the page says
+ * what is wrong. The status is cleared first: the last session's, or an earlier error that stays
+ * until the server answers, read as this start's outcome.
+ */
+async function pressStart(page: any): Promise<string> {
+  const before = await page.evaluate(() => {
+    const status = document.getElementById('status')!;
+    status.className = '';
+    status.textContent = '';
+    return window.kratzenTable.session;
+  });
+  await page.click('#start');
+  await page.waitForFunction(
+    (previous: string | null) =>
+      (window.kratzenTable.session !== null && window.kratzenTable.session !== previous && ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? '')) ||
+      document.getElementById('status')!.className === 'error',
+    before,
+  );
+  return page.evaluate(() => document.getElementById('status')!.textContent!);
+}
+
+/** The requests the page sends over its WebSocket, as they go. */
+function requestsSent(page: any): { method: string; params: Record<string, any> }[] {
+  const sent: { method: string; params: Record<string, any> }[] = [];
+  page.on('websocket', (ws: any) => ws.on('framesent', (frame: { payload: unknown }) => sent.push(JSON.parse(String(frame.payload)))));
+  return sent;
+}
