@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseArgs } from 'node:util';
-import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, redisFlag, rulesFromFlags } from './flags.js';
+import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, parseFlags, redisFlag, rulesFromFlags } from './flags.js';
 import { repeatedKeyIn } from './read-input.js';
 
 describe('agent lists', () => {
@@ -46,6 +46,24 @@ describe('parse errors', () => {
     expect(parseArgsErrorField(errorOf(['--bogus', '1']))).toBe('bogus');
     expect(parseArgsErrorField(errorOf(['-x']))).toBe('x');
     expect(parseArgsErrorField(errorOf(['stray']))).toBe('arguments');
+  });
+
+  // "Option '--hands' argument is ambiguous. Did you forget ...": three sentences, no value [CLI probe, session 38].
+  it('say which value after a flag reads as a flag, and how to write it', () => {
+    const options = { hands: { type: 'string' as const }, seat: { type: 'string' as const, short: 's' } };
+    const refusal = (args: string[]) => {
+      try {
+        parseFlags({ args, options });
+      } catch (e) {
+        return e as Error & { code?: string };
+      }
+      throw new Error(`${args.join(' ')} parsed`);
+    };
+    const long = refusal(['--hands', '-1']);
+    expect(long.message).toBe('Option \'--hands\' takes a value, and "-1" after it reads as a flag: write a value starting with "-" as --hands=-1');
+    expect([long.code, parseArgsErrorField(long)]).toEqual(['ERR_PARSE_ARGS_INVALID_OPTION_VALUE', 'hands']);
+    expect(refusal(['-s', '-2']).message).toBe('Option \'-s\' takes a value, and "-2" after it reads as a flag: write a value starting with "-" as --seat=-2');
+    expect(refusal(['--hands', '1', '--bogus']).message).toMatch(/Unknown option '--bogus'/);
   });
 });
 

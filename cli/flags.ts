@@ -110,7 +110,12 @@ export function parseArgsErrorField(error: unknown): string {
  * is a parse error like parseArgs' own (code ERR_PARSE_ARGS_INVALID_OPTION_VALUE, naming the flag).
  */
 export function parseFlags<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
-  const parsed = parseArgs({ ...config, tokens: true });
+  let parsed: ReturnType<typeof parseArgs<T & { tokens: true }>>;
+  try {
+    parsed = parseArgs({ ...config, tokens: true });
+  } catch (e) {
+    throw clearerParseError(e, config);
+  }
   const seen = new Set<string>();
   for (const token of parsed.tokens ?? []) {
     if (token.kind !== 'option' || token.value === undefined) continue;
@@ -122,6 +127,24 @@ export function parseFlags<T extends ParseArgsConfig>(config: T): ReturnType<typ
     seen.add(token.name);
   }
   return parsed as ReturnType<typeof parseArgs<T>>;
+}
+
+/**
+ * parseArgs' error for a value that starts with a dash (`--hands -1`) said it was "ambiguous" in
+ * three sentences, and never which value: the same error, saying what was read and how to write it.
+ */
+function clearerParseError(error: unknown, config: ParseArgsConfig): unknown {
+  const message = (error as Error)?.message ?? '';
+  const flag = /^Option '(-[^']+)' argument is ambiguous/.exec(message)?.[1];
+  if (flag === undefined) return error;
+  const short = flag.startsWith('--') ? undefined : flag.slice(1);
+  const name = short === undefined ? flag.slice(2) : (Object.entries(config.options ?? {}).find(([, option]) => option.short === short)?.[0] ?? short);
+  const args = config.args ?? [];
+  const value = args[args.indexOf(flag) + 1] ?? '';
+  const shown = value.length > 40 ? `${value.slice(0, 40)}...` : value;
+  return Object.assign(new TypeError(`Option '${flag}' takes a value, and "${shown}" after it reads as a flag: write a value starting with "-" as --${name}=${shown}`), {
+    code: (error as { code?: string }).code,
+  });
 }
 
 /** Where a Redis password can come from instead of the URL (see redisFlag). */
