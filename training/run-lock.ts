@@ -1,8 +1,10 @@
 // One trainer per run folder: a second one (a --resume beside the live run) rewrote the live
 // run's metrics and pruned its checkpoints. The lock is a file holding the owner's process id,
-// created exclusively; one whose process is gone (a crash, kill -9) is taken over.
+// which appears whole (written beside it, then hard-linked into place: no reader sees it empty);
+// one whose process is gone (a crash, kill -9) is taken over, one taker at a time.
 
-import { closeSync, lstatSync, mkdirSync, openSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, linkSync, lstatSync, mkdirSync, openSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { readRunFile } from './files.js';
 import { isAlive } from './process-alive.js';
 import { dirname, join, resolve } from 'node:path';
@@ -46,7 +48,8 @@ export class RunLock {
         // A folder or a FIFO in its place: reading a FIFO blocked for good, and a folder cannot be taken over.
         throw new ValidationError('run in use', 'name', `${path} is not a lock file (${lockFile.isDirectory() ? 'a folder' : 'not a regular file'}): remove it, then start the run again`);
       }
-      const owner = Number.parseInt(readLockOwner(path), 10);
+      const content = readLockOwner(path);
+      const owner = Number.parseInt(content, 10);
       if (isAlive(owner) && (owner !== process.pid || held.has(path))) {
         // The lock holds only a process id, which another process may have taken since (a
         // container's restart): the message names the file for that case.
@@ -57,11 +60,7 @@ export class RunLock {
         );
       }
       // Left by a process that is gone: taken over (whoever creates it first wins the retry).
-      try {
-        unlinkSync(path);
-      } catch {
-        // Another process took it over first; the retry sees its lock.
-      }
+      removeStaleLock(path, content);
     }
     throw new ValidationError('run in use', 'name', `${runDir}: another process keeps taking its lock (${path})`);
   }
@@ -78,17 +77,61 @@ export class RunLock {
   }
 }
 
-/** Creates the lock file holding this process's id; one that could not be written whole is removed. */
+/**
+ * Creates the lock file holding this process's id (EEXIST when there is one): written whole
+ * beside it, then linked into place. Created empty and written after, a reader in between read
+ * no owner, judged the lock dead and took it over.
+ */
 function writeLockFile(path: string): void {
-  const fd = openSync(path, 'wx');
+  const temp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}`;
+  const fd = openSync(temp, 'wx');
   try {
     writeSync(fd, `${process.pid}\n`);
   } catch (e) {
     closeSync(fd);
-    unlinkSync(path);
+    unlinkSync(temp);
     throw e;
   }
   closeSync(fd);
+  try {
+    linkSync(temp, path);
+  } finally {
+    unlinkSync(temp);
+  }
+}
+
+/** How long a takeover may hold its claim before another taker reads it as left by a crash. */
+const TAKEOVER_STALE_MS = 10_000;
+
+/**
+ * Removes the lock at `path` if it still holds `content` (a dead owner's), under a claim that
+ * one taker holds at a time: two takers that read the same dead owner each removed "the" lock,
+ * the second one the first one's new lock, and both trained the run.
+ */
+function removeStaleLock(path: string, content: string): void {
+  const claim = `${path}.takeover`;
+  try {
+    writeLockFile(claim);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    // Another taker is at it (the retry sees its lock), or one crashed holding the claim.
+    const since = statSync(claim, { throwIfNoEntry: false })?.mtimeMs;
+    if (since !== undefined && Date.now() - since > TAKEOVER_STALE_MS) unlinkIfPresent(claim);
+    return;
+  }
+  try {
+    if (readLockOwner(path) === content) unlinkIfPresent(path);
+  } finally {
+    unlinkIfPresent(claim);
+  }
+}
+
+function unlinkIfPresent(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Already gone.
+  }
 }
 
 /** Removes the empty folders from `runDir` up to `top` (the outermost one mkdir made); stops at the first that holds something. */
