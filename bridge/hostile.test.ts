@@ -665,6 +665,9 @@ describe('heavy work [issue: one request freezing every client]', () => {
       const reply = await client.request('env.create', { mode: 'single', opponents: spec });
       expect(reply.error).toMatchObject({ code: 'invalid_params', field: 'params.opponents' });
       expect(reply.error!.message).toContain(option);
+      // In a list the field names the entry (it stopped at params.opponents) [bridge probe, session 38].
+      const listed = await client.request('env.create', { mode: 'single', opponents: [null, 'random', spec, 'random'] });
+      expect(listed.error).toMatchObject({ code: 'invalid_params', field: 'params.opponents[2]', message: expect.stringMatching(/^params\.opponents\[2\] \(seat 2\): .*/) });
       expect((await client.request('policy.load', { agent: spec })).error).toMatchObject({ code: 'invalid_params', field: 'params.agent' });
     }
     expect((await client.request('env.create', { mode: 'single', opponents: 'heuristic:caution=1e300' })).error).toMatchObject({ code: 'invalid_params' });

@@ -489,9 +489,11 @@ class SingleSession extends BaseSession {
         agents.push(await createAgent(spec, context));
       } catch (e) {
         if (e instanceof BridgeError) throw e;
-        const message = `params.opponents (seat ${s}): ${e instanceof CheckpointError ? checkpointMessage(e, spec) : (e as Error).message}`;
-        if (e instanceof CheckpointError) throw new BridgeError('checkpoint_error', message, 'params.opponents', { reason: e.code });
-        throw new BridgeError('invalid_params', message, 'params.opponents');
+        // A list names the entry at fault (the field stopped at params.opponents, as for one spec for every seat).
+        const field = Array.isArray(this.options.opponents) ? `params.opponents[${s}]` : 'params.opponents';
+        const message = `${field} (seat ${s}): ${e instanceof CheckpointError ? checkpointMessage(e, spec) : (e as Error).message}`;
+        if (e instanceof CheckpointError) throw new BridgeError('checkpoint_error', message, field, { reason: e.code });
+        throw new BridgeError('invalid_params', message, field);
       }
     }
     return agents;
