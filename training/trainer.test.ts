@@ -465,6 +465,7 @@ describe('trainer', () => {
     await expect(run('damaged', dir, { resume: true })).rejects.toMatchObject({ field: 'metrics.jsonl', message: expect.stringMatching(/update 1 is missing/) });
     writeFileSync(join(dir, 'damaged', 'metrics.jsonl'), intact);
     const checkpoints = readdirSync(join(dir, 'damaged', 'checkpoints')).sort();
+    const savedConfig = readFileSync(join(dir, 'damaged', 'config.json'), 'utf8');
     // A saved config that is not the run's: defaults stood in for it, and pruning then deleted
     // the run's own checkpoints (probe finding).
     for (const text of ['{bad', 'null', '[]', '{}']) {
@@ -472,6 +473,19 @@ describe('trainer', () => {
       await expect(run('damaged', dir, { resume: true })).rejects.toMatchObject({ field: 'config.json' });
       expect(readFileSync(join(dir, 'damaged', 'config.json'), 'utf8')).toBe(text);
     }
+    // One edited by hand, its seed deleted or changed: resumed with seed 0 (or 99) on checkpoints
+    // trained with 7 [training probe, session 38].
+    const { seed: _, ...seedless } = JSON.parse(savedConfig);
+    for (const edited of [seedless, { ...seedless, seed: 99 }]) {
+      writeFileSync(join(dir, 'damaged', 'config.json'), JSON.stringify(edited));
+      // As `kratzen train --resume --name damaged`: nothing asked but the run.
+      await expect(train({ name: 'damaged', runsDir: dir }, { verbose: false, resume: true })).rejects.toMatchObject({ field: 'seed', message: expect.stringMatching(/was trained with another/) });
+    }
+    // Its critic edited from oracle to shared: the optimizer state was blamed as damaged.
+    await train({ ...TINY, imitationUpdates: 0, updates: 1, critic: 'oracle', name: 'oracle', runsDir: dir }, { verbose: false });
+    const oracleConfig = JSON.parse(readFileSync(join(dir, 'oracle', 'config.json'), 'utf8'));
+    writeFileSync(join(dir, 'oracle', 'config.json'), JSON.stringify({ ...oracleConfig, critic: 'shared' }));
+    await expect(train({ name: 'oracle', runsDir: dir }, { verbose: false, resume: true })).rejects.toMatchObject({ field: 'critic', message: expect.stringMatching(/holds a critic of its own/) });
     expect(readdirSync(join(dir, 'damaged', 'checkpoints')).sort()).toEqual(checkpoints);
   });
 

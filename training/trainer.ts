@@ -298,6 +298,15 @@ class TrainingRun {
       await this.store.verifyPointer('best');
       const loaded = await this.store.load(adopted ?? 'latest');
       checkSavedPolicy(loaded, config);
+      // Only name and rules of the saved config are required: an edited one (its seed deleted
+      // or changed) resumed under other settings than the checkpoints were trained with.
+      if (loaded.manifest.seed !== hashSeed(config.seed)) {
+        throw new ValidationError('cannot resume', 'seed', `the run's config says seed ${JSON.stringify(config.seed)}, but its checkpoint ${loaded.dir} was trained with another (restore config.json or start another run)`);
+      }
+      // An oracle critic's weights beside a config of the shared one blamed the optimizer state as damaged.
+      if (!this.critic && loaded.extras.has(CRITIC_EXTRA)) {
+        throw new ValidationError('cannot resume', 'critic', `the run's config says critic ${JSON.stringify(config.critic)}, but its checkpoint ${loaded.dir} holds a critic of its own (restore config.json or start another run)`);
+      }
       this.state = savedTrainerState(loaded, config);
       // The run's seed, as a fresh start has it: the checkpoints' manifests record it.
       this.learner = loaded.toAgent({ name: 'learner', seed: hashSeed(config.seed) });
