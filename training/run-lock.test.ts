@@ -13,7 +13,7 @@ import { RUN_LOCK_FILE, RunLock } from './run-lock.js';
 // Wrapped, not replaced: a test makes the lock's write fail as on a full disk.
 vi.mock('node:fs', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs')>();
-  return { ...actual, writeSync: vi.fn(actual.writeSync) };
+  return { ...actual, writeSync: vi.fn(actual.writeSync), linkSync: vi.fn(actual.linkSync) };
 });
 
 function enospc(): Error {
@@ -22,6 +22,7 @@ function enospc(): Error {
 
 afterEach(() => {
   vi.mocked(fs.writeSync).mockReset();
+  vi.mocked(fs.linkSync).mockReset();
 });
 
 describe('RunLock on a full disk', () => {
@@ -73,6 +74,20 @@ describe('RunLock held by another process', () => {
     // The parent process stands for a live process that took a dead trainer's id.
     fs.writeFileSync(join(runDir, RUN_LOCK_FILE), String(process.ppid));
     expect(() => RunLock.acquire(runDir)).toThrow(expect.objectContaining({ field: 'name', reason: expect.stringContaining(`if process ${process.ppid} is no training of this run, remove ${join(runDir, RUN_LOCK_FILE)}`) }));
+  });
+});
+
+describe('RunLock on a file system without hard links', () => {
+  it('creates the lock in place, holding its process id, and leaves nothing else', () => {
+    const runDir = mkdtempSync(join(tmpdir(), 'kratzen-lock-'));
+    vi.mocked(fs.linkSync).mockImplementationOnce(() => {
+      throw Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' });
+    });
+    const lock = RunLock.acquire(runDir);
+    expect(readdirSync(runDir)).toEqual([RUN_LOCK_FILE]);
+    expect(fs.readFileSync(join(runDir, RUN_LOCK_FILE), 'utf8')).toBe(`${process.pid}\n`);
+    lock.release();
+    expect(readdirSync(runDir)).toEqual([]);
   });
 });
 

@@ -84,20 +84,31 @@ export class RunLock {
  */
 function writeLockFile(path: string): void {
   const temp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}`;
-  const fd = openSync(temp, 'wx');
+  writePidFile(temp);
+  try {
+    linkSync(temp, path);
+  } catch (e) {
+    // A file system without hard links (FAT, some network mounts): created in place, as before.
+    if (!NO_HARD_LINKS.has((e as NodeJS.ErrnoException).code ?? '')) throw e;
+    writePidFile(path);
+  } finally {
+    unlinkSync(temp);
+  }
+}
+
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/** Creates `path` (EEXIST when it exists) holding this process's id; one that could not be written whole is removed. */
+function writePidFile(path: string): void {
+  const fd = openSync(path, 'wx');
   try {
     writeSync(fd, `${process.pid}\n`);
   } catch (e) {
     closeSync(fd);
-    unlinkSync(temp);
+    unlinkSync(path);
     throw e;
   }
   closeSync(fd);
-  try {
-    linkSync(temp, path);
-  } finally {
-    unlinkSync(temp);
-  }
 }
 
 /** How long a takeover may hold its claim before another taker reads it as left by a crash. */
