@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { BridgeClient } from './client.js';
 import { BusyPoll, IdleCores } from './busy-poll.js';
 import { BridgeServer } from './server.js';
+import { lastJsonLine } from '../test/helpers/cli-output.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
@@ -97,6 +98,6 @@ describe('a server that polls after replies', () => {
   it('kratzen serve refuses a bad --spin-us, naming the flag', () => {
     const run = spawnSync(process.execPath, [join(import.meta.dirname, '..', 'dist/cli/main.js'), 'serve', '--port', '0', '--spin-us=-5'], { encoding: 'utf8' });
     expect(run.status).toBe(2);
-    expect(JSON.parse(run.stderr.trim().split('\n').at(-1)!)).toMatchObject({ error: 'invalid arguments', field: 'spin-us' });
+    expect(lastJsonLine(run.stderr)).toMatchObject({ error: 'invalid arguments', field: 'spin-us' });
   });
 });

@@ -5,6 +5,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { lastJsonLine } from '../test/helpers/cli-output.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'dist/cli/main.js');
@@ -19,7 +20,7 @@ function kratzen(...args: string[]) {
 /** The error report a command wrote to stderr (results are on stdout): its last line. */
 function errorReport(run: { status: number | null; stderr: string }): any {
   if (run.status === 0) return null;
-  return JSON.parse(run.stderr.trim().split('\n').at(-1)!);
+  return lastJsonLine(run.stderr);
 }
 
 function writeTmp(name: string, value: unknown): string {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { interruptedMessage, trainConfigFromArgs } from './train.js';
 import { parseTrainConfig } from '../training/config.js';
+import { lastJsonLine } from '../test/helpers/cli-output.js';
 
 describe('kratzen train flags', () => {
   it('map onto the training config, and the config checks them', () => {
@@ -134,7 +135,7 @@ describe('kratzen train output', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-fifo-'));
     const train = (...args: string[]) =>
       spawnSync(process.execPath, [join(import.meta.dirname, '..', 'dist/cli/main.js'), 'train', '--runs-dir', dir, ...args], { encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL' });
-    const refusal = (run: ReturnType<typeof train>) => (expect(run.status).toBe(2), JSON.parse(run.stderr.trim().split("\n").at(-1)!));
+    const refusal = (run: ReturnType<typeof train>) => (expect(run.status).toBe(2), lastJsonLine(run.stderr));
     const small = ['--players', '3', '--num-envs', '6', '--rollout-steps', '16', '--hidden', '16', '--final-eval-deals', '0'];
     mkdirSync(join(dir, 'locked'));
     spawnSync('mkfifo', [join(dir, 'locked', '.lock')]);

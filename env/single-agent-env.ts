@@ -99,10 +99,8 @@ export class SingleAgentEnv {
   reset(options: { seed?: number | string } = {}): { obs: Float32Array; mask: Uint8Array; info: { skippedReward: number } } {
     checkResetOptions(options, ['seed']);
     this.whileBusy(() => {
-      if (options.seed !== undefined) {
-        checkSeed(options.seed);
-        this.ownOpponents?.reseed(options.seed);
-      }
+      // reseed checks the seed as the table's reset does.
+      if (options.seed !== undefined) this.ownOpponents?.reseed(options.seed);
       this.table.reset(options.seed);
     });
     this.done = false;

@@ -22,6 +22,7 @@ import { haveRedisServer, startLocalRedis, startWorkerProcess } from './local-cl
 import { train, withoutTimings } from '../trainer.js';
 import { CheckpointStore } from '../../checkpoints/store.js';
 import type { RulesInput } from '../../checkpoints/checkpoint.js';
+import { lastJsonLine } from '../../test/helpers/cli-output.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'dist/cli/main.js');
@@ -339,7 +340,7 @@ suite('a Redis that loses its jobs or stops answering mid-run [probe round 6]', 
       const code = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 20 s'), 20_000))]);
       child.kill('SIGKILL');
       expect(code).toBe(2);
-      expect(lastJson(output)).toMatchObject({ error: 'redis failed', field: 'redis', reason: expect.stringMatching(/^job \S+-0 is no longer in Redis \(restarted without its data, or flushed\?\)/) });
+      expect(lastJsonLine(output)).toMatchObject({ error: 'redis failed', field: 'redis', reason: expect.stringMatching(/^job \S+-0 is no longer in Redis \(restarted without its data, or flushed\?\)/) });
     } finally {
       raw.disconnect();
       redis.kill('SIGKILL');
@@ -606,22 +607,17 @@ suite('a coordinator that stops, jobs that fail for good, bad agents [probe roun
       await admin.config('SET', 'requirepass', 'sekret-password');
       const run = spawnSync(process.execPath, [BIN, 'worker', '--redis', locked.url.replace('redis://', 'redis://:wrong@')], { encoding: 'utf8', timeout: 20_000 });
       expect(run.status).toBe(2);
-      expect(lastJson(run.stderr)).toMatchObject({ field: 'redis', reason: expect.stringMatching(/WRONGPASS/) });
+      expect(lastJsonLine(run.stderr)).toMatchObject({ field: 'redis', reason: expect.stringMatching(/WRONGPASS/) });
       // KRATZEN_REDIS_PASSWORD is the password of a URL without one (off the command line, where
       // ps shows it): sent, it is the wrong one here; without it, none is sent at all.
       const fromEnv = spawnSync(process.execPath, [BIN, 'worker', '--redis', locked.url], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, KRATZEN_REDIS_PASSWORD: 'wrong' } });
-      expect(lastJson(fromEnv.stderr)).toMatchObject({ field: 'redis', reason: expect.stringMatching(/WRONGPASS/) });
+      expect(lastJsonLine(fromEnv.stderr)).toMatchObject({ field: 'redis', reason: expect.stringMatching(/WRONGPASS/) });
       const withoutEnv = spawnSync(process.execPath, [BIN, 'worker', '--redis', locked.url], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, KRATZEN_REDIS_PASSWORD: '' } });
       expect(withoutEnv.status).toBe(2);
-      expect(lastJson(withoutEnv.stderr).reason).not.toMatch(/WRONGPASS/);
+      expect(lastJsonLine(withoutEnv.stderr).reason).not.toMatch(/WRONGPASS/);
     } finally {
       admin.disconnect();
       locked.process.kill('SIGKILL');
     }
   }, 90_000);
 });
-
-/** The error report a command ended with: the last line of its stderr. */
-function lastJson(stderr: string): any {
-  return JSON.parse(stderr.trim().split('\n').at(-1)!);
-}
