@@ -546,8 +546,12 @@ describe('the web table in headless Chromium', () => {
       await page.goto(`${base}/?seed=11&opponents=heuristic&players=4`);
       // The page's script has read the query into the form (a click before would submit the bare form).
       await page.waitForFunction(() => document.body.dataset.status === 'setup');
+      // Leaving the page asks first only while a session is under way [web probe, session 38].
+      const leavingAsks = () => page.evaluate(() => !window.dispatchEvent(new Event('beforeunload', { cancelable: true })));
+      expect(await leavingAsks()).toBe(false);
       await page.click('#start');
       await page.waitForFunction(() => ['your-turn', 'waiting', 'over'].includes(document.body.dataset.status ?? ''));
+      expect(await leavingAsks()).toBe(true);
       // The page names its cards exactly as the terminal game does (env/rules/card-names.ts).
       const titles = await page.evaluate(() => [...document.querySelectorAll('#hand [data-card]')].map((b: any) => [b.dataset.card, b.title]));
       expect(titles.length).toBeGreaterThan(0);

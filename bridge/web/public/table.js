@@ -371,7 +371,12 @@ function handOverNote(t, settledBefore) {
   if (t.settlements.length <= settledBefore) return '';
   const last = t.settlements.length - 1;
   const report = t.settlements[last];
-  return `Hand ${last + 1} is over: you ${report.in[table.seat] ? `took ${report.tricks[table.seat]} trick${report.tricks[table.seat] === 1 ? '' : 's'}` : 'were out'}, your balance is ${chips(report.balances[table.seat])} chips (its settlement is under History). `;
+  const took = report.in[table.seat] ? `took ${report.tricks[table.seat]} trick${report.tricks[table.seat] === 1 ? '' : 's'}` : 'were out';
+  const balance = `your balance is ${chips(report.balances[table.seat])} chips`;
+  if (last === settledBefore) return `Hand ${last + 1} is over: you ${took}, ${balance} (its settlement is under History). `;
+  // A step can settle several hands (a walkover, or hands played out without the player): the
+  // note spoke of the last alone, as if the hands before it had not happened.
+  return `Hands ${settledBefore + 1} to ${last + 1} are over: in hand ${last + 1} you ${took}, ${balance} (their settlements are under History). `;
 }
 
 /**
@@ -600,6 +605,13 @@ async function main() {
     } catch (err) {
       setStatus(`Error: ${err.message}`, 'error');
     }
+  });
+  // The server closes a session with its connection: a reload or a closed tab mid-session lost
+  // the game without a question.
+  window.addEventListener('beforeunload', (e) => {
+    if (!table.session || !table.view || table.view.complete || !$('over').hidden) return;
+    e.preventDefault();
+    e.returnValue = '';
   });
   document.body.dataset.status = 'setup';
   if (notices) setStatus(notices, 'error');
