@@ -7,7 +7,7 @@ import { aleaNext, aleaSeed, aleaShuffle } from './alea.js';
 import { NUM_CARDS } from './cards.js';
 import { ACTION_DISCARD, ACTION_DONE, ACTION_IN, ACTION_OUT, ACTION_TRUMP } from './actions.js';
 import { AmountOverflowError, IllegalActionError, ValidationError, checkSeed } from './errors.js';
-import { exceedsUnits, leaders, type Settlement } from './ledger.js';
+import { exceedsUnits, leaderBits, type Settlement } from './ledger.js';
 import { trickWinnerIndex } from './trick.js';
 import { everybodyPlays } from './profiles.js';
 import { DECL_BETTLER, DECL_IN, DECL_OUT, MAX_SEATS, playsByDeclaration } from './sizes.js';
@@ -15,6 +15,7 @@ import { illegalReason } from './illegal.js';
 import { unitsReadExactly } from './ruleset.js';
 import { StateReader } from './state-reader.js';
 import { Mem, copySeats } from './state-data.js';
+import { handRecordScratch } from './results.js';
 import type { KratzenGame, NewStateOptions, SessionStart } from './kratzen-game.js';
 
 // Scratch shared by all states: a deal or a settlement runs to its end before another can start,
@@ -23,11 +24,8 @@ import type { KratzenGame, NewStateOptions, SessionStart } from './kratzen-game.
 const balancesBeforeDeal = new Float64Array(MAX_SEATS);
 /** The settlement being committed (the profile's settle writes it, commitHand reads it). */
 const settlement: Settlement = { payouts: new Float64Array(MAX_SEATS), penalties: new Float64Array(MAX_SEATS), potAfter: 0, anyMissedQuota: false };
-/** A finished hand's per-seat arrays, copied out of the state's block for the result store. */
-const handPlaying = new Uint8Array(MAX_SEATS);
-const handTricks = new Uint8Array(MAX_SEATS);
-const handFees = new Float64Array(MAX_SEATS);
-const handBalances = new Float64Array(MAX_SEATS);
+/** A finished hand as commitHand gives it to the result store (an object literal was a hand's only garbage). */
+const committed = handRecordScratch();
 
 export class KratzenState extends StateReader {
   private deckSupply: ReadonlyArray<ArrayLike<number> | null | undefined>;
@@ -411,27 +409,23 @@ export class KratzenState extends StateReader {
     }
     for (let s = 0; s < n; s++) f64[Mem.balances + s]! += settlement.payouts[s]! - settlement.penalties[s]!;
     d.pot = settlement.potAfter;
-    copySeats(d.u8, Mem.playing, handPlaying);
-    copySeats(d.u8, Mem.tricksWon, handTricks);
-    copySeats(f64, Mem.fees, handFees);
-    copySeats(f64, Mem.balances, handBalances);
-    this.resultStore.push({
-      hand: d.handIndex,
-      dealer: d.dealer,
-      trump: d.trump,
-      indicator: d.indicator,
-      kind: d.kind,
-      walkover,
-      potBeforePlay: d.potBeforePlay,
-      potAfter: d.pot,
-      hasFees: this.rules.exchange !== null,
-      playing: handPlaying,
-      tricks: handTricks,
-      payouts: settlement.payouts,
-      penalties: settlement.penalties,
-      fees: handFees,
-      balances: handBalances,
-    });
+    const hand = committed;
+    hand.hand = d.handIndex;
+    hand.dealer = d.dealer;
+    hand.trump = d.trump;
+    hand.indicator = d.indicator;
+    hand.kind = d.kind;
+    hand.walkover = walkover;
+    hand.potBeforePlay = d.potBeforePlay;
+    hand.potAfter = d.pot;
+    hand.hasFees = this.rules.exchange !== null;
+    hand.payouts = settlement.payouts;
+    hand.penalties = settlement.penalties;
+    copySeats(d.u8, Mem.playing, hand.playing);
+    copySeats(d.u8, Mem.tricksWon, hand.tricks);
+    copySeats(f64, Mem.fees, hand.fees);
+    copySeats(f64, Mem.balances, hand.balances);
+    this.resultStore.push(hand);
     this.game.profile.afterHand(d, settlement);
     this.advanceSession();
   }
@@ -441,20 +435,17 @@ export class KratzenState extends StateReader {
     const wasTieBreak = d.isTieBreak;
     if (!wasTieBreak) d.handsPlayed++;
     const nextDealer = (d.dealer + 1) % this.numPlayers;
-    const over = wasTieBreak || d.handsPlayed >= this.rules.hands || this.game.profile.endsEarly(d, this.game, (s) => this.stack(s));
+    const over = wasTieBreak || d.handsPlayed >= this.rules.hands || this.game.profile.endsEarly(d, this.game, this);
     if (!over) {
       d.dealer = nextDealer;
       return this.startHand();
     }
-    const tied = leaders(d.f64, Mem.balances, this.numPlayers);
-    if (!wasTieBreak && this.game.profile.tieBreaks && tied.length > 1) {
+    const tied = leaderBits(d.f64, Mem.balances, this.numPlayers);
+    if (!wasTieBreak && this.game.profile.tieBreaks && (tied & (tied - 1)) !== 0) {
       // One tie-break deal: the tied players and the next dealer are dealt in.
       d.isTieBreak = true;
-      d.u8.fill(0, Mem.dealtIn, Mem.dealtIn + MAX_SEATS);
-      for (const s of tied) {
-        d.u8[Mem.dealtIn + s] = 1;
-        d.tiedSeats |= 1 << s;
-      }
+      for (let s = 0; s < MAX_SEATS; s++) d.u8[Mem.dealtIn + s] = (tied >> s) & 1;
+      d.tiedSeats |= tied;
       d.u8[Mem.dealtIn + nextDealer] = 1;
       d.dealer = nextDealer;
       return this.startHand();

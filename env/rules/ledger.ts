@@ -128,11 +128,14 @@ export function exceedsUnits(value: number): boolean {
   return !(Math.abs(value) <= MAX_UNITS);
 }
 
-/** Seats with the highest of `values[at + s]` (all of them when tied): who leads a session, who tied [D-11]. */
-export function leaders(values: Float64Array, at: number, n: number): number[] {
+/**
+ * The seats with the highest of `values[at + s]` (all of them when tied), as bits (1 << seat):
+ * who leads a session, who tied [D-11]. Bits rather than an array: it runs at every session's end.
+ */
+export function leaderBits(values: Float64Array, at: number, n: number): number {
   let best = -Infinity;
   for (let s = 0; s < n; s++) best = Math.max(best, values[at + s]!);
-  const out: number[] = [];
-  for (let s = 0; s < n; s++) if (values[at + s] === best) out.push(s);
-  return out;
+  let bits = 0;
+  for (let s = 0; s < n; s++) if (values[at + s] === best) bits |= 1 << s;
+  return bits;
 }

@@ -79,7 +79,7 @@ export interface ProfileRules {
   /** After the settlement is committed: what the next deal is. */
   afterHand(d: StateData, settlement: Settlement): void;
   /** The session ends early (after a regular deal) by the profile's own rule. */
-  endsEarly(d: StateData, units: GameUnits, stack: (seat: number) => number): boolean;
+  endsEarly(d: StateData, units: GameUnits, stacks: { stack(seat: number): number }): boolean;
 }
 
 /**
@@ -247,10 +247,10 @@ export const TAVERN5: Readonly<ProfileRules> = Object.freeze<ProfileRules>({
     d.nextDealIsMuss = settlement.anyMissedQuota;
   },
 
-  endsEarly(d, units, stack) {
+  endsEarly(d, units, stacks) {
     const { startingChips, targetChips } = units.rules;
     for (let s = 0; s < d.numPlayers; s++) {
-      const seatStack = stack(s);
+      const seatStack = stacks.stack(s);
       if (startingChips !== null && seatStack <= 0) return true;
       if (targetChips !== null && seatStack >= units.targetUnits) return true;
     }

@@ -44,6 +44,20 @@ export interface HandRecordInput {
   balances: ArrayLike<number>;
 }
 
+/** A HandRecordInput with arrays of its own, to be filled and pushed hand after hand. */
+export interface HandRecordScratch extends HandRecordInput {
+  playing: Uint8Array;
+  tricks: Uint8Array;
+  fees: Float64Array;
+  balances: Float64Array;
+}
+
+export function handRecordScratch(): HandRecordScratch {
+  const seats = () => new Float64Array(MAX_SEATS);
+  const [playing, tricks] = [new Uint8Array(MAX_SEATS), new Uint8Array(MAX_SEATS)];
+  return { hand: 0, dealer: 0, trump: 0, indicator: 0, kind: 'normal', walkover: false, potBeforePlay: 0, potAfter: 0, hasFees: false, playing, tricks, payouts: seats(), penalties: seats(), fees: seats(), balances: seats() };
+}
+
 const R_HAND = 0;
 const R_DEALER = 1;
 const R_TRUMP = 2;

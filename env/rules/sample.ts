@@ -16,7 +16,7 @@ import { NUM_CARDS } from './cards.js';
 import { IllegalActionError } from './errors.js';
 import type { KratzenState } from './game.js';
 import { internals } from './internal.js';
-import { leaders } from './ledger.js';
+import { leaderBits } from './ledger.js';
 import { Mem } from './state-data.js';
 import type { SeatView } from './seat-view.js';
 import { DECL_IN, DECL_NONE, DECL_OUT, MAX_SEATS } from './sizes.js';
@@ -271,8 +271,7 @@ function trySample(v: SeatView, plays: { seat: number; card: number }[], forbidd
 function tiedSeatsOf(v: SeatView, moved: Float64Array): number | null {
   const n = v.numPlayers;
   const before = Float64Array.from({ length: n }, (_, s) => v.balances[s]! - moved[Mem.balances + s]!);
-  let tied = 0;
-  for (const s of leaders(before, 0, n)) tied |= 1 << s;
+  const tied = leaderBits(before, 0, n);
   for (let s = 0; s < n; s++) {
     if (tied & (1 << s) ? !v.dealtIn[s] : v.dealtIn[s] && s !== v.dealer) return null;
   }
