@@ -170,7 +170,7 @@ export class SessionHost {
       opponents: params.opponents ?? 'random',
       limits: agentLimits,
       seedSecret,
-      resolveCheckpoint: (spec) => resolveCheckpoint(spec, checkpointRoots, 'params.opponents'),
+      resolveCheckpoint: (spec, field) => resolveCheckpoint(spec, checkpointRoots, field),
       loadCheckpoint: (dir, context) => loadCheckpointAgent(dir, { rules: context.rules, backend, maxModelBytes: agentLimits.maxModelBytes }),
     });
     this.releaseIfGone(connection, () => session.close());

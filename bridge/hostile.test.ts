@@ -671,6 +671,12 @@ describe('heavy work [issue: one request freezing every client]', () => {
       expect((await client.request('policy.load', { agent: spec })).error).toMatchObject({ code: 'invalid_params', field: 'params.agent' });
     }
     expect((await client.request('env.create', { mode: 'single', opponents: 'heuristic:caution=1e300' })).error).toMatchObject({ code: 'invalid_params' });
+    // So does a name or path that is no agent: its check came before the entry was known [Python probe, session 39].
+    for (const spec of ['bogus', '/etc', 'checkpoints/nope']) {
+      const listed = await client.request('env.create', { mode: 'single', opponents: [null, 'random', spec, 'random'] });
+      expect(listed.error).toMatchObject({ code: 'invalid_params', field: 'params.opponents[2]', message: expect.stringMatching(/^params\.opponents\[2\]: ".*" is not an agent/) });
+      expect((await client.request('env.create', { mode: 'single', opponents: spec })).error).toMatchObject({ field: 'params.opponents' });
+    }
     await client.close();
   });
 

@@ -32,9 +32,10 @@ export interface SessionOptions {
   opponents: string | (string | null)[];
   /**
    * The checkpoint folder an opponent spec names, as a key that is the same for every spelling
-   * of it (the real path); throws for a spec that names none the session may load.
+   * of it (the real path); throws for a spec that names none the session may load, naming
+   * `field` (the opponents entry).
    */
-  resolveCheckpoint: (spec: string) => Promise<string>;
+  resolveCheckpoint: (spec: string, field: string) => Promise<string>;
   /** Loads a checkpoint folder resolveCheckpoint returned. */
   loadCheckpoint: (dir: string, context: { rules: unknown; seed: number | string }) => Promise<Agent>;
   /** Caps on the opponents' options (pimc samples, time budget). */
@@ -473,6 +474,8 @@ class SingleSession extends BaseSession {
         agents.push(null);
         continue;
       }
+      // A list names the entry at fault (the field stopped at params.opponents, as for one spec for every seat).
+      const field = Array.isArray(this.options.opponents) ? `params.opponents[${s}]` : 'params.opponents';
       const context = {
         rules,
         seed: `${seed}:seat${s}`,
@@ -480,7 +483,7 @@ class SingleSession extends BaseSession {
         // One agent per checkpoint folder, however the specs spell it (`ck`, `ck/`, `ck/.`, a link).
         loadCheckpoint: async (spec: string) => {
           let dir = this.checkpointDirs.get(spec);
-          if (dir === undefined) this.checkpointDirs.set(spec, (dir = await this.options.resolveCheckpoint(spec)));
+          if (dir === undefined) this.checkpointDirs.set(spec, (dir = await this.options.resolveCheckpoint(spec, field)));
           if (!this.checkpoints.has(dir)) this.checkpoints.set(dir, await this.options.loadCheckpoint(dir, { rules, seed: 0 }));
           return this.checkpoints.get(dir)!;
         },
@@ -489,8 +492,6 @@ class SingleSession extends BaseSession {
         agents.push(await createAgent(spec, context));
       } catch (e) {
         if (e instanceof BridgeError) throw e;
-        // A list names the entry at fault (the field stopped at params.opponents, as for one spec for every seat).
-        const field = Array.isArray(this.options.opponents) ? `params.opponents[${s}]` : 'params.opponents';
         const message = `${field} (seat ${s}): ${e instanceof CheckpointError ? checkpointMessage(e, spec) : (e as Error).message}`;
         if (e instanceof CheckpointError) throw new BridgeError('checkpoint_error', message, field, { reason: e.code });
         throw new BridgeError('invalid_params', message, field);

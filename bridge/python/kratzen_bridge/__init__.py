@@ -3,7 +3,7 @@ WebSocket; this package wraps it as Gymnasium (`KratzenEnv`), PettingZoo AEC (`K
 and vectorized (`KratzenVecEnv`) environments.
 """
 
-from .client import NUM_ACTIONS, PROTOCOL_VERSION, BridgeClient, BridgeError, LocalServer
+from .client import NUM_ACTIONS, PROTOCOL_VERSION, BridgeClient, BridgeError, LocalServer, ServerDidNotStart
 from .envs import KratzenAECEnv, KratzenEnv, KratzenVecEnv
 from .policy import RemotePolicy
 
@@ -13,6 +13,7 @@ __all__ = [
     "BridgeClient",
     "BridgeError",
     "LocalServer",
+    "ServerDidNotStart",
     "KratzenEnv",
     "KratzenAECEnv",
     "KratzenVecEnv",

@@ -7,6 +7,7 @@ The look-alikes implement what the envs use and what their users usually call: `
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any, Dict as TDict, Iterator, Optional
 
 import numpy as np
@@ -101,6 +102,9 @@ class MultiDiscrete(_Space):
     def sample(self, mask=None):
         return (self.np_random.random(self.nvec.shape) * self.nvec).astype(self.dtype)
 
+    def __repr__(self) -> str:
+        return f"MultiDiscrete({self.nvec})"
+
 
 class Dict(_Space):
     def __init__(self, spaces: TDict[str, Any], seed=None):
@@ -115,6 +119,18 @@ class Dict(_Space):
 
     def sample(self, mask=None):
         return {k: s.sample() for k, s in self.spaces.items()}
+
+    def __repr__(self) -> str:
+        return "Dict(" + ", ".join(f"{k!r}: {v!r}" for k, v in self.spaces.items()) + ")"
+
+
+class _AutoresetMode(Enum):
+    """Gymnasium's `gymnasium.vector.AutoresetMode`, names and values alike: the metadata said
+    "same-step" without Gymnasium and AutoresetMode.SAME_STEP with it."""
+
+    NEXT_STEP = "NextStep"
+    SAME_STEP = "SameStep"
+    DISABLED = "Disabled"
 
 
 class _Env:
@@ -210,12 +226,12 @@ if HAVE_GYMNASIUM:  # pragma: no cover
     try:
         from gymnasium.vector import AutoresetMode
 
-        SAME_STEP = AutoresetMode.SAME_STEP
     except ImportError:
-        SAME_STEP = "same-step"
+        AutoresetMode = _AutoresetMode  # type: ignore[misc]
 else:
     Env = _Env  # type: ignore[misc]
     VectorEnv = _VectorEnv  # type: ignore[misc]
-    SAME_STEP = "same-step"
+    AutoresetMode = _AutoresetMode  # type: ignore[misc]
+SAME_STEP = AutoresetMode.SAME_STEP
 
 AECEnv = _PZAECEnv if HAVE_PETTINGZOO else _AECEnv

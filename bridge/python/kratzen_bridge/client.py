@@ -16,6 +16,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple
 
@@ -63,6 +64,19 @@ class BridgeError(Exception):
         self.message = message
         self.field = field
         self.details = details or {}
+
+
+def _error_report(stderr: str) -> Tuple[Optional[str], Optional[str]]:
+    """`field` and `reason` of the last JSON error report on a CLI's stderr, or (None, None)."""
+    for text in reversed(stderr.strip().splitlines()):
+        try:
+            report = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(report, dict) and isinstance(report.get("reason"), str):
+            field = report.get("field")
+            return (field if isinstance(field, str) else None), report["reason"]
+    return None, None
 
 
 def _reject_constant(name: str) -> Any:
@@ -325,14 +339,42 @@ class NoServerToStart(RuntimeError):
     """LocalServer has no `kratzen serve` to run: not in a built checkout, and none on PATH."""
 
 
+class ServerDidNotStart(RuntimeError):
+    """`kratzen serve` exited, or printed no address in time: `field` and `reason` are those of
+    its error report (one JSON line on stderr, e.g. `max-envs`) when it made one."""
+
+    def __init__(self, message: str, field: Optional[str] = None, reason: Optional[str] = None):
+        super().__init__(message)
+        self.field = field
+        self.reason = reason
+
+
 class LocalServer:
-    """Starts `kratzen serve` on a free loopback port (for tests and examples) and stops it.
+    """Starts `kratzen serve` on a loopback port (a free one unless `port` names one) for tests
+    and examples, and stops it.
 
     The command defaults to `node <repo>/dist/cli/serve.js` when this package sits in the
-    repository (built with `npm run build`), else `kratzen serve` from PATH.
+    repository (built with `npm run build`), else `kratzen serve` from PATH. `args` are further
+    flags of `kratzen serve`. Single-agent seeds are mixed with a secret random per start
+    (docs/bridge.md): pass `seed_secret` (or set KRATZEN_SEED_SECRET) for a seeded `KratzenEnv`
+    to replay the same games on the next start.
     """
 
-    def __init__(self, command: Optional[Sequence[str]] = None, args: Sequence[str] = (), env: Optional[dict] = None):
+    def __init__(
+        self,
+        command: Optional[Sequence[str]] = None,
+        args: Sequence[str] = (),
+        env: Optional[dict] = None,
+        *,
+        port: int = 0,
+        seed_secret: Optional[str] = None,
+        start_timeout: float = 30.0,
+    ):
+        # `--port` among args was refused by the CLI as given twice (this class passes its own).
+        if any(a == "--port" or str(a).startswith("--port=") for a in args):
+            raise ValueError("give the port as LocalServer(port=...), not in args")
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValueError(f"port must be an integer 0..65535, got {port!r}")
         if command is None:
             script = Path(__file__).resolve().parents[3] / "dist" / "cli" / "serve.js"
             if script.exists():
@@ -345,22 +387,44 @@ class LocalServer:
                     "no server to start: this package is not in a built checkout (npm run build) and `kratzen` is not on PATH; "
                     "start one (node dist/cli/main.js serve in the checkout) and pass its URL"
                 )
+        child_env = {**os.environ, **(env or {})}
+        if seed_secret is not None:
+            child_env["KRATZEN_SEED_SECRET"] = seed_secret
         self._process = subprocess.Popen(
-            [*command, "--port", "0", *args],
+            [*command, "--port", str(port), *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, **(env or {})},
+            env=child_env,
         )
-        line = self._process.stdout.readline() if self._process.stdout else ""
+        # The first line is read on a thread: a server that hangs before printing blocked here forever.
+        first: list = []
+        reader = threading.Thread(target=lambda: first.append(self._process.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(start_timeout)
+        timed_out = reader.is_alive()
+        line = first[0] if first else ""
+        event = None
         try:
             event = json.loads(line)
-            self.url: str = event["url"]
-            self.port: int = event["port"]
-        except (ValueError, KeyError):
+        except ValueError:
+            pass
+        if not (isinstance(event, dict) and isinstance(event.get("url"), str) and isinstance(event.get("port"), int)):
             self._process.kill()
-            _, err = self._process.communicate(timeout=10)
-            raise RuntimeError(f"kratzen serve did not start: {line!r} {err}")
+            try:
+                _, err = self._process.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                err = ""
+            field, reason = _error_report(err or "")
+            if timed_out:
+                message = f"kratzen serve printed no address within {start_timeout} s"
+            elif reason is not None:
+                message = f"kratzen serve did not start: {field}: {reason}" if field else f"kratzen serve did not start: {reason}"
+            else:
+                message = f"kratzen serve did not start: {(line or err or 'it exited without a word').strip()[:500]}"
+            raise ServerDidNotStart(message, field, reason)
+        self.url: str = event["url"]
+        self.port: int = event["port"]
 
     def stop(self, timeout: float = 10.0) -> int:
         """Graceful shutdown (SIGTERM); returns the exit code."""

@@ -31,7 +31,10 @@ class KratzenEnv(Env):
 
     `reset(seed=, options=)` -> `(obs, info)`; `step(a)` -> `(obs, reward, terminated,
     truncated, info)`; `info["action_mask"]` is the np.int8 mask (also `action_masks()`).
-    Equal seeds give equal trajectories (the opponents are re-seeded with the env).
+    Equal seeds give equal trajectories (the opponents are re-seeded with the env) on one
+    server, and across server starts when they share a seed secret (`kratzen serve
+    --seed-secret`, `LocalServer(seed_secret=...)`): the server mixes it into single-agent seeds
+    so that a client cannot deal the bots' hands.
     """
 
     metadata = {"render_modes": [], "name": "kratzen_v1"}
@@ -309,6 +312,13 @@ class KratzenAECEnv(AECEnv):
 
     def close(self) -> None:
         self._session.close()
+
+    # PettingZoo's AECEnv is no context manager; every other env and client of this package is.
+    def __enter__(self) -> "KratzenAECEnv":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 class KratzenVecEnv(VectorEnv):

@@ -179,19 +179,24 @@ class WireConnection:
             if op == OP_PONG:
                 continue
             if op == OP_CLOSE:
-                code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
-                reason = payload[2:].decode("utf-8", "replace")
-                try:
-                    self._send_frame(OP_CLOSE, payload[:2])
-                except WireClosed:
-                    pass
-                raise self._fail(f"the server closed the connection ({code} {reason})".rstrip(), code, reason)
+                raise self._closed_by_server(payload)
             if op != OP_CONT:
                 opcode = op
             parts.append(payload)
             received += len(payload)
             if fin:
                 return opcode or OP_TEXT, b"".join(parts)
+
+    def _closed_by_server(self, payload: bytes) -> WireClosed:
+        """Answers the server's close frame and fails the connection with its code and reason."""
+        code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
+        reason = payload[2:].decode("utf-8", "replace")
+        try:
+            self._send_frame(OP_CLOSE, payload[:2])
+        except WireClosed:
+            pass
+        # The reason ("idle timeout") is what a user needs; a close read between calls said only its code.
+        return self._fail(f"the server closed the connection ({code} {reason})".rstrip(), code, reason)
 
     def _fail(self, message: str, code: Optional[int] = None, reason: str = "") -> WireClosed:
         if self._closed is None:
@@ -240,8 +245,7 @@ class WireConnection:
                 if op == OP_PING:
                     self._send_frame(OP_PONG, payload)
                 elif op == OP_CLOSE:
-                    code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
-                    raise self._fail(f"the server closed the connection ({code})", code, payload[2:].decode("utf-8", "replace"))
+                    raise self._closed_by_server(payload)
             return True
         except WireClosed:
             return False

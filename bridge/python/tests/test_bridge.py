@@ -71,6 +71,9 @@ class ClientTest(unittest.TestCase):
             # 4000 when the close frame was read; None when the socket was already gone (destroyed
             # a second after the close frame went unanswered).
             self.assertIn(caught.exception.details["closeCode"], (4000, None))
+            if caught.exception.details["closeCode"] == 4000:
+                # Read between calls by the keepalive thread: the message said "(4000)" alone [Python probe, session 39].
+                self.assertIn("4000 idle timeout", caught.exception.message)
             quick.stop()
             with self.assertRaises(BridgeError) as caught:
                 active.call("ping")
@@ -122,6 +125,47 @@ class ClientTest(unittest.TestCase):
             client.close()
         finally:
             self.assertEqual(server.stop(), 0)
+
+    def test_local_server_names_a_refused_flag_takes_a_port_and_gives_up_on_a_silent_command(self):
+        # The CLI's error report came as raw text beside an empty stdout echo; `--port` in args was
+        # refused as given twice (LocalServer passes its own); a command that never printed an
+        # address blocked forever; a first line that was JSON but no object escaped as TypeError,
+        # its process left running [Python probe, session 39].
+        import time
+
+        from kratzen_bridge import ServerDidNotStart
+
+        with self.assertRaises(ServerDidNotStart) as caught:
+            LocalServer(args=["--max-envs", "abc"])
+        self.assertEqual(caught.exception.field, "max-envs")
+        self.assertIn("--max-envs must be an integer", caught.exception.reason)
+        self.assertTrue(str(caught.exception).startswith("kratzen serve did not start: max-envs: --max-envs must be"), str(caught.exception))
+        with self.assertRaisesRegex(ValueError, "LocalServer\\(port=...\\)"):
+            LocalServer(args=["--port", "1"])
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+        probe.close()
+        with LocalServer(port=free) as pinned:
+            self.assertEqual(pinned.port, free)
+            with BridgeClient(pinned.url) as client:
+                self.assertEqual(client.call("ping"), {})
+        started = time.monotonic()
+        with self.assertRaisesRegex(ServerDidNotStart, "printed no address within 0.5 s"):
+            LocalServer(command=["sh", "-c", "exec sleep 30"], start_timeout=0.5)
+        self.assertLess(time.monotonic() - started, 10)
+        with self.assertRaisesRegex(ServerDidNotStart, "did not start: \\[1\\]"):
+            LocalServer(command=["sh", "-c", "echo '[1]'; exec sleep 30"])
+
+    def test_a_shared_seed_secret_replays_single_agent_games_across_server_starts(self):
+        # The secret is random per start: LocalServer gave seeded KratzenEnv runs other games on
+        # every start, and nothing on the Python side said so [Python probe, session 39].
+        def first_observation(secret):
+            with LocalServer(seed_secret=secret) as server, KratzenEnv(server.url) as env:
+                return env.reset(seed=42)[0]
+
+        self.assertTrue(np.array_equal(first_observation("shared secret"), first_observation("shared secret")))
+        self.assertFalse(np.array_equal(first_observation("shared secret"), first_observation("another secret")))
 
     def test_token(self):
         with LocalServer(args=["--token", "hunter2"]) as guarded:
@@ -329,6 +373,14 @@ class AECTest(unittest.TestCase):
             self.assertTrue(changed)
         self.assertGreater(checked, 10)
 
+    def test_is_a_context_manager_like_every_other_env(self):
+        # `with KratzenAECEnv(...)` raised TypeError (PettingZoo's AECEnv is none) [Python probe, session 39].
+        with KratzenAECEnv(SERVER.url) as env:
+            env.reset(seed=1)
+            self.assertIn(env.agent_selection, env.agents)
+        with self.assertRaisesRegex(RuntimeError, "closed"):
+            env.reset(seed=1)
+
     def test_a_refused_step_keeps_the_reward_last_has_not_shown(self):
         # step() zeroed the agent's pending reward before it checked the action [Python probe, session 37].
         env = KratzenAECEnv(SERVER.url)
@@ -398,6 +450,18 @@ class LookAlikeTest(unittest.TestCase):
         self.assertFalse(space.contains(np.array(3.0)))
         self.assertFalse(space.contains(np.array([3])))
         self.assertFalse(space.contains(NUM_ACTIONS))
+
+    def test_autoreset_mode_and_reprs_read_as_gymnasiums(self):
+        # The metadata said "same-step" without Gymnasium, AutoresetMode.SAME_STEP with it; the
+        # batched spaces printed as <... object at 0x...> [Python probe, session 39].
+        from kratzen_bridge import _compat
+
+        mode = _compat.SAME_STEP
+        self.assertEqual((mode.name, mode.value), ("SAME_STEP", "SameStep"))
+        self.assertEqual(repr(_compat.MultiDiscrete([74, 74])), "MultiDiscrete([74 74])")
+        self.assertEqual(repr(_compat.Dict({"mask": _compat.Discrete(2)})), "Dict('mask': Discrete(2))")
+        with KratzenVecEnv(2, url=SERVER.url) as venv:
+            self.assertIs(venv.metadata["autoreset_mode"], mode)
 
 
 class InstallTest(unittest.TestCase):
