@@ -224,9 +224,12 @@ describe('pimc on rows within every bound that no deal can come from [probe roun
 describe('agent options given to the classes directly [probe round 14]', () => {
   it('pimc refuses options that would never end a decision or mean nothing (samples NaN searched forever)', () => {
     const bad: [Record<string, unknown>, RegExp][] = [
-      [{ samples: NaN }, /samples must be a positive integer/],
-      [{ samples: 0 }, /samples must be a positive integer/],
-      [{ samples: 2.5 }, /samples must be a positive integer/],
+      [{ samples: NaN }, /samples must be an integer 1\.\.100000/],
+      [{ samples: 0 }, /samples must be an integer 1\.\.100000/],
+      [{ samples: 2.5 }, /samples must be an integer 1\.\.100000/],
+      // Bounded as specs are (a decision with these never ended) [rules probe, session 39].
+      [{ samples: Number.MAX_SAFE_INTEGER }, /samples must be an integer 1\.\.100000, got 9007199254740991/],
+      [{ timeBudgetMs: 1e300 }, /timeBudgetMs must be a positive number of milliseconds, at most 600000, got 1e\+300/],
       [{ timeBudgetMs: NaN }, /timeBudgetMs must be a positive number/],
       [{ timeBudgetMs: -1 }, /timeBudgetMs must be a positive number/],
       [{ maxSimulatedActions: 0 }, /maxSimulatedActions must be a positive integer or Infinity/],
@@ -235,6 +238,7 @@ describe('agent options given to the classes directly [probe round 14]', () => {
     ];
     for (const [options, message] of bad) expect(() => new PimcAgent(options as never), JSON.stringify(options)).toThrow(message);
     expect(() => new PimcAgent({ samples: 1, timeBudgetMs: 5, maxSimulatedActions: Infinity, rollout: 'random', seed: 'x' })).not.toThrow();
+    expect(() => new PimcAgent({ samples: 100_000, timeBudgetMs: 600_000 })).not.toThrow();
   });
   it('heuristic refuses a caution that is no number or out of range (NaN never declared in), and options it does not take', () => {
     for (const caution of [NaN, Infinity, 10.5, -11]) expect(() => new HeuristicAgent({ caution }), String(caution)).toThrow(/caution must be within -10\.\.10/);

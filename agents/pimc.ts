@@ -29,6 +29,10 @@ export interface PimcOptions {
   seed?: number | string;
 }
 
+/** At most this many samples and milliseconds a decision: only what keeps one finite (a spec's limits may be lower, see registry.ts). */
+export const MAX_PIMC_SAMPLES = 100_000;
+export const MAX_PIMC_TIME_BUDGET_MS = 600_000;
+
 /** Every option PimcAgent takes (complete by type). */
 const PIMC_OPTIONS = Object.keys({ samples: true, timeBudgetMs: true, maxSimulatedActions: true, rollout: true, seed: true } satisfies Record<keyof PimcOptions, true>);
 
@@ -50,9 +54,12 @@ export class PimcAgent implements Agent {
     // a decision that never ended (`k >= NaN` is never true), 0 or 2.5 passed without a word.
     checkOptionKeys(options, PIMC_OPTIONS, 'PimcAgent');
     const { samples = 12, timeBudgetMs, maxSimulatedActions = Infinity, rollout = 'heuristic' } = options;
-    if (!Number.isSafeInteger(samples) || samples < 1) throw new RangeError(`PimcAgent: samples must be a positive integer, got ${String(samples).slice(0, 40)}`);
-    if (timeBudgetMs !== undefined && !(typeof timeBudgetMs === 'number' && Number.isFinite(timeBudgetMs) && timeBudgetMs > 0)) {
-      throw new RangeError(`PimcAgent: timeBudgetMs must be a positive number of milliseconds, got ${String(timeBudgetMs).slice(0, 40)}`);
+    // Bounded as specs are: samples 2^53 - 1 or a budget of 1e300 ms made a decision that never ended.
+    if (!Number.isSafeInteger(samples) || samples < 1 || samples > MAX_PIMC_SAMPLES) {
+      throw new RangeError(`PimcAgent: samples must be an integer 1..${MAX_PIMC_SAMPLES}, got ${String(samples).slice(0, 40)}`);
+    }
+    if (timeBudgetMs !== undefined && !(typeof timeBudgetMs === 'number' && timeBudgetMs > 0 && timeBudgetMs <= MAX_PIMC_TIME_BUDGET_MS)) {
+      throw new RangeError(`PimcAgent: timeBudgetMs must be a positive number of milliseconds, at most ${MAX_PIMC_TIME_BUDGET_MS}, got ${String(timeBudgetMs).slice(0, 40)}`);
     }
     if (!(maxSimulatedActions === Infinity || (Number.isSafeInteger(maxSimulatedActions) && maxSimulatedActions >= 1))) {
       throw new RangeError(`PimcAgent: maxSimulatedActions must be a positive integer or Infinity, got ${String(maxSimulatedActions).slice(0, 40)}`);

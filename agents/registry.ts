@@ -5,7 +5,7 @@
 
 import type { Agent } from './agent.js';
 import { HeuristicAgent } from './heuristic.js';
-import { PimcAgent, type PimcOptions } from './pimc.js';
+import { MAX_PIMC_SAMPLES, MAX_PIMC_TIME_BUDGET_MS, PimcAgent, type PimcOptions } from './pimc.js';
 import { RandomAgent } from './random.js';
 import { checkSeed } from '../env/rules/index.js';
 
@@ -29,7 +29,7 @@ export interface AgentLimits {
 export const DEFAULT_AGENT_LIMITS: AgentLimits = { maxPimcSamples: 64, maxPimcTimeBudgetMs: 100, maxPimcSimulatedActions: 4_000, maxModelBytes: 64 << 20 };
 
 /** For local use (tournaments, training): only what keeps a decision finite. */
-export const LOCAL_AGENT_LIMITS: AgentLimits = { maxPimcSamples: 100_000, maxPimcTimeBudgetMs: 600_000, maxPimcSimulatedActions: Infinity, maxModelBytes: Infinity };
+export const LOCAL_AGENT_LIMITS: AgentLimits = { maxPimcSamples: MAX_PIMC_SAMPLES, maxPimcTimeBudgetMs: MAX_PIMC_TIME_BUDGET_MS, maxPimcSimulatedActions: Infinity, maxModelBytes: Infinity };
 
 export interface AgentContext {
   /** The table's rule set. */

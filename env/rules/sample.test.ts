@@ -62,6 +62,31 @@ describe.each(CONFIGS)('sampleState %j', (rules) => {
   });
 });
 
+describe('sampleState, didactic4: the face-up card the dealer took into hand (docs/rules.md §3 Deal)', () => {
+  it('is in its sampled hand as often as a random discard leaves it there (4 times in 5), not 92% of the time [rules probe, session 39]', () => {
+    const game = createGame({ profile: 'didactic4', players: 4 });
+    const random = seedrandom('face-up');
+    let kept = 0;
+    let samples = 0;
+    for (let seed = 0; seed < 300; seed++) {
+      const state = game.newState({ seed: `face-up ${seed}` });
+      if (state.phase !== 'discard' || state.numFaceUp !== 1) continue;
+      const faceUp = state.faceUp[0]!;
+      const dealer = state.dealer;
+      // The dealer discards one of its five cards at random; a seat after it samples the deal.
+      state.apply(state.legalActionAt(Math.floor(random() * state.numLegalActions())));
+      const view = seatView(state, (dealer + 1) % 4);
+      for (let k = 0; k < 10; k++) {
+        samples++;
+        if (sampleState(view, random)!.handOf(dealer).includes(faceUp)) kept++;
+      }
+    }
+    expect(samples).toBeGreaterThan(1000);
+    expect(kept / samples).toBeGreaterThan(0.76);
+    expect(kept / samples).toBeLessThan(0.84);
+  });
+});
+
 describe('sampleState on views no deal fits [hostile input: a client\'s row]', () => {
   it('gives null for a play phase in which no seat plays (it looped for good)', () => {
     const game = createGame({ profile: 'tavern5', players: 4 });

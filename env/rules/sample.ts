@@ -121,12 +121,15 @@ function assign(slots: Slot[], cards: number[], allowed: (slot: Slot, card: numb
   };
   for (const slot of shuffle(slots.map((_, i) => i), random)) if (!tryPlace(slot, new Set())) return null;
   // Face-up cards must be placed: move them in along alternating paths that free a slot holding
-  // a card that may stay out.
+  // a card that may stay out. The slots are tried in random order: in index order a didactic4
+  // dealer's face-up card went to its hand (listed before its discard) 92% of the time where the
+  // deal keeps it there 80% [rules probe, session 39].
+  const slotOrder = required.size > 0 ? shuffle(slots.map((_, i) => i), random) : [];
   for (const card of required) {
     if (slotOfCard.has(card)) continue;
     const visited = new Set<number>();
     const free = (c: number): boolean => {
-      for (let slot = 0; slot < slots.length; slot++) {
+      for (const slot of slotOrder) {
         if (visited.has(slot) || !allowed(slots[slot]!, c)) continue;
         visited.add(slot);
         const displaced = cardOfSlot[slot]!;
