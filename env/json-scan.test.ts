@@ -55,3 +55,98 @@ describe('duplicateKeyAt', () => {
     expect(twice(`{"${long}":1,"${long}":2}`)).toEqual({ field: 'k'.repeat(64), key: 'k'.repeat(64) });
   });
 });
+
+describe('duplicateKeyAt against a plain reading of the objects [bridge probe, session 39]', () => {
+  /** The first repeated key of `value`'s objects in text order, as the Set-per-object scan found it. */
+  const reference = (text: string): string | null => {
+    let found: string | null = null;
+    // A tiny recursive reader of the text, each key decoded by JSON.parse.
+    let i = 0;
+    const ws = () => {
+      while (/\s/.test(text[i] ?? '')) i++;
+    };
+    const str = (): string => {
+      const start = i;
+      i++;
+      while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+      i++;
+      return JSON.parse(text.slice(start, i));
+    };
+    const value = (): void => {
+      ws();
+      if (text[i] === '{') {
+        i++;
+        const keys = new Set<string>();
+        ws();
+        if (text[i] === '}') return void i++;
+        for (;;) {
+          ws();
+          const key = str();
+          if (keys.has(key) && found === null) found = key;
+          keys.add(key);
+          ws();
+          i++; // :
+          value();
+          ws();
+          if (text[i++] === '}') return;
+        }
+      } else if (text[i] === '[') {
+        i++;
+        ws();
+        if (text[i] === ']') return void i++;
+        for (;;) {
+          value();
+          ws();
+          if (text[i++] === ']') return;
+        }
+      } else if (text[i] === '"') str();
+      else while (!/[\s,\]}]/.test(text[i] ?? ',')) i++;
+    };
+    value();
+    return found;
+  };
+
+  it('finds the same repeated key, however the keys are escaped (\\u, surrogate pairs, raw UTF-8)', () => {
+    let state = 7;
+    const random = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const spellings: Record<string, string[]> = {
+      a: ['a', '\\u0061'],
+      é: ['é', '\\u00e9', '\\u00E9'],
+      '😀': ['😀', '\\ud83d\\ude00', '\\uD83D\\uDE00'],
+      'a"b': ['a\\"b', 'a\\u0022b'],
+      '\ud800': ['\\ud800'],
+      '\u{10000}': ['\\ud800\\udc00'],
+      'x/y': ['x/y', 'x\\/y'],
+      'tab\t': ['tab\\t', 'tab\\u0009'],
+    };
+    const names = Object.keys(spellings);
+    const object = (depth: number): string => {
+      const n = Math.floor(random() * 5);
+      const parts: string[] = [];
+      for (let k = 0; k < n; k++) {
+        const name = names[Math.floor(random() * names.length)]!;
+        const spelt = spellings[name]![Math.floor(random() * spellings[name]!.length)]!;
+        const inner = depth < 3 && random() < 0.4 ? (random() < 0.5 ? object(depth + 1) : `[${object(depth + 1)},1]`) : '0';
+        parts.push(`"${spelt}":${inner}`);
+      }
+      return `{${parts.join(',')}}`;
+    };
+    let repeated = 0;
+    for (let trial = 0; trial < 3000; trial++) {
+      const text = object(0);
+      const expected = reference(text);
+      const got = duplicateKeyAt(Buffer.from(text));
+      expect(got?.key ?? null, text).toBe(expected === null ? null : expected.slice(0, 64));
+      if (expected !== null) repeated++;
+    }
+    expect(repeated).toBeGreaterThan(500);
+    expect(repeated).toBeLessThan(2900);
+  });
+
+  it('keeps no key of one call for the next, and copes with a frame of a hundred thousand keys', () => {
+    const many = `[${Array.from({ length: 2000 }, (_, j) => `{${Array.from({ length: 50 }, (_, i) => `"k${i}":${j}`).join(',')}}`).join(',')}]`;
+    expect(duplicateKeyAt(Buffer.from(many))).toBeNull();
+    expect(duplicateKeyAt(Buffer.from('{"k0":1,"k1":2}'))).toBeNull();
+    expect(duplicateKeyAt(Buffer.from(`[${many},{"k7":1,"k\\u0037":2}]`))).toEqual({ field: '[1].k7', key: 'k7' });
+  });
+});
