@@ -32,8 +32,13 @@ parentPort!.on('message', (message: Message) => {
   }
   const { ticket, request } = message;
   if (host.isGone(request.connection)) return;
-  void Promise.resolve(host.handle(request, slicedControl(SLICE_MS, ownerOf(request.connection), () => host.isGone(request.connection)))).then(({ reply, ok }) => {
-    if (host.isGone(request.connection)) return;
+  const gone = () => host.isGone(request.connection);
+  const control = slicedControl(SLICE_MS, ownerOf(request.connection), gone);
+  // Requests start in turn, least used first, as paused work resumes.
+  void control.start().then(async (going) => {
+    if (!going) return;
+    const { reply, ok } = await host.handle(request, control);
+    if (gone()) return;
     parentPort!.postMessage({ ticket, reply, ok });
     // The main thread got a copy: a pooled frame is free again.
     if (typeof reply !== 'string') giveBackFrame(reply);

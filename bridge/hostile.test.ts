@@ -760,6 +760,41 @@ describe('heavy work [issue: one request freezing every client]', () => {
     await light.close();
   });
 
+  it('starts a light step ahead of the next pieces of 24 clients resetting search sessions back to back [bridge probe, session 39]', { retry: 2, timeout: 120_000 }, async () => {
+    // A request's first piece (a reset's deal and a bot's ~50 ms search) ran as soon as it reached
+    // the worker, and the use of clients waiting seconds for their next piece faded to a
+    // bystander's: its 1-env step against random bots waited 0.15-0.2 s at the median (0.6-2.4 s
+    // beside 48 such clients).
+    const config = { rules: { profile: 'tavern5', players: 6 } };
+    const attackers = await Promise.all(Array.from({ length: 24 }, () => BridgeClient.open(server.url)));
+    const sessions = await Promise.all(attackers.map(async (c) => (await c.call('env.create', { mode: 'single', numEnvs: 1, opponents: 'pimc:samples=64', config })).result.session));
+    const light = await BridgeClient.open(server.url);
+    const mine = (await light.call('env.create', { mode: 'single', numEnvs: 1, opponents: 'random' })).result.session;
+    let lightReply = await light.call('env.reset', { session: mine, seed: 1 });
+    let stop = false;
+    let resets = 0;
+    const loops = attackers.map(async (c, k) => {
+      while (!stop) {
+        await c.call('env.reset', { session: sessions[k], seed: resets++ % 7 });
+      }
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const latencies: number[] = [];
+    const started = performance.now();
+    while (performance.now() - started < 3_000) {
+      const t = performance.now();
+      lightReply = await light.call('env.step', { session: mine, actions: [(lightReply.result.masks as number[][])[0]!.indexOf(1)] });
+      latencies.push(performance.now() - t);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    stop = true;
+    await Promise.all(loops);
+    expect(resets).toBeGreaterThan(24); // the attackers kept the worker busy
+    expect(latencies.length).toBeGreaterThan(10);
+    expect(latencies.sort((a, b) => a - b)[latencies.length >> 1]!).toBeLessThan(60);
+    await Promise.all([...attackers, light].map((c) => c.close()));
+  });
+
   it('policy.act on a long record gives way to the other sessions of its worker while it replays [probe G6]', { retry: 2, timeout: 60_000 }, async () => {
     // A 4000-hand record replayed in one go (~0.1 s here, 8 MiB messages allowed) held up every
     // single-agent session in the same worker; now the replay gives way between hands.

@@ -21,7 +21,7 @@ import { createAgent, type AgentLimits } from '../agents/registry.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { BridgeError, checkpointMessage } from './errors.js';
 import type { BatchView, FinalEntry } from './codec.js';
-import { SliceClock, addUsage, leastUsed, type RecentUse } from './fair-scheduler.js';
+import { SliceClock, addUsage, usageAt, type RecentUse } from './fair-scheduler.js';
 
 export interface SessionOptions {
   id: string;
@@ -58,6 +58,8 @@ class ClientGone extends Error {}
 interface PausedPiece {
   /** Whose work it is: its client's use of this thread lately, which each of its pieces adds to. */
   owner: RecentUse;
+  /** The owner's use when it paused: it does not fade while the work waits. */
+  usage: number;
   resume: () => void;
 }
 
@@ -69,9 +71,10 @@ interface PausedPiece {
 // until the slice was used up), a search client's ~50 ms piece counted as much as a bystander's
 // 2 ms, and each new connection's first piece went before everything else: four clients
 // reconnecting every ~0.4 s to reset 64-env search sessions held a bystander's 4-env step seconds
-// at the median (20 ms alone).
+// at the median (20 ms alone). Use is compared as it was at each pause: faded while waiting, the
+// use of 48 clients each waiting seconds for its next ~50 ms piece was as little as a bystander's,
+// who then waited behind them all (0.6 s at the median) [bridge probe, session 39].
 const paused: PausedPiece[] = [];
-const ownerOf = (piece: PausedPiece) => piece.owner;
 /** The slice of this thread's sliced work (fair-scheduler.ts). */
 const slice = new SliceClock();
 let resumeQueued = false;
@@ -79,11 +82,9 @@ let resumeQueued = false;
 function resumeNext(): void {
   resumeQueued = false;
   slice.open();
-  const next = leastUsed(paused, ownerOf, performance.now());
-  if (next) {
-    paused.splice(paused.indexOf(next), 1);
-    next.resume();
-  }
+  let next = -1;
+  for (let k = 0; k < paused.length; k++) if (next < 0 || paused[k]!.usage < paused[next]!.usage) next = k;
+  if (next >= 0) paused.splice(next, 1)[0]!.resume();
   if (paused.length > 0) queueResume();
 }
 
@@ -103,7 +104,7 @@ function queueResume(): void {
  * first from the control's creation, which may overlap the main thread's scheduler's own count of
  * the request by its synchronous start.
  */
-export function slicedControl(sliceMs: number, owner: RecentUse, gone: () => boolean): StepControl & { settle(): void } {
+export function slicedControl(sliceMs: number, owner: RecentUse, gone: () => boolean): StepControl & { settle(): void; start(): Promise<boolean> } {
   if (!slice.isOpen) slice.open();
   // From the start: work that awaits before its first pause (a reset's prepare) runs after the
   // scheduler's turn, which then does not count it.
@@ -114,21 +115,38 @@ export function slicedControl(sliceMs: number, owner: RecentUse, gone: () => boo
     addUsage(owner, now - resumedAt, now);
     resumedAt = -1;
   };
+  const pause = () => {
+    settle();
+    return new Promise<void>((resolve, reject) => {
+      const resume = () => {
+        if (gone()) return reject(new ClientGone('the client is gone'));
+        resumedAt = performance.now();
+        resolve();
+      };
+      paused.push({ owner, usage: usageAt(owner, performance.now()), resume });
+      queueResume();
+    });
+  };
   return {
     due: () => slice.usedUp(sliceMs),
-    pause: () => {
-      settle();
-      return new Promise<void>((resolve, reject) => {
-        const resume = () => {
-          if (gone()) return reject(new ClientGone('the client is gone'));
-          resumedAt = performance.now();
-          resolve();
-        };
-        paused.push({ owner, resume });
-        queueResume();
-      });
-    },
+    pause,
     settle,
+    /**
+     * Waits for the work's first turn among the paused work, if any waits or the slice is used
+     * up; false once the client is gone. A request's first piece (a reset's deal and a search
+     * opponent's decision, ~50 ms) ran as soon as it reached a worker: 16 clients resetting
+     * search sessions held a bystander's step 1.2 s [bridge probe, session 39].
+     */
+    start: () =>
+      paused.length === 0 && !slice.usedUp(sliceMs)
+        ? Promise.resolve(true)
+        : pause().then(
+            () => true,
+            (e) => {
+              if (e instanceof ClientGone) return false;
+              throw e;
+            },
+          ),
   };
 }
 
