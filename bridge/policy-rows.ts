@@ -136,6 +136,8 @@ const seatAccepted = (seat: unknown) => Number.isInteger(seat) && (seat as numbe
  * 0. The schema's errors come before packRows' (it runs first), so a schema error anywhere wins.
  */
 function rowToCheck(list: unknown[], schemaAccepts: (row: unknown) => boolean, packs: (row: unknown) => boolean): number {
+  // A list past the bound is refused for its length (narrowed): 500,000 seats were walked first.
+  if (list.length > MAX_POLICY_ROWS) return 0;
   for (let i = 0; i < list.length; i++) if (!schemaAccepts(list[i])) return i;
   for (let i = 0; i < list.length; i++) if (!packs(list[i])) return i;
   return 0;
@@ -146,8 +148,8 @@ function rowToCheck(list: unknown[], schemaAccepts: (row: unknown) => boolean, p
  * longer than the schema allows becomes MAX_POLICY_ROWS + 1 empty rows, so that the schema says
  * so (its message names the limit, not the length) without checking 300,000 of them.
  */
-function narrowed(list: unknown[], at: number): unknown[] {
-  if (list.length > MAX_POLICY_ROWS) return Array.from({ length: MAX_POLICY_ROWS + 1 }, () => []);
+function narrowed(list: unknown[], at: number, filler: () => unknown = () => []): unknown[] {
+  if (list.length > MAX_POLICY_ROWS) return Array.from({ length: MAX_POLICY_ROWS + 1 }, filler);
   return list.length === 0 ? list : [list[at]];
 }
 
@@ -180,7 +182,7 @@ export function screenPolicyAct(raw: Record<string, unknown>): { invalid: ErrorB
   }
   if (Array.isArray(seats)) {
     rowOf.seats = rowToCheck(seats, seatAccepted, seatAccepted);
-    copy.seats = seats.length === 0 ? seats : [seats[rowOf.seats]];
+    copy.seats = narrowed(seats, rowOf.seats, () => 0);
   }
   // Index 0 of a narrowed list is its row rowOf[list] in the whole request.
   const inWhole = (field: string) =>

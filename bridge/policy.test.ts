@@ -69,6 +69,10 @@ it('serves actions and probabilities of a checkpoint for given observations', as
     const row = seats[3] === own[3] ? 0 : 3;
     expect(wrong.error).toMatchObject({ code: 'invalid_params', field: `params.seats[${row}]` });
   }
+  // Seats have the rows' bound, like observations and masks (500,000 were walked before the
+  // count was refused) [bridge probe, session 39].
+  const many = await client.request('policy.act', { policy: heuristic, observations: rows(env.observations, OBS_SIZE).slice(0, 1), masks: rows(env.masks, NUM_ACTIONS).slice(0, 1), seats: Array(513).fill(0) });
+  expect(many.error).toMatchObject({ code: 'invalid_params', field: 'params.seats', message: expect.stringContaining('at most 512 rows') });
   // A row within every slice's bounds that no encoder writes (all zero: no table size) is the
   // client's fault, named by its row (internal_error without a field before) [probe round 4].
   const zeros = await client.request('policy.act', { policy: heuristic, observations: [Array(OBS_SIZE).fill(0)], masks: [Array(NUM_ACTIONS).fill(1)] });
