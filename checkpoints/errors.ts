@@ -6,6 +6,8 @@ export const CHECKPOINT_ERROR_CODES = {
   'missing-file': 'missing file',
   /** manifest.json is not JSON or does not match the manifest schema. */
   'bad-manifest': 'bad manifest',
+  /** A file of the checkpoint is a symbolic link, not a regular file, or cannot be read (it was a `bad manifest`, also for weights.bin). */
+  'bad-file': 'bad file',
   /** A file's size or sha256 differs from the manifest, or the manifest from its pointer. */
   'hash-mismatch': 'hash mismatch',
   /** The checkpoint was trained for another (normalized) rule set. */

@@ -21,7 +21,7 @@ describe('readRegularFile', () => {
     const server = createServer().listen(file);
     await once(server, 'listening');
     try {
-      await expect(readRegularFile(file, dir, { exactBytes: 4 })).rejects.toMatchObject({ name: 'CheckpointError', code: 'bad-manifest', reason: `${file} is not a regular file` });
+      await expect(readRegularFile(file, dir, { exactBytes: 4 })).rejects.toMatchObject({ name: 'CheckpointError', code: 'bad-file', reason: `${file} is not a regular file` });
     } finally {
       server.close();
       rmSync(dir, { recursive: true, force: true });

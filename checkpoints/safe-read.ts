@@ -22,7 +22,7 @@ const READ_CHUNK_BYTES = 1 << 28;
 /**
  * Reads `file` (in checkpoint `where`) when it is a regular file of exactly `exactBytes` (or at
  * most `maxBytes`). Throws CheckpointError `missing-file` when absent (or `where` is not a folder),
- * `hash-mismatch` when the size is wrong, `bad-manifest` when it is not a regular file.
+ * `hash-mismatch` when the size is wrong, `bad-file` when it is not a regular file.
  */
 export async function readRegularFile(file: string, where: string, limit: { exactBytes?: number; maxBytes?: number }): Promise<Buffer> {
   let handle;
@@ -34,16 +34,16 @@ export async function readRegularFile(file: string, where: string, limit: { exac
     if (code === 'ENOENT') throw new CheckpointError('missing-file', where, `${file} is missing`);
     // A file (or FIFO) named as the checkpoint: the OS's message named a file inside it.
     if (code === 'ENOTDIR') throw new CheckpointError('missing-file', where, `not a folder: a checkpoint is a folder holding ${path.basename(file)}`);
-    if (code === 'ELOOP') throw new CheckpointError('bad-manifest', where, `${file} is a symbolic link`);
+    if (code === 'ELOOP') throw new CheckpointError('bad-file', where, `${file} is a symbolic link`);
     // A socket fails to open before the check below: the OS's message (with the path it resolved)
     // reached bridge clients as invalid_params.
-    if (code === 'ENXIO') throw new CheckpointError('bad-manifest', where, `${file} is not a regular file`);
-    if (code === 'EACCES' || code === 'EPERM') throw new CheckpointError('bad-manifest', where, `${file} cannot be read (permission denied)`);
+    if (code === 'ENXIO') throw new CheckpointError('bad-file', where, `${file} is not a regular file`);
+    if (code === 'EACCES' || code === 'EPERM') throw new CheckpointError('bad-file', where, `${file} cannot be read (permission denied)`);
     throw e;
   }
   try {
     const stat = await handle.stat();
-    if (!stat.isFile()) throw new CheckpointError('bad-manifest', where, `${file} is not a regular file`);
+    if (!stat.isFile()) throw new CheckpointError('bad-file', where, `${file} is not a regular file`);
     if (limit.exactBytes !== undefined && stat.size !== limit.exactBytes) {
       throw new CheckpointError('hash-mismatch', where, `${file} has ${stat.size} bytes, the manifest says ${limit.exactBytes}`);
     }
