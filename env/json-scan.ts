@@ -140,11 +140,7 @@ function scan(bytes: Uint8Array, maxContainers: number, maxKeys: number, maxKeyN
     } else if (kind === OPENS) {
       if (++containers > maxContainers) return { limit: 'maxContainers', field: '' };
       if (!countsKeys) continue;
-      if (++top === keys.length) {
-        const grown = new Int32Array(2 * keys.length);
-        grown.set(keys);
-        openScratch = keys = grown;
-      }
+      if (++top === keys.length) openScratch = keys = grown(keys);
       keys[top] = bytes[i] === OPEN_OBJECT ? 0 : -1;
     } else if (!countsKeys) continue;
     else if (kind === CLOSES) {
@@ -316,6 +312,7 @@ export function duplicateKeyAt(bytes: Uint8Array): RepeatedKey | null {
     if (kind === 0) continue;
     if (kind === STARTS_STRING) {
       stringStart = i;
+      // closingQuote inline, as in scan (a call per string is most of a pass's time).
       for (i++; i < bytes.length; i++) {
         const c = bytes[i]!;
         if (c === BACKSLASH) i++;
