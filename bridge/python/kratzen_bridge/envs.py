@@ -45,6 +45,7 @@ class KratzenEnv(Env):
         *,
         client: Optional[BridgeClient] = None,
         token: Optional[str] = None,
+        timeout: Optional[float] = None,
         rules: Optional[dict] = None,
         opponents: Opponents = "random",
         learner_seat: int = 0,
@@ -64,6 +65,7 @@ class KratzenEnv(Env):
             client,
             token,
             {"mode": "single", "numEnvs": 1, "config": config, "learnerSeat": as_int(learner_seat, "learner_seat", 0), "opponents": as_opponents(opponents)},
+            timeout,
         )
         self.learner_seat = as_int(learner_seat, "learner_seat", 0)  # np.int8(1) came back in info["seat"] as it was
         self.observation_space = self._session.observation_box()
@@ -136,6 +138,7 @@ class KratzenAECEnv(AECEnv):
         *,
         client: Optional[BridgeClient] = None,
         token: Optional[str] = None,
+        timeout: Optional[float] = None,
         rules: Optional[dict] = None,
         episode: str = "hand",
         illegal_action_penalty: float = 10.0,
@@ -149,7 +152,7 @@ class KratzenAECEnv(AECEnv):
             raise ValueError("KratzenAECEnv has no render modes")
         self.render_mode = None
         config = env_config(rules, episode, "terminate", illegal_action_penalty, reward_scale, max_steps, reward_normalization)
-        self._session = Session(url, client, token, {"mode": "multi", "numEnvs": 1, "config": config})
+        self._session = Session(url, client, token, {"mode": "multi", "numEnvs": 1, "config": config}, timeout)
         n = self._session.num_players
         self.possible_agents: List[str] = [f"player_{i}" for i in range(n)]
         self.agents: List[str] = []
@@ -345,6 +348,7 @@ class KratzenVecEnv(VectorEnv):
         *,
         client: Optional[BridgeClient] = None,
         token: Optional[str] = None,
+        timeout: Optional[float] = None,
         mode: str = "single",
         rules: Optional[dict] = None,
         opponents: Optional[Opponents] = None,
@@ -366,7 +370,7 @@ class KratzenVecEnv(VectorEnv):
         elif opponents is not None or learner_seat is not None:
             # Ignored without a word before (learner_seat=2.5 too), as the server refuses them in a multi session.
             raise ValueError("opponents and learner_seat are for mode='single'; mode='multi' plays every seat itself")
-        self._session = Session(url, client, token, params)
+        self._session = Session(url, client, token, params, timeout)
         self.num_envs = num_envs
         self.mode = mode
         # Single mode penalises an illegal action unless it throws: then the refusal names the action as given (it said -1 for 74).

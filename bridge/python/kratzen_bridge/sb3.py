@@ -101,6 +101,7 @@ class KratzenSB3VecEnv(Base):  # type: ignore[misc, valid-type]
         *,
         client: Optional[BridgeClient] = None,
         token: Optional[str] = None,
+        timeout: Optional[float] = None,
         rules: Optional[dict] = None,
         opponents: Union[str, Sequence[Optional[str]]] = "random",
         learner_seat: int = 0,
@@ -123,7 +124,7 @@ class KratzenSB3VecEnv(Base):  # type: ignore[misc, valid-type]
             "learnerSeat": learner_seat,
             "opponents": as_opponents(opponents),
         }
-        self._session = Session(url, client, token, params)
+        self._session = Session(url, client, token, params, timeout)
         self.render_mode = None
         self.learner_seat = learner_seat
         self._masks = np.zeros((num_envs, NUM_ACTIONS), dtype=np.int8)

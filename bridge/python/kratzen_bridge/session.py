@@ -90,6 +90,7 @@ class Session:
         client: Optional[BridgeClient],
         token: Optional[str],
         params: Dict[str, Any],
+        timeout: Optional[float] = None,
     ):
         if client is None and url is None:
             raise ValueError("pass a server url (ws://127.0.0.1:8765) or a BridgeClient")
@@ -100,8 +101,13 @@ class Session:
             raise TypeError(f"client must be a BridgeClient (or pass the server's URL as url), not {client!r:.100}")
         if client is not None and token is not None:
             raise ValueError("token is for a URL: a BridgeClient has said hello with its own")
+        if client is not None and timeout is not None:
+            raise ValueError("timeout is for a URL: a BridgeClient has its own (BridgeClient(url, timeout=...))")
         self.owns_client = client is None
-        self.client = client if client is not None else BridgeClient(url, token=token)  # type: ignore[arg-type]
+        if client is None:
+            # Only a timeout given is passed: the client's default stays the one documented there.
+            client = BridgeClient(url, token=token) if timeout is None else BridgeClient(url, token=token, timeout=timeout)  # type: ignore[arg-type]
+        self.client = client
         try:
             self._create(params)
         except BaseException:

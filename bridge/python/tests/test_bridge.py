@@ -167,6 +167,19 @@ class ClientTest(unittest.TestCase):
         self.assertTrue(np.array_equal(first_observation("shared secret"), first_observation("shared secret")))
         self.assertFalse(np.array_equal(first_observation("shared secret"), first_observation("another secret")))
 
+    def test_envs_take_a_timeout_beside_a_url(self):
+        # The envs always waited 60 s; only a BridgeClient of one's own could change it [Python probe, session 39].
+        with KratzenEnv(SERVER.url, timeout=5) as env, KratzenVecEnv(2, SERVER.url, timeout=7.5) as venv:
+            self.assertEqual((env._session.client.timeout, venv._session.client.timeout), (5, 7.5))
+        aec = KratzenAECEnv(SERVER.url, timeout=3)
+        self.assertEqual(aec._session.client.timeout, 3)
+        aec.close()
+        with BridgeClient(SERVER.url) as client:
+            with self.assertRaisesRegex(ValueError, "timeout is for a URL"):
+                KratzenEnv(client=client, timeout=5)
+        with self.assertRaisesRegex(ValueError, "timeout must be a positive number of seconds"):
+            KratzenEnv(SERVER.url, timeout=0)
+
     def test_token(self):
         with LocalServer(args=["--token", "hunter2"]) as guarded:
             with self.assertRaises(BridgeError) as caught:
