@@ -24,8 +24,11 @@ import type { KratzenGame, NewStateOptions, SessionStart } from './kratzen-game.
 const balancesBeforeDeal = new Float64Array(MAX_SEATS);
 /** The settlement being committed (the profile's settle writes it, commitHand reads it). */
 const settlement: Settlement = { payouts: new Float64Array(MAX_SEATS), penalties: new Float64Array(MAX_SEATS), potAfter: 0, anyMissedQuota: false };
-/** A finished hand as commitHand gives it to the result store (an object literal was a hand's only garbage). */
-const committed = handRecordScratch();
+/**
+ * A finished hand as commitHand gives it to the result store (an object literal was a hand's only
+ * garbage); its payouts and penalties are those of `settlement`, the one commitHand is given.
+ */
+const committed = handRecordScratch(settlement.payouts, settlement.penalties);
 
 export class KratzenState extends StateReader {
   private deckSupply: ReadonlyArray<ArrayLike<number> | null | undefined>;
@@ -419,8 +422,6 @@ export class KratzenState extends StateReader {
     hand.potBeforePlay = d.potBeforePlay;
     hand.potAfter = d.pot;
     hand.hasFees = this.rules.exchange !== null;
-    hand.payouts = settlement.payouts;
-    hand.penalties = settlement.penalties;
     copySeats(d.u8, Mem.playing, hand.playing);
     copySeats(d.u8, Mem.tricksWon, hand.tricks);
     copySeats(f64, Mem.fees, hand.fees);

@@ -44,7 +44,7 @@ export interface HandRecordInput {
   balances: ArrayLike<number>;
 }
 
-/** A HandRecordInput with arrays of its own, to be filled and pushed hand after hand. */
+/** A HandRecordInput to fill and push hand after hand: arrays of its own, and the settlement's payouts and penalties. */
 export interface HandRecordScratch extends HandRecordInput {
   playing: Uint8Array;
   tricks: Uint8Array;
@@ -52,10 +52,10 @@ export interface HandRecordScratch extends HandRecordInput {
   balances: Float64Array;
 }
 
-export function handRecordScratch(): HandRecordScratch {
-  const seats = () => new Float64Array(MAX_SEATS);
+export function handRecordScratch(payouts: ArrayLike<number>, penalties: ArrayLike<number>): HandRecordScratch {
   const [playing, tricks] = [new Uint8Array(MAX_SEATS), new Uint8Array(MAX_SEATS)];
-  return { hand: 0, dealer: 0, trump: 0, indicator: 0, kind: 'normal', walkover: false, potBeforePlay: 0, potAfter: 0, hasFees: false, playing, tricks, payouts: seats(), penalties: seats(), fees: seats(), balances: seats() };
+  const [fees, balances] = [new Float64Array(MAX_SEATS), new Float64Array(MAX_SEATS)];
+  return { hand: 0, dealer: 0, trump: 0, indicator: 0, kind: 'normal', walkover: false, potBeforePlay: 0, potAfter: 0, hasFees: false, playing, tricks, payouts, penalties, fees, balances };
 }
 
 const R_HAND = 0;
