@@ -1,6 +1,6 @@
 // The checks of JSON text before and after it is parsed (json-scan.ts) [hostile input: padding, repeated keys].
 import { describe, expect, it } from 'vitest';
-import { duplicateKeyAt, scanFrame } from './json-scan.js';
+import { duplicateKeyAt, keyHashesForTests, scanFrame } from './json-scan.js';
 
 const scan = (text: string, maxContainers = 1000, maxKeys = 3) => scanFrame(Buffer.from(text), maxContainers, maxKeys);
 const crowd = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')}}`;
@@ -148,5 +148,46 @@ describe('duplicateKeyAt against a plain reading of the objects [bridge probe, s
     expect(duplicateKeyAt(Buffer.from(many))).toBeNull();
     expect(duplicateKeyAt(Buffer.from('{"k0":1,"k1":2}'))).toBeNull();
     expect(duplicateKeyAt(Buffer.from(`[${many},{"k7":1,"k\\u0037":2}]`))).toEqual({ field: '[1].k7', key: 'k7' });
+  });
+});
+
+describe('key hashes are only a shortcut [bridge probe, session 41: keys sharing a hash]', () => {
+  // Keys sharing a hash under a known start, found by the birthday bound (a real client cannot:
+  // the start is secret to the process). With the fixed FNV-1a start, 64 such keys took under a
+  // second to make, counted as one key name, and cost two decodes per comparison.
+  keyHashesForTests.start(0x5eed);
+  const pairs: [string, string][] = [];
+  const seen = new Map<number, string>();
+  for (let i = 0; pairs.length < 24; i++) {
+    const key = `k${i.toString(36)}`;
+    const hash = keyHashesForTests.hash(key);
+    const other = seen.get(hash);
+    if (other === undefined) seen.set(hash, key);
+    else pairs.push([other, key]);
+  }
+
+  it('counts key names sharing a hash apart: they passed the bound of different names as one', () => {
+    const names = pairs.slice(0, 6).flat();
+    const frame = `[${names.map((k) => `{"${k}":0}`).join(',')}]`;
+    expect(new Set(names.map((k) => keyHashesForTests.hash(k))).size).toBe(6);
+    expect(scanFrame(Buffer.from(frame), 1e6, 64, 12)).toBeNull();
+    expect(scanFrame(Buffer.from(frame), 1e6, 64, 11)).toEqual({ limit: 'maxKeyNames', field: '[11]' });
+  });
+
+  it('tells unlike keys of one hash apart without decoding them, and stays exact once it stops trusting hashes', () => {
+    const objects = pairs.map(([a, b]) => `{"${a}":1,"${b}":2}`);
+    const before = keyHashesForTests.keysDecoded;
+    expect(duplicateKeyAt(Buffer.from(`[${objects.slice(0, 8).join(',')}]`))).toBeNull();
+    expect(keyHashesForTests.keysDecoded).toBe(before);
+    // Past 16 such matches in one frame, objects keep Sets of their keys: a repeated key is still
+    // found, also when spelt with an escape, and unlike keys still pass.
+    expect(duplicateKeyAt(Buffer.from(`[${objects.join(',')}]`))).toBeNull();
+    expect(duplicateKeyAt(Buffer.from(`[${objects.join(',')},{"x":1,"y":2,"x":3}]`))).toEqual({ field: '[24].x', key: 'x' });
+    expect(duplicateKeyAt(Buffer.from(`[${objects.join(',')},{"ab":1,"a\\u0062":2}]`))).toEqual({ field: '[24].ab', key: 'ab' });
+    const [a, b] = pairs[0]!;
+    expect(duplicateKeyAt(Buffer.from(`[${objects.join(',')},{"${a}":1,"${b}":2,"${b}":3}]`))).toEqual({ field: `[24].${b}`, key: b });
+    // Below the bound too, a key shared with an escaped spelling of it is found.
+    const escaped = `\\u${a.charCodeAt(0).toString(16).padStart(4, '0')}${a.slice(1)}`;
+    expect(duplicateKeyAt(Buffer.from(`{"${a}":1,"${escaped}":2}`))).toEqual({ field: a, key: a });
   });
 });

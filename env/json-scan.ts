@@ -79,26 +79,72 @@ KIND[COLON] = ENDS_KEY;
 let openScratch = new Int32Array(1024);
 
 /**
+ * The start of both scans' key hashes: secret to this process, so that keys sharing a hash cannot
+ * be worked out offline (with the fixed FNV-1a start, 64 keys of one hash took under a second to
+ * find, and each comparison of them cost the scan an allocation), and hashes are only ever a
+ * shortcut: every match is confirmed on the keys themselves.
+ */
+let HASH_START = crypto.getRandomValues(new Int32Array(1))[0]! | 0;
+/** Keys decoded to confirm a hash match (tests read it: the scans must not decode per match). */
+let keysDecoded = 0;
+
+/**
+ * For tests: sets the hash start (so that keys sharing a hash can be made) and returns the hash
+ * of a key written without escapes, and the count of keys decoded so far.
+ */
+export const keyHashesForTests = {
+  start(value: number): void {
+    HASH_START = value | 0;
+  },
+  hash(key: string): number {
+    const bytes = Buffer.from(`"${key}"`, 'utf8');
+    return decodedKeyHash(bytes, 0, bytes.length - 1);
+  },
+  get keysDecoded(): number {
+    return keysDecoded;
+  },
+};
+
+/** One byte into a key hash: FNV-1a, with the high bits folded back (plain FNV-1a's low bits depend on the low bits alone). */
+function mixByte(hash: number, byte: number): number {
+  const h = Math.imul(hash ^ byte, 0x01000193);
+  return h ^ (h >>> 15);
+}
+
+/** Whether the raw bytes between the quotes at (aStart, aEnd) and (bStart, bEnd) are the same. */
+function sameBytes(bytes: Uint8Array, aStart: number, aEnd: number, bStart: number, bEnd: number): boolean {
+  if (aEnd - aStart !== bEnd - bStart) return false;
+  for (let i = 1; i < aEnd - aStart; i++) if (bytes[aStart + i] !== bytes[bStart + i]) return false;
+  return true;
+}
+
+/**
  * The key names met in a scan, as hashes in an open-addressing table four times the bound (0:
- * empty; a collision only lets a name pass as one met before), and the slots to clear after it.
+ * empty) with where each name stands, and the slots to clear after it. Names are compared as
+ * written (an escaped spelling of a name counts apart, which only counts it more strictly).
  */
 const NAME_SLOTS = 4 * MAX_KEY_NAMES;
 const nameTable = new Int32Array(NAME_SLOTS);
+const nameStart = new Int32Array(NAME_SLOTS);
+const nameEnd = new Int32Array(NAME_SLOTS);
 const usedSlots = new Int32Array(MAX_KEY_NAMES + 1);
 let numNames = 0;
 
 /** Notes the key name in bytes (start, end) (its quotes); false once it is the one past `max` different names. */
 function noteKeyName(bytes: Uint8Array, start: number, end: number, max: number): boolean {
-  let hash = 0x811c9dc5;
-  for (let i = start + 1; i < end; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+  let hash = HASH_START;
+  for (let i = start + 1; i < end; i++) hash = mixByte(hash, bytes[i]!);
   hash |= 1;
   let slot = hash & (NAME_SLOTS - 1);
   for (let seen = nameTable[slot]!; seen !== 0; seen = nameTable[slot]!) {
-    if (seen === hash) return true;
+    // Counted by hash alone, names sharing one passed as a single name, past the bound.
+    if (seen === hash && sameBytes(bytes, nameStart[slot]!, nameEnd[slot]!, start, end)) return true;
     slot = (slot + 1) & (NAME_SLOTS - 1);
   }
   if (numNames === max) return false;
   nameTable[slot] = hash;
+  nameStart[slot] = start;
+  nameEnd[slot] = end;
   usedSlots[numNames++] = slot;
   return true;
 }
@@ -249,17 +295,13 @@ for (let d = 0; d < 6; d++) HEX[0x41 + d] = HEX[0x61 + d] = 10 + d;
 const ESCAPED = new Int32Array(256).fill(-1);
 for (const [c, v] of [['"', 0x22], ['\\', 0x5c], ['/', 0x2f], ['b', 8], ['f', 12], ['n', 10], ['r', 13], ['t', 9]] as const) ESCAPED[c.charCodeAt(0)] = v;
 
-function fnv(hash: number, byte: number): number {
-  return Math.imul(hash ^ byte, 0x01000193);
-}
-
 /** The hash of the key between the quotes at `start` and `end` as UTF-8 of its decoded text, however it is escaped. */
 function decodedKeyHash(bytes: Uint8Array, start: number, end: number): number {
-  let hash = 0x811c9dc5;
+  let hash = HASH_START;
   for (let i = start + 1; i < end; i++) {
     const c = bytes[i]!;
     if (c !== BACKSLASH) {
-      hash = fnv(hash, c);
+      hash = mixByte(hash, c);
       continue;
     }
     const e = bytes[++i]!;
@@ -277,10 +319,10 @@ function decodedKeyHash(bytes: Uint8Array, start: number, end: number): number {
       }
     }
     // UTF-8 of the code point (a lone surrogate as its three bytes: raw text cannot hold one).
-    if (code < 0x80) hash = fnv(hash, code);
-    else if (code < 0x800) hash = fnv(fnv(hash, 0xc0 | (code >> 6)), 0x80 | (code & 63));
-    else if (code < 0x10000) hash = fnv(fnv(fnv(hash, 0xe0 | (code >> 12)), 0x80 | ((code >> 6) & 63)), 0x80 | (code & 63));
-    else hash = fnv(fnv(fnv(fnv(hash, 0xf0 | (code >> 18)), 0x80 | ((code >> 12) & 63)), 0x80 | ((code >> 6) & 63)), 0x80 | (code & 63));
+    if (code < 0x80) hash = mixByte(hash, code);
+    else if (code < 0x800) hash = mixByte(mixByte(hash, 0xc0 | (code >> 6)), 0x80 | (code & 63));
+    else if (code < 0x10000) hash = mixByte(mixByte(mixByte(hash, 0xe0 | (code >> 12)), 0x80 | ((code >> 6) & 63)), 0x80 | (code & 63));
+    else hash = mixByte(mixByte(mixByte(mixByte(hash, 0xf0 | (code >> 18)), 0x80 | ((code >> 12) & 63)), 0x80 | ((code >> 6) & 63)), 0x80 | (code & 63));
   }
   return hash;
 }
@@ -291,8 +333,28 @@ function hex4(bytes: Uint8Array, at: number): number {
 
 /** The key between the quotes at `start` and `end`, decoded whole. */
 function decodedKey(bytes: Uint8Array, start: number, end: number): string {
+  keysDecoded++;
   const raw = Buffer.from(bytes.buffer, bytes.byteOffset + start, end + 1 - start).toString('utf8');
   return raw.includes('\\') ? String(JSON.parse(raw)) : raw.slice(1, -1);
+}
+
+function hasEscape(bytes: Uint8Array, start: number, end: number): boolean {
+  for (let i = start + 1; i < end; i++) if (bytes[i] === BACKSLASH) return true;
+  return false;
+}
+
+/**
+ * Unlike keys sharing a hash in one scan after which every object's keys go into a Set (V8's own
+ * seeded string hash): a match is then confirmed at most this often, whatever the keys.
+ */
+const MAX_ALIKE = 16;
+
+/** Whether the keys at (aStart, aEnd) and (bStart, bEnd), whose hashes match, are the same key decoded. */
+function sameKey(bytes: Uint8Array, aStart: number, aEnd: number, bStart: number, bEnd: number): boolean {
+  if (sameBytes(bytes, aStart, aEnd, bStart, bEnd)) return true;
+  // Spelt differently, they are the same key only through an escape.
+  if (!hasEscape(bytes, aStart, aEnd) && !hasEscape(bytes, bStart, bEnd)) return false;
+  return decodedKey(bytes, aStart, aEnd) === decodedKey(bytes, bStart, bEnd);
 }
 
 /**
@@ -303,6 +365,8 @@ function decodedKey(bytes: Uint8Array, start: number, end: number): string {
 export function duplicateKeyAt(bytes: Uint8Array): RepeatedKey | null {
   // Per open container, the Set of an object past LINEAR_KEYS keys.
   const bigObjects: (Set<string> | undefined)[] = [];
+  // Unlike keys met with a matching hash; past MAX_ALIKE, every object's further keys go into Sets.
+  let alike = 0;
   let top = -1;
   let keyTop = 0;
   let stringStart = 0;
@@ -329,7 +393,7 @@ export function duplicateKeyAt(bytes: Uint8Array): RepeatedKey | null {
     } else if (top >= 0 && openBase[top]! >= 0) {
       const base = openBase[top]!;
       let big = bigObjects[top];
-      if (big === undefined && keyTop - base === LINEAR_KEYS) {
+      if (big === undefined && (keyTop - base === LINEAR_KEYS || alike > MAX_ALIKE)) {
         big = bigObjects[top] = new Set();
         for (let k = base; k < keyTop; k++) big.add(decodedKey(bytes, keyStart[k]!, keyEnd[k]!));
       }
@@ -341,7 +405,9 @@ export function duplicateKeyAt(bytes: Uint8Array): RepeatedKey | null {
       } else {
         const hash = decodedKeyHash(bytes, stringStart, stringEnd);
         for (let k = base; k < keyTop && !repeated; k++) {
-          repeated = keyHash[k] === hash && decodedKey(bytes, keyStart[k]!, keyEnd[k]!) === decodedKey(bytes, stringStart, stringEnd);
+          if (keyHash[k] !== hash) continue;
+          repeated = sameKey(bytes, keyStart[k]!, keyEnd[k]!, stringStart, stringEnd);
+          if (!repeated) alike++;
         }
         if (keyTop === keyHash.length) [keyHash, keyStart, keyEnd] = [grown(keyHash), grown(keyStart), grown(keyEnd)];
         keyHash[keyTop] = hash;
