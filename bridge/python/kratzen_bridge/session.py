@@ -11,6 +11,9 @@ import numpy as np
 from ._compat import Box
 from .client import NUM_ACTIONS, BridgeClient, BridgeError, csr_to_dense
 
+# Observation entries are indexed by uint16 in the binary frames: no spec may have more.
+MAX_OBSERVATION_SIZE = 1 << 16
+
 Seed = Optional[int]
 
 
@@ -123,11 +126,21 @@ class Session:
             self.id: str = self.info["session"]
             spec = self.client.spec()["observation"]
             self.obs_size: int = int(spec["size"])
+            # Checked before anything is allocated: a hostile spec of 1e9 entries took 8.6 GB.
+            announced = self.info.get("observationSize")
+            if not (0 < self.obs_size <= MAX_OBSERVATION_SIZE) or (announced is not None and announced != self.obs_size):
+                raise BridgeError(
+                    "internal_error",
+                    f"the server's observation spec has {spec['size']!r:.40} entries; env.create said {announced!r:.40} (at most {MAX_OBSERVATION_SIZE})",
+                )
             low = np.zeros(self.obs_size, dtype=np.float32)
             high = np.zeros(self.obs_size, dtype=np.float32)
             for s in spec["slices"]:
-                low[s["offset"] : s["offset"] + s["size"]] = s["low"]
-                high[s["offset"] : s["offset"] + s["size"]] = s["high"]
+                offset, size = int(s["offset"]), int(s["size"])
+                if not (0 <= offset and 0 < size and offset + size <= self.obs_size):
+                    raise BridgeError("internal_error", f"the server's observation spec has a slice outside its {self.obs_size} entries: {s!r:.100}")
+                low[offset : offset + size] = s["low"]
+                high[offset : offset + size] = s["high"]
             # Whose view an observation is: the one-hot slice of the observing seat (None when the spec has none).
             seat = next((s for s in spec["slices"] if s.get("name") == "seat"), None)
             self.seat_slice: Optional[slice] = None if seat is None else slice(int(seat["offset"]), int(seat["offset"]) + int(seat["size"]))

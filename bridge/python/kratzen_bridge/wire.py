@@ -158,6 +158,10 @@ class WireConnection:
             (n,) = struct.unpack("!H", self._read(2))
         elif n == 127:
             (n,) = struct.unpack("!Q", self._read(8))
+        # Control frames (close, ping, pong) are whole and at most 125 bytes (RFC 6455 §5.5): a
+        # hostile server's 16 MiB ping was read and echoed back in full.
+        if b0 & 0x08 and (n > 125 or not b0 & 0x80):
+            raise self._fail(f"the server sent a control frame (opcode {b0 & 0x0F}) {'of ' + str(n) + ' bytes' if n > 125 else 'in fragments'}")
         if received + n > MAX_MESSAGE_BYTES:
             raise self._fail(f"the server sent a message over {MAX_MESSAGE_BYTES} bytes")
         key = self._read(4) if b1 & 0x80 else None

@@ -212,6 +212,10 @@ class HostileServer:
             conn.recv(65536)  # the call under test
             if self.mode == "fragments":
                 conn.sendall(struct.pack("!BB", 0x01, 1) + b"{")
+            if self.mode == "big ping":
+                conn.sendall(struct.pack("!BBH", 0x89, 126, 200) + b"p" * 200)
+            if self.mode == "fragmented ping":
+                conn.sendall(struct.pack("!BB", 0x09, 1) + b"p")
             while not self.stop.wait(0.05):
                 if self.mode == "pings":
                     conn.sendall(struct.pack("!BB", 0x89, 0))
@@ -243,6 +247,21 @@ class DeadlineTest(unittest.TestCase):
             with self.subTest(mode):
                 self.assert_ping_fails_within(mode, 3.0)
 
+    def test_a_control_frame_over_125_bytes_or_in_fragments_fails_the_connection(self):
+        # RFC 6455 §5.5: a hostile server's 16 MiB ping was read whole and echoed back [probe, session 41].
+        for mode in ("big ping", "fragmented ping"):
+            with self.subTest(mode):
+                server = HostileServer(mode)
+                client = BridgeClient(f"ws://127.0.0.1:{server.port}", timeout=5)
+                started = time.monotonic()
+                with self.assertRaises(BridgeError) as caught:
+                    client.call("ping")
+                self.assertLess(time.monotonic() - started, 3.0)
+                self.assertEqual(caught.exception.code, "connection_closed")
+                self.assertIn("control frame", caught.exception.message)
+                server.stop.set()
+                client.close()
+
     def test_a_frame_dripped_between_calls_does_not_hold_the_next_call_past_its_timeout(self):
         # The keepalive thread read it with no deadline, holding the lock the call waited on: forever.
         # After 1 s the keepalive thread (every 0.5 s) has begun reading the frame.
@@ -270,6 +289,43 @@ class IncompatibleServerTest(unittest.TestCase):
                 self.assertEqual(caught.exception.code, "internal_error")
                 self.assertIn("limits", caught.exception.message)
                 server.stop.set()
+
+
+class _SpecClient:
+    """A client whose env.create and spec replies are given (no server)."""
+
+    def __init__(self, size, slices, announced=490):
+        self.size, self.slices, self.announced = size, slices, announced
+
+    def call(self, method, params=None):
+        return {"session": "s1", "numPlayers": 4, "numEnvs": 1, "observationSize": self.announced}
+
+    def spec(self):
+        return {"observation": {"size": self.size, "slices": self.slices}}
+
+
+class HostileSpecTest(unittest.TestCase):
+    def test_an_observation_spec_of_another_size_or_with_slices_outside_is_refused_before_allocating(self):
+        # A spec of 1e9 entries took 8.6 GB and 20 s, then a MemoryError [probe, session 41].
+        one = [{"offset": 0, "size": 490, "low": 0, "high": 1}]
+        cases = {
+            "huge": _SpecClient(10**9, one, announced=10**9),
+            "not as announced": _SpecClient(491, one),
+            "past uint16 indices": _SpecClient(1 << 17, one, announced=None),
+            "slice past the end": _SpecClient(490, [{"offset": 480, "size": 20, "low": 0, "high": 1}]),
+            "negative offset": _SpecClient(490, [{"offset": -5, "size": 5, "low": 0, "high": 1}]),
+        }
+        for name, client in cases.items():
+            with self.subTest(name):
+                session = Session.__new__(Session)
+                session.client = client
+                with self.assertRaises(BridgeError) as caught:
+                    session._create({"mode": "multi"})
+                self.assertEqual(caught.exception.code, "internal_error")
+        session = Session.__new__(Session)
+        session.client = _SpecClient(490, one)
+        session._create({"mode": "multi"})
+        self.assertEqual(session.obs_size, 490)
 
 
 class HandshakeDeadlineTest(unittest.TestCase):
