@@ -62,3 +62,11 @@ export function failOutput(field: string, reason: string): never {
 export function printable(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
+
+/**
+ * `text` as one shell word: as is when it holds only safe characters, else in single quotes (in
+ * double quotes, a pasted `$HOME` or backtick in a path was expanded or run).
+ */
+export function shellQuoted(text: string): string {
+  return /^[\w./,:@%+=-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}

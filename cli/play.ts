@@ -37,7 +37,7 @@ import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { HistoryRecorder, type TrickView } from '../env/table-view.js';
 import { writeFileAtomic } from '../training/files.js';
 import { entryExists, fsErrorReason, unwritableFolderReason } from '../checkpoints/durable-fs.js';
-import { printable, reportOutputLost } from './output.js';
+import { printable, reportOutputLost, shellQuoted } from './output.js';
 import { STOP_SIGNALS, signalExitCode } from './signals.js';
 
 export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed S] [--profile didactic4|tavern5] [--players N]
@@ -558,9 +558,4 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
 
 if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   process.exitCode = await runPlay(process.argv.slice(2));
-}
-
-/** `text` as one shell word: as is when it holds only safe characters, else in single quotes. */
-function shellQuoted(text: string): string {
-  return /^[\w./,:@%+=-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

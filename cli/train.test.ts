@@ -62,8 +62,13 @@ describe('kratzen train flags', () => {
   });
 
   it('tell a stopped run how to resume, with --runs-dir when it is not the default', () => {
-    expect(interruptedMessage({}, 'runs/a', 3)).toBe('interrupted after update 3; resume with --resume --name "a"');
-    expect(interruptedMessage({ runsDir: '/tmp/my runs' }, '/tmp/my runs/b', 7)).toBe('interrupted after update 7; resume with --resume --name "b" --runs-dir "/tmp/my runs"');
+    expect(interruptedMessage({}, 'runs/a', 3)).toBe('interrupted after update 3; resume with --resume --name a');
+    expect(interruptedMessage({ runsDir: '/tmp/my runs' }, '/tmp/my runs/b', 7)).toBe("interrupted after update 7; resume with --resume --name b --runs-dir '/tmp/my runs'");
+    // Pasted into a shell, a double-quoted `$HOME` or backtick in the folder was expanded or run.
+    const hostile = "/tmp/odd $HOME `x` it's";
+    const hint = interruptedMessage({ runsDir: hostile }, `${hostile}/r`, 1);
+    const pasted = spawnSync('bash', ['-c', `printf '%s' ${hint.slice(hint.indexOf('--runs-dir ') + 11)}`], { encoding: 'utf8' });
+    expect(pasted.stdout).toBe(hostile);
   });
 });
 

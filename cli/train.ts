@@ -12,6 +12,7 @@ import { repeatedKeyIn, readInputText } from './read-input.js';
 import { repeatedKeyReason } from '../env/json-scan.js';
 import { redactedUrl } from '../training/distributed/redis.js';
 import { STOP_SIGNALS, signalExitCode } from './signals.js';
+import { printable, shellQuoted } from './output.js';
 
 const FLAGS = {
   config: { type: 'string' },
@@ -102,8 +103,8 @@ export function trainConfigFromArgs(args: string[]): { config: Record<string, un
 
 /** What a stopped run tells its user: the flags that resume it, --runs-dir too when not the default. */
 export function interruptedMessage(config: Record<string, unknown>, runDir: string, updates: number): string {
-  const runsDir = typeof config.runsDir === 'string' && config.runsDir !== 'runs' ? ` --runs-dir ${JSON.stringify(config.runsDir)}` : '';
-  return `interrupted after update ${updates}; resume with --resume --name ${JSON.stringify(basename(runDir))}${runsDir}`;
+  const runsDir = typeof config.runsDir === 'string' && config.runsDir !== 'runs' ? ` --runs-dir ${shellQuoted(config.runsDir)}` : '';
+  return printable(`interrupted after update ${updates}; resume with --resume --name ${shellQuoted(basename(runDir))}${runsDir}`);
 }
 
 /** How long a run on Redis stopped a second time may take to withdraw its queued jobs before it exits. */
