@@ -8,7 +8,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BACKEND_CHOICES, type BackendChoice } from '../agents/tfjs.js';
+import { BACKEND_CHOICES, selectBackend, type BackendChoice } from '../agents/tfjs.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
 import { BridgeServer, SERVER_DEFAULTS } from '../bridge/server.js';
 import { DEFAULT_AGENT_LIMITS } from '../agents/registry.js';
@@ -165,6 +165,13 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
     }
     if (!isFolder) fail('checkpoint-root', `--checkpoint-root must be an existing folder, got "${root}"`);
   }
+  // Loaded before listening, as train and exploit do: a backend that cannot load (tensorflow
+  // without @tensorflow/tfjs-node) listened, and every checkpoint a client asked for failed,
+  // blamed on the client's params.
+  const backend = values.backend as BackendChoice | undefined;
+  if (backend !== undefined && backend !== 'auto') {
+    await selectBackend(backend).catch((e: Error) => fail('backend', `--backend ${backend} cannot be used here: ${e.message}`));
+  }
   const server = new BridgeServer({
     host,
     port: intFlag(values.port, 'port', 0, 65535),
@@ -196,7 +203,7 @@ export async function runServe(args: string[]): Promise<BridgeServer> {
       maxModelBytes: intFlag(values['max-model-bytes'], 'max-model-bytes', 1, Number.MAX_SAFE_INTEGER),
     },
     seedSecret: seedSecret === '' ? undefined : seedSecret,
-    backend: values.backend as BackendChoice | undefined,
+    backend,
     web: values.web,
   });
   try {
