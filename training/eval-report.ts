@@ -29,7 +29,7 @@ export function tournamentHtml(result: TournamentResult): string {
   const h2hRows = result.headToHead
     .map(
       (h) =>
-        `<tr><td>${escapeHtml(h.a)}</td><td>${escapeHtml(h.b)}</td><td>${round(h.meanDifference)}</td><td>±${round(h.ci95)}</td><td>${h.aWins} / ${h.deals}</td></tr>`,
+        `<tr><td>${escapeHtml(h.a)}</td><td>${escapeHtml(h.b)}</td><td>${round(h.meanDifference)}</td><td>±${round(h.ci95)}</td><td>${h.aWins - h.ties / 2} / ${h.deals}</td><td>${h.ties}</td></tr>`,
     )
     .join('');
   return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Kratzen duplicate tournament</title>
@@ -38,9 +38,9 @@ export function tournamentHtml(result: TournamentResult): string {
 <p>Rules <code>${escapeHtml(JSON.stringify(config.rules))}</code>, ${config.players} seats, ${config.deals} deals, each played in all ${config.players} seat rotations (${result.hands} hands), seed <code>${escapeHtml(String(config.seed))}</code>.</p>
 ${chart}
 <h2>Agents</h2><table><tr><th>agent</th><th>chips / hand</th><th>95% CI</th><th>rating</th></tr>${agentRows}</table>
-<h2>Head to head</h2><p>Mean difference of chips per hand (a − b) over deals, with its 95% CI, and the deals a did better in.</p>
+<h2>Head to head</h2><p>Mean difference of chips per hand (a − b) over deals, with its 95% CI, the deals a did better in, and those a and b did equally well in.</p>
 ${heatMap}
-<table><tr><th>a</th><th>b</th><th>a − b</th><th>95% CI</th><th>a better</th></tr>${h2hRows}</table>
+<table><tr><th>a</th><th>b</th><th>a − b</th><th>95% CI</th><th>a better</th><th>tied</th></tr>${h2hRows}</table>
 <p>Ratings: ${escapeHtml(result.ratingMethod)}.</p>
 </body></html>
 `;

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bradleyTerryElo, meanCi, runTournament, seating, t975, writeTournamentReport } from './index.js';
+import { bradleyTerryElo, dealsBetterText, meanCi, runTournament, seating, t975, writeTournamentReport } from './index.js';
 import { TournamentStopped, maxDealHands } from './tournament.js';
 import { randomSession } from '../env/rules/index.js';
 import { PolicyAgent, selectBackend } from '../agents/index.js';
@@ -37,6 +37,12 @@ describe('duplicate tournaments', () => {
     expect(Math.abs(h2h!.meanDifference)).toBeLessThanOrEqual(h2h!.ci95);
     const same = await runTournament({ agents: ['heuristic', 'heuristic'], rules: { players: 3 }, deals: 4, seed: 2 });
     expect(same.headToHead[0]!.meanDifference).toBe(0);
+    // Every deal a tie: counted apart, not printed as half wins ("better in 2 of 4 deals") [probe].
+    expect(same.headToHead[0]).toMatchObject({ ties: 4, aWins: 2, deals: 4 });
+    expect(dealsBetterText(same.headToHead[0]!)).toBe('better in 0 of 4 deals, tied in 4');
+    const [mixed] = result.headToHead;
+    expect(mixed!.aWins).toBe(result.deals.filter((d) => d.chipsPerHand[0]! > d.chipsPerHand[1]!).length + mixed!.ties / 2);
+    expect(mixed!.ties).toBe(result.deals.filter((d) => d.chipsPerHand[0] === d.chipsPerHand[1]).length);
   });
 
   it('the heuristic beats random significantly', async () => {

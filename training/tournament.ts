@@ -84,9 +84,20 @@ export interface HeadToHead {
   /** Mean of (a's chips per hand - b's) over deals, with its 95% CI half-width. */
   meanDifference: number;
   ci95: number;
-  /** Deals in which a did better than b (ties count half). */
+  /** Deals in which a did better than b, a tie counting half (as the rating fit counts them). */
   aWins: number;
+  /** Deals in which a and b did equally well (in aWins as halves). */
+  ties: number;
   deals: number;
+}
+
+/**
+ * "better in 30 of 40 deals, tied in 2": the deals a did strictly better in, and the ties apart
+ * (printed as half wins, a match of one agent against itself read "better in 1.5 of 3 deals").
+ */
+export function dealsBetterText(h: HeadToHead): string {
+  const better = h.aWins - h.ties / 2;
+  return `better in ${better} of ${h.deals} deals${h.ties > 0 ? `, tied in ${h.ties}` : ''}`;
 }
 
 export interface TournamentResult {
@@ -319,11 +330,16 @@ export function summarize(config: TournamentConfig, players: number, deals: Deal
     for (let b = a + 1; b < k; b++) {
       const diffs = deals.map((d) => d.chipsPerHand[a]! - d.chipsPerHand[b]!);
       let aWins = 0;
-      for (const diff of diffs) aWins += diff > 0 ? 1 : diff === 0 ? 0.5 : 0;
+      let ties = 0;
+      for (const diff of diffs) {
+        if (diff > 0) aWins++;
+        else if (diff === 0) ties++;
+      }
+      aWins += ties / 2;
       wins[a]![b] = aWins;
       wins[b]![a] = diffs.length - aWins;
       const { mean, ci95 } = meanCi(diffs);
-      headToHead.push({ a: names[a]!, b: names[b]!, meanDifference: mean, ci95, aWins, deals: diffs.length });
+      headToHead.push({ a: names[a]!, b: names[b]!, meanDifference: mean, ci95, aWins, ties, deals: diffs.length });
     }
   }
   const ratings = bradleyTerryElo(wins);

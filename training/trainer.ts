@@ -26,7 +26,7 @@ import { SNAPSHOT_NAME, TRAINER_EXTRA, checkSavedPolicy, savedArrays, savedTrain
 import { encodeArrays } from './distributed/arrays.js';
 import { RedisActors } from './distributed/rollout-jobs.js';
 import type { RedisConnection } from './distributed/redis.js';
-import { TournamentStopped, runTournament, type RunOptions, type TournamentResult } from './tournament.js';
+import { TournamentStopped, dealsBetterText, runTournament, type RunOptions, type TournamentResult } from './tournament.js';
 import { writeTournamentReport } from './eval-report.js';
 import { writeTrainingReport, type MetricsLine } from './train-report.js';
 import { ProgressBar } from './progress.js';
@@ -660,13 +660,13 @@ class TrainingRun {
   }
 }
 
-/** "learner vs heuristic: +1.23 ± 0.45 chips per hand (better in 30 of 40 deals)". */
+/** "learner beats heuristic: +1.23 ± 0.45 chips per hand (better in 30 of 40 deals, tied in 2, 160 hands)". */
 export function describeMatch(result: TournamentResult): string {
   const h = result.headToHead[0]!;
   const verdict = h.meanDifference - h.ci95 > 0 ? 'beats' : h.meanDifference + h.ci95 < 0 ? 'loses to' : 'ties with';
   return (
     `learner ${verdict} ${result.agents[1]!.name}: ${h.meanDifference >= 0 ? '+' : ''}${h.meanDifference.toFixed(3)} ± ${h.ci95.toFixed(3)} ` +
-    `chips per hand (better in ${h.aWins} of ${h.deals} deals, ${result.hands} hands)`
+    `chips per hand (${dealsBetterText(h)}, ${result.hands} hands)`
   );
 }
 
