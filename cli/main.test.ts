@@ -1,7 +1,7 @@
 // The `kratzen` command end to end: replay and random through the built bin, as a user runs them.
 import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -173,7 +173,7 @@ describe('kratzen eval', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^2 deals x 4 seatings: 32 hands \(--hands 7: whole deals, at least 2, plus any tie-break hands\)$/m);
     // The paired comparison of each two agents, as result.json's headToHead has it.
-    expect(run.stdout).toMatch(/^heuristic - random: [+-]\d+\.\d{3} ±\d+\.\d{3} chips\/hand, heuristic better in \d of 2 deals$/m);
+    expect(run.stdout).toMatch(/^heuristic - random: [+-]\d+\.\d{3} ±\d+\.\d{3} chips\/hand, heuristic better in \d of 2 deals(, tied in \d)?$/m);
   });
   it('plays the same whatever files lie in the working directory, and reports a checkpoint error alike with one worker or two [probe round 9]', () => {
     // A file named `random` beside the run cached the seeded random agent across seats and deals.
@@ -243,6 +243,26 @@ describe('kratzen eval', () => {
       expect(errorReport(run)).toMatchObject({ field: 'out' });
     }
   });
+  it('prints its results even when the report cannot be written, then exits 3 naming --out (a finished evaluation printed nothing) [probe]', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'kratzen-eval-lost-')), 'out');
+    const child = spawn(process.execPath, [BIN, 'eval', '--agents', 'random,heuristic', '--hands', '8000', '--workers', '1', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    // Once play has begun (the bar's first line), the output folder becomes a file.
+    child.stderr!.on('data', (d) => {
+      if (stderr === '') {
+        rmSync(out, { recursive: true, force: true });
+        writeFileSync(out, 'not a folder');
+      }
+      stderr += d;
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code, stderr).toBe(3);
+    expect(stdout).toMatch(/^random - heuristic: [+-]\d+\.\d{3} ±\d+\.\d{3} chips\/hand, random better in \d+ of \d+ deals/m);
+    expect(stdout).not.toContain('report:');
+    expect(stderr).toContain('"error":"cannot write output","field":"out"');
+  }, 120_000);
 });
 
 describe('scale-out flags', () => {
@@ -475,6 +495,33 @@ describe('kratzen exploit', () => {
     expect(run.stdout).toContain('best response vs ');
     expect(run.stdout).toContain('evil\\u001b]0;pwn\\u0007name');
     expect(run.stdout).not.toContain('\u001b');
+  }, 120_000);
+  it('prints its figures even when result.json cannot be written, then exits 3 naming --out (a finished run printed nothing) [probe]', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'kratzen-exploit-lost-')), 'out');
+    const child = spawn(process.execPath, [BIN, 'exploit', '--target', 'random', '--updates', '1', '--imitation-updates', '0', '--hands', '256', '--seed', '3', '--json', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    // Once training is done, the output folder becomes a file: the result can no longer be written.
+    child.stderr!.on('data', (d) => {
+      if (!stderr.includes('best response') && `${stderr}${d}`.includes('best response')) {
+        rmSync(out, { recursive: true, force: true });
+        writeFileSync(out, 'not a folder');
+      }
+      stderr += d;
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code, stderr).toBe(3);
+    expect(JSON.parse(stdout)).toMatchObject({ target: 'random', deals: 16, updates: 1 });
+    expect(stderr).toContain('"error":"cannot write output","field":"out"');
+  }, 120_000);
+  it('warns that a target searching for a time does not repeat from its seed, as eval does [probe]', () => {
+    const run = spawnSync(process.execPath, [BIN, 'exploit', '--target', 'pimc:timeBudgetMs=1', '--updates', '1', '--imitation-updates', '0', '--hands', '8', '--seed', '1', '--json'], { encoding: 'utf8', timeout: 120_000 });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toContain("exploit: pimc:timeBudgetMs=1 searches for a time: its results depend on this machine's speed and load, not only on --seed");
+    const counted = spawnSync(process.execPath, [BIN, 'exploit', '--target', 'pimc:samples=2', '--updates', '1', '--imitation-updates', '0', '--hands', '8', '--seed', '1', '--json'], { encoding: 'utf8', timeout: 120_000 });
+    expect(counted.status, counted.stderr).toBe(0);
+    expect(counted.stderr).not.toContain('searches for a time');
   }, 120_000);
   it('names a bad target or flag', () => {
     expect(kratzen('exploit', '--target', 'nobody', '--updates', '1')).toMatchObject({ code: 2, json: { field: 'target' } });

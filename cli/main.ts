@@ -17,7 +17,7 @@ import {
   ValidationError,
   quoteInput,
 } from '../env/rules/index.js';
-import { ProgressBar, checkAgentSpec, dealsForHands, runTournament, tournamentReportProblem, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
+import { ProgressBar, checkAgentSpec, dealsBetterText, dealsForHands, runTournament, tournamentReportProblem, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { agentDependsOnTime } from '../agents/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
@@ -248,35 +248,38 @@ async function runEval(args: string[]): Promise<void> {
     failOnKnownError(e);
     return badInput('agents', (e as Error).message, 'evaluation failed');
   }
-  let path: string;
+  // The results go out even when the report cannot be written (a full disk, a report file's name
+  // taken by a folder since the check above): a finished evaluation printed nothing. The report
+  // is written whole or not at all, so an earlier one in the folder stays as it was.
+  let path: string | null = null;
+  let lost: string | null = null;
   try {
     path = writeTournamentReport(result, out);
   } catch (e) {
-    // A full disk, or a report file's name taken by a folder since the check above: say so (exit
-    // 3). The report is written whole or not at all, so an earlier one in the folder stays as it was.
-    failOutput('out', fsErrorReason(e));
+    lost = fsErrorReason(e);
   }
   for (const [spec, folder] of Object.entries(result.config.checkpoints ?? {})) {
     process.stderr.write(`eval: ${printable(spec)} played its latest checkpoint, ${printable(folder)}\n`);
   }
   if (values.json) {
     printJson(result);
-    process.stderr.write(`report: ${printable(path)}\n`);
-    return;
+    if (path !== null) process.stderr.write(`report: ${printable(path)}\n`);
+  } else {
+    // --hands rounds up to whole duplicate deals (each played from every seat), and tie-break hands
+    // may add to them: say what was played.
+    const note = result.hands === hands ? '' : ` (--hands ${hands}: whole deals, at least 2, plus any tie-break hands)`;
+    writeStdout(`${deals} deals x ${game.numPlayers} seatings: ${result.hands} hands${note}\n`);
+    for (const a of result.agents) {
+      writeStdout(`${printable(a.name).padEnd(28)} ${a.meanChipsPerHand.toFixed(3).padStart(9)} ±${a.ci95.toFixed(3)} chips/hand, rating ${a.rating.toFixed(0)}\n`);
+    }
+    // The paired difference per deal is the sharper comparison (each deal's luck cancels): the
+    // agents' own intervals overlapped where the duplicate difference was clear.
+    for (const h of result.headToHead) {
+      writeStdout(`${printable(h.a)} - ${printable(h.b)}: ${h.meanDifference >= 0 ? '+' : ''}${h.meanDifference.toFixed(3)} ±${h.ci95.toFixed(3)} chips/hand, ${printable(h.a)} ${dealsBetterText(h)}\n`);
+    }
+    if (path !== null) writeStdout(`report: ${printable(path)}\n`);
   }
-  // --hands rounds up to whole duplicate deals (each played from every seat), and tie-break hands
-  // may add to them: say what was played.
-  const note = result.hands === hands ? '' : ` (--hands ${hands}: whole deals, at least 2, plus any tie-break hands)`;
-  writeStdout(`${deals} deals x ${game.numPlayers} seatings: ${result.hands} hands${note}\n`);
-  for (const a of result.agents) {
-    writeStdout(`${printable(a.name).padEnd(28)} ${a.meanChipsPerHand.toFixed(3).padStart(9)} ±${a.ci95.toFixed(3)} chips/hand, rating ${a.rating.toFixed(0)}\n`);
-  }
-  // The paired difference per deal is the sharper comparison (each deal's luck cancels): the
-  // agents' own intervals overlapped where the duplicate difference was clear.
-  for (const h of result.headToHead) {
-    writeStdout(`${printable(h.a)} - ${printable(h.b)}: ${h.meanDifference >= 0 ? '+' : ''}${h.meanDifference.toFixed(3)} ±${h.ci95.toFixed(3)} chips/hand, ${printable(h.a)} better in ${h.aWins} of ${h.deals} deals\n`);
-  }
-  writeStdout(`report: ${printable(path)}\n`);
+  if (lost !== null) failOutput('out', lost);
 }
 
 /**
