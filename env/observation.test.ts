@@ -112,6 +112,21 @@ describe('observation v2 carries the rule set (docs/rules.md §0)', () => {
     expect(Math.abs(targetChips / 2 ** 50 - 1)).toBeLessThan(1e-4);
   });
 
+  it('decodes a session of 2^53 - 1 hands to a count within the rule set [probe, session 41]', () => {
+    // It came back one above 2^53 - 1: every agent decoding its observation refused it.
+    const state = createGame({ players: 4, hands: Number.MAX_SAFE_INTEGER }).newState({ seed: 4 });
+    const obs = new Float32Array(OBS_SIZE);
+    encodeObservation(state, state.currentSeat, obs);
+    const { hands } = decodeObservation(obs).rules as { hands: number };
+    expect(hands).toBeLessThanOrEqual(Number.MAX_SAFE_INTEGER);
+    expect(hands / Number.MAX_SAFE_INTEGER).toBeGreaterThan(0.9999);
+    // Exact where float32 holds the count: sessions up to about a million hands.
+    for (const exact of [1, 7, 1000, 65_537, 999_999]) {
+      encodeObservation(createGame({ players: 3, hands: exact }).newState({ seed: 1 }), 0, obs);
+      expect((decodeObservation(obs).rules as { hands: number }).hands).toBe(exact);
+    }
+  });
+
   it('didactic4 decodes to its profile, players and hands', () => {
     const state = createGame({ players: 5, hands: 2 }).newState({ seed: 1 });
     const obs = new Float32Array(OBS_SIZE);

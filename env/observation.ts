@@ -755,7 +755,10 @@ function decodeRules(at: (name: SliceName) => number, profile: Profile, numPlaye
 }
 
 function decodeRulesUncached(at: (name: SliceName) => number, profile: Profile, numPlayers: number): Record<string, unknown> {
-  const hands = Math.round(symexp(at('sessionHands')));
+  // symlog(hands) in a float32 gives the count back exactly up to about a million hands; past
+  // that, the nearest count it can say, kept within the rule set's range (2^53 - 1 came back one
+  // above it, and every agent decoding its observation refused it).
+  const hands = Math.min(Number.MAX_SAFE_INTEGER, Math.max(1, Math.round(symexp(at('sessionHands')))));
   if (profile !== 'tavern5') return observedRules(parseRuleSet({ profile, players: numPlayers, hands }));
   const rules: Record<string, unknown> = {
     profile,
