@@ -136,6 +136,22 @@ describe('kratzen train output', () => {
     });
     expect(existsSync(join(dir, 'r1', '.lock'))).toBe(false);
   });
+  it('a file where the run folder or its league or checkpoints go is refused before any work, naming --name [probe, session 41]', { timeout: 120_000 }, () => {
+    // The run folder was "already exists (EEXIST)", exit 3; a file as league/ failed the run after its first update.
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-shapes-'));
+    const small = ['--players', '3', '--num-envs', '6', '--rollout-steps', '16', '--hidden', '16', '--final-eval-deals', '0', '--updates', '1'];
+    writeFileSync(join(dir, 'a-file'), 'x');
+    for (const inside of ['league', 'checkpoints']) {
+      mkdirSync(join(dir, `with-${inside}`));
+      writeFileSync(join(dir, `with-${inside}`, inside), 'x');
+    }
+    for (const name of ['a-file', 'with-league', 'with-checkpoints']) {
+      const run = spawnSync(process.execPath, [join(import.meta.dirname, '..', 'dist/cli/main.js'), 'train', '--runs-dir', dir, '--name', name, ...small], { encoding: 'utf8', timeout: 60_000 });
+      expect(run.status, run.stderr).toBe(2);
+      expect(lastJsonLine(run.stderr)).toMatchObject({ field: 'name', reason: expect.stringMatching(/is there but is not a folder/) });
+      expect(run.stderr).not.toMatch(/update 1/);
+    }
+  });
   it('a FIFO in the run folder (as .lock, config.json, metrics.jsonl) is refused at once: reading it blocked where no signal could stop the trainer [probe round 6]', { timeout: 120_000 }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-fifo-'));
     const train = (...args: string[]) =>

@@ -4,7 +4,7 @@
 // latest checkpoint and, for a fixed seed on the same backend, reproduces the uninterrupted run's
 // metrics (timings aside): every update's randomness derives from (seed, update).
 
-import { appendFileSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { OutputError, fsErrorReason, isFileSystemError, makeDirs } from '../checkpoints/durable-fs.js';
 import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
@@ -69,6 +69,23 @@ export interface TrainResult {
 const BEHAVIOUR_EXTRA = 'behaviour';
 /** The checkpoint extra holding the oracle critic's weights (config `critic: "oracle"`). */
 const CRITIC_EXTRA = 'critic';
+/**
+ * Refuses, before any work, a run folder or store of it that is there as a file: the run folder
+ * was "already exists (EEXIST)", exit 3, and a file in the league's place failed the run only at
+ * its first snapshot, after that update's work. Absent ones are made when needed.
+ */
+function refuseFilesAsFolders(runDir: string): void {
+  for (const path of [runDir, join(runDir, RUN_STORE_FOLDER), join(runDir, LEAGUE_FOLDER)]) {
+    let isFolder: boolean;
+    try {
+      isFolder = statSync(path).isDirectory();
+    } catch {
+      continue;
+    }
+    if (!isFolder) throw new ValidationError('invalid training config', 'name', `${path} is there but is not a folder: choose another --name, or move it away`);
+  }
+}
+
 /** The run's folder of league snapshots (a checkpoint store beside checkpoints/). */
 const LEAGUE_FOLDER = 'league';
 
@@ -199,6 +216,7 @@ class TrainingRun {
     let config = parseTrainConfig(input);
     const runDir = resolve(config.runsDir, config.name);
     const configPath = join(runDir, 'config.json');
+    refuseFilesAsFolders(runDir);
     if (options.resume) {
       if (!existsSync(configPath)) throw new ValidationError('cannot resume', 'name', `nothing to resume: ${configPath} does not exist`);
       let savedJson: unknown;
