@@ -46,6 +46,8 @@ describe('parse errors', () => {
     expect(parseArgsErrorField(errorOf(['--bogus', '1']))).toBe('bogus');
     expect(parseArgsErrorField(errorOf(['-x']))).toBe('x');
     expect(parseArgsErrorField(errorOf(['stray']))).toBe('arguments');
+    // A flag with a short form is named by its long name: --help=1 named "h" [probe, session 41].
+    expect(parseArgsErrorField(errorOf(['--help=1']))).toBe('help');
   });
 
   // "Option '--hands' argument is ambiguous. Did you forget ...": three sentences, no value [CLI probe, session 38].

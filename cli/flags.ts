@@ -101,7 +101,9 @@ export function agentListFlag(value: string, field = 'agents'): string[] {
  * ambiguous argument of `updates`, `--bogus` an unknown option), else `arguments`.
  */
 export function parseArgsErrorField(error: unknown): string {
-  return /'--?([A-Za-z][\w-]*)/.exec((error as Error).message ?? '')?.[1] ?? 'arguments';
+  const message = (error as Error).message ?? '';
+  // "Option '-h, --help' does not take an argument": the long name (the short one was the field, "h").
+  return /'(?:-\w, )?--([A-Za-z][\w-]*)/.exec(message)?.[1] ?? /'-([A-Za-z])\b/.exec(message)?.[1] ?? 'arguments';
 }
 
 /**
