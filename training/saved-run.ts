@@ -20,6 +20,40 @@ export interface TrainerState {
    * rollout was asked for (its weights are the checkpoint's BEHAVIOUR_EXTRA).
    */
   behaviourSnapshots?: string[];
+  /**
+   * The run's settings it was trained with, but those a resume may change (RESUMABLE_FIELDS):
+   * config.json edited by hand went on without a word under other settings. Missing in
+   * checkpoints of runs from before it was kept.
+   */
+  trainedWith?: Record<string, Json>;
+}
+
+/** A JSON value, as checkpoint metadata holds them. */
+type Json = z.infer<ReturnType<typeof z.json>>;
+
+/** What a resumed run may be asked to change: its length, where it lives, and the machine's backend. */
+export const RESUMABLE_FIELDS: ReadonlySet<string> = new Set(['name', 'runsDir', 'updates', 'backend']);
+
+/** The settings of `config` that a resume must keep (TrainerState.trainedWith). */
+export function trainedWith(config: TrainConfig): Record<string, Json> {
+  // The config is JSON (parsed from it, saved as config.json).
+  return Object.fromEntries(Object.entries(config).filter(([field, value]) => !RESUMABLE_FIELDS.has(field) && value !== undefined)) as Record<string, Json>;
+}
+
+/**
+ * Refuses a run config that differs from the settings its checkpoint was trained with, naming the
+ * first field that does. Fields the checkpoint does not record, or this version no longer has, are
+ * not compared (a trainer of another version may add or drop settings).
+ */
+export function checkTrainedWith(state: TrainerState, config: TrainConfig, dir: string): void {
+  if (state.trainedWith === undefined) return;
+  for (const [field, then] of Object.entries(state.trainedWith)) {
+    if (RESUMABLE_FIELDS.has(field) || !(field in config)) continue;
+    const now = JSON.stringify(config[field as keyof TrainConfig]);
+    if (now !== JSON.stringify(then)) {
+      throw new ValidationError('cannot resume', field, `the run's config says ${field} ${now ?? 'unset'}, but its checkpoint ${dir} was trained with ${JSON.stringify(then).slice(0, 200)} (restore config.json or start another run)`);
+    }
+  }
 }
 
 /** The checkpoint extra holding the trainer state (as meta, no data). */
@@ -43,6 +77,7 @@ export function savedTrainerState(loaded: LoadedCheckpoint, config: TrainConfig)
     update: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
     snapshots: snapshotList(config.league.maxSnapshots),
     behaviourSnapshots: snapshotList(config.league.maxSnapshots).optional(),
+    trainedWith: z.record(z.string(), z.json()).optional(),
   });
   const parsed = schema.safeParse(loaded.extras.get(TRAINER_EXTRA)?.meta);
   if (!parsed.success) throw new CheckpointError('bad-manifest', loaded.dir, firstIssue(parsed.error, field).message);

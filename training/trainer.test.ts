@@ -481,6 +481,13 @@ describe('trainer', () => {
       // As `kratzen train --resume --name damaged`: nothing asked but the run.
       await expect(train({ name: 'damaged', runsDir: dir }, { verbose: false, resume: true })).rejects.toMatchObject({ field: 'seed', message: expect.stringMatching(/was trained with another/) });
     }
+    // Any other setting edited by hand went on silently under the new value [cli probe, session 41].
+    const original = JSON.parse(savedConfig);
+    for (const [field, value] of [['numEnvs', original.numEnvs * 2], ['learningRate', original.learningRate * 2], ['entropyCoef', original.entropyCoef + 0.01]] as const) {
+      writeFileSync(join(dir, 'damaged', 'config.json'), JSON.stringify({ ...original, [field]: value }));
+      await expect(train({ name: 'damaged', runsDir: dir }, { verbose: false, resume: true })).rejects.toMatchObject({ field, message: expect.stringMatching(/was trained with/) });
+    }
+    writeFileSync(join(dir, 'damaged', 'config.json'), savedConfig);
     // Its critic edited from oracle to shared: the optimizer state was blamed as damaged.
     await train({ ...TINY, imitationUpdates: 0, updates: 1, critic: 'oracle', name: 'oracle', runsDir: dir }, { verbose: false });
     const oracleConfig = JSON.parse(readFileSync(join(dir, 'oracle', 'config.json'), 'utf8'));

@@ -22,7 +22,7 @@ import { LEARNER, RolloutCollector, revalue, type SeatController } from './rollo
 import { League } from './league.js';
 import { ActorPool, actorSetup, imitationTeacher, setWeights, weightsOf, type RolloutActors, type RolloutRequest, type RolloutResult } from './actors.js';
 import { RunLock } from './run-lock.js';
-import { SNAPSHOT_NAME, TRAINER_EXTRA, checkSavedPolicy, savedArrays, savedTrainerState, snapshotName, snapshotsNamedBy, type TrainerState } from './saved-run.js';
+import { RESUMABLE_FIELDS, SNAPSHOT_NAME, TRAINER_EXTRA, checkSavedPolicy, checkTrainedWith, savedArrays, savedTrainerState, snapshotName, snapshotsNamedBy, trainedWith, type TrainerState } from './saved-run.js';
 import { encodeArrays } from './distributed/arrays.js';
 import { RedisActors } from './distributed/rollout-jobs.js';
 import type { RedisConnection } from './distributed/redis.js';
@@ -129,9 +129,6 @@ function runOutputError(e: unknown, runDir: string, resumable: string | null): u
   const resume = resumable ? `; the run keeps checkpoint ${resumable}: free space (or fix the folder) and resume it` : '';
   return new OutputError('runsDir', `cannot write the run ${runDir}: ${fsErrorReason(e)}${resume}`);
 }
-
-/** What a resumed run may be asked to change: its length, where it lives, and the machine's backend. */
-const RESUMABLE_FIELDS = new Set(['name', 'runsDir', 'updates', 'backend']);
 
 /** The fields the caller set (a flag, a config file), with their values. */
 function askedFields(input: unknown): Map<string, unknown> {
@@ -326,6 +323,7 @@ class TrainingRun {
         throw new ValidationError('cannot resume', 'critic', `the run's config says critic ${JSON.stringify(config.critic)}, but its checkpoint ${loaded.dir} holds a critic of its own (restore config.json or start another run)`);
       }
       this.state = savedTrainerState(loaded, config);
+      checkTrainedWith(this.state, config, loaded.dir);
       // The run's seed, as a fresh start has it: the checkpoints' manifests record it.
       this.learner = loaded.toAgent({ name: 'learner', seed: hashSeed(config.seed) });
       const blob = loaded.extras.get(OPTIMIZER_EXTRA);
@@ -582,7 +580,12 @@ class TrainingRun {
         [OPTIMIZER_EXTRA]: encodeOptimizerState(await this.ppo.optimizerState()),
         [TRAINER_EXTRA]: {
           data: new Uint8Array(0),
-          meta: { update, snapshots: this.state.snapshots, ...(this.behaviour ? { behaviourSnapshots: this.state.behaviourSnapshots } : {}) },
+          meta: {
+            update,
+            snapshots: this.state.snapshots,
+            ...(this.behaviour ? { behaviourSnapshots: this.state.behaviourSnapshots } : {}),
+            trainedWith: trainedWith(this.config),
+          },
         },
         ...(this.behaviour ? { [BEHAVIOUR_EXTRA]: { data: encodeArrays(this.behaviour) } } : {}),
         ...(this.critic ? { [CRITIC_EXTRA]: { data: encodeArrays(this.critic.weights()) } } : {}),
