@@ -68,7 +68,7 @@ export function parseRedisUrl(text: string): RedisConnection {
   // Digits only: 1e1 and 0x10 were databases 10 and 16.
   const db = /^\d{1,9}$/.test(dbText) ? Number(dbText) : Number.NaN;
   if (!url.hostname) throw new ValidationError('invalid arguments', 'redis', '--redis needs a host');
-  if (!Number.isInteger(db) || db < 0) throw new ValidationError('invalid arguments', 'redis', `--redis database must be a number, got "${url.pathname.slice(1)}"`);
+  if (!Number.isInteger(db) || db < 0) throw new ValidationError('invalid arguments', 'redis', `--redis database must be a whole number from 0 to 999999999, got "${url.pathname.slice(1, 65)}"`);
   return {
     host: url.hostname.replace(/^\[|\]$/g, ''),
     port,
