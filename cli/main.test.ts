@@ -1,11 +1,11 @@
 // The `kratzen` command end to end: replay and random through the built bin, as a user runs them.
 import { spawn, spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lastJsonLine } from '../test/helpers/cli-output.js';
+import { HAS_TFJS_NODE } from '../test/helpers/tfjs-node.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'dist/cli/main.js');
@@ -555,14 +555,6 @@ describe('flags given twice', () => {
   });
 });
 
-const HAS_TFJS_NODE = (() => {
-  try {
-    createRequire(import.meta.url).resolve('@tensorflow/tfjs-node');
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 describe('a TF.js backend that cannot load', () => {
   it.skipIf(HAS_TFJS_NODE)('is refused naming --backend by train and exploit (it was an uncaught stack trace, exit 1) [probe round 6]', () => {

@@ -3,7 +3,7 @@
 // timers past setTimeout's 2^31 - 1 ms, which Node fires after 1 ms) and an address this machine
 // cannot bind, which used to be blamed on the port.
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { HAS_TFJS_NODE } from '../test/helpers/tfjs-node.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -42,16 +42,7 @@ describe('kratzen serve flags', () => {
 });
 
 describe('kratzen serve --backend', () => {
-  // Without tfjs-node (CI, this machine) the tensorflow backend cannot load.
-  const hasTfjsNode = (() => {
-    try {
-      createRequire(import.meta.url).resolve('@tensorflow/tfjs-node');
-      return true;
-    } catch {
-      return false;
-    }
-  })();
-  it.skipIf(hasTfjsNode)('refuses a backend that cannot load before listening (it listened, and every checkpoint load failed, blamed on the client)', () => {
+  it.skipIf(HAS_TFJS_NODE)('refuses a backend that cannot load before listening (it listened, and every checkpoint load failed, blamed on the client)', () => {
     const run = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', '--backend', 'tensorflow'], { encoding: 'utf8', timeout: 60_000 });
     expect(run.status).toBe(2);
     expect(run.stdout).not.toContain('listening');

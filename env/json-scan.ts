@@ -344,8 +344,9 @@ function hasEscape(bytes: Uint8Array, start: number, end: number): boolean {
 }
 
 /**
- * Unlike keys sharing a hash in one scan after which every object's keys go into a Set (V8's own
- * seeded string hash): a match is then confirmed at most this often, whatever the keys.
+ * How many unlike keys sharing a hash one scan meets before every object's further keys go into
+ * a Set (V8's own seeded string hash): hash matches are confirmed at most this often, whatever
+ * the keys.
  */
 const MAX_ALIKE = 16;
 
