@@ -56,9 +56,7 @@ export interface StepControl {
 class ClientGone extends Error {}
 
 interface PausedPiece {
-  /** Whose work it is: its client's use of this thread lately, which each of its pieces adds to. */
-  owner: RecentUse;
-  /** The owner's use when it paused: it does not fade while the work waits. */
+  /** Its client's use of this thread when it paused: it does not fade while the work waits. */
   usage: number;
   resume: () => void;
 }
@@ -123,7 +121,7 @@ export function slicedControl(sliceMs: number, owner: RecentUse, gone: () => boo
         resumedAt = performance.now();
         resolve();
       };
-      paused.push({ owner, usage: usageAt(owner, performance.now()), resume });
+      paused.push({ usage: usageAt(owner, performance.now()), resume });
       queueResume();
     });
   };

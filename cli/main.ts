@@ -4,7 +4,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { OutputError, fsErrorReason } from '../checkpoints/durable-fs.js';
-import { failOutput, printable, reportOutputLost, writeStdout } from './output.js';
+import { failOutput, printable, reportOutputLost, warnIfTimed, writeStdout } from './output.js';
 import {
   errorReport,
   randomSession,
@@ -18,7 +18,6 @@ import {
   quoteInput,
 } from '../env/rules/index.js';
 import { ProgressBar, checkAgentSpec, dealsBetterText, dealsForHands, runTournament, tournamentReportProblem, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
-import { agentDependsOnTime } from '../agents/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, parseFlags, redisFlag, rulesFromFlags, seedFlag } from './flags.js';
@@ -213,7 +212,7 @@ async function runEval(args: string[]): Promise<void> {
       badInput('agents', (e as Error).message);
     }
     // Same seed, other results: said before the run, not found out after two.
-    if (agentDependsOnTime(spec)) process.stderr.write(`eval: ${printable(spec)} searches for a time: its results depend on this machine's speed and load, not only on --seed\n`);
+    warnIfTimed('eval', spec);
   }
   const hands = reportingErrors(() => integerFlag(values.hands, 'hands')) ?? 1000;
   // --hands counts hands over all rotations: deals x seats x hands per session.

@@ -7,6 +7,7 @@
 import { fstatSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import { fsErrorReason, writeAllSync } from '../checkpoints/durable-fs.js';
+import { agentDependsOnTime } from '../agents/registry.js';
 
 let writesSync: boolean | undefined;
 
@@ -61,6 +62,21 @@ export function failOutput(field: string, reason: string): never {
  */
 export function printable(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * Warns on stderr, before the run, when agent `spec` searches for a time (pimc:timeBudgetMs): the
+ * same seed then gives other results, found out only after two runs. A spec that is no agent's
+ * is left for the run to refuse, naming its flag.
+ */
+export function warnIfTimed(verb: string, spec: string): void {
+  let timed = false;
+  try {
+    timed = agentDependsOnTime(spec);
+  } catch {
+    return;
+  }
+  if (timed) process.stderr.write(`${verb}: ${printable(spec)} searches for a time: its results depend on this machine's speed and load, not only on --seed\n`);
 }
 
 /**

@@ -3,7 +3,7 @@
 import { basename, join } from 'node:path';
 import { folderInPlaceOf, writeFilesAtomic } from './files.js';
 import { barChartSvg, escapeHtml, heatMapSvg } from './svg.js';
-import type { TournamentResult } from './tournament.js';
+import { dealsBetter, type TournamentResult } from './tournament.js';
 
 const round = (x: number, digits = 3) => (Number.isFinite(x) ? Number(x.toFixed(digits)) : x);
 
@@ -29,7 +29,7 @@ export function tournamentHtml(result: TournamentResult): string {
   const h2hRows = result.headToHead
     .map(
       (h) =>
-        `<tr><td>${escapeHtml(h.a)}</td><td>${escapeHtml(h.b)}</td><td>${round(h.meanDifference)}</td><td>±${round(h.ci95)}</td><td>${h.aWins - h.ties / 2} / ${h.deals}</td><td>${h.ties}</td></tr>`,
+        `<tr><td>${escapeHtml(h.a)}</td><td>${escapeHtml(h.b)}</td><td>${round(h.meanDifference)}</td><td>±${round(h.ci95)}</td><td>${dealsBetter(h)} / ${h.deals}</td><td>${h.ties}</td></tr>`,
     )
     .join('');
   return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Kratzen duplicate tournament</title>

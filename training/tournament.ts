@@ -96,8 +96,12 @@ export interface HeadToHead {
  * (printed as half wins, a match of one agent against itself read "better in 1.5 of 3 deals").
  */
 export function dealsBetterText(h: HeadToHead): string {
-  const better = h.aWins - h.ties / 2;
-  return `better in ${better} of ${h.deals} deals${h.ties > 0 ? `, tied in ${h.ties}` : ''}`;
+  return `better in ${dealsBetter(h)} of ${h.deals} deals${h.ties > 0 ? `, tied in ${h.ties}` : ''}`;
+}
+
+/** The deals a did strictly better in than b (aWins counts each tie as half). */
+export function dealsBetter(h: HeadToHead): number {
+  return h.aWins - h.ties / 2;
 }
 
 export interface TournamentResult {
