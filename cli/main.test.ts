@@ -455,6 +455,22 @@ describe('kratzen <verb> --help', () => {
     expect(kratzen('help', 'bogus')).toMatchObject({ code: 2, json: { field: 'verb', reason: expect.stringMatching(/unknown verb "bogus"/) } });
     for (const asked of [[], ['--help'], ['-h']]) expect(spawnSync(process.execPath, [BIN, 'help', ...asked], { encoding: 'utf8' }).stdout).toBe(usage);
   });
+  // `play --record --help` and `serve --port --help` were refused as a missing value, where
+  // the other verbs printed their help [CLI probe, session 41].
+  it.each([
+    ['random', '--seed'],
+    ['demo', '--seed'],
+    ['train', '--seed'],
+    ['eval', '--seed'],
+    ['exploit', '--seed'],
+    ['worker', '--redis'],
+    ['play', '--record'],
+    ['serve', '--port'],
+  ])('%s %s --help prints the help: --help right after a flag that takes a value is still help', (verb, flag) => {
+    const run = spawnSync(process.execPath, [BIN, verb, flag, '--help'], { encoding: 'utf8', timeout: 20_000 });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(new RegExp(`^kratzen ${verb}\\b`));
+  });
   it('an unknown verb is a JSON error naming the verb, as other bad arguments are (it was plain text)', () => {
     expect(kratzen('bogusverb')).toMatchObject({ code: 2, json: { error: 'invalid arguments', field: 'verb', reason: expect.stringMatching(/bogusverb/) } });
   });

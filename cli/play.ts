@@ -38,6 +38,7 @@ import { HistoryRecorder, type TrickView } from '../env/table-view.js';
 import { writeFileAtomic } from '../training/files.js';
 import { entryExists, fsErrorReason, unwritableFolderReason } from '../checkpoints/durable-fs.js';
 import { printable, reportOutputLost, shellQuoted } from './output.js';
+import { wantsHelp } from './help.js';
 import { STOP_SIGNALS, signalExitCode } from './signals.js';
 
 export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed S] [--profile didactic4|tavern5] [--players N]
@@ -390,6 +391,11 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   const refuse = (field: string, reason: string) => void errors.write(`${JSON.stringify({ error: 'invalid arguments', field, reason })}\n`);
   let game: KratzenGame;
   let values: Record<string, string | boolean | undefined>;
+  // As for every verb: --help anywhere before `--` is help, also after a flag that takes a value.
+  if (wantsHelp(args)) {
+    out(PLAY_USAGE);
+    return 0;
+  }
   try {
     ({ values } = parseFlags({
       args,

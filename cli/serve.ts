@@ -16,6 +16,7 @@ import { MIN_MESSAGE_BYTES } from '../bridge/connection.js';
 import { defaultCheckpointRoots } from '../bridge/checkpoint-roots.js';
 import { isHostName, isOrigin, networkTokenProblem } from '../bridge/http-guard.js';
 import { writeStdout } from './output.js';
+import { wantsHelp } from './help.js';
 import { parseArgsErrorField, parseFlags } from './flags.js';
 import { STOP_SIGNALS } from './signals.js';
 
@@ -89,6 +90,11 @@ function intFlag(value: string | undefined, field: string, min: number, max = Nu
 }
 
 export async function runServe(args: string[]): Promise<BridgeServer> {
+  // As for every verb: --help anywhere before `--` is help, also after a flag that takes a value.
+  if (wantsHelp(args)) {
+    writeStdout(SERVE_USAGE);
+    process.exit(0);
+  }
   let values;
   try {
     ({ values } = parseFlags({
