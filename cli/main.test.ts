@@ -46,7 +46,8 @@ describe('kratzen replay', () => {
       code: 2,
       json: { error: 'invalid rule set', field: 'rules.players' },
     });
-    expect(kratzen('replay', writeTmp('bad.json', '{"rules": {}, '))).toMatchObject({ code: 2, json: { error: 'malformed record' } });
+    // A fault of the whole text names the record, as too large or not UTF-8 do (the field was "") [docs audit, session 42].
+    expect(kratzen('replay', writeTmp('bad.json', '{"rules": {}, '))).toMatchObject({ code: 2, json: { error: 'malformed record', field: 'record', reason: expect.stringMatching(/^not JSON/) } });
     expect(kratzen('replay', writeTmp('noseat.json', { rules: {}, seed: 1, hands: [{ actions: [{ action: 'in' }] }] }))).toMatchObject({
       code: 2,
       json: { error: 'malformed record', field: 'hands[0].actions[0].seat' },
@@ -64,7 +65,7 @@ describe('kratzen replay', () => {
     const dense = `${JSON.stringify(record).slice(0, -1)},"junk":[${'[],'.repeat(200_000)}[]]}`;
     const { code, json } = kratzen('replay', writeTmp('dense.json', dense));
     expect(code).toBe(2);
-    expect(json).toMatchObject({ error: 'malformed record', reason: expect.stringMatching(/objects and arrays/) });
+    expect(json).toMatchObject({ error: 'malformed record', field: 'record', reason: expect.stringMatching(/objects and arrays/) });
     // A real record, written compactly, is far from the bound: 500 tavern5 hands at 6 players.
     const played = spawnSync(process.execPath, [BIN, 'random', '--seed', '3', '--profile', 'tavern5', '--players', '6', '--hands', '500'], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout;
     expect(kratzen('replay', writeTmp('compact.json', JSON.stringify(JSON.parse(played)))).code).toBe(0);

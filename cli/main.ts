@@ -96,13 +96,14 @@ function readJson(path: string): unknown {
     if (e instanceof ValidationError) return badInput(e.field, e.reason, 'malformed record');
     throw e;
   }
+  // Faults of the whole text are named `record`, as the size and encoding checks above name them.
   const dense = denseJsonReason(bytes, text);
-  if (dense) return badInput('', dense, 'malformed record');
+  if (dense) return badInput('record', dense, 'malformed record');
   let record: unknown;
   try {
     record = JSON.parse(text);
   } catch (e) {
-    return badInput('', `not JSON: ${(e as Error).message}`, 'malformed record');
+    return badInput('record', `not JSON: ${(e as Error).message}`, 'malformed record');
   }
   const twice = duplicateKeyAt(bytes);
   if (twice !== null) return badInput(twice.field, twiceReason(twice.key), 'malformed record');
