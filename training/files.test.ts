@@ -1,7 +1,7 @@
 // Atomic writes of files that belong together: on a full disk, or with a target name taken by a
 // folder, every target keeps what it held (an earlier report stays whole) and no temp file is left.
 
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,5 +86,19 @@ describe('writeFilesAtomic', () => {
     ).toThrow(expect.objectContaining({ code: 'EISDIR' }));
     expect(readFileSync(join(dir, 'result.json'), 'utf8')).toBe('old result\n');
     expect(readdirSync(dir).sort()).toEqual(['other.html', 'report.html', 'result.json']);
+  });
+
+  // `play --record` in a shared folder: another user planted `.tmp-<pid>-0 -> victim` and the
+  // record overwrote the victim, the target left a link to it [web probe, session 42].
+  it('never writes through a link planted where its temporary file could go, nor under a name counted from the pid', () => {
+    const dir = earlierReport();
+    writeFileSync(join(dir, 'victim'), 'precious\n');
+    for (let n = 0; n < 64; n++) symlinkSync(join(dir, 'victim'), join(dir, `.tmp-${process.pid}-${n}`));
+    const before = new Set(readdirSync(dir));
+    writeFilesAtomic([[join(dir, 'result.json'), 'new result\n']]);
+    expect(readFileSync(join(dir, 'victim'), 'utf8')).toBe('precious\n');
+    expect(readFileSync(join(dir, 'result.json'), 'utf8')).toBe('new result\n');
+    expect(lstatSync(join(dir, 'result.json')).isFile()).toBe(true);
+    expect(readdirSync(dir).filter((name) => !before.has(name))).toEqual([]);
   });
 });

@@ -1,16 +1,15 @@
 // A run's own files: atomic writes (a temporary file beside the target, flushed, then renamed, so
 // a reader or a crash never sees half a file) and bounded reads of regular files.
 
+import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { makeDirs, writeAllSync } from '../checkpoints/durable-fs.js';
 import { utf8Text } from '../env/json-scan.js';
 import { isAlive } from './process-alive.js';
 
-let tempCounter = 0;
-
-/** The temporary names writeFilesAtomic writes under: `.tmp-<process id>-<counter>`. */
-const TEMP_NAME = /^\.tmp-(\d+)-\d+$/;
+/** The temporary names writeFilesAtomic writes under: `.tmp-<process id>-<random hex>`. */
+const TEMP_NAME = /^\.tmp-(\d+)-[0-9a-f]+$/;
 
 /**
  * Removes the temporary files of atomic writes that a process now gone left in `dir` and the
@@ -39,10 +38,7 @@ export function writeFilesAtomic(files: readonly (readonly [path: string, data: 
   try {
     for (const [path, data] of files) {
       makeDirs(dirname(path));
-      // A short name of its own (not the target's plus a suffix): a target name near the file
-      // system's limit must not fail only at its temporary file.
-      const temp = join(dirname(path), `.tmp-${process.pid}-${tempCounter++}`);
-      const fd = openSync(temp, 'w');
+      const { temp, fd } = createTemp(dirname(path));
       temps.push(temp);
       try {
         writeAllSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
@@ -58,6 +54,24 @@ export function writeFilesAtomic(files: readonly (readonly [path: string, data: 
   } catch (e) {
     for (const temp of temps) rmSync(temp, { force: true });
     throw e;
+  }
+}
+
+/**
+ * A new temporary file in `dir`, created exclusively under a name nobody can guess: a name
+ * counted from the process id, opened with 'w', followed a symbolic link planted under it, and
+ * the write truncated the file it pointed to [web probe, session 42]. A short name of its own
+ * (not the target's plus a suffix): a target name near the file system's limit must not fail
+ * only at its temporary file.
+ */
+function createTemp(dir: string): { temp: string; fd: number } {
+  for (let attempt = 0; ; attempt++) {
+    const temp = join(dir, `.tmp-${process.pid}-${randomBytes(8).toString('hex')}`);
+    try {
+      return { temp, fd: openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666) };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 3) throw e;
+    }
   }
 }
 
