@@ -428,6 +428,36 @@ describe.skipIf(!existsSync(PLAY_BIN))('kratzen play as a process (built dist)',
     }
   }, 60_000);
 
+  // A bot decides on the thread that answers signals: pimc:samples=99999 held a Ctrl-C off for
+  // minutes and the record was never saved [web probe, session 42]. PLAY_AGENT_LIMITS bound it.
+  it('answers Ctrl-C within seconds while a pimc bot searches, however many samples it was given', async () => {
+    const path = join(tmp, 'signal-pimc.json');
+    const child = spawn(process.execPath, [PLAY_BIN, '--opponents', 'pimc:samples=99999', '--seat', '0', '--seed', '629202629', '--record', path], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let text = '';
+    let signalledAt = 0;
+    child.stdout.on('data', (data: Buffer) => {
+      text += data.toString();
+      // The first bot move is out: the next bot is deciding now.
+      if (!signalledAt && text.includes('(pimc):')) {
+        signalledAt = performance.now();
+        child.kill('SIGINT');
+      }
+    });
+    const giveUp = setTimeout(() => child.kill('SIGKILL'), 40_000);
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    clearTimeout(giveUp);
+    expect(code, text.slice(-300)).toBe(130);
+    expect(performance.now() - signalledAt).toBeLessThan(20_000);
+    expect(text).toContain('Session stopped. Record saved:');
+    expect(replayRecord(JSON.parse(readFileSync(path, 'utf8')) as GameRecord).result.final.complete).toBe(false);
+  }, 60_000);
+
+  it('refuses a pimc bot whose time budget would hold Ctrl-C off, naming the limit', () => {
+    const run = spawnSync(process.execPath, [PLAY_BIN, '--opponents', 'pimc:timeBudgetMs=60000', '--record', join(tmp, 'never.json')], { input: '', encoding: 'utf8', timeout: 20_000 });
+    expect(run.status).toBe(2);
+    expect(JSON.parse(run.stderr)).toMatchObject({ field: 'opponents', reason: expect.stringMatching(/timeBudgetMs may be at most 5000/) });
+  });
+
   it('plays a session from piped input and kratzen replay accepts its record', () => {
     const path = join(tmp, 'piped.json');
     const run = spawnSync(process.execPath, [PLAY_BIN, '--seed', '12', '--players', '4', '--record', path], { input: '1\n'.repeat(400), encoding: 'utf8', timeout: 30_000 });

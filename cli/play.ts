@@ -32,7 +32,7 @@ import {
 } from '../env/rules/index.js';
 import { OBS_SIZE, encodeObservation, observationView } from '../env/observation.js';
 import type { Agent } from '../agents/agent.js';
-import { createAgent } from '../agents/registry.js';
+import { LOCAL_AGENT_LIMITS, createAgent, type AgentLimits } from '../agents/registry.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { HistoryRecorder, type TrickView } from '../env/table-view.js';
 import { writeFileAtomic } from '../training/files.js';
@@ -41,6 +41,14 @@ import { printable, reportOutputLost, shellQuoted } from './output.js';
 import { wantsHelp } from './help.js';
 import { STOP_SIGNALS, signalExitCode } from './signals.js';
 
+/**
+ * The opponents' limits in \`play\`: a bot decides on the thread that answers Ctrl-C, so its
+ * decision must end within seconds (pimc:samples=99999 held a Ctrl-C off for minutes, and the
+ * record was never saved) [web probe, session 42].
+ */
+export const PLAY_AGENT_LIMITS: AgentLimits = { ...LOCAL_AGENT_LIMITS, maxPimcTimeBudgetMs: 5_000, maxPimcSimulatedActions: 200_000 };
+const PLAY_AGENT_LIMITS_TEXT = { time: PLAY_AGENT_LIMITS.maxPimcTimeBudgetMs, actions: PLAY_AGENT_LIMITS.maxPimcSimulatedActions.toLocaleString('en-US') };
+
 export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed S] [--profile didactic4|tavern5] [--players N]
              [--hands H] [--variant JSON] [--deck-style german|french|french-joker]
              [--record FILE]
@@ -48,6 +56,9 @@ export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed
   (cycled over the other seats; default heuristic). Answer with a move's number or its text
   (\`play Kc\`, \`in\`, \`out\`); \`help\` shows the table again, \`quit\` (or end of input, or Ctrl-C) saves and stops.
   The record goes to --record (default runs/play-<time>.json) for \`kratzen replay\`.
+  A bot's decision ends within seconds, so that Ctrl-C is answered: pimc searches at most
+  timeBudgetMs=${PLAY_AGENT_LIMITS_TEXT.time} and stops after ${PLAY_AGENT_LIMITS_TEXT.actions} simulated actions (about 3 s here; work, not
+  time, so a seeded game repeats).
   Exit code: 0 when the session ends or you quit, 130 after Ctrl-C (128 + the signal's number), 1 when
   an amount passes 2^53 units (docs/rules.md §3), 2 on bad arguments, 3 when the record cannot be written.
 `;
@@ -458,7 +469,7 @@ export async function runPlay(args: string[], io: PlayIo = {}): Promise<number> 
   try {
     for (let s = 0, k = 0; s < n; s++) {
       if (s === seat) continue;
-      agents[s] = await createAgent(specs[k++ % specs.length]!, { rules, seed: `${seed}:seat${s}`, loadCheckpoint });
+      agents[s] = await createAgent(specs[k++ % specs.length]!, { rules, seed: `${seed}:seat${s}`, loadCheckpoint, limits: PLAY_AGENT_LIMITS });
     }
   } catch (e) {
     refuse('opponents', (e as Error).message);
