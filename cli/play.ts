@@ -42,7 +42,7 @@ import { wantsHelp } from './help.js';
 import { STOP_SIGNALS, signalExitCode } from './signals.js';
 
 /**
- * The opponents' limits in \`play\`: a bot decides on the thread that answers Ctrl-C, so its
+ * The opponents' limits in `play`: a bot decides on the thread that answers Ctrl-C, so its
  * decision must end within seconds (pimc:samples=99999 held a Ctrl-C off for minutes, and the
  * record was never saved) [web probe, session 42].
  */
