@@ -175,6 +175,22 @@ export async function readManifest(dir: string): Promise<{ manifest: CheckpointM
   return { manifest: parsed.data, bytes };
 }
 
+/**
+ * The sizes the manifest gives the policy's files, checked before they are read or fetched (a
+ * manifest that promised a weights.bin of 1.5 GB for a small network had it read whole before
+ * its hash failed); returns the weights' size.
+ */
+export function checkPolicyFileSizes(dir: string, manifest: CheckpointManifest): number {
+  const weightBytes = policyWeightBytes(manifest.architecture);
+  if (manifest.files[WEIGHTS_FILE]!.bytes !== weightBytes) {
+    throw new CheckpointError('bad-manifest', dir, `${WEIGHTS_FILE}: the manifest says ${manifest.files[WEIGHTS_FILE]!.bytes} bytes; hidden layers [${manifest.architecture.hiddenSizes.join(', ')}] have ${weightBytes}`);
+  }
+  if (manifest.files[MODEL_FILE]!.bytes > MAX_METADATA_BYTES) {
+    throw new CheckpointError('bad-manifest', dir, `${MODEL_FILE}: the manifest says ${manifest.files[MODEL_FILE]!.bytes} bytes, more than ${MAX_METADATA_BYTES}`);
+  }
+  return weightBytes;
+}
+
 /** Loads a checkpoint, refusing it (CheckpointError) unless every check passes. */
 export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions = {}): Promise<LoadedCheckpoint> {
   const { manifest, bytes } = await readManifest(dir);
@@ -182,19 +198,11 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
     throw new CheckpointError('hash-mismatch', dir, `${MANIFEST_FILE} differs from the one its pointer recorded`);
   }
   checkCompatible(dir, manifest, options.rules);
-  // Checked before any read: a manifest that promises a weights.bin of 1.5 GB for a small
-  // network would otherwise have it read whole before its hash fails.
-  const weightBytes = policyWeightBytes(manifest.architecture);
-  if (manifest.files[WEIGHTS_FILE]!.bytes !== weightBytes) {
-    throw new CheckpointError('bad-manifest', dir, `${WEIGHTS_FILE}: the manifest says ${manifest.files[WEIGHTS_FILE]!.bytes} bytes; hidden layers [${manifest.architecture.hiddenSizes.join(', ')}] have ${weightBytes}`);
-  }
+  const weightBytes = checkPolicyFileSizes(dir, manifest);
   // NaN turned the bound off (every comparison with it is false).
   if (options.maxWeightBytes !== undefined && !(options.maxWeightBytes >= 0)) throw new RangeError(`maxWeightBytes must be a number of bytes, got ${String(options.maxWeightBytes).slice(0, 40)}`);
   if (options.maxWeightBytes !== undefined && weightBytes > options.maxWeightBytes) {
     throw new CheckpointError('too-large', dir, `its network holds ${weightBytes} bytes of weights, more than this server loads (${options.maxWeightBytes}, --max-model-bytes)`);
-  }
-  if (manifest.files[MODEL_FILE]!.bytes > MAX_METADATA_BYTES) {
-    throw new CheckpointError('bad-manifest', dir, `${MODEL_FILE}: the manifest says ${manifest.files[MODEL_FILE]!.bytes} bytes, more than ${MAX_METADATA_BYTES}`);
   }
 
   const files = new Map<string, Uint8Array>();

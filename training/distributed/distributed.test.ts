@@ -15,7 +15,7 @@ import { BlobStore, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, parseRedisUrl, 
 import { RedisActors } from './rollout-jobs.js';
 import { decodeArrays, encodeArrays } from './arrays.js';
 import type { ActorSetup, RolloutRequest } from '../actors.js';
-import { uploadCheckpoint } from './checkpoint-blobs.js';
+import { materializeCheckpoint, uploadCheckpoint } from './checkpoint-blobs.js';
 import { runTournamentOnRedis } from './tournament-jobs.js';
 import { startWorkers } from './worker.js';
 import { haveRedisServer, startLocalRedis, startWorkerProcess } from './local-cluster.js';
@@ -295,6 +295,36 @@ suite('a worker that returns results of no deal [probe round 6]', () => {
       } finally {
         await rogue.close();
       }
+    }
+  }, 60_000);
+
+  // A forged index naming one 4 MB blob under 250 names made each job write 1 GB into the
+  // worker's cache, kept for its life once a manifest.json was among them [scale-out probe, session 42].
+  it('fetches a checkpoint from Redis as its manifest lists it: the policy files only, sizes checked before reading, a forged index written nowhere', async () => {
+    const blobs = new BlobStore(parseRedisUrl(url));
+    await blobs.connect();
+    const cache = mkdtempSync(join(tmpdir(), 'kratzen-forged-'));
+    try {
+      const real = JSON.parse((await blobs.get(await uploadCheckpoint(CHECKPOINT, blobs))).toString('utf8'));
+      const junk = await blobs.put(Buffer.alloc(4 << 20, 7));
+      const forge = async (files: Record<string, string>) => blobs.put(JSON.stringify({ kind: 'kratzen-checkpoint', files }));
+      const fanOut = Object.fromEntries(Array.from({ length: 250 }, (_, k) => [`f${k}.bin`, junk]));
+      // The real checkpoint with 250 extra names: only what a policy reads is written.
+      const padded = await materializeCheckpoint(await forge({ ...real.files, ...fanOut }), blobs, cache);
+      expect(readdirSync(padded).sort()).toEqual(['manifest.json', 'model.json', 'weights.bin']);
+      expect((await loadCheckpoint(padded, { rules: { profile: 'didactic4', players: 4 }, seed: 0 })).name).toBeTruthy();
+      // A weights.bin that is not the manifest's, a manifest of 4 MB, a manifest that is no
+      // manifest: refused, nothing kept.
+      const refusals: [Record<string, string>, RegExp][] = [
+        [{ ...real.files, 'weights.bin': junk }, /weights\.bin is not the one the manifest lists/],
+        [{ ...real.files, 'manifest.json': junk }, /has 4194304 bytes, more than 1048576/],
+        [{ ...real.files, 'manifest.json': await blobs.put('{"kind":"nothing"}') }, /manifest/],
+        [fanOut, /has no manifest\.json/],
+      ];
+      for (const [files, reason] of refusals) await expect(materializeCheckpoint(await forge(files), blobs, cache)).rejects.toThrow(reason);
+      expect(readdirSync(cache)).toEqual([padded.split('/').at(-1)]);
+    } finally {
+      await blobs.close();
     }
   }, 60_000);
 

@@ -230,8 +230,19 @@ export class BlobStore {
     return data;
   }
 
-  async get(hash: string): Promise<Buffer> {
+  /**
+   * The blob `hash` names, verified. With `size`, its length is asked first and a blob of another
+   * length (`exact`) or a longer one (`max`) is refused unread: a job naming a 512 MB blob where a
+   * manifest of a few KB belongs had it read whole before anything was checked.
+   */
+  async get(hash: string, size: { exact?: number; max?: number } = {}): Promise<Buffer> {
     if (!isBlobHash(hash)) throw new Error(`not a blob hash: "${hash}"`);
+    if (size.exact !== undefined || size.max !== undefined) {
+      const length = await this.redis.strlen(this.key(hash));
+      if (length === 0 && size.exact !== 0) throw new Error(`blob ${hash} is not in Redis (expired, or another Redis?)`);
+      if (size.exact !== undefined && length !== size.exact) throw new Error(`blob ${hash} has ${length} bytes, not ${size.exact}`);
+      if (size.max !== undefined && length > size.max) throw new Error(`blob ${hash} has ${length} bytes, more than ${size.max}`);
+    }
     const data = await this.redis.getBuffer(this.key(hash));
     if (!data) throw new Error(`blob ${hash} is not in Redis (expired, or another Redis?)`);
     if (sha256(data) !== hash) throw new Error(`blob ${hash} does not match its hash`);
