@@ -9,10 +9,14 @@ import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
 import { runTournament, type TournamentConfig } from '../tournament.js';
-import { Queue, Worker } from 'bullmq';
+import { Queue, Worker, type SandboxedJob } from 'bullmq';
 import { Redis } from 'ioredis';
-import { BlobStore, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, parseRedisUrl, sha256 } from './redis.js';
-import { RedisActors } from './rollout-jobs.js';
+import { BlobStore, CONNECTION_ENV, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, parseRedisUrl, sha256 } from './redis.js';
+import { RedisActors, type RolloutBlock, type RolloutReply } from './rollout-jobs.js';
+import processRollout, { rolloutActorsKept } from './rollout-processor.js';
+import { PolicyAgent, selectBackend } from '../../agents/index.js';
+import { weightsOf } from '../actors.js';
+import { parseTrainConfig } from '../config.js';
 import { decodeArrays, encodeArrays } from './arrays.js';
 import type { ActorSetup, RolloutRequest } from '../actors.js';
 import { materializeCheckpoint, uploadCheckpoint } from './checkpoint-blobs.js';
@@ -323,6 +327,35 @@ suite('a worker that returns results of no deal [probe round 6]', () => {
       ];
       for (const [files, reason] of refusals) await expect(materializeCheckpoint(await forge(files), blobs, cache)).rejects.toThrow(reason);
       expect(readdirSync(cache)).toEqual([padded.split('/').at(-1)]);
+    } finally {
+      await blobs.close();
+    }
+  }, 60_000);
+
+  // Each job naming another setup built an actor before its weights were fetched, and every actor
+  // was kept: forged jobs grew a worker to gigabytes, then its wasm memory ran out for real jobs
+  // too [scale-out probe, session 42].
+  it('a rollout job fetches its weights before it builds an actor, and a worker thread keeps at most two actors', async () => {
+    process.env[CONNECTION_ENV] = JSON.stringify(parseRedisUrl(url));
+    await selectBackend('wasm');
+    const blobs = new BlobStore(parseRedisUrl(url));
+    await blobs.connect();
+    try {
+      const setup: ActorSetup = {
+        rules: { players: 4 }, numEnvs: 2, rolloutSteps: 8, rewardScale: 0.1, rewardNormalization: 'pot', hiddenSizes: [16], suitSymmetry: false,
+        backend: 'wasm', league: parseTrainConfig({}).league, imitationTeacher: 'heuristic', teacherSamples: 4, numPlayers: 4,
+      };
+      const request: RolloutRequest = { seed: 'kept', steps: 8, gamma: 1, lambda: 0.95, imitating: false, recordOtherHands: false };
+      const job = (data: RolloutBlock, id: string) => ({ data, id }) as unknown as SandboxedJob<RolloutBlock, RolloutReply>;
+      const missing = sha256('weights nobody uploaded');
+      await expect(processRollout(job({ setup: { ...setup, hiddenSizes: [4096, 4096] }, weights: missing, snapshots: [], request }, 'forged'))).rejects.toThrow(/not in Redis/);
+      expect(rolloutActorsKept()).toBe(0);
+      const weights = await blobs.put(encodeArrays(weightsOf(new PolicyAgent({ architecture: { hiddenSizes: [16] }, seed: 3 }))));
+      for (const numEnvs of [2, 3, 4, 2]) {
+        const reply = await processRollout(job({ setup: { ...setup, numEnvs }, weights, snapshots: [], request }, `kept-${numEnvs}`));
+        expect(reply.batch).toMatch(/^[0-9a-f]{64}$/);
+        expect(rolloutActorsKept()).toBeLessThanOrEqual(2);
+      }
     } finally {
       await blobs.close();
     }

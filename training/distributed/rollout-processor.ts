@@ -9,6 +9,12 @@ import { workerBlobStore, type BlobStore } from './redis.js';
 import { encodeBatch, type RolloutBlock, type RolloutReply } from './rollout-jobs.js';
 
 const actors = new Map<string, { actor: RolloutActor; snapshots: string }>();
+/**
+ * Actors kept, least recently used dropped (and disposed) first: a run asks for one setup, a
+ * worker serving runs in turn for the last few. Kept without end, jobs each naming another setup
+ * grew a worker by gigabytes until its networks no longer fit [scale-out probe, session 42].
+ */
+const MAX_ACTORS = 2;
 const weightsCache = new Map<string, Float32Array[]>();
 
 async function weights(blobs: BlobStore, hash: string): Promise<Float32Array[]> {
@@ -26,11 +32,17 @@ async function weights(blobs: BlobStore, hash: string): Promise<Float32Array[]> 
 export default async function processRollout(job: SandboxedJob<RolloutBlock, RolloutReply>): Promise<RolloutReply> {
   const { setup, snapshots, request } = job.data;
   const blobs = await workerBlobStore();
+  // The learner's weights first: a job whose weights Redis lacks fails before any actor is built.
+  const learnerWeights = await weights(blobs, job.data.weights);
   const key = JSON.stringify(setup);
   let entry = actors.get(key);
-  if (!entry) {
-    entry = { actor: await RolloutActor.create(setup), snapshots: '' };
-    actors.set(key, entry);
+  if (entry) actors.delete(key); // set again below: the most recently used is last
+  else entry = { actor: await RolloutActor.create(setup), snapshots: '' };
+  actors.set(key, entry);
+  for (const [oldKey, old] of actors) {
+    if (actors.size <= MAX_ACTORS) break;
+    actors.delete(oldKey);
+    old.actor.dispose();
   }
   const snapshotKey = snapshots.map((s) => `${s.name}=${s.weights}`).join(',');
   if (entry.snapshots !== snapshotKey) {
@@ -38,7 +50,12 @@ export default async function processRollout(job: SandboxedJob<RolloutBlock, Rol
     for (const s of snapshots) entry.actor.addSnapshot(s.name, await weights(blobs, s.weights));
     entry.snapshots = snapshotKey;
   }
-  entry.actor.setWeights(await weights(blobs, job.data.weights));
+  entry.actor.setWeights(learnerWeights);
   const { batch, stats } = entry.actor.collect(request);
   return { batch: await blobs.putOwned(encodeBatch(batch), String(job.id)), size: batch.size, stats };
+}
+
+/** How many actors this thread keeps (for tests of MAX_ACTORS). */
+export function rolloutActorsKept(): number {
+  return actors.size;
 }

@@ -12,6 +12,11 @@ import type { TournamentBlock } from './tournament-jobs.js';
 
 /** Loaded checkpoint agents of this thread, by index hash and rules (greedy, stateless). */
 const agents = new Map<string, Agent>();
+/**
+ * Agents kept beyond those of the job in hand, least recently used dropped (and disposed) first:
+ * kept without end, a worker that evaluated checkpoint after checkpoint held every network.
+ */
+const MAX_KEPT_AGENTS = 8;
 
 export default async function processBlock(job: SandboxedJob<TournamentBlock, DealResult[]>): Promise<DealResult[]> {
   const { config, from, to, checkpoints } = job.data;
@@ -19,15 +24,21 @@ export default async function processBlock(job: SandboxedJob<TournamentBlock, De
   if (!cacheRoot) throw new Error(`${BLOB_CACHE_ENV} is not set: tournament blocks run in the threads of startWorkers`);
   const blobs = await workerBlobStore();
   const cache = new Map<string, Agent>();
+  const inUse = new Set<string>();
   for (const [spec, hash] of Object.entries(checkpoints)) {
     const key = `${hash}/${JSON.stringify(config.rules)}`;
     let agent = agents.get(key);
-    if (!agent) {
-      const dir = await materializeCheckpoint(hash, blobs, cacheRoot);
-      agent = await loadCheckpoint(dir, { rules: config.rules, seed: 0 });
-      agents.set(key, agent);
-    }
+    if (agent) agents.delete(key); // set again below: the most recently used is last
+    else agent = await loadCheckpoint(await materializeCheckpoint(hash, blobs, cacheRoot), { rules: config.rules, seed: 0 });
+    agents.set(key, agent);
+    inUse.add(key);
     cache.set(spec, agent);
+  }
+  for (const [key, agent] of agents) {
+    if (agents.size <= MAX_KEPT_AGENTS) break;
+    if (inUse.has(key)) continue;
+    agents.delete(key);
+    agent.dispose?.();
   }
   const results: DealResult[] = [];
   for (let deal = from; deal < to; deal++) {
