@@ -289,10 +289,15 @@ suite('a worker that returns results of no deal [probe round 6]', () => {
       [(deal) => ({ deal, chipsPerHand: [1, -1], hands: 17 }), /hands 17: expected an integer from 1 to 16/],
       [(deal) => ({ deal, chipsPerHand: [1, -1], hands: 2 ** 53 - 1 }), /hands 9007199254740991: expected an integer from 1 to 16/],
     ];
-    for (const [forge, reason] of forgeries) {
+    // A reply that is no list was told as "returned 9 deals" (the string's length) [scale-out probe, session 42].
+    const replies: [(from: number, to: number) => unknown, RegExp][] = [
+      ...forgeries.map(([forge, reason]): [(from: number, to: number) => unknown, RegExp] => [(from, to) => Array.from({ length: to - from }, (_, k) => forge(from + k)), reason]),
+      [() => 'not deals', /returned "not deals", not a list of \d+ deals/],
+    ];
+    for (const [reply, reason] of replies) {
       const rogue = new Worker(TOURNAMENT_QUEUE, async (job) => {
         const { from, to } = job.data as { from: number; to: number };
-        return Array.from({ length: to - from }, (_, k) => forge(from + k));
+        return reply(from, to);
       }, { connection, prefix: KEY_PREFIX });
       try {
         await expect(runTournamentOnRedis(config, { connection, attempts: 1 }), String(reason)).rejects.toThrow(reason);

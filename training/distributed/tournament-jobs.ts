@@ -95,7 +95,9 @@ function mergedDeals(returned: DealResult[][], blocks: TournamentBlock[], config
     const results: DealResult[] = new Array(config.deals);
     returned.forEach((deals, k) => {
       const block = blocks[k]!;
-      if (!Array.isArray(deals) || deals.length !== block.to - block.from) throw new Error(`job ${run}-${k} returned ${deals?.length} deals, not ${block.to - block.from}`);
+      // A reply that is no list is named as such ("returned 9 deals" was a string's length).
+      if (!Array.isArray(deals)) throw new Error(`job ${run}-${k} returned ${JSON.stringify(deals)?.slice(0, 40) ?? String(deals)}, not a list of ${block.to - block.from} deals`);
+      if (deals.length !== block.to - block.from) throw new Error(`job ${run}-${k} returned ${deals.length} deals, not ${block.to - block.from}`);
       for (const deal of deals) {
         if (!(Number.isInteger(deal?.deal) && deal.deal >= block.from && deal.deal < block.to)) throw new Error(`job ${run}-${k} returned deal ${deal?.deal} outside [${block.from}, ${block.to})`);
         results[deal.deal] = checkedDeal(deal, config.agents.length, maxHands, `job ${run}-${k}`);
