@@ -6,8 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { makeDirs } from '../../checkpoints/durable-fs.js';
 import { join } from 'node:path';
-import { MANIFEST_FILE, MODEL_FILE, NAME_PATTERN, WEIGHTS_FILE } from '../../checkpoints/manifest.js';
+import { MANIFEST_FILE, MODEL_FILE, NAME_PATTERN, WEIGHTS_FILE, type CheckpointManifest } from '../../checkpoints/manifest.js';
 import { checkPolicyFileSizes, readManifest } from '../../checkpoints/checkpoint.js';
+import { CheckpointError } from '../../checkpoints/errors.js';
 import { MAX_METADATA_BYTES } from '../../checkpoints/safe-read.js';
 import { checkpointFolderOf } from '../../checkpoints/store.js';
 import { isBlobHash, type BlobStore } from './redis.js';
@@ -66,8 +67,14 @@ export async function materializeCheckpoint(hash: string, blobs: BlobStore, cach
   makeDirs(staging);
   try {
     writeFileSync(join(staging, MANIFEST_FILE), await blobs.get(fileHash(MANIFEST_FILE), { max: MAX_METADATA_BYTES }));
-    const { manifest } = await readManifest(staging);
-    checkPolicyFileSizes(staging, manifest);
+    let manifest: CheckpointManifest;
+    try {
+      manifest = (await readManifest(staging)).manifest;
+      checkPolicyFileSizes(staging, manifest);
+    } catch (e) {
+      // Named by the index, not by the staging folder (a temporary name no one can look up).
+      throw e instanceof CheckpointError ? new Error(`checkpoint index ${hash}: bad ${MANIFEST_FILE}: ${e.reason}`) : e;
+    }
     for (const name of [MODEL_FILE, WEIGHTS_FILE]) {
       const listed = manifest.files[name]!;
       // A blob's hash is the SHA-256 of its bytes, as the manifest's is: the one names the other.
