@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { RuleSetError } from './errors.js';
 import { MAX_SEATS, MIN_PLAYERS } from './sizes.js';
-import { MAX_NAMED_KEYS, firstIssue, unknownKeysReason } from './zod-issue.js';
+import { MAX_NAMED_KEYS, echoedKey, firstIssue, unknownKeysReason } from './zod-issue.js';
 
 /** The rule profiles (docs/rules.md §0), in the order observations one-hot them. */
 export const PROFILES = ['didactic4', 'tavern5'] as const;
@@ -184,7 +184,7 @@ function refuseUnknownKeys(input: object): void {
       if (known.has(key) || value[key] === null) continue;
       if (total++ < MAX_NAMED_KEYS) named.push(key);
     }
-    if (total > 0) throw new RuleSetError(field ? `${field}.${named[0]}` : named[0]!, unknownKeysReason(named, total));
+    if (total > 0) throw new RuleSetError(field ? `${field}.${echoedKey(named[0]!)}` : echoedKey(named[0]!), unknownKeysReason(named, total));
   }
 }
 
