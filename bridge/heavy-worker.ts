@@ -31,7 +31,7 @@ parentPort!.on('message', (message: Message) => {
     return;
   }
   const { ticket, request } = message;
-  if (host.isGone(request.connection)) return;
+  host.admit(request.connection);
   const gone = () => host.isGone(request.connection);
   const control = slicedControl(SLICE_MS, ownerOf(request.connection), gone);
   // Requests start in turn, least used first, as paused work resumes.

@@ -42,3 +42,21 @@ it('keeps no session or policy created for a connection disposed of while it loa
   const kept = (await h.handle({ connection: 8, id: 1, method: 'policy.load', target: 'p1', params: { agent: checkpoint, mode: 'greedy', seed: 0 } })) as HostedReply;
   expect(kept.ok).toBe(true);
 });
+
+// Hosts remembered the newest 4096 connections disposed of: every closing socket disposes of
+// itself in every host, so 4096 quick connections made a worker forget a client whose work was
+// paused, and a load finishing then was kept for nobody [bridge probe, session 42].
+it('a connection disposed of stays gone however many others close after it, and one that is still open is not gone', async () => {
+  const h = host();
+  h.admit(7);
+  h.admit(8);
+  expect(h.isGone(7)).toBe(false);
+  h.dispose(7);
+  for (let other = 100; other < 10_100; other++) h.dispose(other);
+  expect(h.isGone(7)).toBe(true);
+  expect(h.isGone(8)).toBe(false);
+  const create = h.handle({ connection: 8, id: 1, method: 'env.create', target: 's1', params: { mode: 'single', numEnvs: 1, encoding: 'json', config: { rules: RULES }, learnerSeat: 0, opponents: checkpoint } });
+  for (let other = 20_000; other < 25_000; other++) h.dispose(other);
+  h.dispose(8);
+  expect(((await create) as HostedReply).ok).toBe(false);
+});

@@ -47,22 +47,22 @@ interface SessionEntry {
   encoder: BatchEncoder;
 }
 
-const MAX_GONE = 4096;
-
 export class SessionHost {
   private readonly sessions = new Map<string, SessionEntry>();
   private readonly policies = new Map<string, ServedPolicy>();
   /**
-   * Connections disposed of. Numbers are never reused, so a gone client stays gone; only the
-   * newest are remembered (a request still running for one closed 4096 connections ago is not
-   * plausible).
+   * Connections with requests here and not disposed of; any other is gone. The gone ones were
+   * remembered instead, the newest 4096: every closing socket disposes of itself in every host, so
+   * 4096 quick connections made a host forget a client whose work was paused, and it ran on
+   * [bridge probe, session 42]. This set holds only connections still open.
    */
-  private readonly gone = new Set<number>();
+  private readonly live = new Set<number>();
 
   constructor(private readonly options: HostOptions) {}
 
   /** Runs one request; synchronous where the work is (env.step of a multi session stays promise-free). */
   handle(request: HostedRequest, control?: StepControl): HostedReply | Promise<HostedReply> {
+    this.admit(request.connection);
     try {
       const outcome = this.run(request, control);
       if (outcome instanceof Promise) {
@@ -77,15 +77,23 @@ export class SessionHost {
     }
   }
 
-  /** Whether the connection was disposed of: its work may stop. */
+  /**
+   * A request of `connection` has come (before it waits its turn). A connection's requests all
+   * come before its disposal (one channel, in order; numbers are never reused), so none admits
+   * a connection already gone.
+   */
+  admit(connection: number): void {
+    this.live.add(connection);
+  }
+
+  /** Whether the connection was disposed of (or never sent a request here): its work may stop. */
   isGone(connection: number): boolean {
-    return this.gone.has(connection);
+    return !this.live.has(connection);
   }
 
   /** Releases everything of one connection, also what a request still running for it creates. */
   dispose(connection: number): void {
-    this.gone.add(connection);
-    if (this.gone.size > MAX_GONE) this.gone.delete(this.gone.values().next().value!);
+    this.live.delete(connection);
     const prefix = `${connection}/`;
     for (const [key, entry] of this.sessions) {
       if (!key.startsWith(prefix)) continue;
