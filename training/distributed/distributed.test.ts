@@ -11,9 +11,13 @@ import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
 import { runTournament, type TournamentConfig } from '../tournament.js';
 import { Queue, Worker, type SandboxedJob } from 'bullmq';
 import { Redis } from 'ioredis';
-import { BlobStore, CONNECTION_ENV, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, parseRedisUrl, sha256 } from './redis.js';
+import { BLOB_CACHE_ENV, BlobStore, CONNECTION_ENV, KEY_PREFIX, ROLLOUT_QUEUE, TOURNAMENT_QUEUE, parseRedisUrl, sha256 } from './redis.js';
 import { RedisActors, type RolloutBlock, type RolloutReply } from './rollout-jobs.js';
 import processRollout, { rolloutActorsKept } from './rollout-processor.js';
+import processBlock, { tournamentAgentsKept } from './tournament-processor.js';
+import type { TournamentBlock } from './tournament-jobs.js';
+import type { DealResult } from '../tournament.js';
+import { writeCheckpoint } from '../../checkpoints/checkpoint.js';
 import { PolicyAgent, selectBackend } from '../../agents/index.js';
 import { weightsOf } from '../actors.js';
 import { parseTrainConfig } from '../config.js';
@@ -365,6 +369,37 @@ suite('a worker that returns results of no deal [probe round 6]', () => {
       await blobs.close();
     }
   }, 60_000);
+
+  it('a worker thread keeps at most eight checkpoint agents beyond those of the job it plays (every one was kept)', async () => {
+    process.env[CONNECTION_ENV] = JSON.stringify(parseRedisUrl(url));
+    process.env[BLOB_CACHE_ENV] = mkdtempSync(join(tmpdir(), 'kratzen-kept-'));
+    await selectBackend('wasm');
+    const blobs = new BlobStore(parseRedisUrl(url));
+    await blobs.connect();
+    try {
+      const rules = { profile: 'didactic4', players: 4 };
+      const hashes: string[] = [];
+      for (let k = 0; k < 11; k++) {
+        const dir = join(mkdtempSync(join(tmpdir(), 'kratzen-kept-ck-')), 'checkpoint');
+        const agent = new PolicyAgent({ architecture: { hiddenSizes: [4] }, seed: k, mode: 'greedy' });
+        await writeCheckpoint(dir, { agent, rules, step: k });
+        agent.dispose();
+        hashes.push(await uploadCheckpoint(dir, blobs));
+      }
+      const block = (checkpoints: Record<string, string>) =>
+        ({ data: { run: 'kept', config: { agents: [...Object.keys(checkpoints), 'random'], rules, deals: 1, seed: 'kept' }, from: 0, to: 1, checkpoints }, updateProgress: async () => undefined }) as unknown as SandboxedJob<TournamentBlock, DealResult[]>;
+      for (const hash of hashes) {
+        expect(await processBlock(block({ ck: hash }))).toHaveLength(1);
+        expect(tournamentAgentsKept()).toBeLessThanOrEqual(9);
+      }
+      // A job naming more than the cap keeps all of its own while it plays.
+      const many = Object.fromEntries(hashes.map((hash, k) => [`ck${k}`, hash]));
+      expect(await processBlock(block(many))).toHaveLength(1);
+      expect(tournamentAgentsKept()).toBe(11);
+    } finally {
+      await blobs.close();
+    }
+  }, 120_000);
 
   it('names TMPDIR when the worker cannot make its checkpoint cache there (it blamed --redis) [probe round 8]', async () => {
     const saved = process.env.TMPDIR;

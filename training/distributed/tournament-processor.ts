@@ -47,3 +47,8 @@ export default async function processBlock(job: SandboxedJob<TournamentBlock, De
   }
   return results;
 }
+
+/** How many checkpoint agents this thread keeps (for tests of MAX_KEPT_AGENTS). */
+export function tournamentAgentsKept(): number {
+  return agents.size;
+}
