@@ -22,6 +22,13 @@ describe('parseRedisUrl', () => {
     expect(parseRedisUrl('redis://127.0.0.1:6379/15').db).toBe(15);
   });
 
+  // A socket path was told "--redis needs a host", port 0 only "Connection is closed." [scale-out probe, session 42].
+  it('says that a Unix socket is not taken, and refuses port 0 before connecting', () => {
+    expect(() => parseRedisUrl('redis:///run/redis.sock')).toThrow(/needs a host \(redis:\/\/HOST:PORT\[\/db\]; Unix sockets are not supported\), got "redis:\/\/\/run\/redis\.sock"/);
+    expect(() => parseRedisUrl('redis://127.0.0.1:0')).toThrow(/port must be 1 to 65535, got 0/);
+    expect(parseRedisUrl('redis://127.0.0.1:1').port).toBe(1);
+  });
+
   it('masks the credentials of a URL it refuses', () => {
     expect(() => parseRedisUrl('redis://ann:s3cret@[bad')).toThrow(/redis:\/\/\*\*\*@\[bad/);
     for (const bad of ['redis://ann:s3cret@[bad', 'redis:ann:s3cret@host:x', 'ann:s3cret@', 'redis://ann:s3cret@host/x', 'redis://ann:s3@cret@[bad', 'redis://ann:s3cret\n@[bad']) {

@@ -67,7 +67,9 @@ export function parseRedisUrl(text: string): RedisConnection {
   const dbText = url.pathname && url.pathname !== '/' ? url.pathname.slice(1) : '0';
   // Digits only: 1e1 and 0x10 were databases 10 and 16.
   const db = /^\d{1,9}$/.test(dbText) ? Number(dbText) : Number.NaN;
-  if (!url.hostname) throw new ValidationError('invalid arguments', 'redis', '--redis needs a host');
+  // redis:///run/redis.sock read as database "run/redis.sock" of no host: a socket path is not taken.
+  if (!url.hostname) throw new ValidationError('invalid arguments', 'redis', `--redis needs a host (redis://HOST:PORT[/db]; Unix sockets are not supported), got "${redactedUrl(text)}"`);
+  if (url.port === '0') throw new ValidationError('invalid arguments', 'redis', '--redis port must be 1 to 65535, got 0');
   if (!Number.isInteger(db) || db < 0) throw new ValidationError('invalid arguments', 'redis', `--redis database must be a whole number from 0 to 999999999, got "${url.pathname.slice(1, 65)}"`);
   return {
     host: url.hostname.replace(/^\[|\]$/g, ''),
