@@ -47,7 +47,6 @@ import { STOP_SIGNALS, signalExitCode } from './signals.js';
  * record was never saved) [web probe, session 42].
  */
 export const PLAY_AGENT_LIMITS: AgentLimits = { ...LOCAL_AGENT_LIMITS, maxPimcTimeBudgetMs: 5_000, maxPimcSimulatedActions: 200_000 };
-const PLAY_AGENT_LIMITS_TEXT = { time: PLAY_AGENT_LIMITS.maxPimcTimeBudgetMs, actions: PLAY_AGENT_LIMITS.maxPimcSimulatedActions.toLocaleString('en-US') };
 
 export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed S] [--profile didactic4|tavern5] [--players N]
              [--hands H] [--variant JSON] [--deck-style german|french|french-joker]
@@ -57,7 +56,7 @@ export const PLAY_USAGE = `kratzen play [--opponents A,B,...] [--seat S] [--seed
   (\`play Kc\`, \`in\`, \`out\`); \`help\` shows the table again, \`quit\` (or end of input, or Ctrl-C) saves and stops.
   The record goes to --record (default runs/play-<time>.json) for \`kratzen replay\`.
   A bot's decision ends within seconds, so that Ctrl-C is answered: pimc searches at most
-  timeBudgetMs=${PLAY_AGENT_LIMITS_TEXT.time} and stops after ${PLAY_AGENT_LIMITS_TEXT.actions} simulated actions (about 3 s here; work, not
+  timeBudgetMs=${PLAY_AGENT_LIMITS.maxPimcTimeBudgetMs} and stops after ${PLAY_AGENT_LIMITS.maxPimcSimulatedActions.toLocaleString('en-US')} simulated actions (about 3 s here; work, not
   time, so a seeded game repeats).
   Exit code: 0 when the session ends or you quit, 130 after Ctrl-C (128 + the signal's number), 1 when
   an amount passes 2^53 units (docs/rules.md §3), 2 on bad arguments, 3 when the record cannot be written.

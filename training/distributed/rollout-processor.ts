@@ -7,6 +7,7 @@ import { RolloutActor } from '../actors.js';
 import { decodeArrays } from './arrays.js';
 import { workerBlobStore, type BlobStore } from './redis.js';
 import { encodeBatch, type RolloutBlock, type RolloutReply } from './rollout-jobs.js';
+import { trimCache, useEntry } from './recent-cache.js';
 
 const actors = new Map<string, { actor: RolloutActor; snapshots: string }>();
 /**
@@ -35,15 +36,9 @@ export default async function processRollout(job: SandboxedJob<RolloutBlock, Rol
   // The learner's weights first: a job whose weights Redis lacks fails before any actor is built.
   const learnerWeights = await weights(blobs, job.data.weights);
   const key = JSON.stringify(setup);
-  let entry = actors.get(key);
-  if (entry) actors.delete(key); // set again below: the most recently used is last
-  else entry = { actor: await RolloutActor.create(setup), snapshots: '' };
-  actors.set(key, entry);
-  for (const [oldKey, old] of actors) {
-    if (actors.size <= MAX_ACTORS) break;
-    actors.delete(oldKey);
-    old.actor.dispose();
-  }
+  const entry = actors.get(key) ?? { actor: await RolloutActor.create(setup), snapshots: '' };
+  useEntry(actors, key, entry);
+  trimCache(actors, MAX_ACTORS, (old) => old.actor.dispose());
   const snapshotKey = snapshots.map((s) => `${s.name}=${s.weights}`).join(',');
   if (entry.snapshots !== snapshotKey) {
     entry.actor.clearSnapshots();

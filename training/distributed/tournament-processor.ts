@@ -8,6 +8,7 @@ import { loadCheckpoint } from '../../checkpoints/agent-loader.js';
 import { playDeal, type DealResult } from '../tournament.js';
 import { materializeCheckpoint } from './checkpoint-blobs.js';
 import { BLOB_CACHE_ENV, workerBlobStore } from './redis.js';
+import { trimCache, useEntry } from './recent-cache.js';
 import type { TournamentBlock } from './tournament-jobs.js';
 
 /** Loaded checkpoint agents of this thread, by index hash and rules (greedy, stateless). */
@@ -27,19 +28,12 @@ export default async function processBlock(job: SandboxedJob<TournamentBlock, De
   const inUse = new Set<string>();
   for (const [spec, hash] of Object.entries(checkpoints)) {
     const key = `${hash}/${JSON.stringify(config.rules)}`;
-    let agent = agents.get(key);
-    if (agent) agents.delete(key); // set again below: the most recently used is last
-    else agent = await loadCheckpoint(await materializeCheckpoint(hash, blobs, cacheRoot), { rules: config.rules, seed: 0 });
-    agents.set(key, agent);
+    const agent = agents.get(key) ?? (await loadCheckpoint(await materializeCheckpoint(hash, blobs, cacheRoot), { rules: config.rules, seed: 0 }));
+    useEntry(agents, key, agent);
     inUse.add(key);
     cache.set(spec, agent);
   }
-  for (const [key, agent] of agents) {
-    if (agents.size <= MAX_KEPT_AGENTS) break;
-    if (inUse.has(key)) continue;
-    agents.delete(key);
-    agent.dispose?.();
-  }
+  trimCache(agents, MAX_KEPT_AGENTS, (agent) => agent.dispose?.(), inUse);
   const results: DealResult[] = [];
   for (let deal = from; deal < to; deal++) {
     results.push(await playDeal(config, deal, undefined, cache));
