@@ -508,6 +508,39 @@ describe('the web table in headless Chromium', () => {
     }
   }, 60_000);
 
+  // A session stopped by an amount overflow (docs/rules.md §3, Ledger) said "Session over" with
+  // nothing of why, its hand counter showed a hand that was never played, and the history had no
+  // final standings (they were shown for complete sessions only) [review].
+  browserIt('says that an amount overflow stopped the session, and shows its final standings', async () => {
+    expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
+    const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      // Four antes of 4e14 chips fill the pot to within one more deal of 2^53 - 1 units: the
+      // session stops in its first or second hand, whoever wins.
+      const more = '{"ante": 400000000000000, "hands": 5}';
+      await page.goto(`${base}/?opponents=random&profile=tavern5&players=4&seed=3&rules=${encodeURIComponent(more)}`);
+      await page.waitForFunction(() => document.body.dataset.status === 'setup');
+      expect(await pressStart(page)).not.toMatch(/Error/);
+      for (let k = 0; k < 100 && (await page.evaluate(() => document.body.dataset.status)) !== 'over'; k++) {
+        await page.waitForFunction(() => ['your-turn', 'over'].includes(document.body.dataset.status ?? ''));
+        await page.evaluate(() => (document.querySelector('#hand button:enabled, #calls button:enabled') as any)?.click());
+        await page.waitForFunction(() => document.body.dataset.status !== 'busy');
+      }
+      await page.waitForFunction(() => !document.getElementById('over')!.hidden);
+      const t = (await page.evaluate(() => window.kratzenTable.view)) as { complete: boolean; overflowed: boolean; handIndex: number; settlements: unknown[] };
+      expect(t).toMatchObject({ complete: false, overflowed: true });
+      expect(await page.evaluate(() => document.getElementById('over-text')!.textContent)).toMatch(
+        new RegExp(`^Session over\\. Stopped at hand ${t.handIndex + 1} of 5: an amount would pass the exact bound \\(2\\^53 − 1 units\\).* You (won|lost) \\d+ chips`),
+      );
+      expect(await page.evaluate(() => document.getElementById('hand-number')!.textContent)).toBe(`${t.handIndex + 1} of 5 (stopped)`);
+      expect(await page.evaluate(() => document.querySelectorAll('#history .final li').length)).toBe(4);
+      expect(await page.evaluate(() => document.body.dataset.status)).toBe('over');
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+
   // Restart while the bots played: the step, cut short by the session's close, flashed "Error: no
   // session" over the new table [web probe, session 38].
   browserIt('says nothing of the old table\'s move when Restart is pressed while the bots play', async () => {

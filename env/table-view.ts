@@ -50,6 +50,11 @@ export interface TableView {
   handIndex: number;
   numHands: number;
   complete: boolean;
+  /**
+   * The session stopped before its end because an amount would pass 2^53 - 1 units (docs/rules.md
+   * §3, Ledger): it is over although `complete` is false, and `final` is the last settlement's.
+   */
+  overflowed: boolean;
   history: HandHistory[];
   /** The settlement of every finished hand (docs/rules.md §6), amounts in chips. */
   settlements: HandReport[];
@@ -172,6 +177,7 @@ export function* tableViewSteps(state: StateReader, viewer: number, range: HandR
     handIndex: state.handIndex,
     numHands: state.rules.hands,
     complete: state.complete,
+    overflowed: state.overflowed,
     history,
     settlements: result.hands.filter((_, h) => inRange(h, range)),
     final: result.final,

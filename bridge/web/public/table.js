@@ -143,10 +143,19 @@ function setStatus(text, kind = '') {
   status.className = kind;
 }
 
+/** Whether the session shown has ended: played to its end, or stopped by an amount overflow. */
+function isOver(t) {
+  return t.complete || t.overflowed;
+}
+
 function render(t) {
   table.view = t;
   const v = t.view;
-  $('hand-number').textContent = t.complete ? `${t.numHands} of ${t.numHands} (over)` : `${t.handIndex + 1} of ${t.numHands}${v.tieBreak ? ' (tie-break)' : ''}`;
+  $('hand-number').textContent = t.complete
+    ? `${t.numHands} of ${t.numHands} (over)`
+    : t.overflowed
+      ? `${t.handIndex + 1} of ${t.numHands} (stopped)`
+      : `${t.handIndex + 1} of ${t.numHands}${v.tieBreak ? ' (tie-break)' : ''}`;
   $('kind').textContent = v.kind;
   $('pot').textContent = `${v.pot} chips${v.phase === 'play' ? ` (at stake ${v.potBeforePlay})` : ''}`;
   $('face-up').replaceChildren(...v.faceUp.map((c) => cardElement(c)));
@@ -222,11 +231,11 @@ function renderHand(t) {
   if (t.legal.some((m) => m.text.startsWith('discard '))) prompt = 'discard a card';
   else if (t.legal.some((m) => m.text.startsWith('play '))) prompt = 'play a card (legal cards are raised)';
   else if (calls.length) prompt = 'your call';
-  else if (!t.complete) prompt = 'waiting…';
+  else if (!isOver(t)) prompt = 'waiting…';
   // Without a connection no turn is the player's: a failed move's redraw after the server was
   // given up said "your-turn" and "play a card" again.
   $('prompt').textContent = prompt && connected ? `— ${prompt}` : '';
-  document.body.dataset.status = !connected ? 'disconnected' : table.busy ? 'busy' : t.complete ? 'over' : t.legal.length ? 'your-turn' : 'waiting';
+  document.body.dataset.status = !connected ? 'disconnected' : table.busy ? 'busy' : isOver(t) ? 'over' : t.legal.length ? 'your-turn' : 'waiting';
 }
 
 /** The moves again, after the connection or a start changed whether they may be made. */
@@ -307,7 +316,7 @@ function renderHistory(t) {
     if (!t.history.some((x) => x.hand === h)) blocks.push(el('section', { class: 'hand-log', 'data-hand': h }, el('h3', {}, `Hand ${h + 1}`), settlementTable(report, h)));
   });
   blocks.sort((a, b) => Number(a.dataset.hand) - Number(b.dataset.hand));
-  if (t.complete) {
+  if (isOver(t)) {
     const f = t.final;
     blocks.push(
       el(
@@ -392,7 +401,10 @@ function focusFirstMove() {
 async function showOver(t) {
   const f = t.final;
   const me = f.balances[table.seat];
-  $('over-text').textContent = `Session over. You ${me >= 0 ? 'won' : 'lost'} ${Math.abs(me)} chips${f.winners?.includes(table.seat) ? ' and are a winner' : ''}.`;
+  const result = `You ${me >= 0 ? 'won' : 'lost'} ${Math.abs(me)} chips${f.winners?.includes(table.seat) ? ' and are a winner' : ''}.`;
+  // A session stopped by an amount overflow ended without a word of why, hands short of its end.
+  const why = t.overflowed ? ` Stopped at hand ${t.handIndex + 1} of ${t.numHands}: an amount would pass the exact bound (2^53 − 1 units), and the rules stop a session there rather than round (rules §3).` : '';
+  $('over-text').textContent = `Session over.${why} ${result}`;
   const { record } = await call('env.record', { session: table.session, episode: 'ended' });
   const link = $('download-record');
   if (link.href.startsWith('blob:')) URL.revokeObjectURL(link.href);
@@ -609,7 +621,7 @@ async function main() {
   // The server closes a session with its connection: a reload or a closed tab mid-session lost
   // the game without a question.
   window.addEventListener('beforeunload', (e) => {
-    if (!table.session || !table.view || table.view.complete || !$('over').hidden) return;
+    if (!table.session || !table.view || isOver(table.view) || !$('over').hidden) return;
     e.preventDefault();
     e.returnValue = '';
   });
