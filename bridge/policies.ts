@@ -6,7 +6,7 @@ import { NUM_ACTIONS, RuleSetError, ValidationError, actionToString, createGame,
 import { OBS_SIZE, RULE_SET_SLICES, encodeObservation, observationSpec, type SliceName } from '../env/observation.js';
 import type { Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
-import { PolicyAgent } from '../agents/policy-agent.js';
+import { PolicyAgent, policyWeightBytes } from '../agents/policy-agent.js';
 import { selectBackend, type BackendChoice } from '../agents/tfjs.js';
 import type { RulesInput } from '../checkpoints/checkpoint.js';
 import { loadPolicyCheckpoint } from '../checkpoints/agent-loader.js';
@@ -133,9 +133,10 @@ export function checkPolicyRules(rules: unknown): void {
 }
 
 /**
- * Acts for every row. A checkpoint's network takes the batch at once; the other agents (search
- * above all: up to its time budget per row) act a row at a time, giving way through `control`
- * between rows, so other clients' requests take turns and a client that has gone stops its work.
+ * Acts for every row. A checkpoint's network takes the batch a slice of rows at a time
+ * (rowsPerSlice); the other agents (search above all: up to its time budget per row) a row at a
+ * time. Between them the work gives way through `control`, so other clients' requests take turns
+ * and a client that has gone stops its work.
  */
 export async function actWithPolicy(served: ServedPolicy, params: PolicyActParams, control?: StepControl): Promise<Record<string, unknown>> {
   let observations: Float32Array;
@@ -184,7 +185,9 @@ export async function actWithPolicy(served: ServedPolicy, params: PolicyActParam
   if (served.rulesEntries) checkRowsRules(served.rulesEntries, observations, seats.length, fromRecord ? 'params.record' : 'params.observations');
   let actions: Int32Array;
   try {
-    actions = served.policy || !control ? served.agent.act(observations, masks, seats) : await actRowByRow(served.agent, observations, masks, seats, control);
+    if (!control) actions = served.agent.act(observations, masks, seats);
+    else if (served.policy) actions = await actInSlices(served.policy, observations, masks, seats, control);
+    else actions = await actRowByRow(served.agent, observations, masks, seats, control);
   } catch (e) {
     // Agents that rebuild the table from an observation (heuristic, pimc) meet one no encoder
     // wrote: the fault is in the observations the client sent, not in some rules field.
@@ -196,12 +199,56 @@ export async function actWithPolicy(served: ServedPolicy, params: PolicyActParam
   const result: Record<string, unknown> = { actions: Array.from(actions), actionNames: Array.from(actions, actionToString) };
   if (fromRecord) result.seat = fromRecord.seat;
   if (served.policy) {
-    const { probs, values } = served.policy.evaluate(observations, masks);
+    const { probs, values } = control ? await evaluateInSlices(served.policy, observations, masks, control) : served.policy.evaluate(observations, masks);
     const n = seats.length;
     result.probabilities = Array.from({ length: n }, (_, i) => Array.from(probs.subarray(i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS)));
     result.values = Array.from(values);
   }
   return result;
+}
+
+// About 5-8 ms of a network's work on this kind of machine (wasm, one thread: 5-8 billion
+// multiply-adds a second): 351 rows of a network of three 2048-wide layers, 38 MB of weights
+// under the checkpoint size limit, ran as one piece of 0.4-0.7 s (twice: act, then evaluate),
+// and held every other client's request that long.
+const SLICE_MULTIPLY_ADDS = 4e7;
+/** TF.js' predict runs rows in batches of 32: slices of whole batches act as the batch at once does. */
+const PREDICT_BATCH = 32;
+
+/** Rows of a checkpoint's batch run between pauses: the pretrained networks take up to 448 rows (a whole request) at once. */
+export function rowsPerSlice(policy: PolicyAgent): number {
+  const multiplyAddsPerRow = policyWeightBytes(policy.architecture) / 4;
+  const rows = Math.floor(SLICE_MULTIPLY_ADDS / multiplyAddsPerRow);
+  return rows >= PREDICT_BATCH ? rows - (rows % PREDICT_BATCH) : Math.max(1, rows);
+}
+
+async function actInSlices(policy: PolicyAgent, observations: Float32Array, masks: Uint8Array, seats: Int32Array, control: StepControl): Promise<Int32Array> {
+  const n = seats.length;
+  const size = rowsPerSlice(policy);
+  if (n <= size) return policy.act(observations, masks, seats);
+  const actions = new Int32Array(n);
+  for (let from = 0; from < n; from += size) {
+    const to = Math.min(n, from + size);
+    actions.set(policy.act(observations.subarray(from * OBS_SIZE, to * OBS_SIZE), masks.subarray(from * NUM_ACTIONS, to * NUM_ACTIONS), seats.subarray(from, to)), from);
+    if (to < n && control.due()) await control.pause();
+  }
+  return actions;
+}
+
+async function evaluateInSlices(policy: PolicyAgent, observations: Float32Array, masks: Uint8Array, control: StepControl): Promise<{ probs: Float32Array; values: Float32Array }> {
+  const n = observations.length / OBS_SIZE;
+  const size = rowsPerSlice(policy);
+  if (n <= size) return policy.evaluate(observations, masks);
+  const probs = new Float32Array(n * NUM_ACTIONS);
+  const values = new Float32Array(n);
+  for (let from = 0; from < n; from += size) {
+    const to = Math.min(n, from + size);
+    if (control.due()) await control.pause();
+    const slice = policy.evaluate(observations.subarray(from * OBS_SIZE, to * OBS_SIZE), masks.subarray(from * NUM_ACTIONS, to * NUM_ACTIONS));
+    probs.set(slice.probs, from * NUM_ACTIONS);
+    values.set(slice.values, from);
+  }
+  return { probs, values };
 }
 
 async function actRowByRow(agent: Agent, observations: Float32Array, masks: Uint8Array, seats: Int32Array, control: StepControl): Promise<Int32Array> {
