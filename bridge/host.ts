@@ -149,7 +149,7 @@ export class SessionHost {
       case 'env.observe': {
         const p = params as ParamsOf<'env.observe'>;
         const session = this.session(key, p.session).session;
-        const { seat, observation, mask } = session.observe(p.env, p.seat);
+        const { seat, observation, mask } = session.observe(p.env, p.seat, p.episode);
         return ok(id, { session: session.id, env: p.env, seat, observation: Array.from(observation), mask: Array.from(mask) });
       }
       case 'policy.load':
@@ -178,6 +178,7 @@ export class SessionHost {
       opponents: params.opponents ?? 'random',
       limits: agentLimits,
       seedSecret,
+      finalObservationsOfEverySeat: params.finalObservations === 'every-seat',
       resolveCheckpoint: (spec, field) => resolveCheckpoint(spec, checkpointRoots, field),
       loadCheckpoint: (dir, context) => loadCheckpointAgent(dir, { rules: context.rules, backend, maxModelBytes: agentLimits.maxModelBytes }),
     });
@@ -193,6 +194,7 @@ export class SessionHost {
       numActions: NUM_ACTIONS,
       observationSize: OBS_SIZE,
       encoding: params.encoding,
+      finalObservations: params.finalObservations,
       config: session.config,
       autoresetMode: 'same-step',
     });

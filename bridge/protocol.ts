@@ -84,6 +84,8 @@ const id = z.union([z.string().max(128), z.number().int()], { error: 'must be a 
 const seed = z.union([z.number().int(), z.string().max(MAX_SEED_LENGTH)], { error: `must be an integer or a string of at most ${MAX_SEED_LENGTH} characters` }).describe('Integer or string seed; 7 and "7" are the same seed.');
 /** Longest session id a request may name (the server's are `s<number>`). */
 export const MAX_SESSION_ID_LENGTH = 64;
+/** Most envs of a session that keeps every seat's final observation (6 seats x 256 envs x OBS_SIZE floats: 3 MB). */
+export const MAX_EVERY_SEAT_ENVS = 256;
 /** Most actions one env.step may carry (one per env of its session). */
 export const MAX_STEP_ACTIONS = 65_536;
 const sessionId = z.string().max(MAX_SESSION_ID_LENGTH).describe('A session id returned by env.create.');
@@ -120,7 +122,15 @@ export const createRequest = request(
     learnerSeat: z.number().int().min(0).optional().describe('single mode only: the learner seat. @default 0'),
     opponents: z.union([agentSpec, z.array(agentSpec.nullable()).max(6)], { error: 'must be an agent spec, or a list of at most 6 (one per seat, null for the learner)' }).optional().describe('single mode only: one agent spec for all other seats, or one per seat (the learner entry ignored; entries past the table\'s seats null or left out). @default "random"'),
     encoding: z.enum(['json', 'binary']).default('json').describe('How env.reset / env.step replies carry arrays (see the binary frame layout).'),
+    finalObservations: z
+      .enum(['observer', 'every-seat'])
+      .default('observer')
+      .describe(`multi mode only: observer: a reply's final entries carry the view of the table's observer only; every-seat: every seat's view of an episode's end is kept as well, for env.observe with episode "ended" (at most ${MAX_EVERY_SEAT_ENVS} envs)`),
   }).superRefine((p, ctx) => {
+    if (p.finalObservations === 'every-seat') {
+      if (p.mode !== 'multi') ctx.addIssue({ code: 'custom', path: ['finalObservations'], message: 'multi mode only: a single session ends with its learner\'s view' });
+      else if (p.numEnvs > MAX_EVERY_SEAT_ENVS) ctx.addIssue({ code: 'custom', path: ['finalObservations'], message: `every-seat is kept for sessions of at most ${MAX_EVERY_SEAT_ENVS} envs, not ${p.numEnvs}` });
+    }
     // A multi session plays every seat itself: these would be ignored, and a typo in them unseen.
     if (p.mode !== 'multi') return;
     for (const key of ['learnerSeat', 'opponents'] as const) {
@@ -203,8 +213,14 @@ export const observeRequest = request(
     session: sessionId,
     env: envIndex,
     seat: seatIndex.optional().describe('multi sessions: any seat. @default the seat to act; single sessions: the learner seat only'),
+    episode: z
+      .enum(['current', 'ended'])
+      .default('current')
+      .describe('current: the episode in progress; ended: the end of the last episode this env finished (a multi session created with finalObservations "every-seat", seat given; the mask is all zero)'),
+  }).superRefine((p, ctx) => {
+    if (p.episode === 'ended' && p.seat === undefined) ctx.addIssue({ code: 'custom', path: ['seat'], message: 'episode "ended" has no seat to act: name the seat' });
   }),
-  "One seat's current observation and legal-action mask (all zero unless it is to act) in env `env`: what a multi-agent (AEC) client needs for `observe(agent)`.",
+  "One seat's current observation and legal-action mask (all zero unless it is to act) in env `env`, or its view of the last episode's end: what a multi-agent (AEC) client needs for `observe(agent)`.",
 );
 
 const matrix = z.array(z.array(z.number()));

@@ -333,6 +333,52 @@ describe('sessions', () => {
   });
 });
 
+describe('every seat\'s view of an episode\'s end [bridge probe: a turn-based client showed agents stale or zero observations]', () => {
+  it('keeps it for multi sessions created with finalObservations "every-seat", for env.observe with episode "ended"', async () => {
+    const config = { rules: { profile: 'tavern5', players: 4 }, episode: 'hand', maxSteps: 2 };
+    const created = (await client.call('env.create', { numEnvs: 2, config, finalObservations: 'every-seat' })).result;
+    expect(created.finalObservations).toBe('every-seat');
+    const session = created.session;
+    type StepReply = { masks: number[][]; final: { env: number; observation: number[] }[] };
+    let reply = (await client.call('env.reset', { session, seed: 3 })).result as unknown as StepReply;
+    const observe = (params: Record<string, unknown>) => client.request('env.observe', { session, env: 0, ...params });
+    expect((await observe({ seat: 0, episode: 'ended' })).error).toMatchObject({ code: 'invalid_params', field: 'params.episode' });
+    const firstAction = (masks: number[][]) => masks.map((m) => m.indexOf(1));
+    for (let k = 0; k < 2; k++) reply = (await client.call('env.step', { session, actions: firstAction(reply.masks) })).result as unknown as StepReply;
+    const final = reply.final.find((f) => f.env === 0);
+    expect(final).toBeDefined();
+    const views: number[][] = [];
+    for (let seat = 0; seat < 4; seat++) {
+      const result = (await observe({ seat, episode: 'ended' })).result as { seat: number; mask: number[]; observation: number[] };
+      expect(result.seat).toBe(seat);
+      expect(result.mask.every((m) => m === 0)).toBe(true);
+      views.push(result.observation);
+    }
+    // The observer's is the reply's final observation; the others' are their own seat's.
+    expect(views).toContainEqual(final!.observation);
+    expect(new Set(views.map((v) => JSON.stringify(v))).size).toBe(4);
+    expect((await observe({ episode: 'ended' })).error).toMatchObject({ code: 'invalid_params', field: 'params.seat' });
+    await client.call('env.close', { session });
+  });
+
+  it('refuses it elsewhere, naming the field', async () => {
+    for (const [params, field] of [
+      [{ mode: 'single', finalObservations: 'every-seat' }, 'params.finalObservations'],
+      [{ numEnvs: 257, finalObservations: 'every-seat' }, 'params.finalObservations'],
+      [{ finalObservations: 'all' }, 'params.finalObservations'],
+    ] as const) {
+      expect((await client.request('env.create', params)).error, JSON.stringify(params)).toMatchObject({ code: 'invalid_params', field });
+    }
+    const session = (await client.call('env.create', { numEnvs: 1, config: { maxSteps: 1 } })).result.session;
+    const reply = (await client.call('env.reset', { session, seed: 1 })).result as { masks: number[][] };
+    await client.call('env.step', { session, actions: [reply.masks[0]!.indexOf(1)] });
+    const error = (await client.request('env.observe', { session, env: 0, seat: 1, episode: 'ended' })).error!;
+    expect(error).toMatchObject({ code: 'invalid_params', field: 'params.episode' });
+    expect(error.message).toContain('every-seat');
+    await client.call('env.close', { session });
+  });
+});
+
 describe('limits', () => {
   it('limits sessions and envs per connection', async () => {
     const peer = await BridgeClient.open(server.url);

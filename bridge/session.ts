@@ -42,6 +42,8 @@ export interface SessionOptions {
   limits: AgentLimits;
   /** Mixed into single-agent seeds (see the file header). */
   seedSecret: string;
+  /** multi sessions: keep every seat's view of an episode's end (env.observe, episode "ended"). */
+  finalObservationsOfEverySeat?: boolean;
 }
 
 /**
@@ -184,8 +186,8 @@ export interface EnvSession {
   step(actions: number[], control?: StepControl): BatchView | Promise<BatchView>;
   /** The table `seat` (default: the seat to act) may see in env `env`'s episode in progress or the last one it finished. */
   view(env: number, episode: Episode, seat: number | undefined, range: HandRange): Generator<void, TableView>;
-  /** `seat`'s current observation and legal actions in env `env` (all zero unless it is to act). */
-  observe(env: number, seat: number | undefined): { seat: number; observation: Float32Array; mask: Uint8Array };
+  /** `seat`'s current observation and legal actions in env `env` (all zero unless it is to act), or its view of the last episode's end. */
+  observe(env: number, seat: number | undefined, episode?: Episode): { seat: number; observation: Float32Array; mask: Uint8Array };
   /**
    * The record a client may have of env `env`'s session (see the file header), the hands in
    * `range`; `numHands` counts all its finished hands.
@@ -310,12 +312,21 @@ abstract class BaseSession implements EnvSession {
     return yield* this.vec.tableViewSteps(env, viewer, episode, range);
   }
 
-  observe(env: number, seat: number | undefined): { seat: number; observation: Float32Array; mask: Uint8Array } {
-    const viewer = this.viewer(env, 'current', seat);
+  observe(env: number, seat: number | undefined, episode: Episode = 'current'): { seat: number; observation: Float32Array; mask: Uint8Array } {
+    if (episode === 'ended' && !this.keepsEverySeatFinal) {
+      throw new BridgeError('invalid_params', 'params.episode: "ended" needs a multi session created with finalObservations "every-seat" (the final entries of a reply carry the observer\'s view)', 'params.episode');
+    }
+    const viewer = this.viewer(env, episode, seat);
     const observation = new Float32Array(this.vec.observationSize);
     const mask = new Uint8Array(NUM_ACTIONS);
-    this.vec.observe(env, viewer, observation, mask);
+    if (episode === 'ended') this.vec.finalObservationOf(env, viewer, observation);
+    else this.vec.observe(env, viewer, observation, mask);
     return { seat: viewer, observation, mask };
+  }
+
+  /** Whether every seat's view of an episode's end is kept (observe, episode "ended"). */
+  protected get keepsEverySeatFinal(): boolean {
+    return false;
   }
 
   close(): void {}
@@ -409,9 +420,16 @@ class MultiSession extends BaseSession {
 
   constructor(options: SessionOptions, config: EnvConfig, numPlayers: number) {
     super(options, config, numPlayers);
-    this.vec = new VecEnv({ numEnvs: options.numEnvs, config, keepEndedStates: true, listObservationEntries: true });
+    this.everySeatFinal = options.finalObservationsOfEverySeat ?? false;
+    this.vec = new VecEnv({ numEnvs: options.numEnvs, config, keepEndedStates: true, listObservationEntries: true, finalObservationsOfEverySeat: this.everySeatFinal });
     this.rewards = new Float32Array(options.numEnvs * numPlayers);
     this.rewardWidth = numPlayers;
+  }
+
+  private readonly everySeatFinal: boolean;
+
+  protected override get keepsEverySeatFinal(): boolean {
+    return this.everySeatFinal;
   }
 
   protected async prepare(): Promise<void> {}

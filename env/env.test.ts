@@ -445,6 +445,47 @@ describe('VecEnv', () => {
   });
 });
 
+describe('VecEnv finalObservationsOfEverySeat', () => {
+  // A turn-based client shows every agent the table as the episode left it: the observer's
+  // finalObservations row alone left the others with views from before the final actions.
+  it('keeps each seat\'s observation of the end of every ended episode', () => {
+    const numEnvs = 16;
+    const vec = new VecEnv({ numEnvs, keepEndedStates: true, finalObservationsOfEverySeat: true, config: { rules: { profile: 'tavern5', players: 5, hands: 2 } } }).reset(3);
+    expect(() => vec.finalObservationOf(0, 0, new Float32Array(OBS_SIZE))).toThrow(/env 0 has not ended an episode yet/);
+    const random = seedrandom('every-seat');
+    const actions = new Int32Array(numEnvs);
+    const expected = new Float32Array(OBS_SIZE);
+    const got = new Float32Array(OBS_SIZE);
+    let checked = 0;
+    for (let step = 0; step < 400; step++) {
+      vec.step(randomLegalActions(vec.masks, numEnvs, NUM_ACTIONS, random, actions));
+      for (let i = 0; i < numEnvs; i++) {
+        if (!vec.terminated[i] && !vec.truncated[i]) continue;
+        const ended = vec.endedStateOf(i)!;
+        for (let seat = 0; seat < 5; seat++) {
+          encodeObservation(ended, seat, expected);
+          vec.finalObservationOf(i, seat, got);
+          expect(got).toEqual(expected);
+        }
+        // The observer's is the finalObservations row.
+        const observerSeat = decodeObservation(vec.finalObservations.subarray(i * OBS_SIZE, (i + 1) * OBS_SIZE)).seat;
+        vec.finalObservationOf(i, observerSeat, got);
+        expect(got).toEqual(vec.finalObservations.subarray(i * OBS_SIZE, (i + 1) * OBS_SIZE));
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(10);
+    expect(() => vec.finalObservationOf(0, 5, got)).toThrow(/seat must be a seat 0..4, got 5/);
+    expect(() => vec.finalObservationOf(16, 0, got)).toThrow(RangeError);
+  });
+
+  it('is for multi-agent tables, and kept only when asked for', () => {
+    expect(() => new VecEnv({ numEnvs: 1, finalObservationsOfEverySeat: true, opponents: new RandomPolicy(1) })).toThrow(/multi-agent tables/);
+    const plain = new VecEnv({ numEnvs: 1 }).reset(0);
+    expect(() => plain.finalObservationOf(0, 0, new Float32Array(OBS_SIZE))).toThrow(/observer only/);
+  });
+});
+
 describe('VecEnv single-agent mode and reset mask', () => {
   it('steps the same trajectories as SingleAgentEnvs with the same opponents and seeds', () => {
     const config = { rules: { profile: 'tavern5', players: 5 }, episode: 'hand' } as const;

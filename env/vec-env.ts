@@ -19,7 +19,7 @@
 // rows are updated sparsely, clearing only what the previous step set).
 
 import { IllegalActionError, MAX_SEATS, NUM_ACTIONS, checkOptionKeys, checkSeed, drain, stateToRecord, type KratzenState, type StateReader } from './rules/index.js';
-import { OBS_SIZE, OBS_VERSION, ObservationRows, encodeObservation } from './observation.js';
+import { OBS_SIZE, OBS_VERSION, ObservationRows, checkFloatRows, encodeObservation } from './observation.js';
 import { encodeOtherHands } from './oracle.js';
 import { RUNNING, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { SingleAgentTable } from './single-agent-table.js';
@@ -210,6 +210,13 @@ export interface VecEnvOptions {
    * memory, which is cleared by that list. @default false
    */
   listObservationEntries?: boolean;
+  /**
+   * Multi-agent tables: when an episode ends, keep every seat's observation of its end, not only
+   * the observer's `finalObservations` row (`finalObservationOf`): a turn-based (AEC) client shows
+   * each agent the table as the episode left it. numEnvs x numPlayers x OBS_SIZE floats more.
+   * @default false
+   */
+  finalObservationsOfEverySeat?: boolean;
 }
 
 /** Every option VecEnv takes: a key missing here (or one that is not an option) does not compile. */
@@ -222,6 +229,7 @@ const VEC_ENV_OPTIONS = Object.keys({
   opponents: true,
   learnerSeat: true,
   listObservationEntries: true,
+  finalObservationsOfEverySeat: true,
 } satisfies Record<keyof VecEnvOptions, true>);
 
 /** What a vector env steps: a multi-agent Table or a SingleAgentTable. */
@@ -306,6 +314,10 @@ export class VecEnv extends VecEnvBuffers {
   private busy = false;
   /** The env being stepped, named when a step fails part-way. */
   private stepping = -1;
+  /** With finalObservationsOfEverySeat: row (i * numPlayers + seat) is that seat's view of env i's last ended episode. */
+  private readonly everySeatFinal: Float32Array | null;
+  /** Per env, 1 once an episode of it ended (everySeatFinal holds it). */
+  private readonly endedOnce: Uint8Array;
 
   constructor(options: VecEnvOptions) {
     super();
@@ -336,6 +348,11 @@ export class VecEnv extends VecEnvBuffers {
     // Private buffers are faster cleared whole with a plain fill, then written.
     this.sparseWrites = this.buffers.observations.buffer instanceof SharedArrayBuffer;
     this.rows = new ObservationRows(this.buffers.observations, this.numEnvs, !this.sparseWrites, options.listObservationEntries ?? false);
+    if (options.finalObservationsOfEverySeat && options.opponents !== undefined) {
+      throw new RangeError('finalObservationsOfEverySeat is for multi-agent tables: a single-agent table ends with its learner\'s view, finalObservations');
+    }
+    this.everySeatFinal = options.finalObservationsOfEverySeat ? new Float32Array(this.numEnvs * this.numPlayers * OBS_SIZE) : null;
+    this.endedOnce = new Uint8Array(this.numEnvs);
     this.maskSet = new Uint8Array(this.numEnvs * NUM_ACTIONS);
     this.maskSetCount = new Uint8Array(this.numEnvs);
     this.unstarted = this.numEnvs;
@@ -410,6 +427,20 @@ export class VecEnv extends VecEnvBuffers {
     encodeObservation(state, seat, obs);
     if (state.currentSeat === seat) state.legalActionMask(mask);
     else mask.fill(0);
+  }
+
+  /**
+   * Writes `seat`'s observation of the end of env i's last ended episode into `obs` (vector envs
+   * made with finalObservationsOfEverySeat; the seat of its `finalObservations` row gets that row).
+   */
+  finalObservationOf(i: number, seat: number, obs: Float32Array): void {
+    this.checkEnvIndex(i);
+    if (!this.everySeatFinal) throw new Error('this vector env keeps the final observation of the observer only (finalObservations): make it with finalObservationsOfEverySeat');
+    if (!Number.isInteger(seat) || seat < 0 || seat >= this.numPlayers) throw new RangeError(`seat must be a seat 0..${this.numPlayers - 1}, got ${String(seat).slice(0, 40)}`);
+    if (!this.endedOnce[i]) throw new RangeError(`env ${i} has not ended an episode yet`);
+    checkFloatRows(obs, 0, OBS_SIZE, 'an observation');
+    const from = (i * this.numPlayers + seat) * OBS_SIZE;
+    obs.set(this.everySeatFinal.subarray(from, from + OBS_SIZE));
   }
 
   /**
@@ -616,6 +647,8 @@ export class VecEnv extends VecEnvBuffers {
     b.truncated[i] = outcome === TRUNCATED ? 1 : 0;
     encodeObservation(table.state, table.observer, b.finalObservations, i * OBS_SIZE);
     const state = table.state;
+    if (this.everySeatFinal) for (let s = 0; s < this.numPlayers; s++) encodeObservation(state, s, this.everySeatFinal, (i * this.numPlayers + s) * OBS_SIZE);
+    this.endedOnce[i] = 1;
     for (let s = 0; s < MAX_SEATS; s++) {
       b.finalBalances[i * MAX_SEATS + s] = s < this.numPlayers ? state.balance(s) / state.game.unitsPerChip : 0;
     }

@@ -124,10 +124,9 @@ class KratzenAECEnv(AECEnv):
     `observe(agent)` is `{"observation": float32[OBS_SIZE], "action_mask": int8[74]}`: that
     agent's current observation (fetched from the server with `env.observe` when it is not the
     one to act, once per step); the mask is all zero unless the agent is to act. Once the
-    episode is over, an agent sees the last observation it was given: the final one goes to the
-    seat whose view it is (the last actor when the hand or session ended, the seat to act next
-    when `max_steps` cut the episode short). `last()` gives the agent's reward summed since it last acted; finished agents are
-    stepped with None.
+    episode is over, every agent sees the table as the episode left it (fetched with
+    `env.observe`, episode "ended", the first time it is asked for). `last()` gives the agent's
+    reward summed since it last acted; finished agents are stepped with None.
     """
 
     metadata = {"render_modes": [], "name": "kratzen_v1", "is_parallelizable": False}
@@ -152,7 +151,9 @@ class KratzenAECEnv(AECEnv):
             raise ValueError("KratzenAECEnv has no render modes")
         self.render_mode = None
         config = env_config(rules, episode, "terminate", illegal_action_penalty, reward_scale, max_steps, reward_normalization)
-        self._session = Session(url, client, token, {"mode": "multi", "numEnvs": 1, "config": config}, timeout)
+        # Every seat's view of an episode's end is kept on the server: an agent shown only the last
+        # observation it was given saw the table before the final actions, or zeros.
+        self._session = Session(url, client, token, {"mode": "multi", "numEnvs": 1, "config": config, "finalObservations": "every-seat"}, timeout)
         n = self._session.num_players
         self.possible_agents: List[str] = [f"player_{i}" for i in range(n)]
         self.agents: List[str] = []
@@ -165,6 +166,8 @@ class KratzenAECEnv(AECEnv):
         self._zero_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         self._seen: Dict[str, np.ndarray] = {}
         self._fetched: Dict[str, np.ndarray] = {}
+        # Agents whose view of the ended episode's end has not been fetched yet.
+        self._final_pending: set = set()
         self._mask = self._zero_mask
         self.rewards: Dict[str, float] = {}
         self._cumulative_rewards: Dict[str, float] = {}
@@ -198,6 +201,7 @@ class KratzenAECEnv(AECEnv):
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
         self._seen = {}
+        self._final_pending = set()
         self._was_reset = True
         self._select(batch)
 
@@ -213,6 +217,11 @@ class KratzenAECEnv(AECEnv):
         self._check_reset("observe")
         self._check_agent(agent)
         if self._done(agent) or agent not in self.agents:
+            if agent in self._final_pending:
+                seat = self.possible_agents.index(agent)
+                reply = self._session.client.call("env.observe", {"session": self._session.id, "env": 0, "seat": seat, "episode": "ended"})
+                self._seen[agent] = self._observation_of(reply, seat)
+                self._final_pending.discard(agent)
             return {"observation": self._seen.get(agent, self._zero_obs).copy(), "action_mask": self._zero_mask.copy()}
         if agent == self.agent_selection:
             return {"observation": self._seen[agent].copy(), "action_mask": self._mask.copy()}
@@ -288,6 +297,7 @@ class KratzenAECEnv(AECEnv):
         observer = np.flatnonzero(last_obs[seats]) if seats is not None else ()
         owner = self.possible_agents[int(observer[0])] if len(observer) == 1 and observer[0] < len(self.possible_agents) else last_actor
         self._seen[owner] = last_obs.copy()
+        self._final_pending = set(self.possible_agents) - {owner}
         for a in self.agents:
             getattr(self, ended_by)[a] = True
             self.infos[a] = {"balances": info.get("balances")} if info else {}

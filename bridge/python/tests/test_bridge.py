@@ -386,6 +386,37 @@ class AECTest(unittest.TestCase):
             self.assertTrue(changed)
         self.assertGreater(checked, 10)
 
+    def test_after_the_episode_every_agent_sees_the_table_as_it_ended(self):
+        # An agent was shown the last observation it had been given: one fetched before the final
+        # action (the card just played missing), or all zeros if it had never been observed
+        # [bridge probe].
+        env = KratzenAECEnv(SERVER.url, rules={"profile": "tavern5", "players": 4}, episode="hand", max_steps=3)
+        try:
+            slices = {s["name"]: (s["offset"], s["size"]) for s in env._session.client.call("spec", {})["observation"]["slices"]}
+            public = ["currentTrick", "playedTrick", "trickNumber", "pot", "phase", "numPlayers"]
+            for seed in range(4):
+                env.reset(seed=seed)
+                never_observed = env.possible_agents[-1]
+                before = {a: env.observe(a)["observation"].copy() for a in env.possible_agents if a != never_observed}
+                while not any(env.terminations.values()) and not any(env.truncations.values()):
+                    obs, _, _, _, _ = env.last()
+                    env.step(first_legal(obs["action_mask"]))
+                views = {a: env.observe(a)["observation"] for a in env.possible_agents}
+                reference = views[env.possible_agents[0]]
+                for agent, view in views.items():
+                    self.assertTrue(view.any(), agent)
+                    self.assertEqual(int(view[slices["seat"][0] + env.possible_agents.index(agent)]), 1, agent)
+                    for name in public:
+                        offset, size = slices[name]
+                        np.testing.assert_array_equal(view[offset:offset + size], reference[offset:offset + size], err_msg=f"seed {seed}, {agent}: {name}")
+                    if agent in before:
+                        self.assertFalse(np.array_equal(view, before[agent]), agent)
+                # The same as asked again: fetched once, kept.
+                for agent in env.possible_agents:
+                    np.testing.assert_array_equal(env.observe(agent)["observation"], views[agent])
+        finally:
+            env.close()
+
     def test_is_a_context_manager_like_every_other_env(self):
         # `with KratzenAECEnv(...)` raised TypeError (PettingZoo's AECEnv is none) [Python probe, session 39].
         with KratzenAECEnv(SERVER.url) as env:
@@ -421,9 +452,9 @@ class AECTest(unittest.TestCase):
         self.assertTrue(all(env.truncations.values()))
         for agent in env.possible_agents:
             seen = env.observe(agent)["observation"]
-            if seen.any():
-                self.assertEqual(int(np.flatnonzero(seen[seat_slice])[0]), env.possible_agents.index(agent), agent)
-        self.assertTrue(np.array_equal(env.observe(actor)["observation"], before[actor]))
+            self.assertEqual(int(np.flatnonzero(seen[seat_slice])[0]), env.possible_agents.index(agent), agent)
+        # The last actor sees the table after its action, not the one it acted on.
+        self.assertFalse(np.array_equal(env.observe(actor)["observation"], before[actor]))
         env.close()
 
     def test_reset_takes_options_it_does_not_read(self):
