@@ -45,6 +45,15 @@ describe('duplicate tournaments', () => {
     expect(mixed!.ties).toBe(result.deals.filter((d) => d.chipsPerHand[0] === d.chipsPerHand[1]).length);
   });
 
+  it('identical agents tie every deal in tavern5 too, whose fifths of a chip are no binary fractions [CLI probe]', async () => {
+    // Summed as floats, 9 of 16 deals differed in the last bit (-0.16000000000000006 against
+    // -0.16000000000000003): counted as wins, two copies of the heuristic rated 1469 and 1531.
+    const same = await runTournament({ agents: ['heuristic', 'heuristic'], rules: { profile: 'tavern5', players: 5, hands: 4 }, deals: 16, seed: 1 });
+    expect(same.headToHead[0]).toMatchObject({ meanDifference: 0, ties: 16, deals: 16 });
+    expect(same.agents.map((a) => a.rating)).toEqual([1500, 1500]);
+    for (const d of same.deals) expect(d.chipsPerHand[0]).toBe(d.chipsPerHand[1]);
+  });
+
   it('the heuristic beats random significantly', async () => {
     const result = await runTournament({ agents: ['heuristic', 'random'], rules: { profile: 'tavern5', players: 4 }, deals: 30, seed: 3 });
     const [h2h] = result.headToHead;

@@ -11,7 +11,7 @@
 import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { AmountOverflowError, ValidationError, createGame } from '../env/rules/index.js';
-import { createAgent, playSession, sessionChips, type Agent, type AgentContext } from '../agents/index.js';
+import { createAgent, playSession, type Agent, type AgentContext } from '../agents/index.js';
 import { bradleyTerryElo, meanCi, type MeanCi } from './stats.js';
 import { builtModule } from '../env/built-module.js';
 import { CheckpointError, type CheckpointErrorCode } from '../checkpoints/errors.js';
@@ -138,7 +138,9 @@ export async function playDeal(
   const game = createGame(config.rules);
   const n = game.numPlayers;
   const k = config.agents.length;
-  const chips = new Array<number>(k).fill(0);
+  // Summed in the engine's units, whole numbers: tavern5's fifths of a chip summed as floats
+  // made equal results differ in the last bit, and ties of identical agents counted as wins.
+  const units = new Array<number>(k).fill(0);
   const seatHands = new Array<number>(k).fill(0);
   let hands = 0;
   const sessionSeed = `${config.seed}/deal${deal}`;
@@ -161,14 +163,13 @@ export async function playDeal(
       agents.push(agent);
     }
     const state = playSession(agents, { rules: config.rules, seed: sessionSeed });
-    const won = sessionChips(state);
     hands += state.results.length;
     for (let s = 0; s < n; s++) {
-      chips[assignment[s]!]! += won[s]!;
+      units[assignment[s]!]! += state.balance(s);
       seatHands[assignment[s]!]! += state.results.length;
     }
   }
-  return { deal, chipsPerHand: chips.map((c, a) => c / seatHands[a]!), hands };
+  return { deal, chipsPerHand: units.map((u, a) => u / game.unitsPerChip / seatHands[a]!), hands };
 }
 
 /**
