@@ -6,7 +6,7 @@
 // minibatch. Every tensor is created and released inside tf.tidy.
 
 import seedrandom from 'seedrandom';
-import { NUM_ACTIONS } from '../env/rules/index.js';
+import { NUM_ACTIONS, ValidationError } from '../env/rules/index.js';
 import { OBS_SIZE } from '../env/observation.js';
 import { tf, tidyData } from '../agents/tfjs.js';
 import type { PolicyAgent } from '../agents/policy-agent.js';
@@ -414,4 +414,17 @@ function inNetworkLabels(agent: PolicyAgent, batch: Batch): Batch {
     actions: rows.actions!,
     ...(batch.otherHands && { otherHands: canonicalCardRows(batch.otherHands, ORACLE_SIZE, rows.relabellings!) }),
   };
+}
+
+/**
+ * Throws "training diverged" (field learningRate) when a loss of update `update` is no longer a
+ * number: the weights are gone too, and whatever learns on from them (or is saved, or played)
+ * holds none. `after` ends the message (what is left intact).
+ */
+export function checkLossesFinite(losses: object, update: number, config: { learningRate: number; maxGradNorm: number }, after = ''): void {
+  for (const [name, value] of Object.entries(losses)) {
+    if (!Number.isFinite(value)) {
+      throw new ValidationError('training diverged', 'learningRate', `update ${update}: ${name} is ${value}; the weights no longer hold numbers (learningRate ${config.learningRate}, maxGradNorm ${config.maxGradNorm})${after}`);
+    }
+  }
 }

@@ -15,7 +15,7 @@ import { PolicyAgent, sameArchitecture, selectBackend, type Agent } from '../age
 import { CheckpointStore, OPTIMIZER_EXTRA, RUN_STORE_FOLDER, loadCheckpointOrLatest, decodeOptimizerState, encodeOptimizerState, type NamedArray } from '../checkpoints/index.js';
 import { MAX_CONFIG_BYTES, criticHiddenSizesOf, criticInputSizeOf, parseTrainConfig, type TrainConfig } from './config.js';
 import { readRunFile, removeLeftoverTemps, writeFileAtomic } from './files.js';
-import { PpoLearner } from './ppo.js';
+import { PpoLearner, checkLossesFinite } from './ppo.js';
 import { GradientHelper, helperSetup } from './gradient-helper.js';
 import { OracleCritic } from './critic.js';
 import { LEARNER, RolloutCollector, revalue, type SeatController } from './rollout.js';
@@ -529,11 +529,7 @@ class TrainingRun {
     const losses = imitating ? this.ppo.imitate(batch, seed) : this.ppo.update(batch, seed, warmingUp && this.critic !== null);
     // A loss that is no longer a number means the weights are gone too: stop before they reach a
     // checkpoint (whose metrics would be refused, far from the cause), naming the likely culprit.
-    for (const [name, value] of Object.entries(losses)) {
-      if (!Number.isFinite(value)) {
-        throw new ValidationError('training diverged', 'learningRate', `update ${update}: ${name} is ${value}; the weights no longer hold numbers (learningRate ${config.learningRate}, maxGradNorm ${config.maxGradNorm}); the last checkpoint is intact`);
-      }
-    }
+    checkLossesFinite(losses, update, config, '; the last checkpoint is intact');
     const seconds = (Date.now() - t0) / 1000;
     const previousSteps = this.metrics.length ? this.metrics[this.metrics.length - 1]!.envSteps : 0;
     return {
