@@ -1,5 +1,5 @@
 // Duplicate tournaments: rotations, fairness, significance, reproducibility.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -110,8 +110,13 @@ describe('duplicate tournaments', () => {
     process.env.KRATZEN_TEST_LOAD_LOG = log;
     const config = { agents: [join(dir, 'store'), 'random'], rules, deals: 4, seed: 1, workers: 2 };
     const result = await runTournament(config, { checkpointModule: new URL('../test/fixtures/recording-loader.mjs', import.meta.url).href });
-    // Each worker loads the folder it was given, read once before they started.
-    expect(readFileSync(log, 'utf8').trim().split('\n')).toEqual([newest, newest]);
+    // Each worker loads the folder it was given, read once before they started: a copy of it,
+    // removed afterwards.
+    const loaded = readFileSync(log, 'utf8').trim().split('\n');
+    expect(loaded).toHaveLength(2);
+    expect(loaded[1]).toBe(loaded[0]);
+    expect(loaded[0]).not.toBe(newest);
+    expect(existsSync(loaded[0]!)).toBe(false);
     expect(result.config.checkpoints).toEqual({ [join(dir, 'store')]: newest });
     expect(result.agents[0]!.name).toBe(join(dir, 'store'));
     // A checkpoint folder given as itself is played as itself, and not listed.
@@ -123,6 +128,36 @@ describe('duplicate tournaments', () => {
     const pointer = join(dir, 'store', 'latest.json');
     writeFileSync(pointer, readFileSync(pointer, 'utf8').replace(/"manifestSha256": ?"[0-9a-f]{64}"/, `"manifestSha256":"${'0'.repeat(64)}"`));
     await expect(runTournament(config, { checkpointModule: new URL('../test/fixtures/recording-loader.mjs', import.meta.url).href })).rejects.toMatchObject({ name: 'CheckpointError', code: 'bad-pointer' });
+  });
+
+  it('plays the checkpoint latest named at the start though the run prunes it before a worker loads it [CLI probe]', async () => {
+    // A run training on beside `eval --agents runs/x` pruned the step folder the workers were
+    // given: "unknown agent" with --workers 2, every time.
+    await selectBackend('wasm');
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-tournament-pruned-'));
+    const rules = { profile: 'didactic4', players: 4 };
+    const store = new CheckpointStore(join(dir, 'store'), { rules });
+    const agent = new PolicyAgent({ architecture: { hiddenSizes: [8] }, seed: 1 });
+    const { dir: newest } = await store.save(agent, { step: 1 });
+    agent.dispose();
+    process.env.KRATZEN_TEST_LOAD_LOG = join(dir, 'loads.log');
+    process.env.KRATZEN_TEST_PRUNE = newest;
+    try {
+      const config = { agents: [join(dir, 'store'), 'random'], rules, deals: 4, seed: 1, workers: 2 };
+      const result = await runTournament(config, { checkpointModule: new URL('../test/fixtures/recording-loader.mjs', import.meta.url).href });
+      expect(existsSync(newest)).toBe(false);
+      expect(result.config.checkpoints).toEqual({ [join(dir, 'store')]: newest });
+      expect(result.deals).toHaveLength(4);
+    } finally {
+      delete process.env.KRATZEN_TEST_PRUNE;
+    }
+    // A damaged checkpoint is named as itself, not as the tournament's copy of it.
+    const { dir: damaged } = await new CheckpointStore(join(dir, 'other'), { rules }).save(new PolicyAgent({ architecture: { hiddenSizes: [8] }, seed: 2 }), { step: 1 });
+    const weights = join(damaged, 'weights.bin');
+    writeFileSync(weights, Buffer.alloc(readFileSync(weights).length, 7));
+    const failed = runTournament({ agents: [join(dir, 'other'), 'random'], rules, deals: 2, seed: 1, workers: 2 }, { checkpointModule: new URL('../test/fixtures/recording-loader.mjs', import.meta.url).href });
+    await expect(failed).rejects.toMatchObject({ name: 'CheckpointError', path: expect.stringContaining(damaged) });
+    await expect(failed).rejects.toThrow(damaged);
   });
 
   it('writes a JSON result and an HTML report with an SVG chart', async () => {

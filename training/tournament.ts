@@ -17,6 +17,7 @@ import { builtModule } from '../env/built-module.js';
 import { CheckpointError, type CheckpointErrorCode } from '../checkpoints/errors.js';
 import { isBuiltinAgent } from '../agents/registry.js';
 import { checkpointFolderOf } from '../checkpoints/store.js';
+import { pinCheckpoints } from './pinned-checkpoints.js';
 
 /**
  * What a tournament worker posts when it stops: bad input keeps its field across the thread, and
@@ -239,14 +240,26 @@ export async function runTournament(config: TournamentConfig, options: RunOption
   }
   const game = createGame(config.rules);
   const workers = Math.max(1, Math.min(config.workers ?? 1, config.deals));
+  if (options.preloaded && workers > 1) throw new Error('preloaded agents need workers: 1');
   // A store's or a run's `latest` moves while that run trains: read once here, every deal (and
-  // every worker) plays the same checkpoint. Each worker read it for itself at its first deal, and
-  // one agent name covered two policies.
-  const latest = options.preloaded ? new Map<string, string>() : await latestCheckpoints(config.agents);
-  const playing: TournamentConfig = latest.size === 0 ? config : { ...config, agents: config.agents.map((spec) => latest.get(spec) ?? spec) };
+  // every worker) plays the same checkpoint, a copy of it (pinned-checkpoints.ts). Each worker
+  // read it for itself at its first deal, and one agent name covered two policies.
+  const pins = options.preloaded ? null : await pinCheckpoints(config.agents, async (spec) => (await latestCheckpoints([spec])).get(spec));
+  try {
+    const playing: TournamentConfig = !pins || pins.playing.size === 0 ? config : { ...config, agents: config.agents.map((spec) => pins.playing.get(spec) ?? spec) };
+    const results = await playDeals(config, playing, workers, options);
+    return summarize(config, game.numPlayers, results, pins?.latest);
+  } catch (e) {
+    throw pins ? pins.describe(e) : e;
+  } finally {
+    await pins?.dispose();
+  }
+}
+
+/** Every deal of `playing` (`config` with the checkpoints it plays), in `workers` threads. */
+async function playDeals(config: TournamentConfig, playing: TournamentConfig, workers: number, options: RunOptions): Promise<DealResult[]> {
   const results: DealResult[] = new Array(config.deals);
   let done = 0;
-  if (options.preloaded && workers > 1) throw new Error('preloaded agents need workers: 1');
   if (workers === 1) {
     const cache = new Map<string, Agent>(options.preloaded ?? []);
     for (let deal = 0; deal < config.deals; deal++) {
@@ -284,7 +297,7 @@ export async function runTournament(config: TournamentConfig, options: RunOption
       await Promise.all(running.map((worker) => worker.terminate()));
     }
   }
-  return summarize(config, game.numPlayers, results, latest);
+  return results;
 }
 
 /**
