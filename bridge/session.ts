@@ -417,6 +417,8 @@ class MultiSession extends BaseSession {
   readonly learnerSeat = null;
   protected readonly rewards: Float32Array;
   protected readonly rewardWidth: number;
+  /** Whether the vector env keeps every seat's view of an episode's end. */
+  private readonly everySeatFinal: boolean;
 
   constructor(options: SessionOptions, config: EnvConfig, numPlayers: number) {
     super(options, config, numPlayers);
@@ -425,8 +427,6 @@ class MultiSession extends BaseSession {
     this.rewards = new Float32Array(options.numEnvs * numPlayers);
     this.rewardWidth = numPlayers;
   }
-
-  private readonly everySeatFinal: boolean;
 
   protected override get keepsEverySeatFinal(): boolean {
     return this.everySeatFinal;
