@@ -227,28 +227,33 @@ async function actInSlices(policy: PolicyAgent, observations: Float32Array, mask
   const size = rowsPerSlice(policy);
   if (n <= size) return policy.act(observations, masks, seats);
   const actions = new Int32Array(n);
-  for (let from = 0; from < n; from += size) {
-    const to = Math.min(n, from + size);
+  await forEachSlice(n, size, control, false, (from, to) => {
     actions.set(policy.act(observations.subarray(from * OBS_SIZE, to * OBS_SIZE), masks.subarray(from * NUM_ACTIONS, to * NUM_ACTIONS), seats.subarray(from, to)), from);
-    if (to < n && control.due()) await control.pause();
-  }
+  });
   return actions;
 }
 
+/** evaluate, a slice of rows at a time; it follows the act, so it may give way before its first slice too. */
 async function evaluateInSlices(policy: PolicyAgent, observations: Float32Array, masks: Uint8Array, control: StepControl): Promise<{ probs: Float32Array; values: Float32Array }> {
   const n = observations.length / OBS_SIZE;
   const size = rowsPerSlice(policy);
   if (n <= size) return policy.evaluate(observations, masks);
   const probs = new Float32Array(n * NUM_ACTIONS);
   const values = new Float32Array(n);
-  for (let from = 0; from < n; from += size) {
-    const to = Math.min(n, from + size);
-    if (control.due()) await control.pause();
+  await forEachSlice(n, size, control, true, (from, to) => {
     const slice = policy.evaluate(observations.subarray(from * OBS_SIZE, to * OBS_SIZE), masks.subarray(from * NUM_ACTIONS, to * NUM_ACTIONS));
     probs.set(slice.probs, from * NUM_ACTIONS);
     values.set(slice.values, from);
-  }
+  });
   return { probs, values };
+}
+
+/** `run(from, to)` over rows [0, n) in slices of `size`, giving way through `control` between them (and before the first, with `pauseFirst`). */
+async function forEachSlice(n: number, size: number, control: StepControl, pauseFirst: boolean, run: (from: number, to: number) => void): Promise<void> {
+  for (let from = 0; from < n; from += size) {
+    if ((from > 0 || pauseFirst) && control.due()) await control.pause();
+    run(from, Math.min(n, from + size));
+  }
 }
 
 async function actRowByRow(agent: Agent, observations: Float32Array, masks: Uint8Array, seats: Int32Array, control: StepControl): Promise<Int32Array> {

@@ -313,7 +313,7 @@ abstract class BaseSession implements EnvSession {
   }
 
   observe(env: number, seat: number | undefined, episode: Episode = 'current'): { seat: number; observation: Float32Array; mask: Uint8Array } {
-    if (episode === 'ended' && !this.keepsEverySeatFinal) {
+    if (episode === 'ended' && !this.vec.keepsFinalObservationsOfEverySeat) {
       throw new BridgeError('invalid_params', 'params.episode: "ended" needs a multi session created with finalObservations "every-seat" (the final entries of a reply carry the observer\'s view)', 'params.episode');
     }
     const viewer = this.viewer(env, episode, seat);
@@ -322,11 +322,6 @@ abstract class BaseSession implements EnvSession {
     if (episode === 'ended') this.vec.finalObservationOf(env, viewer, observation);
     else this.vec.observe(env, viewer, observation, mask);
     return { seat: viewer, observation, mask };
-  }
-
-  /** Whether every seat's view of an episode's end is kept (observe, episode "ended"). */
-  protected get keepsEverySeatFinal(): boolean {
-    return false;
   }
 
   close(): void {}
@@ -417,19 +412,12 @@ class MultiSession extends BaseSession {
   readonly learnerSeat = null;
   protected readonly rewards: Float32Array;
   protected readonly rewardWidth: number;
-  /** Whether the vector env keeps every seat's view of an episode's end. */
-  private readonly everySeatFinal: boolean;
 
   constructor(options: SessionOptions, config: EnvConfig, numPlayers: number) {
     super(options, config, numPlayers);
-    this.everySeatFinal = options.finalObservationsOfEverySeat ?? false;
-    this.vec = new VecEnv({ numEnvs: options.numEnvs, config, keepEndedStates: true, listObservationEntries: true, finalObservationsOfEverySeat: this.everySeatFinal });
+    this.vec = new VecEnv({ numEnvs: options.numEnvs, config, keepEndedStates: true, listObservationEntries: true, finalObservationsOfEverySeat: options.finalObservationsOfEverySeat ?? false });
     this.rewards = new Float32Array(options.numEnvs * numPlayers);
     this.rewardWidth = numPlayers;
-  }
-
-  protected override get keepsEverySeatFinal(): boolean {
-    return this.everySeatFinal;
   }
 
   protected async prepare(): Promise<void> {}

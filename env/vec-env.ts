@@ -429,6 +429,11 @@ export class VecEnv extends VecEnvBuffers {
     else mask.fill(0);
   }
 
+  /** Whether every seat's view of an episode's end is kept (finalObservationsOfEverySeat). */
+  get keepsFinalObservationsOfEverySeat(): boolean {
+    return this.everySeatFinal !== null;
+  }
+
   /**
    * Writes `seat`'s observation of the end of env i's last ended episode into `obs` (vector envs
    * made with finalObservationsOfEverySeat; the seat of its `finalObservations` row gets that row).
