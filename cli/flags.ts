@@ -137,6 +137,12 @@ export function parseFlags<T extends ParseArgsConfig>(config: T): ReturnType<typ
  */
 function clearerParseError(error: unknown, config: ParseArgsConfig): unknown {
   const message = (error as Error)?.message ?? '';
+  // A bare --help or -h never gets here (wantsHelp answers it first): this is one with a value
+  // (`--help=x`), which parseArgs called an unknown option where a verb does not declare help,
+  // as if there were no help at all. Every verb answers it in the same words.
+  if (/^Unknown option '(--help|-h)'/.test(message) || message.startsWith("Option '-h, --help' does not take an argument")) {
+    return Object.assign(new TypeError(`Option '--help' takes no value: give --help (or -h) alone`), { code: (error as { code?: string }).code });
+  }
   const flag = /^Option '(-[^']+)' argument is ambiguous/.exec(message)?.[1];
   if (flag === undefined) return error;
   const short = flag.startsWith('--') ? undefined : flag.slice(1);

@@ -472,6 +472,13 @@ describe('kratzen <verb> --help', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(new RegExp(`^kratzen ${verb}\\b`));
   });
+  // `random --help=x` said "Unknown option '--help'", as if the verb had no help [CLI probe, session 43].
+  it.each(verbs)('%s --help=x is refused as help given a value, in the same words for every verb', (verb) => {
+    const run = spawnSync(process.execPath, [BIN, verb, '--help=x'], { encoding: 'utf8', timeout: 20_000, input: '' });
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(JSON.parse(run.stderr)).toEqual({ error: 'invalid arguments', field: 'help', reason: "Option '--help' takes no value: give --help (or -h) alone" });
+  });
   it('an unknown verb is a JSON error naming the verb, as other bad arguments are (it was plain text)', () => {
     expect(kratzen('bogusverb')).toMatchObject({ code: 2, json: { error: 'invalid arguments', field: 'verb', reason: expect.stringMatching(/bogusverb/) } });
   });
