@@ -35,6 +35,7 @@ export interface UpdateMetrics {
   /** With an oracle critic: its loss against the returns. */
   criticLoss?: number;
   entropy: number;
+  /** KL divergence of the updated policy from the collecting one on the batch's decisions, estimated (>= 0). */
   approxKl: number;
   clipFraction: number;
   gradNorm: number;
@@ -125,12 +126,15 @@ export class PpoLearner {
     }
     const logAll = tf.logSoftmax(logits);
     const logProb = tf.sum(tf.mul(logAll, t.chosen), 1);
-    const ratio = tf.exp(tf.sub(logProb, t.oldLogProbs));
+    const logRatio = tf.sub(logProb, t.oldLogProbs);
+    const ratio = tf.exp(logRatio);
     const clipped = tf.clipByValue(ratio, 1 - hp.clip, 1 + hp.clip);
     const policyLoss = tf.neg(tf.mean(tf.minimum(tf.mul(ratio, t.advantages), tf.mul(clipped, t.advantages)))) as tf.Scalar;
     // Masked logits are -1e9: their probability is exactly 0, so p * log p adds 0 there.
     const entropy = tf.neg(tf.mean(tf.sum(tf.mul(tf.exp(logAll), logAll), 1))) as tf.Scalar;
-    const approxKl = tf.mean(tf.sub(t.oldLogProbs, logProb)) as tf.Scalar;
+    // KL(old || new) estimated as the mean of (r - 1) - log r (Schulman's "k3"): never negative,
+    // unlike the mean of -log r, which went below 0 in a quarter of the updates of a small run.
+    const approxKl = tf.mean(tf.sub(tf.sub(ratio, 1), logRatio)) as tf.Scalar;
     const clipFraction = tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), hp.clip), 'float32')) as tf.Scalar;
     const full = tf.add(policyLoss, tf.sub(valueLosses, tf.mul(entropy, hp.entropyCoef)));
     // Zero times the policy's losses keeps its weights in the gradient list (Adam keys its moments by position).
