@@ -132,9 +132,10 @@ export class PpoLearner {
     const policyLoss = tf.neg(tf.mean(tf.minimum(tf.mul(ratio, t.advantages), tf.mul(clipped, t.advantages)))) as tf.Scalar;
     // Masked logits are -1e9: their probability is exactly 0, so p * log p adds 0 there.
     const entropy = tf.neg(tf.mean(tf.sum(tf.mul(tf.exp(logAll), logAll), 1))) as tf.Scalar;
-    // KL(old || new) estimated as the mean of (r - 1) - log r (Schulman's "k3"): never negative,
-    // unlike the mean of -log r, which went below 0 in a quarter of the updates of a small run.
-    const approxKl = tf.mean(tf.sub(tf.sub(ratio, 1), logRatio)) as tf.Scalar;
+    // KL(old || new) estimated as the mean of (r - 1) - log r (Schulman's "k3"), each term >= 0
+    // (floored at 0 against float32 rounding where r is within an ulp of 1); the mean of -log r
+    // dips below 0 when the policy barely moves.
+    const approxKl = tf.mean(tf.relu(tf.sub(tf.sub(ratio, 1), logRatio))) as tf.Scalar;
     const clipFraction = tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), hp.clip), 'float32')) as tf.Scalar;
     const full = tf.add(policyLoss, tf.sub(valueLosses, tf.mul(entropy, hp.entropyCoef)));
     // Zero times the policy's losses keeps its weights in the gradient list (Adam keys its moments by position).
