@@ -87,7 +87,7 @@ ${SESSION_FLAGS}
 
 Duplicate tournament (README "Evaluation"): every deal is played once per seat rotation, so
 each agent holds every hand. Prints chips per hand with a 95% confidence interval and writes
-result.json and report.html to --out.
+result.json and report.html to --out. Ctrl-C stops after the deals in play and exits 130.
 
   --agents A,B[,...]            random, heuristic[:caution=C], pimc[:samples=K,timeBudgetMs=T,rollout=heuristic|random],
                                 or a checkpoint directory (a checkpoint, a store, or a run: runs/<name>, whose

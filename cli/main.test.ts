@@ -1,5 +1,6 @@
 // The `kratzen` command end to end: replay and random through the built bin, as a user runs them.
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -169,6 +170,30 @@ describe('kratzen eval', () => {
     expect(stderr).toMatch(/report: .*report\.html/);
     expect(readFileSync(join(out, 'report.html'), 'utf8')).toMatch(/<svg/);
   });
+  // Each Ctrl-C of `eval --agents runs/x` left the tournament's copy of the run's checkpoint (up
+  // to 256 MiB) in the temp folder [probe, session 44].
+  it.each([['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const)('stopped by %s, it removes its copies of checkpoints and exits %i', async (signal, exitCode) => {
+    const temp = mkdtempSync(join(tmpdir(), 'kratzen-eval-stop-'));
+    const store = join(temp, 'store');
+    const step = join(store, 'step-000000000001');
+    cpSync(join(ROOT, 'checkpoints/pretrained/didactic4-p4/checkpoint'), step, { recursive: true });
+    const manifestSha256 = createHash('sha256').update(readFileSync(join(step, 'manifest.json'))).digest('hex');
+    writeFileSync(join(store, 'latest.json'), JSON.stringify({ checkpoint: 'step-000000000001', step: 1, manifestSha256 }));
+    const copies = join(temp, 'tmp');
+    mkdirSync(copies);
+    const child = spawn(process.execPath, [BIN, 'eval', '--agents', `${store},random`, '--hands', '400000', '--workers', '2', '--out', join(temp, 'out')], { env: { ...process.env, TMPDIR: copies }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // Stopped once its deals are under way (the bar has counted some), when the copy exists.
+    while (!/eval \[[^\]]*\] +[1-9]/.test(stderr) && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+    expect(readdirSync(copies).filter((name) => name.startsWith('kratzen-tournament-'))).toHaveLength(1);
+    child.kill(signal);
+    expect(await exited, stderr.slice(-400)).toBe(exitCode);
+    expect(stderr).toMatch(/stopping after the deals in play/);
+    expect(readdirSync(copies)).toEqual([]);
+    rmSync(temp, { recursive: true, force: true });
+  }, 60_000);
   it('says how many hands it played when --hands rounds up to whole duplicate deals', () => {
     const run = spawnSync(process.execPath, [BIN, 'eval', '--agents', 'heuristic,random', '--hands', '7', '--workers', '1', '--out', join(tmp, 'eval7')], { encoding: 'utf8' });
     expect(run.status).toBe(0);

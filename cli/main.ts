@@ -17,7 +17,7 @@ import {
   ValidationError,
   quoteInput,
 } from '../env/rules/index.js';
-import { ProgressBar, checkAgentSpec, dealsBetterText, dealsForHands, runTournament, tournamentReportProblem, writeTournamentReport, type TournamentConfig, type TournamentResult } from '../training/index.js';
+import { ProgressBar, checkAgentSpec, dealsBetterText, dealsForHands, runTournament, tournamentReportProblem, writeTournamentReport, type RunOptions, type TournamentConfig, type TournamentResult } from '../training/index.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { CheckpointError } from '../checkpoints/errors.js';
 import { agentListFlag, integerFlag, outputFolderFlag, parseArgsErrorField, parseFlags, redisFlag, rulesFromFlags, seedFlag } from './flags.js';
@@ -181,6 +181,29 @@ async function evalOnRedis(config: TournamentConfig, options: DistributedOptions
   }
 }
 
+/**
+ * runTournament here, stopped by Ctrl-C, a kill or a closed terminal after the deals in play: the
+ * tournament's copies of checkpoints are removed (each stop left one behind, up to 256 MiB), then
+ * the process exits with the signal's code.
+ */
+async function evalLocally(config: TournamentConfig, options: RunOptions): Promise<TournamentResult> {
+  let stoppedBy: NodeJS.Signals | null = null;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stoppedBy) process.exit(signalExitCode(signal));
+    stoppedBy = signal;
+    process.stderr.write('\nstopping after the deals in play (again to quit at once)...\n');
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  try {
+    return await runTournament(config, { ...options, shouldStop: () => stoppedBy !== null });
+  } catch (e) {
+    if (stoppedBy) process.exit(signalExitCode(stoppedBy));
+    throw e;
+  } finally {
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+  }
+}
+
 async function runEval(args: string[]): Promise<void> {
   const { values } = parseFlags({
     args,
@@ -238,7 +261,7 @@ async function runEval(args: string[]): Promise<void> {
       process.stderr.write(`eval: ${deals} deals go to Redis at ${redactedUrl(values.redis!)}; \`kratzen worker --redis <url>\` processes play them (until one takes them, this waits)\n`);
       result = await evalOnRedis(config, { connection, blockDeals, onDeal: (done) => bar.update(done) });
     } else {
-      result = await runTournament(config, {
+      result = await evalLocally(config, {
         loadCheckpoint,
         checkpointModule: new URL('../checkpoints/agent-loader.js', import.meta.url).href,
         onDeal: (done) => bar.update(done),

@@ -5,6 +5,7 @@
 
 import { constants } from 'node:fs';
 import { copyFile, lstat, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { MANIFEST_FILE, MODEL_FILE, WEIGHTS_FILE } from '../checkpoints/manifest.js';
@@ -14,8 +15,12 @@ import { CheckpointError } from '../checkpoints/errors.js';
 const POLICY_FILES = [MANIFEST_FILE, MODEL_FILE, WEIGHTS_FILE];
 /** Larger folders are played in place: a checkpoint that size is refused by the loader anyway. */
 const MAX_PINNED_BYTES = 256 * 1024 * 1024;
-/** A run that prunes faster than a copy is made still gets a few more tries. */
-const ATTEMPTS = 5;
+/**
+ * A run that saves and prunes beside us can name a checkpoint that is gone by the time it is read
+ * or copied: `latest` is read again, a few times, a little later each time.
+ */
+const ATTEMPTS = 8;
+const RETRY_MS = 25;
 
 export interface PinnedCheckpoints {
   /** Per spec: the checkpoint folder its `latest` named (for the result). */
@@ -41,28 +46,37 @@ export async function pinCheckpoints(specs: readonly string[], resolve: (spec: s
   const dispose = async () => {
     if (root !== null) await rm(root, { recursive: true, force: true });
   };
+  /** Pins `spec`'s checkpoint: 'gone' when it vanished under us (read `latest` again), else 'done'. */
+  const pin = async (spec: string, lastAttempt: boolean): Promise<'done' | 'gone'> => {
+    const folder = await resolve(spec);
+    if (folder === undefined) return 'done';
+    latest.set(spec, folder);
+    playing.set(spec, folder);
+    const files = await policyFiles(folder);
+    // On the last try a folder without its files is played in place, and the loader says so.
+    if (files === 'missing') return lastAttempt ? 'done' : 'gone';
+    if (files === 'not-copyable') return 'done';
+    root ??= await mkdtemp(path.join(os.tmpdir(), 'kratzen-tournament-'));
+    const copy = path.join(root, String(copies.size));
+    await rm(copy, { recursive: true, force: true });
+    await mkdir(copy);
+    for (const file of POLICY_FILES) await copyFile(path.join(folder, file), path.join(copy, file), constants.COPYFILE_EXCL);
+    copies.set(copy, folder);
+    playing.set(spec, copy);
+    return 'done';
+  };
   try {
     for (const spec of new Set(specs)) {
       for (let attempt = 1; ; attempt++) {
-        const folder = await resolve(spec);
-        if (folder === undefined) break;
-        latest.set(spec, folder);
-        playing.set(spec, folder);
-        if (!(await copyable(folder))) break;
-        root ??= await mkdtemp(path.join(os.tmpdir(), 'kratzen-tournament-'));
-        const copy = path.join(root, String(copies.size));
-        await rm(copy, { recursive: true, force: true });
-        await mkdir(copy);
+        let outcome: 'done' | 'gone';
         try {
-          for (const file of POLICY_FILES) await copyFile(path.join(folder, file), path.join(copy, file), constants.COPYFILE_EXCL);
+          outcome = await pin(spec, attempt === ATTEMPTS);
         } catch (e) {
-          // Pruned under the copy: `latest` names a newer one by now.
-          if ((e as NodeJS.ErrnoException).code === 'ENOENT' && attempt < ATTEMPTS) continue;
-          throw e;
+          if (attempt === ATTEMPTS || !prunedUnderUs(e)) throw e;
+          outcome = 'gone';
         }
-        copies.set(copy, folder);
-        playing.set(spec, copy);
-        break;
+        if (outcome === 'done') break;
+        await delay(RETRY_MS * attempt);
       }
     }
   } catch (e) {
@@ -79,13 +93,25 @@ export async function pinCheckpoints(specs: readonly string[], resolve: (spec: s
   return { latest, playing, describe, dispose };
 }
 
-/** Whether `folder`'s policy files are regular files small enough to copy (a FIFO would hang the copy). */
-async function copyable(folder: string): Promise<boolean> {
+/**
+ * Whether `folder`'s policy files are regular files small enough to copy ('copy'; a FIFO would
+ * hang the copy), some are missing (pruned, or never there), or they are not copyable.
+ */
+async function policyFiles(folder: string): Promise<'copy' | 'missing' | 'not-copyable'> {
   let bytes = 0;
   for (const file of POLICY_FILES) {
-    const stat = await lstat(path.join(folder, file)).catch(() => null);
-    if (!stat?.isFile()) return false;
+    const stat = await lstat(path.join(folder, file)).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? 'missing' : null));
+    if (stat === 'missing') return 'missing';
+    if (!stat?.isFile()) return 'not-copyable';
     bytes += stat.size;
   }
-  return bytes <= MAX_PINNED_BYTES;
+  return bytes <= MAX_PINNED_BYTES ? 'copy' : 'not-copyable';
+}
+
+/**
+ * Whether `e` is what a checkpoint pruned while we read it gives: a file gone under the copy, or
+ * a `latest` pointer whose checkpoint could not be read (the store's own check says bad-pointer).
+ */
+function prunedUnderUs(e: unknown): boolean {
+  return (e as NodeJS.ErrnoException)?.code === 'ENOENT' || (e instanceof CheckpointError && e.code === 'bad-pointer');
 }
