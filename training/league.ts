@@ -43,17 +43,25 @@ export class League {
   draw(random: () => number): LeagueDraw {
     const w = this.weights;
     const snapshots = this.snapshotAgents;
-    // pimc last: a league without it draws exactly as before it existed.
-    const weights = [w.selfPlay, w.heuristic, w.random, snapshots.length > 0 ? w.snapshots : 0, w.pimc];
-    const total = weights.reduce((a, b) => a + b, 0);
+    // Drawn in this order, pimc last: a league without pimc draws as runs saved before it joined
+    // did, so they resume the same.
+    const members: { weight: number; opponent: ((random: () => number) => Agent) | null }[] = [
+      { weight: w.selfPlay, opponent: null },
+      { weight: w.heuristic, opponent: () => this.heuristic },
+      { weight: w.random, opponent: () => this.random },
+      { weight: snapshots.length > 0 ? w.snapshots : 0, opponent: (r) => snapshots[Math.floor(r() * snapshots.length)]! },
+      { weight: w.pimc, opponent: () => this.pimc },
+    ];
+    const total = members.reduce((sum, member) => sum + member.weight, 0);
     let u = random() * total;
-    let kind = 0;
-    while (kind < weights.length - 1 && (u -= weights[kind]!) >= 0) kind++;
+    let m = 0;
+    while (m < members.length - 1 && (u -= members[m]!.weight) >= 0) m++;
     // Rounding can carry u past the last weight: that draw goes to the last member with a weight.
-    while (kind > 0 && weights[kind] === 0) kind--;
+    while (m > 0 && members[m]!.weight === 0) m--;
     const n = this.numPlayers;
-    if (kind === 0) return { seats: new Array<SeatController>(n).fill(LEARNER) };
-    const opponent: Agent = kind === 1 ? this.heuristic : kind === 2 ? this.random : kind === 4 ? this.pimc : snapshots[Math.floor(random() * snapshots.length)]!;
+    const pick = members[m]!.opponent;
+    if (pick === null) return { seats: new Array<SeatController>(n).fill(LEARNER) };
+    const opponent = pick(random);
     const learners = 1 + Math.floor(random() * (n - 1));
     const seats = new Array<SeatController>(n).fill(opponent);
     const order = Array.from({ length: n }, (_, s) => s);
