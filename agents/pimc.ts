@@ -99,8 +99,8 @@ export class PimcAgent implements Agent {
     const started = Date.now();
     let simulated = 0;
     for (let k = 0; ; k++) {
-      // The action cap holds for a time budget too: on a server, 100 ms of a fast machine's
-      // playouts held another client's step for 0.7 s.
+      // The action cap holds for a time budget too: a fast machine's playouts in a short budget
+      // would otherwise hold another client's step on a server far longer than the budget.
       if (k > 0 && simulated >= this.maxSimulatedActions) break;
       if (this.timeBudgetMs === undefined ? k >= this.samples : k > 0 && Date.now() - started >= this.timeBudgetMs) break;
       const state = sampleState(view, this.random);

@@ -53,8 +53,8 @@ export class SessionHost {
   /**
    * Connections with requests here and not disposed of; any other is gone. The gone ones were
    * remembered instead, the newest 4096: every closing socket disposes of itself in every host, so
-   * 4096 quick connections made a host forget a client whose work was paused, and it ran on
-   * [bridge probe, session 42]. This set holds only connections still open.
+   * 4096 quick connections made a host forget a client whose work was paused, and it ran on.
+   * This set holds only connections still open.
    */
   private readonly live = new Set<number>();
 

@@ -65,15 +65,12 @@ interface PausedPiece {
 
 // Paused sliced work of this thread (main or worker), resumed one piece per turn of the event
 // loop, the piece whose owner has used least of the thread lately first (ties: in order of
-// pausing). When each piece resumed on its own setImmediate with a slice of its own, N pieces
-// paused together ran N slices back to back, so 16 clients resetting 1024-env sessions held the
-// main thread 0.1-0.2 s at a time. When pieces took turns one each (a piece being whatever ran
-// until the slice was used up), a search client's ~50 ms piece counted as much as a bystander's
-// 2 ms, and each new connection's first piece went before everything else: four clients
-// reconnecting every ~0.4 s to reset 64-env search sessions held a bystander's 4-env step seconds
-// at the median (20 ms alone). Use is compared as it was at each pause: faded while waiting, the
-// use of 48 clients each waiting seconds for its next ~50 ms piece was as little as a bystander's,
-// who then waited behind them all (0.6 s at the median) [bridge probe, session 39].
+// pausing). Not each piece on its own setImmediate: N pieces paused together would run N slices
+// back to back. Not in turns of one piece each: a search client's long piece would count as much
+// as a bystander's short one, and clients reconnecting to start new work would go first every
+// time. Use is compared as it was at each pause: faded while waiting, the use of many clients
+// each waiting for its next long piece would read as little as a bystander's, who would then
+// wait behind them all.
 const paused: PausedPiece[] = [];
 /** The slice of this thread's sliced work (fair-scheduler.ts). */
 const slice = new SliceClock();
@@ -134,8 +131,8 @@ export function slicedControl(sliceMs: number, owner: RecentUse, gone: () => boo
     /**
      * Waits for the work's first turn among the paused work, if any waits or the slice is used
      * up; false once the client is gone. A request's first piece (a reset's deal and a search
-     * opponent's decision, ~50 ms) ran as soon as it reached a worker: 16 clients resetting
-     * search sessions held a bystander's step 1.2 s [bridge probe, session 39].
+     * opponent's decision, tens of ms) waits its turn too: run as soon as it reached a worker,
+     * many clients resetting search sessions held a bystander's step for seconds.
      */
     start: () =>
       paused.length === 0 && !slice.usedUp(sliceMs)

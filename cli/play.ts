@@ -44,7 +44,7 @@ import { STOP_SIGNALS, signalExitCode } from './signals.js';
 /**
  * The opponents' limits in `play`: a bot decides on the thread that answers Ctrl-C, so its
  * decision must end within seconds (pimc:samples=99999 held a Ctrl-C off for minutes, and the
- * record was never saved) [web probe, session 42].
+ * record was never saved).
  */
 export const PLAY_AGENT_LIMITS: AgentLimits = { ...LOCAL_AGENT_LIMITS, maxPimcTimeBudgetMs: 5_000, maxPimcSimulatedActions: 200_000 };
 

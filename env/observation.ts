@@ -246,9 +246,9 @@ function symexp(y: number): number {
 // target row, and lists their indices when asked. Callers either clear the whole row first, or,
 // for rows they own, keep the list per row and clear only those entries next time
 // (ObservationRows). Rows in shared memory need the latter: TypedArray.fill on a
-// SharedArrayBuffer takes V8's slow relaxed-atomic path. The list costs: a vector env's step was
-// about 8-10% faster without it (n64 and n1024), so rows cleared whole list their
-// entries only for sparse wire formats (the bridge).
+// SharedArrayBuffer takes V8's slow relaxed-atomic path. The list costs a vector env's step a
+// few percent, so rows cleared whole list their entries only for sparse wire formats (the
+// bridge).
 const MAX_NONZERO = 256;
 const NO_LIST = new Uint16Array(0);
 
@@ -256,7 +256,7 @@ const NO_LIST = new Uint16Array(0);
 // the encoding of a seat). Amounts under AMOUNT_TABLE_LIMIT units (almost every balance and pot)
 // come from a table per unitsPerChip (4 in didactic4, 5 in tavern5); others from a direct-mapped
 // memo: a session sees few distinct amounts. The table read is cheaper than the memo's hash and
-// compares (3% of a vector env's step at n64 and n1024).
+// compares.
 const AMOUNT_TABLE_LIMIT = 1024;
 const amountTables = new Map<number, Float32Array>();
 let tableUnitsPerChip = 0;

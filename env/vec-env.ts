@@ -206,7 +206,7 @@ export interface VecEnvOptions {
   learnerSeat?: number;
   /**
    * Keep, per observation row, the list of the entries its last write set (`rows.setIndices`),
-   * for sparse wire formats (the bridge): a step costs about 8-10% more with it. Always on in shared
+   * for sparse wire formats (the bridge): a step costs a few percent more with it. Always on in shared
    * memory, which is cleared by that list. @default false
    */
   listObservationEntries?: boolean;

@@ -58,9 +58,9 @@ export function writeFilesAtomic(files: readonly (readonly [path: string, data: 
 }
 
 /**
- * A new temporary file in `dir`, created exclusively under a name nobody can guess: a name
- * counted from the process id, opened with 'w', followed a symbolic link planted under it, and
- * the write truncated the file it pointed to [web probe, session 42]. A short name of its own
+ * A new temporary file in `dir`, created exclusively under a name nobody can guess: a
+ * predictable name opened with 'w' follows a symbolic link planted under it, and the write
+ * truncates the file it points to. A short name of its own
  * (not the target's plus a suffix): a target name near the file system's limit must not fail
  * only at its temporary file.
  */

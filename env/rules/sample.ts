@@ -122,8 +122,8 @@ function assign(slots: Slot[], cards: number[], allowed: (slot: Slot, card: numb
   for (const slot of shuffle(slots.map((_, i) => i), random)) if (!tryPlace(slot, new Set())) return null;
   // Face-up cards must be placed: move them in along alternating paths that free a slot holding
   // a card that may stay out. The slots are tried in random order: in index order a didactic4
-  // dealer's face-up card went to its hand (listed before its discard) 92% of the time where the
-  // deal keeps it there 80% [rules probe, session 39].
+  // dealer's face-up card went to its hand (listed before its discard) more often than deals
+  // keep it there.
   const slotOrder = required.size > 0 ? shuffle(slots.map((_, i) => i), random) : [];
   for (const card of required) {
     if (slotOfCard.has(card)) continue;

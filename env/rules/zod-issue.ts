@@ -19,9 +19,9 @@ export const MAX_NAMED_KEYS = 8;
 export const MAX_KEY_ECHO = 64;
 
 /**
- * A key as errors name it: cut after MAX_KEY_ECHO characters. A rule set holding one unknown key
- * of 500,000 characters was answered with it three times over (path, reason, field): 1.5 MB for a
- * request of 0.5 MB [bridge probe, session 42].
+ * A key as errors name it: cut after MAX_KEY_ECHO characters. An error names a key up to three
+ * times (path, reason, field): whole, a huge unknown key made the answer several times the size
+ * of the request.
  */
 export function echoedKey(key: string): string {
   return key.length > MAX_KEY_ECHO ? `${key.slice(0, MAX_KEY_ECHO)}...` : key;

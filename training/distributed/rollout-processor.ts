@@ -13,7 +13,7 @@ const actors = new Map<string, { actor: RolloutActor; snapshots: string }>();
 /**
  * Actors kept, least recently used dropped (and disposed) first: a run asks for one setup, a
  * worker serving runs in turn for the last few. Kept without end, jobs each naming another setup
- * grew a worker by gigabytes until its networks no longer fit [scale-out probe, session 42].
+ * would grow a worker until its networks no longer fit in memory.
  */
 const MAX_ACTORS = 2;
 const weightsCache = new Map<string, Float32Array[]>();
