@@ -35,6 +35,6 @@ export function playSession(agents: readonly Agent[], options: PlayOptions = {})
 
 /** Net chips won by each seat over a finished session. */
 export function sessionChips(state: StateReader): number[] {
-  return Array.from(state.balances, (units) => units / state.game.unitsPerChip);
+  return Array.from(state.balances, (units) => state.game.toChips(units));
 }
 

@@ -289,12 +289,12 @@ class TerminalGame {
 
   private showFinal(): void {
     const state = this.state;
-    const chip = state.game.unitsPerChip;
+    const chips = (units: number) => state.game.toChips(units);
     const winners = state.winners();
     this.write('\n=== Final standings ===\n');
     const order = Array.from({ length: state.numPlayers }, (_, s) => s).sort((a, b) => state.balances[b]! - state.balances[a]!);
-    for (const s of order) this.write(`  ${this.seatName(s).padEnd(24)} ${String(state.balances[s]! / chip).padStart(8)} chips${winners.includes(s) ? '  winner' : ''}\n`);
-    this.write(`  left in the pot: ${state.pot / chip}\n`);
+    for (const s of order) this.write(`  ${this.seatName(s).padEnd(24)} ${String(chips(state.balances[s]!)).padStart(8)} chips${winners.includes(s) ? '  winner' : ''}\n`);
+    this.write(`  left in the pot: ${chips(state.pot)}\n`);
   }
 }
 

@@ -91,13 +91,13 @@ export function checkEnv(config: EnvConfigInput = {}, options: CheckEnvOptions =
     const scale = env.config.rewardScale;
     if (env.config.episode === 'session' && env.config.rewardNormalization === 'chips') {
       Array.from(state.balances).forEach((units, s) => {
-        const expected = (units / state.game.unitsPerChip) * scale;
+        const expected = state.game.toChips(units) * scale;
         if (Math.abs(totals[s]! - expected) > 1e-3 * Math.max(1, Math.abs(expected))) {
           fail('reward sum', `seat ${s} rewards sum to ${totals[s]} but its balance moved by ${expected}`);
         }
       });
     }
-    const chipTotal = totals.reduce((x, y) => x + y, 0) + (state.pot / state.game.unitsPerChip) * scale;
+    const chipTotal = totals.reduce((x, y) => x + y, 0) + state.game.toChips(state.pot) * scale;
     if (env.config.episode === 'session' && env.config.rewardNormalization === 'chips' && Math.abs(chipTotal) > 1e-3 * Math.max(1, Math.abs(state.pot))) {
       fail('reward sum', `rewards plus the pot do not add to zero (${chipTotal})`);
     }

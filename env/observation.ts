@@ -664,7 +664,6 @@ const jsonView = new SeatView();
 /** A SeatView as JSON: card tokens, absolute seats, amounts in chips. */
 export function seatViewJson(v: SeatView): ObservationView {
   const n = v.numPlayers;
-  const chip = v.game.unitsPerChip;
   const seats = Array.from({ length: n }, (_, s) => s);
   const currentTrick: (string | null)[] = seats.map(() => null);
   if (v.phase === 'play') {
@@ -701,9 +700,9 @@ export function seatViewJson(v: SeatView): ObservationView {
     playedBy,
     trickNumber: v.trickNumber,
     talonLeft: v.talonLeft,
-    pot: v.pot / chip,
-    potBeforePlay: v.potBeforePlay / chip,
-    balances: seats.map((s) => v.balances[s]! / chip),
+    pot: v.game.toChips(v.pot),
+    potBeforePlay: v.game.toChips(v.potBeforePlay),
+    balances: seats.map((s) => v.game.toChips(v.balances[s]!)),
     handsPlayedFraction: v.handsPlayed / v.rules.hands,
     tieBreak: v.isTieBreak,
     handsLeft: v.isTieBreak ? 0 : v.rules.hands - v.handsPlayed,

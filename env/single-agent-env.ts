@@ -118,7 +118,7 @@ export class SingleAgentEnv {
     this.done = outcome !== RUNNING;
     this.writeCurrent();
     const state = this.table.state;
-    const info: SingleAgentStep['info'] = { balances: Array.from(state.balances, (b) => b / state.game.unitsPerChip) };
+    const info: SingleAgentStep['info'] = { balances: Array.from(state.balances, (b) => state.game.toChips(b)) };
     if (this.table.illegalActionSeat >= 0) info.illegalAction = true;
     return {
       obs: this.obs.slice(),

@@ -417,7 +417,7 @@ export class VecEnv extends VecEnvBuffers {
   /** Env i's pot in chips. */
   potOf(i: number): number {
     const state = this.stateOf(i);
-    return state.pot / state.game.unitsPerChip;
+    return state.game.toChips(state.pot);
   }
 
   /** Writes `seat`'s current observation of env i into `obs` and its legal actions (all zero unless it is to act) into `mask`. */
@@ -655,7 +655,7 @@ export class VecEnv extends VecEnvBuffers {
     if (this.everySeatFinal) for (let s = 0; s < this.numPlayers; s++) encodeObservation(state, s, this.everySeatFinal, (i * this.numPlayers + s) * OBS_SIZE);
     this.endedOnce[i] = 1;
     for (let s = 0; s < MAX_SEATS; s++) {
-      b.finalBalances[i * MAX_SEATS + s] = s < this.numPlayers ? state.balance(s) / state.game.unitsPerChip : 0;
+      b.finalBalances[i * MAX_SEATS + s] = s < this.numPlayers ? state.game.toChips(state.balance(s)) : 0;
     }
     b.finalHands[i] = state.numResults;
     b.finalIllegalSeat[i] = table.illegalActionSeat;

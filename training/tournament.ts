@@ -170,7 +170,7 @@ export async function playDeal(
       seatHands[assignment[s]!]! += state.results.length;
     }
   }
-  return { deal, chipsPerHand: units.map((u, a) => u / game.unitsPerChip / seatHands[a]!), hands };
+  return { deal, chipsPerHand: units.map((u, a) => game.toChips(u) / seatHands[a]!), hands };
 }
 
 /**

@@ -19,7 +19,7 @@ import { internals } from './internal.js';
 import { leaderBits } from './ledger.js';
 import { Mem } from './state-data.js';
 import type { SeatView } from './seat-view.js';
-import { DECL_IN, DECL_NONE, DECL_OUT, MAX_SEATS } from './sizes.js';
+import { DECL_IN, DECL_NONE, DECL_OUT, MAX_SEATS, MAX_TRICKS } from './sizes.js';
 import { legalPlayBits, trickWinnerIndex } from './trick.js';
 
 type Random = () => number;
@@ -54,7 +54,7 @@ function playSequence(v: SeatView): { seat: number; card: number }[] | null {
   // the loops over the seats in play would never end.
   if (v.numPlaying === 0) return null;
   let leader = v.game.profile.firstLeaderOf(v.dealer, v.playing, n);
-  for (let t = 0; t <= Math.min(v.trickNumber, 4); t++) {
+  for (let t = 0; t <= Math.min(v.trickNumber, MAX_TRICKS - 1); t++) {
     const cards: number[] = [];
     const seats: number[] = [];
     let seat = leader;
