@@ -68,6 +68,7 @@ import {
   MAX_SEATS,
   HAND_CAPACITY,
   MAX_TRICKS,
+  nextSeatWith,
   NUM_CARDS,
   PHASES,
   PROFILES,
@@ -915,8 +916,7 @@ export function decodeSeatView(vector: Float32Array, offset = 0, into = new Seat
       if (card < 0 || at('currentTrick', card) !== 1) break;
       trickCards.push(card);
       trickSeats.push(s);
-      do s = (s + 1) % n;
-      while (!playing[s]);
+      s = nextSeatWith(playing, 0, s, n);
     }
   }
   v.trickCards = trickCards;

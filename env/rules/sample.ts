@@ -19,7 +19,7 @@ import { internals } from './internal.js';
 import { leaderBits } from './ledger.js';
 import { Mem } from './state-data.js';
 import type { SeatView } from './seat-view.js';
-import { DECL_IN, DECL_NONE, DECL_OUT, MAX_SEATS, MAX_TRICKS } from './sizes.js';
+import { DECL_IN, DECL_NONE, DECL_OUT, MAX_SEATS, MAX_TRICKS, nextSeatWith } from './sizes.js';
 import { legalPlayBits, trickWinnerIndex } from './trick.js';
 
 type Random = () => number;
@@ -42,12 +42,7 @@ interface Slot {
 function playSequence(v: SeatView): { seat: number; card: number }[] | null {
   const n = v.numPlayers;
   const weliHighest = v.rules.weliRank === 'highest';
-  const next = (s: number) => {
-    let t = s;
-    do t = (t + 1) % n;
-    while (!v.playing[t]);
-    return t;
-  };
+  const next = (s: number) => nextSeatWith(v.playing, 0, s, n);
   const plays: { seat: number; card: number }[] = [];
   if (v.phase !== 'play') return plays;
   // A view decoded from a client's row may show the play with no seat in it: no deal fits, and

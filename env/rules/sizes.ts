@@ -18,3 +18,16 @@ export const DECL_BETTLER = 3;
 export function playsByDeclaration(declaration: number): boolean {
   return declaration === DECL_IN || declaration === DECL_BETTLER;
 }
+
+/**
+ * The next seat clockwise after `from` (of `numPlayers`) whose flag `flags[offset + seat]` is
+ * set (dealt in, playing): play and dealing go round the table this way (docs/rules.md §2).
+ * One of the seats' flags must be set.
+ */
+export function nextSeatWith(flags: ArrayLike<number>, offset: number, from: number, numPlayers: number): number {
+  let s = from;
+  // A compare rather than % n: an integer division costs more than the rest of a step.
+  do s = s + 1 === numPlayers ? 0 : s + 1;
+  while (!flags[offset + s]);
+  return s;
+}

@@ -7,7 +7,7 @@
 import { NUM_CARDS } from './cards.js';
 import { NUM_ACTIONS } from './actions.js';
 import type { HandKind, Phase } from './phases.js';
-import { DECL_NONE, HAND_CAPACITY, MAX_SEATS, MAX_TRICKS } from './sizes.js';
+import { DECL_NONE, HAND_CAPACITY, MAX_SEATS, MAX_TRICKS, nextSeatWith } from './sizes.js';
 import { RESULT_STRIDE } from './results.js';
 
 /** Hands and actions the first rooms of a session's results and log hold (results.ts, history.ts). */
@@ -220,13 +220,7 @@ export class StateData {
 
   /** The next seat clockwise after `from` whose entry in the per-seat u8 array at `set` (Mem.dealtIn, Mem.playing) is non-zero. */
   nextSeatIn(set: Mem, from: number): number {
-    const n = this.numPlayers;
-    const u8 = this.u8;
-    let s = from;
-    // A compare rather than % n: an integer division costs more than the rest of the step.
-    do s = s + 1 === n ? 0 : s + 1;
-    while (!u8[set + s]);
-    return s;
+    return nextSeatWith(this.u8, set, from, this.numPlayers);
   }
 
   /** Deals every seat of the table in (a tavern5 tie-break deal deals in only some). */
