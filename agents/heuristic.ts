@@ -6,7 +6,6 @@
 
 import {
   ACTION_BETTLER,
-  ACTION_DISCARD,
   ACTION_DONE,
   ACTION_IN,
   ACTION_OUT,
@@ -16,9 +15,12 @@ import {
   cardRank,
   checkOptionKeys,
   cardSuit,
+  discardAction,
+  discardedCard,
   effectiveSuit,
   isTrump,
   parseCard,
+  playedCard,
   suitIndex,
   trickValue,
 } from '../env/rules/index.js';
@@ -79,7 +81,7 @@ export class HeuristicAgent implements Agent {
       case 'trump':
         return ACTION_TRUMP + bestTrumpSuit(view.hand.map(parseCard));
       case 'discard':
-        return ACTION_DISCARD + weakest(view, legal.map((a) => a - ACTION_DISCARD), weliHighest);
+        return discardAction(weakest(view, legal.map(discardedCard), weliHighest));
       case 'declare':
         return this.declare(view, legal, weliHighest);
       case 'exchange':
@@ -160,16 +162,16 @@ function exchange(view: ObservationView, legal: number[], weliHighest: boolean):
   // A card changed costs the fee; it is worth it only when the fee is small against a share
   // of the pot (a fifth of it per trick), here at most half a share.
   if ((rules.exchange?.feePerCard ?? 0) > view.pot / 10) return ACTION_DONE;
-  const candidates = legal.filter((a) => a >= ACTION_DISCARD && a < ACTION_IN).map((a) => a - ACTION_DISCARD);
+  const candidates = legal.map(discardedCard).filter((card) => card >= 0);
   // Change only plain cards below the Ten: they rarely take a trick.
   const poor = candidates.filter((c) => !isTrump(c, trump) && cardRank(c) >= 5);
-  return poor.length > 0 ? ACTION_DISCARD + weakest(view, poor, weliHighest) : ACTION_DONE;
+  return poor.length > 0 ? discardAction(weakest(view, poor, weliHighest)) : ACTION_DONE;
 }
 
 function play(view: ObservationView, legal: number[], weliHighest: boolean): number {
   const trump = suitIndex(view.trump ?? 'c');
   const keep = (card: number) => keepValue(card, trump, weliHighest);
-  const cards = legal.map((a) => a); // play actions are card ids
+  const cards = legal.map(playedCard);
   const trick = view.currentTrick.flatMap((t, s) => (t ? [{ seat: s, card: parseCard(t) }] : []));
   const tricksLeft = observedGame(view).numTricks - view.trickNumber;
   const need = Math.max(0, view.quotas[view.seat]! - view.tricksWon[view.seat]!);

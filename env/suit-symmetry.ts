@@ -16,7 +16,7 @@
 // Everything is relabelled on the JS side, rows at a time: the network itself only ever sees
 // canonical observations, masks and actions, so neither its graph nor its gradients change.
 
-import { ACTION_DISCARD, ACTION_PLAY, ACTION_TRUMP, NUM_ACTIONS, NUM_CARDS, NUM_RANKS, NUM_SUITS, WELI } from './rules/index.js';
+import { ACTION_TRUMP, NUM_ACTIONS, NUM_CARDS, NUM_RANKS, NUM_SUITS, WELI, discardAction, discardedCard, playAction, playedCard } from './rules/index.js';
 import { CARD_INDEXED_SLICES, OBS_SIZE, observationSpec, sliceOffset } from './observation.js';
 
 /**
@@ -46,8 +46,8 @@ function permutedCard(card: number, labels: readonly number[]): number {
 }
 
 function permutedAction(action: number, labels: readonly number[]): number {
-  if (action >= ACTION_PLAY && action < ACTION_PLAY + NUM_CARDS) return ACTION_PLAY + permutedCard(action - ACTION_PLAY, labels);
-  if (action >= ACTION_DISCARD && action < ACTION_DISCARD + NUM_CARDS) return ACTION_DISCARD + permutedCard(action - ACTION_DISCARD, labels);
+  if (playedCard(action) >= 0) return playAction(permutedCard(playedCard(action), labels));
+  if (discardedCard(action) >= 0) return discardAction(permutedCard(discardedCard(action), labels));
   if (action >= ACTION_TRUMP && action < ACTION_TRUMP + NUM_SUITS) return ACTION_TRUMP + labels[action - ACTION_TRUMP]!;
   return action;
 }

@@ -5,7 +5,7 @@
 
 import {
   AmountOverflowError,
-  ACTION_DISCARD,
+  playedCard,
   ACTION_IN,
   actionSeenBy,
   actionToString,
@@ -75,8 +75,9 @@ export class HistoryRecorder {
       this.hands.push(hand);
     }
     hand.actions.push({ seat, action: actionSeenBy(this.viewer, seat, action) });
-    if (state.phase !== 'play' || action >= ACTION_DISCARD) return null;
-    const cards = [...Array.from({ length: state.trickLength }, (_, i) => state.trickCards[i]!), action];
+    const played = playedCard(action);
+    if (state.phase !== 'play' || played < 0) return null;
+    const cards = [...Array.from({ length: state.trickLength }, (_, i) => state.trickCards[i]!), played];
     const seats = [...Array.from({ length: state.trickLength }, (_, i) => state.trickSeats[i]!), seat];
     const trick: TrickView = {
       trick: state.trickNumber,

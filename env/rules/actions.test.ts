@@ -10,6 +10,8 @@ import {
   NUM_ACTIONS,
   NUM_CARDS,
   actionSeenBy,
+  discardedCard,
+  playedCard,
   actionToString,
   cardHiddenFrom,
   discardAction,
@@ -37,5 +39,21 @@ describe('actionSeenBy', () => {
     for (const action of [playAction(0), playAction(NUM_CARDS - 1), ACTION_IN, ACTION_OUT, ACTION_BETTLER, trumpAction(3), ACTION_DONE]) {
       expect(actionSeenBy(0, 2, action)).toBe(actionToString(action));
     }
+  });
+});
+
+describe('playedCard and discardedCard (docs/rules.md §7)', () => {
+  it('give the card of a play or a discard, and -1 for every other action', () => {
+    for (let card = 0; card < NUM_CARDS; card++) {
+      expect(playedCard(playAction(card))).toBe(card);
+      expect(discardedCard(playAction(card))).toBe(-1);
+      expect(discardedCard(discardAction(card))).toBe(card);
+      expect(playedCard(discardAction(card))).toBe(-1);
+    }
+    for (let action = ACTION_IN; action < NUM_ACTIONS; action++) {
+      expect(playedCard(action)).toBe(-1);
+      expect(discardedCard(action)).toBe(-1);
+    }
+    for (const outside of [-1, NUM_ACTIONS, 1.5]) expect([playedCard(outside), discardedCard(outside)]).toEqual([-1, -1]);
   });
 });

@@ -36,6 +36,16 @@ export function trumpAction(suit: number): number {
   return ACTION_TRUMP + suit;
 }
 
+/** The card a play action plays; -1 for any other action (or no action id at all). */
+export function playedCard(action: number): number {
+  return Number.isInteger(action) && action >= ACTION_PLAY && action < ACTION_DISCARD ? action - ACTION_PLAY : -1;
+}
+
+/** The card a discard action lays away; -1 for any other action (or no action id at all). */
+export function discardedCard(action: number): number {
+  return Number.isInteger(action) && action >= ACTION_DISCARD && action < ACTION_IN ? action - ACTION_DISCARD : -1;
+}
+
 export function actionToString(action: number): string {
   if (!Number.isInteger(action) || action < 0 || action >= NUM_ACTIONS) return `#${action}`;
   if (action < ACTION_DISCARD) return `play ${cardToken(action - ACTION_PLAY)}`;
@@ -55,7 +65,7 @@ export const HIDDEN_DISCARD_TEXT = 'discard ?';
  * by the seat that made it (docs/rules.md §3, §4, §8). Every other action is public.
  */
 export function cardHiddenFrom(viewer: number, seat: number, action: number): boolean {
-  return action >= ACTION_DISCARD && action < ACTION_IN && seat !== viewer;
+  return discardedCard(action) >= 0 && seat !== viewer;
 }
 
 /** `seat`'s action as `viewer` sees it: its text, or HIDDEN_DISCARD_TEXT when cardHiddenFrom. */
