@@ -51,6 +51,15 @@ export const envConfigSchema = z.strictObject({
 export type EnvConfigInput = z.input<typeof envConfigSchema>;
 export type EnvConfig = z.output<typeof envConfigSchema>;
 
+/**
+ * The illegal-action policy, read in this one place: true when an illegal action ends its
+ * episode with a penalty (`terminate`, Table.step), false when a step holding one is refused
+ * before any env moves (`throw`, the vector envs' checkStepActions).
+ */
+export function illegalActionEndsEpisode(config: Pick<EnvConfig, 'illegalAction'>): boolean {
+  return config.illegalAction === 'terminate';
+}
+
 /** Validates an env config; rule-set errors keep the field path (`rules.players`). */
 export function parseEnvConfig(input: EnvConfigInput = {}): { config: EnvConfig; game: KratzenGame } {
   const parsed = envConfigSchema.safeParse(input ?? {});
@@ -224,7 +233,7 @@ export class Table {
     const seat = state.currentSeat;
     // `apply` checks legality itself (throwing with the reason, the state unchanged); only the
     // terminate policy needs to know first.
-    if (this.config.illegalAction === 'terminate' && seat >= 0 && !state.isLegal(action)) {
+    if (illegalActionEndsEpisode(this.config) && seat >= 0 && !state.isLegal(action)) {
       this.lastActor = seat;
       if (this.byPot) this.potFactor[seat] = this.currentPotFactor();
       // What every seat had pending (the deal's antes, at an episode's first decision) still

@@ -21,7 +21,7 @@
 import { IllegalActionError, MAX_SEATS, NUM_ACTIONS, checkOptionKeys, checkSeed, drain, stateToRecord, type KratzenState, type StateReader } from './rules/index.js';
 import { OBS_SIZE, OBS_VERSION, ObservationRows, checkFloatRows, encodeObservation } from './observation.js';
 import { encodeOtherHands } from './oracle.js';
-import { RUNNING, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
+import { RUNNING, TRUNCATED, Table, illegalActionEndsEpisode, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { SingleAgentTable } from './single-agent-table.js';
 import { ALL_HANDS, checkHandRange, seatRecordSteps, tableViewSteps, type HandRange, type SeatRecord, type TableView } from './table-view.js';
 import type { EnvMetadata } from './env.js';
@@ -405,7 +405,7 @@ export class VecEnv extends VecEnvBuffers {
    * step first with it, so a refused step moves no env.
    */
   refusedAction(actions: ArrayLike<number>): RefusedAction | null {
-    return refusedStepAction(actions, 0, this.numEnvs, this.buffers, this.config.illegalAction === 'terminate', this.explainRefused);
+    return refusedStepAction(actions, 0, this.numEnvs, this.buffers, illegalActionEndsEpisode(this.config), this.explainRefused);
   }
 
   /** Why `action` is illegal for env i's seat to act, or null when it is legal. */
@@ -590,7 +590,7 @@ export class VecEnv extends VecEnvBuffers {
   stepRange(actions: ArrayLike<number>, start: number, end: number): this {
     this.checkRange(start, end);
     if (this.unstarted > 0) for (let i = start; i < end; i++) if (!this.isStarted(i)) throw notReset(i);
-    checkStepActions(actions, start, end, this.numEnvs, this.buffers, this.config.illegalAction === 'terminate', this.explainRefused);
+    checkStepActions(actions, start, end, this.numEnvs, this.buffers, illegalActionEndsEpisode(this.config), this.explainRefused);
     this.busy = true;
     let from = start;
     try {
@@ -676,7 +676,7 @@ export class VecEnv extends VecEnvBuffers {
     }
     this.checkRange(i, i + 1);
     if (!this.isStarted(i)) throw notReset(i);
-    checkStepActions(actions, i, i + 1, this.numEnvs, this.buffers, this.config.illegalAction === 'terminate', this.explainRefused);
+    checkStepActions(actions, i, i + 1, this.numEnvs, this.buffers, illegalActionEndsEpisode(this.config), this.explainRefused);
     const b = this.buffers;
     this.busy = true;
     this.stepping = i;

@@ -3,7 +3,7 @@
 // has the same API as VecEnv, and yields the same trajectories for the same seeds.
 
 import { Worker } from 'node:worker_threads';
-import { parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
+import { illegalActionEndsEpisode, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 import { VecEnvBuffers, allocateVecMemory, checkStepActions, vecMetadata, viewVecBuffers, type VecBuffers } from './vec-env.js';
 import type { EnvMetadata } from './env.js';
 import { builtModule } from './built-module.js';
@@ -150,7 +150,7 @@ export class WorkerVecEnv extends VecEnvBuffers {
     // Before the actions: checked against the masks of no episode, they were refused as illegal.
     this.checkUsable();
     if (!this.started) throw new Error('WorkerVecEnv has not been reset: call reset() first');
-    checkStepActions(actions, 0, this.numEnvs, this.numEnvs, this.buffers, this.config.illegalAction === 'terminate');
+    checkStepActions(actions, 0, this.numEnvs, this.numEnvs, this.buffers, illegalActionEndsEpisode(this.config));
     // Copied one by one: set() converted 1.5 to 1 and '39' to 39, and kept old entries past a short array.
     const shared = this.actions;
     for (let i = 0; i < this.numEnvs; i++) shared[i] = Number.isInteger(actions[i]) && Math.abs(actions[i]!) < 2 ** 31 ? actions[i]! : -1;
