@@ -1,5 +1,6 @@
-// Seats agents at a table and plays sessions: the loop that tournaments, tests and the terminal
-// game share. Each decision goes through the agent's batched `act` with a batch of one.
+// Seats agents at a table and plays sessions (tournaments, tests), and asks an agent for one
+// decision (`decide`, which the terminal game's bots use too): through the agent's batched `act`
+// with a batch of one.
 
 import { NUM_ACTIONS, createGame, type KratzenState, type NewStateOptions, type StateReader } from '../env/rules/index.js';
 import { OBS_SIZE, encodeObservation } from '../env/observation.js';
@@ -11,24 +12,34 @@ export interface PlayOptions extends NewStateOptions {
   onDecision?: (state: KratzenState, seat: number, action: number) => void;
 }
 
+/** The rows one decision at a time is asked in (reused: a decision allocates nothing here). */
+export class DecisionRows {
+  readonly observation = new Float32Array(OBS_SIZE);
+  readonly mask = new Uint8Array(NUM_ACTIONS);
+  readonly seats = new Int32Array(1);
+}
+
+/** `agent`'s action for `seat`, to act in `state`: its `act` on a batch of one, checked legal. */
+export function decide(agent: Agent, state: StateReader, seat: number, rows: DecisionRows = new DecisionRows()): number {
+  encodeObservation(state, seat, rows.observation);
+  state.legalActionMask(rows.mask);
+  rows.seats[0] = seat;
+  const actions = agent.act(rows.observation, rows.mask, rows.seats);
+  assertLegal(actions, rows.mask, NUM_ACTIONS, agent.name);
+  return actions[0]!;
+}
+
 /** Plays one session with `agents[s]` at seat s; returns the final state. */
 export function playSession(agents: readonly Agent[], options: PlayOptions = {}): KratzenState {
   const state = createGame(options.rules ?? {}).newState(options);
   if (agents.length !== state.numPlayers) throw new Error(`need ${state.numPlayers} agents, got ${agents.length}`);
-  const obs = new Float32Array(OBS_SIZE);
-  const mask = new Uint8Array(NUM_ACTIONS);
-  const seats = new Int32Array(1);
+  const rows = new DecisionRows();
   while (!state.isTerminal) {
     if (state.phase === 'deal') state.dealNextHand();
     const seat = state.currentSeat;
-    encodeObservation(state, seat, obs);
-    state.legalActionMask(mask);
-    seats[0] = seat;
-    const agent = agents[seat]!;
-    const actions = agent.act(obs, mask, seats);
-    assertLegal(actions, mask, NUM_ACTIONS, agent.name);
-    options.onDecision?.(state, seat, actions[0]!);
-    state.apply(actions[0]!);
+    const action = decide(agents[seat]!, state, seat, rows);
+    options.onDecision?.(state, seat, action);
+    state.apply(action);
   }
   return state;
 }

@@ -10,7 +10,6 @@ import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { agentListFlag, parseArgsErrorField, parseFlags, rulesFromFlags, seedFlag } from './flags.js';
 import {
-  NUM_ACTIONS,
   SUIT_LETTERS,
   SUIT_SYMBOLS,
   actionToString,
@@ -30,9 +29,10 @@ import {
   type KratzenState,
   ValidationError,
 } from '../env/rules/index.js';
-import { OBS_SIZE, encodeObservation, observationView } from '../env/observation.js';
+import { observationView } from '../env/observation.js';
 import type { Agent } from '../agents/agent.js';
 import { LOCAL_AGENT_LIMITS, createAgent, type AgentLimits } from '../agents/registry.js';
+import { DecisionRows, decide } from '../agents/play.js';
 import { loadCheckpoint } from '../checkpoints/agent-loader.js';
 import { HistoryRecorder, type TrickView } from '../env/table-view.js';
 import { writeFileAtomic } from '../training/files.js';
@@ -172,9 +172,7 @@ class TerminalGame {
   /** Plays until the session ends, the input runs dry or it is stopped; returns whether it was finished. */
   async play(reader: LineReader): Promise<boolean> {
     const state = this.state;
-    const obs = new Float32Array(OBS_SIZE);
-    const mask = new Uint8Array(NUM_ACTIONS);
-    const seats = new Int32Array(1);
+    const rows = new DecisionRows();
     while (!state.isTerminal) {
       if (state.phase === 'deal') state.dealNextHand();
       if (state.handIndex !== this.shownHand) this.showHandStart();
@@ -191,11 +189,7 @@ class TerminalGame {
           this.write('\n(stopped)\n');
           return false;
         }
-        encodeObservation(state, seat, obs);
-        state.legalActionMask(mask);
-        seats[0] = seat;
-        action = this.agents[seat]!.act(obs, mask, seats)[0]!;
-        if (!state.isLegal(action)) throw new Error(`agent ${this.agents[seat]!.name} chose illegal action ${action}`);
+        action = decide(this.agents[seat]!, state, seat, rows);
         this.write(`  ${this.seatName(seat)}: ${cardHiddenFrom(this.seat, seat, action) ? 'discards a card' : this.names.action(actionToString(action))}\n`);
       }
       const finished = state.results.length;
