@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import seedrandom from 'seedrandom';
 import { NUM_ACTIONS, actionToString, createGame, parseAction, parseCard, sampleState, type KratzenState } from '../env/rules/index.js';
-import { OBS_SIZE, decodeSeatView, encodeObservation, observationSpec } from '../env/observation.js';
+import { OBS_SIZE, encodeObservation, observationSpec } from '../env/observation.js';
+import { decodeSeatView } from '../env/observation-view.js';
 import { VecEnv } from '../env/vec-env.js';
 import { buildDeck } from '../test/helpers/decks.js';
 import { HeuristicAgent, PhaseRoutedAgent, PimcAgent, RandomAgent, assertLegal, playSession, sessionChips, type Agent } from './index.js';

@@ -24,7 +24,8 @@ import {
   suitIndex,
   trickValue,
 } from '../env/rules/index.js';
-import { OBS_SIZE, decodeObservation, type ObservationView } from '../env/observation.js';
+import { OBS_SIZE } from '../env/observation.js';
+import { decodeObservation, type ObservationView } from '../env/observation-view.js';
 import { checkBatch, decodeRow, type Agent } from './agent.js';
 import { observedGame } from './observed-game.js';
 

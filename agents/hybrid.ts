@@ -3,7 +3,8 @@
 // search (pimc) only where a hand's value is decided most.
 
 import { NUM_ACTIONS } from '../env/rules/index.js';
-import { OBS_SIZE, decodeObservation } from '../env/observation.js';
+import { OBS_SIZE } from '../env/observation.js';
+import { decodeObservation } from '../env/observation-view.js';
 import type { Agent } from './agent.js';
 
 export class PhaseRoutedAgent implements Agent {

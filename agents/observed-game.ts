@@ -2,7 +2,7 @@
 // agents read every rule from here rather than assuming defaults or being told separately.
 
 import { createGame, type KratzenGame } from '../env/rules/index.js';
-import type { ObservationView } from '../env/observation.js';
+import type { ObservationView } from '../env/observation-view.js';
 
 // Decoded views share one frozen rules object per rule set, so the object itself is the key.
 const games = new WeakMap<object, KratzenGame>();

@@ -8,7 +8,8 @@
 
 import seedrandom from 'seedrandom';
 import { AmountOverflowError, NUM_ACTIONS, SeatView, checkOptionKeys, checkSeed, sampleState, type KratzenState } from '../env/rules/index.js';
-import { OBS_SIZE, decodeSeatView, encodeObservation, seatViewJson } from '../env/observation.js';
+import { OBS_SIZE, encodeObservation } from '../env/observation.js';
+import { decodeSeatView, seatViewJson } from '../env/observation-view.js';
 import { checkBatch, decodeRow, type Agent } from './agent.js';
 import { HeuristicAgent } from './heuristic.js';
 

@@ -3,7 +3,8 @@
 
 import path from 'node:path';
 import { NUM_ACTIONS, RuleSetError, ValidationError, actionToString, createGame, parseRuleSet, replayRecordSteps, ruleSetToJson } from '../env/rules/index.js';
-import { OBS_SIZE, RULE_SET_SLICES, encodeObservation, observationSpec, type SliceName } from '../env/observation.js';
+import { OBS_SIZE, encodeObservation, observationSpec, type SliceName } from '../env/observation.js';
+import { RULE_SET_SLICES } from '../env/observation-view.js';
 import type { Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
 import { PolicyAgent, policyWeightBytes } from '../agents/policy-agent.js';

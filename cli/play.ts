@@ -29,7 +29,7 @@ import {
   type KratzenState,
   ValidationError,
 } from '../env/rules/index.js';
-import { observationView } from '../env/observation.js';
+import { observationView } from '../env/observation-view.js';
 import type { Agent } from '../agents/agent.js';
 import { LOCAL_AGENT_LIMITS, createAgent, type AgentLimits } from '../agents/registry.js';
 import { DecisionRows, decide } from '../agents/play.js';

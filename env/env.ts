@@ -12,7 +12,8 @@
 // is that of the seat that acted last.
 
 import { NUM_ACTIONS, checkOptionKeys, replayResult, stateToRecord, type HandReport, type StateReader } from './rules/index.js';
-import { OBS_SIZE, encodeObservation, observationSpec, observationView, type ObservationSpec, type ObservationView } from './observation.js';
+import { OBS_SIZE, encodeObservation, observationSpec, type ObservationSpec } from './observation.js';
+import { observationView, type ObservationView } from './observation-view.js';
 import { TERMINATED, TRUNCATED, Table, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
 
 export interface EnvStepInfo {

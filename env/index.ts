@@ -1,5 +1,6 @@
 // The environment layer's public surface (the rules core is re-exported from the package root).
 export * from './observation.js';
+export * from './observation-view.js';
 export * from './oracle.js';
 export * from './table.js';
 export * from './policy.js';

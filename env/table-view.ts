@@ -18,7 +18,7 @@ import {
   type KratzenState,
   type StateReader,
 } from './rules/index.js';
-import { observationView, type ObservationView } from './observation.js';
+import { observationView, type ObservationView } from './observation-view.js';
 
 export interface TrickView {
   /** 0-based trick of the hand. */

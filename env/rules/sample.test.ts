@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import seedrandom from 'seedrandom';
 import { NUM_ACTIONS, createGame, sampleState, seatView, type KratzenGame, type KratzenState } from './index.js';
-import { OBS_SIZE, decodeSeatView, encodeObservation, observationSpec } from '../observation.js';
+import { OBS_SIZE, encodeObservation, observationSpec } from '../observation.js';
+import { decodeSeatView } from '../observation-view.js';
 import { internals } from './internal.js';
 
 const CONFIGS = [
