@@ -31,7 +31,7 @@ import { runWorker } from './worker.js';
 import { redactedUrl } from '../training/distributed/redis.js';
 import { runTournamentOnRedis, type DistributedOptions } from '../training/distributed/tournament-jobs.js';
 import { MAX_PRINTED_SESSION_HANDS, VERB_HELP, wantsHelp } from './help.js';
-import { STOP_SIGNALS, signalExitCode } from './signals.js';
+import { untilStopped } from './signals.js';
 
 /** Every verb main() dispatches. */
 const VERBS = ['replay', 'random', 'demo', 'train', 'play', 'serve', 'eval', 'worker', 'exploit'];
@@ -163,45 +163,17 @@ function failOnKnownError(e: unknown): void {
  * taken back (workers played them for nobody, ahead of later runs), then the process exits with
  * the signal's code.
  */
-async function evalOnRedis(config: TournamentConfig, options: DistributedOptions): Promise<TournamentResult> {
-  const controller = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (controller.signal.aborted) process.exit(signalExitCode(signal));
-    process.stderr.write('\nstopping: taking the queued jobs back (again to quit at once)...\n');
-    controller.abort(signal);
-  };
-  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
-  try {
-    return await runTournamentOnRedis(config, { ...options, signal: controller.signal });
-  } catch (e) {
-    if (controller.signal.aborted) process.exit(signalExitCode(controller.signal.reason as NodeJS.Signals));
-    throw e;
-  } finally {
-    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
-  }
+function evalOnRedis(config: TournamentConfig, options: DistributedOptions): Promise<TournamentResult> {
+  return untilStopped('stopping: taking the queued jobs back (again to quit at once)...', (signal) => runTournamentOnRedis(config, { ...options, signal }));
 }
 
 /**
- * runTournament here, stopped by Ctrl-C, a kill or a closed terminal after the deals in play: the
- * tournament's copies of checkpoints are removed (each stop left one behind, up to 256 MiB), then
- * the process exits with the signal's code.
+ * runTournament here, stopped the same way after the deals in play: the tournament's copies of
+ * checkpoints are removed (each stop left one behind, up to 256 MiB), then the process exits with
+ * the signal's code.
  */
-async function evalLocally(config: TournamentConfig, options: RunOptions): Promise<TournamentResult> {
-  let stoppedBy: NodeJS.Signals | null = null;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stoppedBy) process.exit(signalExitCode(signal));
-    stoppedBy = signal;
-    process.stderr.write('\nstopping after the deals in play (again to quit at once)...\n');
-  };
-  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
-  try {
-    return await runTournament(config, { ...options, shouldStop: () => stoppedBy !== null });
-  } catch (e) {
-    if (stoppedBy) process.exit(signalExitCode(stoppedBy));
-    throw e;
-  } finally {
-    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
-  }
+function evalLocally(config: TournamentConfig, options: RunOptions): Promise<TournamentResult> {
+  return untilStopped('stopping after the deals in play (again to quit at once)...', (signal) => runTournament(config, { ...options, shouldStop: () => signal.aborted }));
 }
 
 async function runEval(args: string[]): Promise<void> {

@@ -9,6 +9,19 @@ import { randomSession } from '../env/rules/index.js';
 import { PolicyAgent, selectBackend } from '../agents/index.js';
 import { CheckpointStore } from '../checkpoints/index.js';
 
+/** A checkpoint store in a new temp folder (`dir`/store) with one small policy saved at each of `steps`; `newest` is the last. */
+async function storeOfSteps(prefix: string, steps: number[]): Promise<{ dir: string; rules: { profile: string; players: number }; newest: string }> {
+  await selectBackend('wasm');
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const rules = { profile: 'didactic4', players: 4 };
+  const store = new CheckpointStore(join(dir, 'store'), { rules });
+  const agent = new PolicyAgent({ architecture: { hiddenSizes: [8] }, seed: 1 });
+  let newest = '';
+  for (const step of steps) newest = (await store.save(agent, { step })).dir;
+  agent.dispose();
+  return { dir, rules, newest };
+}
+
 describe('seating', () => {
   it.each([
     [2, 4],
@@ -98,14 +111,7 @@ describe('duplicate tournaments', () => {
   });
 
   it('plays the checkpoint a store\'s latest names when it starts, in every worker (each read latest for itself, and a live run moved it between them) [eval probe, session 37]', async () => {
-    await selectBackend('wasm');
-    const dir = mkdtempSync(join(tmpdir(), 'kratzen-tournament-latest-'));
-    const rules = { profile: 'didactic4', players: 4 };
-    const store = new CheckpointStore(join(dir, 'store'), { rules });
-    const agent = new PolicyAgent({ architecture: { hiddenSizes: [8] }, seed: 1 });
-    await store.save(agent, { step: 1 });
-    const { dir: newest } = await store.save(agent, { step: 2 });
-    agent.dispose();
+    const { dir, rules, newest } = await storeOfSteps('kratzen-tournament-latest-', [1, 2]);
     const log = join(dir, 'loads.log');
     process.env.KRATZEN_TEST_LOAD_LOG = log;
     const config = { agents: [join(dir, 'store'), 'random'], rules, deals: 4, seed: 1, workers: 2 };
@@ -133,13 +139,7 @@ describe('duplicate tournaments', () => {
   it('plays the checkpoint latest named at the start though the run prunes it before a worker loads it [CLI probe]', async () => {
     // A run training on beside `eval --agents runs/x` pruned the step folder the workers were
     // given: "unknown agent" with --workers 2, every time.
-    await selectBackend('wasm');
-    const dir = mkdtempSync(join(tmpdir(), 'kratzen-tournament-pruned-'));
-    const rules = { profile: 'didactic4', players: 4 };
-    const store = new CheckpointStore(join(dir, 'store'), { rules });
-    const agent = new PolicyAgent({ architecture: { hiddenSizes: [8] }, seed: 1 });
-    const { dir: newest } = await store.save(agent, { step: 1 });
-    agent.dispose();
+    const { dir, rules, newest } = await storeOfSteps('kratzen-tournament-pruned-', [1]);
     process.env.KRATZEN_TEST_LOAD_LOG = join(dir, 'loads.log');
     process.env.KRATZEN_TEST_PRUNE = newest;
     try {
