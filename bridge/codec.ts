@@ -124,69 +124,91 @@ export class CsrEncoder {
 
 export type BinaryArrayName = (typeof BINARY_ARRAYS)[number][0];
 const CTORS = { float32: Float32Array, int32: Int32Array, uint32: Uint32Array, uint16: Uint16Array, uint8: Uint8Array } as const;
+const NUM_PARTS = BINARY_ARRAYS.length;
+/** Bytes per element of each array of a frame, in BINARY_ARRAYS order. */
+const ELEMENT_BYTES = BINARY_ARRAYS.map(([, dtype]) => CTORS[dtype].BYTES_PER_ELEMENT);
+/** Parts this short are copied a byte at a time: a call to Buffer.copy costs more. */
+const SHORT_COPY_BYTES = 64;
+const ASCII = /^[\x00-\x7f]*$/;
 
-/**
- * An array's first `length` elements, as the frame writer takes them; or, with a byte count per
- * element instead of an array, a part left for the caller to write in place (see encodeBinary).
- */
-type Part = [array: Typed, length: number] | [bytesPerElement: number, length: number];
+/** Decimal digits of a non-negative integer. */
+function digitCount(x: number): number {
+  let count = 1;
+  for (; x >= 10; count++) x = (x - (x % 10)) / 10;
+  return count;
+}
 
-// Byte views of the arrays replies copy from (sessions keep theirs): one per array, made once,
-// so building a frame allocates nothing but the frame.
-const byteViews = new WeakMap<Typed, Buffer>();
-function bytesOf(array: Typed): Buffer {
-  let view = byteViews.get(array);
-  if (!view) {
-    view = Buffer.from(array.buffer, array.byteOffset, array.byteLength);
-    byteViews.set(array, view);
+/** Writes non-negative integer `x` in decimal at `at`; returns where it ends. */
+function writeDigits(frame: Buffer, at: number, x: number): number {
+  const end = at + digitCount(x);
+  for (let i = end - 1; i >= at; i--) {
+    const digit = x % 10;
+    frame[i] = 48 + digit;
+    x = (x - digit) / 10;
   }
-  return view;
+  return end;
 }
 
-/**
- * Builds a binary frame: header length, JSON header (`result.lengths` lists each array's element
- * count), padding to 8, then the arrays, each starting 8-byte aligned. The header is written as
- * text directly: JSON.stringify of nested objects cost more than the rest of a small reply.
- */
-export function binaryFrame(header: { id: string | number; result: Record<string, unknown> }, parts: readonly [Typed, number][]): Buffer {
-  const result = JSON.stringify(header.result);
-  return frameWithHeaderText(`{"id":${JSON.stringify(header.id)},"result":${result.length > 2 ? `${result.slice(0, -1)},` : '{'}"lengths":[`, parts).frame;
-}
-
-const bytesPerElement = (part: Part) => (typeof part[0] === 'number' ? part[0] : part[0].BYTES_PER_ELEMENT);
+const ID_OPEN = Buffer.from('{"id":');
+const LENGTHS_CLOSE = Buffer.from(']}}');
 
 /**
- * The frame for a header text that stops right after `"lengths":[` (the counts and closing
- * brackets follow), and where each part starts in it. Deferred parts are left unwritten (their
- * padding is zeroed): the caller fills them.
+ * Writes a frame: header length, the JSON header (`{"id":`, the id, then `middle`, which stops
+ * right after `"lengths":[`, each array's element count, and `]}}`), padding to 8, then the
+ * arrays, each starting 8-byte aligned. Part k has `state.lengths[k]` elements, copied from
+ * `state.sources[k]`, or left unwritten where that is null (its padding is zeroed): the caller
+ * fills it, from `state.starts[k]`. With a non-negative integer id and an ASCII middle (a
+ * session's usual step), the header is written as bytes: building it as text and encoding that
+ * cost as much as the rest of a one-env reply.
  */
-function frameWithHeaderText(head: string, parts: readonly Part[]): { frame: Buffer; starts: number[] } {
-  let text = head;
+function writeFrame(id: string | number, middle: string, middleIsAscii: boolean, state: BinaryEncoderState): Buffer {
+  const { lengths, sources, starts } = state;
   let bytes = 0;
-  for (let k = 0; k < parts.length; k++) {
-    const length = parts[k]![1];
-    text += k === 0 ? `${length}` : `,${length}`;
-    bytes = align8(bytes + length * bytesPerElement(parts[k]!));
+  for (let k = 0; k < NUM_PARTS; k++) bytes = align8(bytes + lengths[k]! * ELEMENT_BYTES[k]!);
+  let frame: Buffer;
+  let headerEnd: number;
+  if (middleIsAscii && typeof id === 'number' && Number.isSafeInteger(id) && id >= 0) {
+    let headerLength = ID_OPEN.length + digitCount(id) + middle.length + NUM_PARTS - 1 + LENGTHS_CLOSE.length;
+    for (let k = 0; k < NUM_PARTS; k++) headerLength += digitCount(lengths[k]!);
+    headerEnd = 4 + headerLength;
+    frame = takeFrame(align8(headerEnd) + bytes);
+    frame.writeUInt32LE(headerLength, 0);
+    let at = 4 + ID_OPEN.copy(frame, 4);
+    at = writeDigits(frame, at, id);
+    at += frame.write(middle, at, 'latin1');
+    for (let k = 0; k < NUM_PARTS; k++) {
+      if (k > 0) frame[at++] = 44; // ','
+      at = writeDigits(frame, at, lengths[k]!);
+    }
+    LENGTHS_CLOSE.copy(frame, at);
+  } else {
+    let text = `{"id":${JSON.stringify(id)}${middle}`;
+    for (let k = 0; k < NUM_PARTS; k++) text += k === 0 ? `${lengths[k]}` : `,${lengths[k]}`;
+    text += ']}}';
+    const headerLength = Buffer.byteLength(text, 'utf8');
+    headerEnd = 4 + headerLength;
+    frame = takeFrame(align8(headerEnd) + bytes);
+    frame.writeUInt32LE(headerLength, 0);
+    frame.write(text, 4, 'utf8');
   }
-  text += ']}}';
-  const headerLength = Buffer.byteLength(text, 'utf8');
-  const payloadStart = align8(4 + headerLength);
-  const frame = takeFrame(payloadStart + bytes);
-  frame.writeUInt32LE(headerLength, 0);
-  frame.write(text, 4, 'utf8');
+  const payloadStart = align8(headerEnd);
   // Padding bytes are zeroed so frames are reproducible byte for byte.
-  for (let i = 4 + headerLength; i < payloadStart; i++) frame[i] = 0;
-  const starts: number[] = [];
+  for (let i = headerEnd; i < payloadStart; i++) frame[i] = 0;
   let at = payloadStart;
-  for (const part of parts) {
-    starts.push(at);
-    const byteLength = part[1] * bytesPerElement(part);
-    if (typeof part[0] !== 'number') bytesOf(part[0]).copy(frame, at, 0, byteLength);
+  for (let k = 0; k < NUM_PARTS; k++) {
+    starts[k] = at;
+    const byteLength = lengths[k]! * ELEMENT_BYTES[k]!;
+    const source = sources[k];
+    if (source) {
+      const from = state.bytesOf(k, source);
+      if (byteLength <= SHORT_COPY_BYTES) for (let j = 0; j < byteLength; j++) frame[at + j] = from[j]!;
+      else from.copy(frame, at, 0, byteLength);
+    }
     const end = at + byteLength;
     at = payloadStart + align8(end - payloadStart);
     for (let i = end; i < at; i++) frame[i] = 0;
   }
-  return { frame, starts };
+  return frame;
 }
 
 /**
@@ -234,6 +256,28 @@ export class BinaryEncoderState {
    * in id and counts: its middle part is kept (a session's replies are mostly these).
    */
   middle = '';
+  middleIsAscii = false;
+  /** Per array of the frame (writeFrame): element count, source (null: written in place), start. */
+  readonly lengths: number[] = new Array<number>(NUM_PARTS).fill(0);
+  readonly sources: (Typed | null)[] = new Array<Typed | null>(NUM_PARTS).fill(null);
+  readonly starts: number[] = new Array<number>(NUM_PARTS).fill(0);
+  private readonly viewed: (Typed | null)[] = new Array<Typed | null>(NUM_PARTS).fill(null);
+  private readonly views: Buffer[] = [];
+
+  /** Array k's source as bytes. A session replies from the same arrays every time: their views are kept. */
+  bytesOf(k: number, source: Typed): Buffer {
+    if (this.viewed[k] !== source) {
+      this.views[k] = Buffer.from(source.buffer, source.byteOffset, source.byteLength);
+      this.viewed[k] = source;
+    }
+    return this.views[k]!;
+  }
+
+  /** Sets array k of the next frame. */
+  set(k: number, source: Typed | null, length: number): void {
+    this.sources[k] = source;
+    this.lengths[k] = length;
+  }
 }
 
 /** The binary reply of a batch (see protocol.ts). */
@@ -245,32 +289,35 @@ export function encodeBinary(id: string | number, view: BatchView, state: Binary
   const rows = view.observationRows?.listsEntries ? view.observationRows : undefined;
   const obs = rows ? null : csr.encode(view.observations, n);
   const fin = view.final.length === 0 ? finalCsr.encode(view.finalObservations, 0) : finalCsr.encode(view.finalObservations, view.final.map((f) => f.env));
-  let head: string;
+  let middle: string;
+  let middleIsAscii = false;
   if (view.final.length === 0) {
-    state.middle ||= `,"result":${JSON.stringify({ session: view.session, numEnvs: n, rewardWidth: view.rewardWidth }).slice(0, -1)},"final":[],"lengths":[`;
-    head = `{"id":${typeof id === 'number' ? id : JSON.stringify(id)}${state.middle}`;
+    if (!state.middle) {
+      state.middle = `,"result":${JSON.stringify({ session: view.session, numEnvs: n, rewardWidth: view.rewardWidth }).slice(0, -1)},"final":[],"lengths":[`;
+      state.middleIsAscii = ASCII.test(state.middle);
+    }
+    middle = state.middle;
+    middleIsAscii = state.middleIsAscii;
   } else {
     const result = JSON.stringify({ session: view.session, numEnvs: n, rewardWidth: view.rewardWidth, final: view.final });
-    head = `{"id":${JSON.stringify(id)},"result":${result.slice(0, -1)},"lengths":[`;
+    middle = `,"result":${result.slice(0, -1)},"lengths":[`;
   }
   const nnz = rows ? countEntries(rows, n) : obs!.nnz;
-  const { frame, starts } = frameWithHeaderText(head, [
-    obs ? [obs.indptr, n + 1] : [4, n + 1],
-    obs ? [obs.indices, nnz] : [2, nnz],
-    obs ? [obs.values, nnz] : [4, nnz],
-    [view.masks, n * NUM_ACTIONS],
-    [view.seats, n],
-    [view.rewards, n * view.rewardWidth],
-    [view.terminated, n],
-    [view.truncated, n],
-    [fin.indptr, fin.numRows + 1],
-    [fin.indices, fin.nnz],
-    [fin.values, fin.nnz],
-  ]);
-  if (rows) writeRowsCsr(rows, n, nnz, frame, starts);
+  state.set(0, obs && obs.indptr, n + 1);
+  state.set(1, obs && obs.indices, nnz);
+  state.set(2, obs && obs.values, nnz);
+  state.set(3, view.masks, n * NUM_ACTIONS);
+  state.set(4, view.seats, n);
+  state.set(5, view.rewards, n * view.rewardWidth);
+  state.set(6, view.terminated, n);
+  state.set(7, view.truncated, n);
+  state.set(8, fin.indptr, fin.numRows + 1);
+  state.set(9, fin.indices, fin.nnz);
+  state.set(10, fin.values, fin.nnz);
+  const frame = writeFrame(id, middle, middleIsAscii, state);
+  if (rows) writeRowsCsr(rows, n, nnz, frame, state.starts);
   return frame;
 }
-
 
 /**
  * The arrays of a decoded frame, each a view into the frame, made when first read (a reply is
