@@ -43,6 +43,27 @@ describe('encodeBinary', () => {
   });
 });
 
+describe('encodeBinary header', () => {
+  it('is the JSON text of {id, result} for ids of every kind, its length counted in UTF-8 bytes', () => {
+    const vec = new VecEnv({ numEnvs: 3, config: {} }).reset(1);
+    for (const session of ['s', 'sé😀']) {
+      const state = new BinaryEncoderState();
+      for (const id of [0, 7, 1234567890, 2 ** 53 - 1, 2 ** 53, -3, 1.5, 1e21, '', 'abc', 'x"1', 'ü€😀']) {
+        for (const final of [[], [{ env: 1, info: { note: 'ö' } }]]) {
+          const frame = encodeBinary(id, { ...view(vec), session, final }, state);
+          const headerLength = frame.readUInt32LE(0);
+          const text = frame.toString('utf8', 4, 4 + headerLength);
+          const { header, arrays } = decodeBinaryFrame(frame);
+          expect(header).toEqual({ id, result: { session, numEnvs: 3, rewardWidth: vec.numPlayers, final, lengths: expect.any(Array) } });
+          expect(text).toBe(JSON.stringify(header));
+          expect(Buffer.byteLength(text)).toBe(headerLength);
+          expect(Array.from(arrays.masks)).toEqual(Array.from(vec.masks));
+        }
+      }
+    }
+  });
+});
+
 describe('encodeJsonSteps', () => {
   it('writes in slices (giving way between them) the text JSON.stringify gives for the whole reply [probe round 2]', () => {
     const vec = new VecEnv({ numEnvs: 150, config: { rules: { players: 3 } } }).reset(2);
