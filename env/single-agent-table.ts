@@ -15,14 +15,14 @@
 
 import { MAX_SEATS, NUM_ACTIONS } from './rules/index.js';
 import { OBS_SIZE, encodeObservation } from './observation.js';
-import { RUNNING, TERMINATED, Table, type EnvConfig } from './table.js';
+import { RUNNING, TERMINATED, Table, type EnvConfig, type EnvTable } from './table.js';
 import type { Policy } from './policy.js';
 import type { KratzenGame } from './rules/index.js';
 
 /** playOpponents stopped at its decision limit with an opponent still to act (not a Table outcome). */
 const OPPONENT_TO_ACT = -1;
 
-export class SingleAgentTable {
+export class SingleAgentTable implements EnvTable {
   readonly table: Table;
   /** The learner's reward of the episodes reset() played through before it could act (also in the first step's reward). */
   skippedReward = 0;

@@ -101,7 +101,31 @@ export const RUNNING = 0;
 export const TERMINATED = 1;
 export const TRUNCATED = 2;
 
-export class Table {
+/**
+ * What a vector env steps (env/vec-env.ts): a multi-agent Table or a SingleAgentTable. The
+ * `...Steps` generators do the work of `reset` and `step` in pieces a server can give way between
+ * (one opponent decision each); a table with no opponents does it in one piece.
+ */
+export interface EnvTable {
+  readonly state: KratzenState;
+  readonly endedState: KratzenState | null;
+  readonly endedEpisodeState: KratzenState | null;
+  /** The seat to act, -1 when none may. */
+  readonly seatToAct: number;
+  /** The seat whose observation is shown. */
+  readonly observer: number;
+  readonly illegalActionSeat: number;
+  /** Why this episode cannot go on until a reset (opponents failed), or null. */
+  readonly failed: string | null;
+  reset(seed?: number | string): void;
+  /** reset in pieces; `pauseFirst`: a table with opponents starts with an empty piece. */
+  resetSteps(seed?: number | string, pauseFirst?: boolean): Generator<void, void>;
+  /** Applies `action`, writes every seat's reward at `offset`, returns RUNNING, TERMINATED or TRUNCATED. */
+  step(action: number, rewards: Float32Array, offset: number): number;
+  stepSteps(action: number, rewards: Float32Array, offset: number): Generator<void, number>;
+}
+
+export class Table implements EnvTable {
   readonly game: KratzenGame;
   readonly config: EnvConfig;
   state!: KratzenState;
@@ -206,6 +230,21 @@ export class Table {
 
   get seatToAct(): number {
     return this.state.currentSeat;
+  }
+
+  /** A table without opponents never fails part-way. */
+  get failed(): null {
+    return null;
+  }
+
+  /** reset, in one piece: without opponents there is nothing to give way between. */
+  *resetSteps(seed?: number | string): Generator<void, void> {
+    this.reset(seed);
+  }
+
+  /** step, in one piece. */
+  *stepSteps(action: number, rewards: Float32Array, offset: number): Generator<void, number> {
+    return this.step(action, rewards, offset);
   }
 
   /**

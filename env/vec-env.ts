@@ -21,7 +21,7 @@
 import { IllegalActionError, MAX_SEATS, NUM_ACTIONS, checkOptionKeys, checkSeed, drain, stateToRecord, type KratzenState, type StateReader } from './rules/index.js';
 import { OBS_SIZE, OBS_VERSION, ObservationRows, checkFloatRows, encodeObservation } from './observation.js';
 import { encodeOtherHands } from './oracle.js';
-import { RUNNING, TRUNCATED, Table, illegalActionEndsEpisode, parseEnvConfig, type EnvConfig, type EnvConfigInput } from './table.js';
+import { RUNNING, TRUNCATED, Table, illegalActionEndsEpisode, parseEnvConfig, type EnvConfig, type EnvConfigInput, type EnvTable } from './table.js';
 import { SingleAgentTable } from './single-agent-table.js';
 import { ALL_HANDS, checkHandRange, seatRecordSteps, tableViewSteps, type HandRange, type SeatRecord, type TableView } from './table-view.js';
 import type { EnvMetadata } from './env.js';
@@ -231,9 +231,6 @@ const VEC_ENV_OPTIONS = Object.keys({
   listObservationEntries: true,
   finalObservationsOfEverySeat: true,
 } satisfies Record<keyof VecEnvOptions, true>);
-
-/** What a vector env steps: a multi-agent Table or a SingleAgentTable. */
-type EnvTable = Table | SingleAgentTable;
 
 /** The buffer views and final-episode info shared by VecEnv and WorkerVecEnv. */
 export abstract class VecEnvBuffers {
@@ -565,8 +562,7 @@ export class VecEnv extends VecEnvBuffers {
     this.busy = true;
     this.stepping = i;
     try {
-      if (table instanceof SingleAgentTable) yield* table.resetSteps(tableSeed);
-      else table.reset(tableSeed);
+      yield* table.resetSteps(tableSeed);
       this.writeCurrent(i);
     } catch (e) {
       throw this.failedPartWay(e, i, i + 1);
@@ -574,7 +570,7 @@ export class VecEnv extends VecEnvBuffers {
       if (first && this.isStarted(i)) this.unstarted--;
       this.busy = false;
       // Stopped part-way: the row shows where the env stands (its table marked it failed).
-      if (table instanceof SingleAgentTable && table.failed !== null) this.writeCurrent(i);
+      if (table.failed !== null) this.writeCurrent(i);
     }
   }
 
@@ -669,11 +665,7 @@ export class VecEnv extends VecEnvBuffers {
    * action (SingleAgentTable.failed) until it is reset.
    */
   *stepEnvSteps(actions: ArrayLike<number>, i: number): Generator<void, void> {
-    const table = this.tables[i];
-    if (!(table instanceof SingleAgentTable)) {
-      this.stepRange(actions, i, i + 1);
-      return;
-    }
+    const table = this.tables[i]!;
     this.checkRange(i, i + 1);
     if (!this.isStarted(i)) throw notReset(i);
     checkStepActions(actions, i, i + 1, this.numEnvs, this.buffers, illegalActionEndsEpisode(this.config), this.explainRefused);
@@ -715,7 +707,7 @@ export class VecEnv extends VecEnvBuffers {
 
   private readonly explainRefused = (env: number, action: number): string | null => {
     const table = this.tables[env]!;
-    return (table instanceof SingleAgentTable ? table.failed : null) ?? table.state.explainIllegal(action);
+    return table.failed ?? table.state.explainIllegal(action);
   };
 
   /** Whether env i was ever reset (a table's state is made by its first reset). */
