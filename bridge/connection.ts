@@ -1,20 +1,20 @@
 // One client connection: its handshake, limits and request queue, and the dispatch of each
-// request in the fixed order parse -> method -> handshake -> params -> handler (game legality).
+// request in the fixed order parse -> method -> handshake -> params -> handler (game legality);
+// reading a frame up to its method is request-reader.ts's, the size limits are limits.ts's.
 // Requests run one after another, so replies leave in request order, and connections take
 // turns by main-thread time used (fair-scheduler.ts); a handler's failure
 // becomes an error reply and never reaches `ws`. Sessions and policies live in a host: the main
 // thread's for light work, a heavy-pool worker's for bots and search (see host.ts).
 
-import { isAscii } from 'node:buffer';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
 import path from 'node:path';
 import { MAX_SEATS, NUM_ACTIONS, actionToString } from '../env/rules/index.js';
-import { MAX_OBSERVATION_JSON_BYTES, OBS_SIZE, observationSpec } from '../env/observation.js';
+import { OBS_SIZE, observationSpec } from '../env/observation.js';
 import { isBuiltinAgent } from '../agents/registry.js';
-import { BridgeError, toErrorBody, type ErrorBody } from './errors.js';
+import { BridgeError, toErrorBody } from './errors.js';
 import { firstIssue } from '../env/rules/zod-issue.js';
-import { MAX_POLICY_ROWS, MAX_SESSION_ID_LENGTH, MAX_STEP_ACTIONS, METHODS, PROTOCOL_VERSION, REQUEST_SCHEMAS, type Method, type ParamsOf } from './protocol.js';
+import { PROTOCOL_VERSION, REQUEST_SCHEMAS, type ParamsOf } from './protocol.js';
 import { errorReply, ok, type Id, type Reply } from './replies.js';
 import type { HostedMethod, HostedReply, SessionHost } from './host.js';
 import type { HeavyPool } from './heavy-pool.js';
@@ -23,7 +23,8 @@ import { packPolicyAct, screenPolicyAct } from './policy-rows.js';
 import { checkSessionConfig, slicedControl } from './session.js';
 import { giveBackFrame, isLentFrame } from './frame-pool.js';
 import { FairScheduler, SLICE_MS, type Servable } from './fair-scheduler.js';
-import { BYTES_PER_CONTAINER, MAX_KEY_NAMES, MAX_REQUEST_OBJECT_KEYS, duplicateKeyAt, repeatedKeyReason, scanFrame, utf8Text } from '../env/json-scan.js';
+import { CLOSE_TOO_BIG, MAX_FRAMES_BEFORE_HELLO, MAX_PRE_HELLO_BYTES, MAX_PRE_HELLO_FRAME_BYTES, MAX_QUEUED_BYTES, maxPolicyRowsFor } from './limits.js';
+import { firstBadAction, readRequest, validEmptyParams, validStepParams } from './request-reader.js';
 
 /** What a connection needs from its server (resolved options and state). */
 export interface ConnectionContext {
@@ -54,14 +55,6 @@ export interface ConnectionContext {
   admit(): boolean;
   /** Called after each reply is sent (the server then polls for the next request a while). */
   afterReply(): void;
-}
-
-/**
- * A frame's text. Most requests are ASCII, and for those a Latin-1 slice is the same text at a
- * tenth of the cost: the UTF-8 decoder took ~3.5 ms of this thread for a 1 MiB frame.
- */
-function frameText(bytes: Buffer): string {
-  return isAscii(bytes) ? bytes.toString('latin1') : utf8Text(bytes);
 }
 
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
@@ -110,74 +103,11 @@ const MAIN_THREAD_MAX_ENVS = { binary: 1024, json: 256 } as const;
  */
 const MAIN_THREAD_MAX_HANDS = 64;
 
-/**
- * Bytes of queued frames past which a connection's further frames are not kept: each is refused
- * in its turn (UNREAD_FRAME). The socket is read on, so a close frame is seen at once.
- */
-export const MAX_QUEUED_BYTES = 4 << 20;
-
 function rawBytes(data: RawData): number {
   if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.length, 0);
   return data.byteLength;
 }
 
-/**
- * The most bytes one policy.act row takes as JSON.stringify writes it: its observation at its
- * longest (real observations hold values such as 0.20000000298023224) and its mask (a digit and
- * a comma per entry), with the brackets and commas around them.
- */
-const POLICY_ROW_BYTES = MAX_OBSERVATION_JSON_BYTES + 2 * NUM_ACTIONS + 4;
-/**
- * Room for the rest of a request beside its rows or actions: its keys, a request id of 128
- * characters (code points: each at worst 12 bytes, as an ASCII-only encoder escapes one outside
- * the BMP, `\ud83d\ude00`; 512 bytes let 128 emoji close the connection at the smallest limit)
- * and a session or policy id. What hello advertises fits the message limit beside it.
- */
-const ENVELOPE_BYTES = 2048;
-const POLICY_ACT_ENVELOPE_BYTES = ENVELOPE_BYTES;
-/** The smallest message limit a server may have: one policy.act row must fit. */
-export const MIN_MESSAGE_BYTES = POLICY_ACT_ENVELOPE_BYTES + POLICY_ROW_BYTES;
-
-/** The most policy.act rows a request of `maxMessageBytes` surely carries, however its values are written by JSON.stringify. */
-export function maxPolicyRowsFor(maxMessageBytes: number): number {
-  return Math.max(0, Math.min(MAX_POLICY_ROWS, Math.floor((maxMessageBytes - POLICY_ACT_ENVELOPE_BYTES) / POLICY_ROW_BYTES)));
-}
-
-const STEP_ENVELOPE_BYTES = ENVELOPE_BYTES;
-/** Bytes of one action in an env.step request as JSON.stringify writes it: up to 2 digits and a comma. */
-const STEP_ACTION_BYTES = 3;
-
-/**
- * The most envs whose env.step request surely fits `maxMessageBytes`: a connection gets no more
- * (with a small message limit, a session was created and reset that no step could reach).
- */
-export function maxStepEnvsFor(maxMessageBytes: number): number {
-  return Math.max(1, Math.floor((maxMessageBytes - STEP_ENVELOPE_BYTES) / STEP_ACTION_BYTES));
-}
-
-/**
- * The largest frame a connection may send before its hello succeeds, unless a hello is already
- * queued ahead of it. A hello is at most ~8 KiB (a 1024-character token and a 128-character id,
- * every character escaped); unauthenticated sockets sending 1 MiB frames, each decoded and
- * parsed, held another client's ping up for a second.
- */
-export const MAX_PRE_HELLO_FRAME_BYTES = 16 << 10;
-/** The close code for a frame past MAX_PRE_HELLO_FRAME_BYTES (RFC 6455: message too big). */
-export const CLOSE_TOO_BIG = 1009;
-/**
- * The most frames a connection may send before its hello succeeds, the hello included; the next
- * closes it (1008) unread. Frames before hello are handled as they are read, not in turn: three
- * sockets writing 60,000 tiny pings each in one go had ~450,000 refusals answered and held a
- * greeted client's ping up for over a second.
- */
-export const MAX_FRAMES_BEFORE_HELLO = 8;
-/**
- * The most bytes a socket may send before its hello succeeds: MAX_FRAMES_BEFORE_HELLO frames of
- * MAX_PRE_HELLO_FRAME_BYTES with their headers (14 bytes at most). ws hands a frame over only
- * once it holds all of it, so the frame bound alone let 200 silent sockets each send 1 MiB less a
- * byte and hold 200 MB until their hello deadline; the server counts the socket's bytes instead.
- */
-export const MAX_PRE_HELLO_BYTES = MAX_FRAMES_BEFORE_HELLO * (MAX_PRE_HELLO_FRAME_BYTES + 14);
 
 /** Stands in the queue for a binary frame, which is refused when its turn comes (replies keep request order). */
 const BINARY_FRAME: RawData = Buffer.alloc(0);
@@ -436,7 +366,10 @@ export class Connection implements Servable {
         });
       }
       // Refused before its method is read, a frame may be a hello: refuseHello ends the connection then.
-      const request = this.readRequest(data);
+      if (data === BINARY_FRAME) {
+        return this.refuseHello(errorReply(null, { code: 'invalid_request', message: 'a request is a text frame (JSON); binary frames are only sent by the server' }));
+      }
+      const request = readRequest(data, this.context.maxMessageBytes);
       if ('refused' in request) return this.refuseHello(errorReply(request.id, request.refused));
       id = request.id;
       const { raw, method } = request;
@@ -485,61 +418,6 @@ export class Connection implements Servable {
     } catch (e) {
       return errorReply(id, toErrorBody(e));
     }
-  }
-
-  /**
-   * A text frame read as a request up to its method (JSON, an object, its id, no key given twice,
-   * a known method), or why it is refused, with the id to answer it under.
-   */
-  private readRequest(data: RawData): { id: Id; method: Method; raw: Record<string, unknown> } | { refused: ErrorBody; id: Id | null } {
-    if (data === BINARY_FRAME) return { refused: { code: 'invalid_request', message: 'a request is a text frame (JSON); binary frames are only sent by the server' }, id: null };
-    let message: unknown;
-    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-    try {
-      const padded = this.paddingRefused(bytes);
-      if (padded) return { refused: padded, id: null };
-      message = JSON.parse(frameText(bytes));
-    } catch (e) {
-      return { refused: { code: 'parse_error', message: `not valid UTF-8 JSON: ${(e as Error).message}` }, id: null };
-    }
-    if (message === null || typeof message !== 'object' || Array.isArray(message)) {
-      return { refused: { code: 'invalid_request', message: 'a request is a JSON object {id, method, params}' }, id: null };
-    }
-    const raw = message as Record<string, unknown>;
-    if (!isId(raw.id)) return { refused: { code: 'invalid_request', message: 'id must be a string (at most 128 characters) or an integer', field: 'id' }, id: null };
-    const id = raw.id;
-    // JSON.parse keeps the last of a repeated key: a validator or proxy reading the first would
-    // see another request than the one run (`"numEnvs":1,"numEnvs":4096`). Refused, naming it.
-    const twice = duplicateKeyAt(bytes);
-    if (twice !== null) {
-      const refused: ErrorBody = { code: twice.field.startsWith('params.') ? 'invalid_params' : 'invalid_request', message: repeatedKeyReason(twice), field: twice.field };
-      return { refused, id: twice.field === 'id' ? null : id };
-    }
-    if (typeof raw.method !== 'string') return { refused: { code: 'invalid_request', message: 'method must be a string', field: 'method' }, id };
-    if (!(METHODS as string[]).includes(raw.method)) {
-      return { refused: { code: 'unknown_method', message: `unknown method "${raw.method.slice(0, 64)}" (known: ${METHODS.join(', ')})`, field: 'method' }, id };
-    }
-    return { id, method: raw.method as Method, raw };
-  }
-
-  /** The refusal of a frame whose arrays, objects or keys only padding has (env/json-scan.ts), or null. */
-  private paddingRefused(bytes: Uint8Array): ErrorBody | null {
-    const maxContainers = Math.floor(this.context.maxMessageBytes / BYTES_PER_CONTAINER);
-    const problem = scanFrame(bytes, maxContainers, MAX_REQUEST_OBJECT_KEYS);
-    if (!problem) return null;
-    if (problem.limit === 'maxContainers') {
-      return {
-        code: 'limit_exceeded',
-        message: `not read: more than ${maxContainers} arrays and objects ([ and { outside strings counted); a request holds at most one per ${BYTES_PER_CONTAINER} bytes of the message limit`,
-        details: { limit: 'maxContainers' },
-      };
-    }
-    const { field } = problem;
-    const why =
-      problem.limit === 'maxKeys'
-        ? `more than ${MAX_REQUEST_OBJECT_KEYS} fields; no object in a request has as many`
-        : `the request names more than ${MAX_KEY_NAMES} different keys; none has as many`;
-    return { code: field.startsWith('params') ? 'invalid_params' : 'invalid_request', message: `${field || '(root)'}: not read: ${why}`, field };
   }
 
   /**
@@ -764,64 +642,6 @@ export class Connection implements Servable {
     this.context.totals.envs += envs;
     this.context.totals.hands += hands;
   }
-}
-
-/**
- * The params of a well-formed env.step request, checked by hand (the hottest request; the schema
- * costs as much as stepping one env), or null: then the schema checks it and names what is wrong.
- * Accepts exactly what `stepRequest` accepts.
- */
-function validStepParams(raw: Record<string, unknown>): ParamsOf<'env.step'> | null {
-  for (const key in raw) if (key !== 'id' && key !== 'method' && key !== 'params') return null;
-  const params = raw.params as { session?: unknown; actions?: unknown } | null | undefined;
-  if (params === null || typeof params !== 'object' || Array.isArray(params)) return null;
-  for (const key in params) if (key !== 'session' && key !== 'actions') return null;
-  const { session, actions } = params;
-  if (typeof session !== 'string' || session.length > MAX_SESSION_ID_LENGTH || !Array.isArray(actions) || actions.length < 1 || actions.length > MAX_STEP_ACTIONS) return null;
-  if (firstNonInteger(actions) >= 0) return null;
-  return params as ParamsOf<'env.step'>;
-}
-
-/**
- * The first action of an env.step that is no whole number, named, or null. The schema would report
- * every bad entry of a batch: 65,536 of them took 0.2-0.3 s of this thread per request.
- */
-function firstBadAction(raw: Record<string, unknown>): ErrorBody | null {
-  const actions = (raw.params as { actions?: unknown } | null | undefined)?.actions;
-  if (!Array.isArray(actions) || actions.length > MAX_STEP_ACTIONS) return null;
-  const bad = firstNonInteger(actions);
-  if (bad < 0) return null;
-  const field = `params.actions[${bad}]`;
-  return { code: 'invalid_params', message: `${field}: an action id is a whole number`, field };
-}
-
-/** The index of the first entry of `list` that is no whole number (see protocol.ts, actionId), or -1. */
-function firstNonInteger(list: readonly unknown[]): number {
-  for (let i = 0; i < list.length; i++) if (!Number.isInteger(list[i])) return i;
-  return -1;
-}
-
-/** `{}` for a well-formed request without params (ping), else null (the schema then says what is wrong). */
-function validEmptyParams(raw: Record<string, unknown>): Record<string, never> | null {
-  for (const key in raw) if (key !== 'id' && key !== 'method' && key !== 'params') return null;
-  const params = raw.params;
-  if (params === undefined) return {};
-  if (params === null || typeof params !== 'object' || Array.isArray(params)) return null;
-  for (const _key in params) return null;
-  return {};
-}
-
-function isId(value: unknown): value is Id {
-  return (typeof value === 'string' && codePointsAtMost(value, 128)) || (typeof value === 'number' && Number.isSafeInteger(value));
-}
-
-/** Whether `text` has at most `max` code points, as zod and JSON Schema count a string's length. */
-export function codePointsAtMost(text: string, max: number): boolean {
-  if (text.length <= max) return true;
-  if (text.length > 2 * max) return false;
-  let count = 0;
-  for (const _ of text) if (++count > max) return false;
-  return true;
 }
 
 let cachedSpec: Record<string, unknown> | null = null;

@@ -24,7 +24,7 @@ import { BridgeClient } from './client.js';
 import { MAX_HANDS_PER_REPLY, PROTOCOL_VERSION } from './protocol.js';
 import { BridgeServer, CLOSE_HELLO_TIMEOUT, MAX_FRAGMENTS } from './server.js';
 import { MIN_NETWORK_TOKEN_CHARS } from './http-guard.js';
-import { CLOSE_TOO_BIG, MAX_FRAMES_BEFORE_HELLO, MAX_PRE_HELLO_BYTES, MAX_PRE_HELLO_FRAME_BYTES, MAX_QUEUED_BYTES, MIN_MESSAGE_BYTES, maxPolicyRowsFor, maxStepEnvsFor } from './connection.js';
+import { CLOSE_TOO_BIG, MAX_FRAMES_BEFORE_HELLO, MAX_PRE_HELLO_BYTES, MAX_PRE_HELLO_FRAME_BYTES, MAX_QUEUED_BYTES, MIN_MESSAGE_BYTES, maxPolicyRowsFor, maxStepEnvsFor } from './limits.js';
 
 const HELLO = JSON.stringify({ id: 0, method: 'hello', params: { protocolVersion: PROTOCOL_VERSION } });
 let tmp: string;

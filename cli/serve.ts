@@ -12,7 +12,7 @@ import { BACKEND_CHOICES, selectBackend, type BackendChoice } from '../agents/tf
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
 import { BridgeServer, SERVER_DEFAULTS } from '../bridge/server.js';
 import { DEFAULT_AGENT_LIMITS } from '../agents/registry.js';
-import { MIN_MESSAGE_BYTES } from '../bridge/connection.js';
+import { MIN_MESSAGE_BYTES } from '../bridge/limits.js';
 import { defaultCheckpointRoots } from '../bridge/checkpoint-roots.js';
 import { isHostName, isOrigin, networkTokenProblem } from '../bridge/http-guard.js';
 import { writeStdout } from './output.js';
