@@ -1,7 +1,7 @@
 // The optimizer extra of a checkpoint: a round trip, and refusal of meta that does not match the blob.
 import { describe, expect, it } from 'vitest';
 import { CheckpointError } from './errors.js';
-import { decodeOptimizerState, encodeOptimizerState } from './optimizer-state.js';
+import { checkAdamState, decodeOptimizerState, encodeOptimizerState } from './optimizer-state.js';
 
 const STATE = [
   { name: 'iter', shape: [], data: new Float32Array([7]) },
@@ -36,3 +36,24 @@ describe('optimizer state as a checkpoint extra', () => {
     }
   });
 });
+
+describe('checkAdamState', () => {
+  const scalar = (name: string) => ({ name, shape: [], data: new Float32Array(1) });
+  const array = (name: string, shape: number[]) => ({ name, shape, data: new Float32Array(shape.reduce((a, b) => a * b, 1)) });
+  const shapes = [[2, 3], [3]];
+  const powers = [scalar('accBeta1'), scalar('accBeta2')];
+  it('takes the step count, first and second moments in variable order, with or without the powers', () => {
+    const moments = [scalar('iter'), array('k/m', [2, 3]), array('b/m', [3]), array('k/v', [2, 3]), array('b/v', [3])];
+    expect(() => checkAdamState(moments, shapes, 'ck')).not.toThrow();
+    expect(() => checkAdamState([...moments, ...powers], shapes, 'ck')).not.toThrow();
+    // Saved before Adam's first step: the step count alone.
+    expect(() => checkAdamState([scalar('iter'), ...powers], shapes, 'ck')).not.toThrow();
+  });
+  it('refuses arrays that do not fit the variables, naming the first that does not', () => {
+    const swapped = [scalar('iter'), array('b/m', [3]), array('k/m', [2, 3]), array('k/v', [2, 3]), array('b/v', [3])];
+    expect(() => checkAdamState(swapped, shapes, 'ck')).toThrow(/extras\.optimizer\.meta: array 1 \(b\/m\) has shape \[3\]/);
+    expect(() => checkAdamState([scalar('iter'), array('k/m', [2, 3])], shapes, 'ck')).toThrow(/2 arrays besides accBeta1 and accBeta2.*takes 5/);
+    expect(() => checkAdamState([scalar('iter'), array('k/m', [2, 3])], shapes, 'ck')).toThrow(CheckpointError);
+  });
+});
+

@@ -50,3 +50,24 @@ export function decodeOptimizerState(blob: ExtraBlob, path: string): NamedArray[
     return { name: w.name, shape: w.shape, data };
   });
 }
+
+/** Adam's running products of beta1 and beta2: saved beside its moments under these names (tfjs's fields). */
+export const ADAM_POWERS = ['accBeta1', 'accBeta2'] as const;
+export type AdamPower = (typeof ADAM_POWERS)[number];
+export const isAdamPower = (name: string): name is AdamPower => (ADAM_POWERS as readonly string[]).includes(name);
+
+/**
+ * Checks that Adam's arrays of the checkpoint at `path` fit an optimizer of variables of
+ * `variableShapes`: Adam keys its moments by position, the step count, then the first moments and
+ * the second, each in variable order and of its variable's shape. A run saved before Adam's first
+ * step (every rollout empty) has the step count alone. Throws `bad-manifest`, naming the array.
+ */
+export function checkAdamState(state: readonly NamedArray[], variableShapes: readonly (readonly number[])[], path: string): void {
+  const shapes = [[], ...variableShapes, ...variableShapes];
+  const moments = state.filter((w) => !isAdamPower(w.name));
+  const fresh = moments.length === 1 && moments[0]!.shape.length === 0;
+  const wrong = moments.length !== shapes.length ? -1 : moments.findIndex((w, k) => w.shape.join() !== shapes[k]!.join());
+  if (fresh || (moments.length === shapes.length && wrong < 0)) return;
+  const found = wrong < 0 ? `${moments.length} arrays besides ${ADAM_POWERS.join(' and ')}` : `array ${wrong} (${moments[wrong]!.name}) has shape [${moments[wrong]!.shape}]`;
+  throw new CheckpointError('bad-manifest', path, `extras.${OPTIMIZER_EXTRA}.meta: ${found}, but the learner's optimizer takes ${shapes.length}, of shapes ${JSON.stringify(shapes)}`);
+}

@@ -11,8 +11,7 @@ import { OBS_SIZE } from '../env/observation.js';
 import { tf, tidyData } from '../agents/tfjs.js';
 import type { PolicyAgent } from '../agents/policy-agent.js';
 import type { Batch } from './rollout.js';
-import { OPTIMIZER_EXTRA, type NamedArray } from '../checkpoints/optimizer-state.js';
-import { CheckpointError } from '../checkpoints/errors.js';
+import { ADAM_POWERS, checkAdamState, isAdamPower, type AdamPower, type NamedArray } from '../checkpoints/optimizer-state.js';
 import { ORACLE_SIZE } from '../env/oracle.js';
 import { canonicalCardRows } from '../env/suit-symmetry.js';
 import type { OracleCritic } from './critic.js';
@@ -315,21 +314,12 @@ export class PpoLearner {
   }
 
   /**
-   * Restores Adam's state from `optimizerState()`'s arrays (of the checkpoint at `path`). Adam
-   * keys its moments by position: the step count, then the first moments and the second, each in
-   * `variables()` order, every one of its variable's shape; a checkpoint whose arrays do not fit
-   * is refused here (it failed in the first update, after the run's config was rewritten).
+   * Restores Adam's state from `optimizerState()`'s arrays (of the checkpoint at `path`); a
+   * checkpoint whose arrays do not fit is refused here (it failed in the first update, after the
+   * run's config was rewritten).
    */
   async restoreOptimizer(state: readonly NamedArray[], path: string): Promise<void> {
-    const shapes = [[], ...this.variables().map((v) => v.shape), ...this.variables().map((v) => v.shape)];
-    const moments = state.filter((w) => !isAdamPower(w.name));
-    // Adam makes its moments at its first step: a run saved before any (every rollout empty) has the step count alone.
-    const fresh = moments.length === 1 && moments[0]!.shape.length === 0;
-    const wrong = moments.length !== shapes.length ? -1 : moments.findIndex((w, k) => w.shape.join() !== shapes[k]!.join());
-    if (!fresh && (moments.length !== shapes.length || wrong >= 0)) {
-      const found = wrong < 0 ? `${moments.length} arrays besides ${ADAM_POWERS.join(' and ')}` : `array ${wrong} (${moments[wrong]!.name}) has shape [${moments[wrong]!.shape}]`;
-      throw new CheckpointError('bad-manifest', path, `extras.${OPTIMIZER_EXTRA}.meta: ${found}, but the learner's optimizer takes ${shapes.length}, of shapes ${JSON.stringify(shapes)}`);
-    }
+    checkAdamState(state, this.variables().map((v) => v.shape), path);
     await this.optimizer.setWeights(state.filter((w) => !isAdamPower(w.name)).map((w) => ({ name: w.name, tensor: tf.tensor(w.data, w.shape) })));
     // setWeights recomputes the powers as beta^(t+1), a few float32 ulps from the product the
     // running optimizer keeps: a resumed run drifted from the uninterrupted one after some
@@ -353,11 +343,9 @@ function finishAll(helpers: readonly GradientHelper[]): GradientPart[] {
   return replies as GradientPart[];
 }
 
-/** Adam's running products of beta1 and beta2 (tfjs keeps them in fields of these names). */
-const ADAM_POWERS = ['accBeta1', 'accBeta2'] as const;
-const isAdamPower = (name: string): name is (typeof ADAM_POWERS)[number] => (ADAM_POWERS as readonly string[]).includes(name);
-function adamPowers(optimizer: tf.AdamOptimizer): Record<(typeof ADAM_POWERS)[number], tf.Variable> {
-  return optimizer as unknown as Record<(typeof ADAM_POWERS)[number], tf.Variable>;
+/** Adam's running products of beta1 and beta2, which tfjs keeps in fields of these names. */
+function adamPowers(optimizer: tf.AdamOptimizer): Record<AdamPower, tf.Variable> {
+  return optimizer as unknown as Record<AdamPower, tf.Variable>;
 }
 
 /** Metric names, with `criticLoss` last when there is a critic (its loss is reported last). */
