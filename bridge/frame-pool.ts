@@ -4,7 +4,11 @@
 // callback) or another thread got its copy (postMessage clones). A frame that is never given
 // back is simply left to the garbage collector. One pool per thread (module state).
 
-/** Smaller frames are cut from slabs (smallFrame) and never reused. */
+/**
+ * Smaller frames come from Node's shared Buffer pool (8 KB slabs). A larger slab of our own made
+ * one-env replies ~0.3 µs cheaper, but a frame a client leaves unread keeps its whole slab alive:
+ * a non-reading client's queue of small replies would hold 32 times the memory it is charged for.
+ */
 export const MIN_POOLED_BYTES = 16 * 1024;
 /**
  * Larger frames are not kept once given back: one client's occasional huge batch must not hold
@@ -23,7 +27,11 @@ const lent = new WeakSet<ArrayBufferLike>();
  * aligned in its ArrayBuffer, so typed arrays can be laid over its aligned parts.
  */
 export function takeFrame(size: number): Buffer {
-  if (size < MIN_POOLED_BYTES) return smallFrame(size);
+  if (size < MIN_POOLED_BYTES) {
+    // Node's shared pool hands out 8-byte aligned slices; should one not be, a buffer of its own is.
+    const small = Buffer.allocUnsafe(size);
+    return small.byteOffset % 8 === 0 ? small : Buffer.allocUnsafeSlow(size);
+  }
   let buffer: ArrayBuffer | undefined;
   for (let i = free.length - 1; i >= 0; i--) {
     if (free[i]!.byteLength >= size) {
@@ -37,27 +45,6 @@ export function takeFrame(size: number): Buffer {
   buffer ??= Buffer.allocUnsafeSlow(size + (size >> 2)).buffer as ArrayBuffer;
   lent.add(buffer);
   return Buffer.from(buffer, 0, size);
-}
-
-/** Bytes of each slab small frames are cut from. */
-const SLAB_BYTES = 256 * 1024;
-let slab = new ArrayBuffer(0);
-let slabUsed = 0;
-
-/**
- * A small frame: the next 8-byte aligned slice of the current slab, which is replaced (and left
- * to the garbage collector with the last frame cut from it) once full. Node's shared pool for
- * Buffer.allocUnsafe is 8 KB: a one-env reply took a new one every 16 replies, and its
- * allocation cost more than the rest of building the frame.
- */
-function smallFrame(size: number): Buffer {
-  if (slabUsed + size > slab.byteLength) {
-    slab = Buffer.allocUnsafeSlow(SLAB_BYTES).buffer as ArrayBuffer;
-    slabUsed = 0;
-  }
-  const frame = Buffer.from(slab, slabUsed, size);
-  slabUsed = (slabUsed + size + 7) & ~7;
-  return frame;
 }
 
 /** Whether `frame` came from takeFrame and is still out (so `giveBackFrame` applies to it). */
