@@ -7,7 +7,7 @@ import { MAX_POLICY_ROWS } from './protocol.js';
 
 /**
  * Bytes of queued frames past which a connection's further frames are not kept: each is refused
- * in its turn (UNREAD_FRAME). The socket is read on, so a close frame is seen at once.
+ * in its turn (connection.ts, UNREAD_FRAME). The socket is read on, so a close frame is seen at once.
  */
 export const MAX_QUEUED_BYTES = 4 << 20;
 
