@@ -373,7 +373,7 @@ export function decodeBinaryFrame(received: Uint8Array): { header: { id: string 
   let at = frame.byteOffset + align8(4 + headerLength);
   for (let k = 0; k < BINARY_ARRAYS.length; k++) {
     offsets.push(at);
-    at += align8(lengths[k]! * CTORS[BINARY_ARRAYS[k]![1]].BYTES_PER_ELEMENT);
+    at += align8(lengths[k]! * ELEMENT_BYTES[k]!);
   }
   return { header, arrays: new FrameArrays(frame, offsets, lengths) as DecodedArrays };
 }
