@@ -186,7 +186,7 @@ const maxHands = z
 const episodeChoice = z
   .enum(['current', 'ended'])
   .default('current')
-  .describe('current: the episode in progress; ended: the last episode this env finished, the one the last `final` entry of a reply for this env described (envs auto-reset, so a frontend reads the finished one here; an episode that ends before a single-agent learner acts is played through at the reset, never reported, and never shown here). With episode "hand" the session goes on after a hand: ended shows it as it is now, the finished hand in its history and settlements; after a hand that ended the session (its last, or one cut short) it shows that finished session.');
+  .describe('current: the episode in progress; ended: the last episode this env finished, the one the last `final` entry of a reply for this env described (envs auto-reset, so a frontend reads the finished one here; an episode that ends before a single-agent learner acts is played through at the reset, never reported, and never shown here). With episode "hand" the session goes on after a hand: ended shows it as that hand left it (replayed: its history and settlements up to that hand, no seat to act, nothing of the next hand); after a hand that ended the session (its last, or one cut short) it shows that finished session.');
 
 export const viewRequest = request(
   'env.view',

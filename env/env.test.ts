@@ -397,6 +397,41 @@ describe('VecEnv', () => {
     expect(seen).toEqual([1, 2, 1, 2]);
   });
 
+  // A hand episode that ended while its session goes on shows that hand's end, not the next
+  // hand the autoreset dealt (probe finding: the view, seat to act and history were the live
+  // next hand's). Every seat's view matches its final observation.
+  it('hand episodes: an ended hand whose session goes on is shown as it ended, however far the next hand is', () => {
+    const vec = new VecEnv({ numEnvs: 1, config: { episode: 'hand', rules: { players: 4, hands: 3 } }, keepEndedStates: true, finalObservationsOfEverySeat: true }).reset(11);
+    const random = seedrandom('hand-end');
+    const row = new Float32Array(OBS_SIZE);
+    let checked = 0;
+    for (let t = 0; t < 5000 && checked < 6; t++) {
+      vec.step([randomLegalAction(vec.masks, 0, NUM_ACTIONS, random)]);
+      if (!vec.terminated[0] && !vec.truncated[0]) continue;
+      const info = vec.finalInfo(0)!;
+      if (info.hands === 3) continue;
+      // Into the next hand: its first actions must not show in the ended view.
+      for (let k = 0; k < 3; k++) vec.step([randomLegalAction(vec.masks, 0, NUM_ACTIONS, random)]);
+      expect(vec.tableView(0, 0).history.at(-1)!.hand).toBe(info.hands);
+      expect(vec.seatToActIn(0, 'ended')).toBe(-1);
+      for (let seat = 0; seat < 4; seat++) {
+        const ended = vec.tableView(0, seat, 'ended');
+        vec.finalObservationOf(0, seat, row);
+        // Amounts come back from the observation's symlog to within float32.
+        const rounded = (x: unknown) => JSON.parse(JSON.stringify(x, (_, v) => (typeof v === 'number' ? Math.round(v * 1000) / 1000 : v)));
+        expect(rounded(ended.view)).toEqual(rounded(decodeObservation(row, 0)));
+        expect(ended.handIndex).toBe(info.hands);
+        expect(ended.legal).toEqual([]);
+        expect(ended.history.map((h) => h.hand)).toEqual([...Array(info.hands).keys()]);
+        expect(ended.settlements.length).toBe(info.hands);
+        expect(ended.view.balances).toEqual(info.balances);
+        expect(vec.seatRecord(0, seat, 'ended').record.hands.length).toBe(info.hands);
+      }
+      checked++;
+    }
+    expect(checked).toBe(6);
+  });
+
   // An episode that ends before the learner acts (here cut off by maxSteps during the bots'
   // moves) is played through by the reset and never reported: "ended" must still show the
   // episode the last reported end described (probe finding: it showed the unreported one).

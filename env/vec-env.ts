@@ -18,7 +18,7 @@
 // The buffers are the env's own: read them, copy them, but do not write into them (observation
 // rows are updated sparsely, clearing only what the previous step set).
 
-import { IllegalActionError, MAX_SEATS, NUM_ACTIONS, checkOptionKeys, checkSeed, drain, stateToRecord, type KratzenState, type StateReader } from './rules/index.js';
+import { IllegalActionError, MAX_SEATS, NUM_ACTIONS, checkOptionKeys, checkSeed, drain, stateAtLastHandEndSteps, stateToRecord, type KratzenState, type StateReader } from './rules/index.js';
 import { OBS_SIZE, OBS_VERSION, ObservationRows, checkFloatRows, encodeObservation } from './observation.js';
 import { encodeOtherHands } from './oracle.js';
 import { RUNNING, TRUNCATED, Table, illegalActionEndsEpisode, parseEnvConfig, type EnvConfig, type EnvConfigInput, type EnvTable } from './table.js';
@@ -396,6 +396,21 @@ export class VecEnv extends VecEnvBuffers {
     return ended;
   }
 
+  /** Whether `ended`, env i's ended episode, is a hand whose session has gone on since (hand episodes). */
+  private goesOnAfterEnd(i: number, ended: StateReader): boolean {
+    return ended === this.tables[i]!.state;
+  }
+
+  /**
+   * episodeState, but an ended hand episode whose session has gone on into the next hand is
+   * replayed (a hand at a time) to where it ended: the live state shows the next hand.
+   */
+  private *episodeStateSteps(i: number, episode: 'current' | 'ended'): Generator<void, StateReader> {
+    const state = this.episodeState(i, episode);
+    if (episode === 'ended' && this.goesOnAfterEnd(i, state)) return yield* stateAtLastHandEndSteps(state);
+    return state;
+  }
+
   /**
    * The first of a whole step's `actions` (one per env) that `step` would refuse under the env
    * config's illegal-action policy, or null: callers that step a range at a time check the whole
@@ -459,8 +474,9 @@ export class VecEnv extends VecEnvBuffers {
   }
 
   /** tableView a replayed hand at a time (table-view.ts' tableViewSteps). */
-  tableViewSteps(i: number, seat: number, episode: 'current' | 'ended' = 'current', range: HandRange = ALL_HANDS): Generator<void, TableView> {
-    return tableViewSteps(this.episodeState(i, episode), seat, range, episode === 'ended');
+  *tableViewSteps(i: number, seat: number, episode: 'current' | 'ended' = 'current', range: HandRange = ALL_HANDS): Generator<void, TableView> {
+    const state = yield* this.episodeStateSteps(i, episode);
+    return yield* tableViewSteps(state, seat, range, episode === 'ended');
   }
 
   /** `seat`'s own record of the hands in `range` of env i's session (no deck, nothing hidden; table-view.ts). */
@@ -475,13 +491,14 @@ export class VecEnv extends VecEnvBuffers {
     episode: 'current' | 'ended' = 'current',
     range: HandRange = ALL_HANDS,
   ): Generator<void, { record: SeatRecord; complete: boolean; numHands: number }> {
-    const state = this.episodeState(i, episode);
+    const state = yield* this.episodeStateSteps(i, episode);
     return { record: yield* seatRecordSteps(state, seat, range), complete: state.complete, numHands: state.numResults };
   }
 
   /** The seat to act in env i's episode in progress or the last one it finished (-1 when none is). */
   seatToActIn(i: number, episode: 'current' | 'ended' = 'current'): number {
-    return this.episodeState(i, episode).currentSeat;
+    const state = this.episodeState(i, episode);
+    return episode === 'ended' && this.goesOnAfterEnd(i, state) ? -1 : state.currentSeat;
   }
 
   /**

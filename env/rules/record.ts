@@ -204,9 +204,10 @@ export function replayRecord(input: unknown): { result: ReplayResult; state: Kra
  * `replayRecord`'s state, a hand at a time: yields after each hand, so a caller serving others
  * can give way during a long record; returns the state after the last action, with the next
  * hand dealt as live play would have it (unless there is no deck for it, or its stakes pass the
- * bound: then the state between the hands).
+ * bound: then the state between the hands). With `dealNext` false it returns the state as the
+ * last hand left it (waiting between hands when that hand is finished).
  */
-export function* replayRecordSteps(input: unknown): Generator<void, KratzenState> {
+export function* replayRecordSteps(input: unknown, dealNext = true): Generator<void, KratzenState> {
   const record = parseRecord(input);
   // Paused between hands, so only the hands the record holds are dealt here: a deal whose stakes
   // pass the bound is that hand's overflow, with no action of its own, and a record that stops
@@ -239,6 +240,7 @@ export function* replayRecordSteps(input: unknown): Generator<void, KratzenState
     }
     yield;
   }
+  if (!dealNext) return state;
   // What live play would hold: the next hand dealt, no pause between the hands to come.
   const live = state.clone({ pauseBetweenHands: false });
   if (state.phase !== 'deal') return live;
@@ -250,6 +252,17 @@ export function* replayRecordSteps(input: unknown): Generator<void, KratzenState
     throw e;
   }
   return live;
+}
+
+/**
+ * `state`'s session as its last finished hand left it, before the next deal, replayed from its
+ * own record a hand at a time: a hand episode that ended while its session goes on (the live
+ * state has dealt the next hand, and may be into it).
+ */
+export function* stateAtLastHandEndSteps(state: StateReader): Generator<void, KratzenState> {
+  const record = stateToRecord(state);
+  record.hands = record.hands!.slice(0, state.numResults);
+  return yield* replayRecordSteps(record, false);
 }
 
 /** Units to chips, exact for quarters and printed to at most 6 decimals for fifths. */
