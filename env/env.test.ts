@@ -400,8 +400,8 @@ describe('VecEnv', () => {
   // A hand episode that ended while its session goes on shows that hand's end, not the next
   // hand the autoreset dealt (probe finding: the view, seat to act and history were the live
   // next hand's). Every seat's view matches its final observation.
-  it('hand episodes: an ended hand whose session goes on is shown as it ended, however far the next hand is', () => {
-    const vec = new VecEnv({ numEnvs: 1, config: { episode: 'hand', rules: { players: 4, hands: 3 } }, keepEndedStates: true, finalObservationsOfEverySeat: true }).reset(11);
+  it.each(['didactic4', 'tavern5'] as const)('hand episodes, %s: an ended hand whose session goes on is shown as it ended, however far the next hand is', (profile) => {
+    const vec = new VecEnv({ numEnvs: 1, config: { episode: 'hand', rules: { profile, players: 4, hands: 3 } }, keepEndedStates: true, finalObservationsOfEverySeat: true }).reset(11);
     const random = seedrandom('hand-end');
     const row = new Float32Array(OBS_SIZE);
     let checked = 0;

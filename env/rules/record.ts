@@ -204,10 +204,9 @@ export function replayRecord(input: unknown): { result: ReplayResult; state: Kra
  * `replayRecord`'s state, a hand at a time: yields after each hand, so a caller serving others
  * can give way during a long record; returns the state after the last action, with the next
  * hand dealt as live play would have it (unless there is no deck for it, or its stakes pass the
- * bound: then the state between the hands). With `dealNext` false it returns the state as the
- * last hand left it (waiting between hands when that hand is finished).
+ * bound: then the state between the hands).
  */
-export function* replayRecordSteps(input: unknown, dealNext = true): Generator<void, KratzenState> {
+export function* replayRecordSteps(input: unknown): Generator<void, KratzenState> {
   const record = parseRecord(input);
   // Paused between hands, so only the hands the record holds are dealt here: a deal whose stakes
   // pass the bound is that hand's overflow, with no action of its own, and a record that stops
@@ -240,7 +239,6 @@ export function* replayRecordSteps(input: unknown, dealNext = true): Generator<v
     }
     yield;
   }
-  if (!dealNext) return state;
   // What live play would hold: the next hand dealt, no pause between the hands to come.
   const live = state.clone({ pauseBetweenHands: false });
   if (state.phase !== 'deal') return live;
@@ -256,13 +254,19 @@ export function* replayRecordSteps(input: unknown, dealNext = true): Generator<v
 
 /**
  * `state`'s session as its last finished hand left it, before the next deal, replayed from its
- * own record a hand at a time: a hand episode that ended while its session goes on (the live
+ * own log a hand at a time: a hand episode that ended while its session goes on (the live
  * state has dealt the next hand, and may be into it).
  */
 export function* stateAtLastHandEndSteps(state: StateReader): Generator<void, KratzenState> {
-  const record = stateToRecord(state);
-  record.hands = record.hands!.slice(0, state.numResults);
-  return yield* replayRecordSteps(record, false);
+  // From the state's own log, not its record: no text to write and parse again.
+  const logs = state.handLogs().slice(0, state.numResults);
+  const replay = state.game.newState({ seed: state.seed, decks: logs.map((log) => log.deck), start: state.startInfo, pauseBetweenHands: true });
+  for (let h = 0; h < logs.length; h++) {
+    if (h > 0) replay.dealNextHand();
+    for (const { seat, action } of logs[h]!.actions) replay.applyAs(seat, action);
+    yield;
+  }
+  return replay;
 }
 
 /** Units to chips, exact for quarters and printed to at most 6 decimals for fifths. */
