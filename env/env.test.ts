@@ -432,6 +432,49 @@ describe('VecEnv', () => {
     expect(checked).toBe(6);
   });
 
+  // A reset in the middle of the hand after a reported one abandons that hand: the ended view
+  // stays at the reported hand's end, not the abandoned hand's middle.
+  it('hand episodes: a reset during the next hand leaves the ended hand as it ended', () => {
+    const vec = new VecEnv({ numEnvs: 1, config: { episode: 'hand', rules: { players: 4, hands: 5 } }, keepEndedStates: true }).reset(2);
+    const random = seedrandom('abandon-hand');
+    for (let t = 0; t < 500 && !vec.terminated[0]; t++) vec.step([randomLegalAction(vec.masks, 0, NUM_ACTIONS, random)]);
+    expect(vec.finalInfo(0)!.hands).toBe(1);
+    const before = vec.tableView(0, 1, 'ended');
+    for (let k = 0; k < 3; k++) vec.step([randomLegalAction(vec.masks, 0, NUM_ACTIONS, random)]);
+    vec.reset(7);
+    const after = vec.tableView(0, 1, 'ended');
+    expect(after).toEqual(before);
+    expect(after.history.map((h) => h.hand)).toEqual([0]);
+    expect(vec.fullRecord(0, 'ended')).toMatchObject({ numHands: 1, complete: false });
+    expect(vec.seatToActIn(0, 'ended')).toBe(-1);
+  });
+
+  // A hand the bots play through before the learner can act (here tavern5 walkovers) is never
+  // reported: the ended view stays at the hand whose end was (probe finding: it showed the
+  // unreported one, the session's last finished hand).
+  it('single-agent hand episodes: a hand played through unseen after the reported one is not shown as ended', () => {
+    const vec = new VecEnv({ numEnvs: 1, config: { episode: 'hand', rules: { profile: 'tavern5', players: 3, hands: 40 } }, opponents: new RandomPolicy(2), learnerSeat: 0, keepEndedStates: true }).reset(4);
+    const random = seedrandom('unseen-hands');
+    let unseen = 0;
+    let ends = 0;
+    for (let t = 0; t < 20000 && unseen < 3; t++) {
+      vec.step([randomLegalAction(vec.masks, 0, NUM_ACTIONS, random)]);
+      if (!vec.terminated[0] && !vec.truncated[0]) continue;
+      ends++;
+      const info = vec.finalInfo(0)!;
+      const ended = vec.tableView(0, 0, 'ended');
+      expect(ended.settlements.length).toBe(info.hands);
+      expect(ended.view.balances).toEqual(info.balances);
+      const full = vec.fullRecord(0, 'ended');
+      expect(full.numHands).toBe(info.hands);
+      expect(full.record.hands!.length).toBe(info.hands);
+      expect(full.complete).toBe(ended.complete);
+      if (!ended.complete && vec.tableView(0, 0).settlements.length > info.hands) unseen++;
+    }
+    expect(unseen).toBe(3);
+    expect(ends).toBeGreaterThan(3);
+  });
+
   // An episode that ends before the learner acts (here cut off by maxSteps during the bots'
   // moves) is played through by the reset and never reported: "ended" must still show the
   // episode the last reported end described (probe finding: it showed the unreported one).

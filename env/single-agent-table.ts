@@ -68,6 +68,14 @@ export class SingleAgentTable implements EnvTable {
     return this.table.endedEpisodeState;
   }
 
+  get endedHands() {
+    return this.table.endedHands;
+  }
+
+  get endedSessionWentOn() {
+    return this.table.endedSessionWentOn;
+  }
+
   /** The learner while it is to act, -1 once the episode is over (or its opponents failed). */
   get seatToAct(): number {
     return this.failure === null && this.table.state.currentSeat === this.learnerSeat ? this.learnerSeat : -1;

@@ -110,6 +110,10 @@ export interface EnvTable {
   readonly state: KratzenState;
   readonly endedState: KratzenState | null;
   readonly endedEpisodeState: KratzenState | null;
+  /** The hands its session had finished when the last reported episode ended. */
+  readonly endedHands: number;
+  /** Whether that session has gone on since (hand episodes): `endedEpisodeState` then shows more than the ended hand. */
+  readonly endedSessionWentOn: boolean;
   /** The seat to act, -1 when none may. */
   readonly seatToAct: number;
   /** The seat whose observation is shown. */
@@ -147,6 +151,13 @@ export class Table implements EnvTable {
   endedState: KratzenState | null = null;
   /** Whether the last episode reported as ended is a hand of the session still in `state` (hand episodes). */
   private endedInCurrentSession = false;
+  /** The hands the session had finished when the last reported episode ended. */
+  endedHands = 0;
+  /**
+   * Whether that session went on after that episode's end: a hand episode's session deals the
+   * next hand, and may play more (an unseen hand, a hand abandoned by a reset).
+   */
+  endedSessionWentOn = false;
   /** Whether the last step ended the episode: a reset before then abandons it (see reset). */
   private episodeEnded = false;
 
@@ -184,6 +195,10 @@ export class Table implements EnvTable {
     const handEpisode = this.config.episode === 'hand';
     const abandoned = this.state !== undefined && !this.episodeEnded;
     this.episodeEnded = false;
+    if (this.state && !unseen && !abandoned) {
+      this.endedHands = this.state.numResults;
+      this.endedSessionWentOn = false;
+    } else if (this.endedInCurrentSession) this.endedSessionWentOn = true;
     if (seed !== undefined) {
       checkSeed(seed);
       this.sessionSeed = String(seed);
@@ -205,7 +220,10 @@ export class Table implements EnvTable {
       } else this.state = this.game.newState({ seed: sessionSeed, pauseBetweenHands: handEpisode });
       this.baseline.fill(0);
       this.endedInCurrentSession = false;
-    } else if (!unseen) this.endedInCurrentSession = true;
+    } else if (!unseen) {
+      this.endedInCurrentSession = true;
+      this.endedSessionWentOn = true;
+    }
     this.steps = 0;
     this.illegalActionSeat = -1;
     this.lastActor = Math.max(0, this.state.currentSeat);

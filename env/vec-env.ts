@@ -18,7 +18,7 @@
 // The buffers are the env's own: read them, copy them, but do not write into them (observation
 // rows are updated sparsely, clearing only what the previous step set).
 
-import { IllegalActionError, MAX_SEATS, NUM_ACTIONS, checkOptionKeys, checkSeed, drain, stateAtLastHandEndSteps, stateToRecord, type KratzenState, type StateReader } from './rules/index.js';
+import { IllegalActionError, MAX_SEATS, NUM_ACTIONS, checkOptionKeys, checkSeed, drain, stateAtHandEndSteps, stateToRecord, type KratzenState, type StateReader } from './rules/index.js';
 import { OBS_SIZE, OBS_VERSION, ObservationRows, checkFloatRows, encodeObservation } from './observation.js';
 import { encodeOtherHands } from './oracle.js';
 import { RUNNING, TRUNCATED, Table, illegalActionEndsEpisode, parseEnvConfig, type EnvConfig, type EnvConfigInput, type EnvTable } from './table.js';
@@ -396,18 +396,14 @@ export class VecEnv extends VecEnvBuffers {
     return ended;
   }
 
-  /** Whether `ended`, env i's ended episode, is a hand whose session has gone on since (hand episodes). */
-  private goesOnAfterEnd(i: number, ended: StateReader): boolean {
-    return ended === this.tables[i]!.state;
-  }
-
   /**
-   * episodeState, but an ended hand episode whose session has gone on into the next hand is
-   * replayed (a hand at a time) to where it ended: the live state shows the next hand.
+   * episodeState, but an ended hand episode whose session went on (into the next hand, maybe
+   * further) is replayed, a hand at a time, to where it ended.
    */
   private *episodeStateSteps(i: number, episode: 'current' | 'ended'): Generator<void, StateReader> {
     const state = this.episodeState(i, episode);
-    if (episode === 'ended' && this.goesOnAfterEnd(i, state)) return yield* stateAtLastHandEndSteps(state);
+    const table = this.tables[i]!;
+    if (episode === 'ended' && table.endedSessionWentOn) return yield* stateAtHandEndSteps(state, table.endedHands);
     return state;
   }
 
@@ -498,7 +494,7 @@ export class VecEnv extends VecEnvBuffers {
   /** The seat to act in env i's episode in progress or the last one it finished (-1 when none is). */
   seatToActIn(i: number, episode: 'current' | 'ended' = 'current'): number {
     const state = this.episodeState(i, episode);
-    return episode === 'ended' && this.goesOnAfterEnd(i, state) ? -1 : state.currentSeat;
+    return episode === 'ended' && this.tables[i]!.endedSessionWentOn ? -1 : state.currentSeat;
   }
 
   /**
@@ -514,9 +510,12 @@ export class VecEnv extends VecEnvBuffers {
     const state = this.episodeState(i, episode);
     const record = stateToRecord(state);
     delete record.seed;
-    const end = Math.min(state.numResults, range.from + range.count);
+    // An ended hand whose session went on (it was not complete then): its hands up to that one.
+    const wentOn = episode === 'ended' && this.tables[i]!.endedSessionWentOn;
+    const numHands = wentOn ? this.tables[i]!.endedHands : state.numResults;
+    const end = Math.min(numHands, range.from + range.count);
     record.hands = record.hands?.slice(Math.min(range.from, end), end);
-    return { record, complete: state.complete, numHands: state.numResults };
+    return { record, complete: !wentOn && state.complete, numHands };
   }
 
   /**

@@ -253,13 +253,14 @@ export function* replayRecordSteps(input: unknown): Generator<void, KratzenState
 }
 
 /**
- * `state`'s session as its last finished hand left it, before the next deal, replayed from its
- * own log a hand at a time: a hand episode that ended while its session goes on (the live
- * state has dealt the next hand, and may be into it).
+ * `state`'s session as it stood when its first `hands` hands were finished, before the next
+ * deal, replayed from its own log a hand at a time: a hand episode that ended while its session
+ * went on (dealt the next hand, and maybe played more).
  */
-export function* stateAtLastHandEndSteps(state: StateReader): Generator<void, KratzenState> {
+export function* stateAtHandEndSteps(state: StateReader, hands: number): Generator<void, KratzenState> {
+  if (!Number.isInteger(hands) || hands < 1 || hands > state.numResults) throw new RangeError(`hands must be 1..${state.numResults} (the hands finished), got ${hands}`);
   // From the state's own log, not its record: no text to write and parse again.
-  const logs = state.handLogs().slice(0, state.numResults);
+  const logs = state.handLogs().slice(0, hands);
   const replay = state.game.newState({ seed: state.seed, decks: logs.map((log) => log.deck), start: state.startInfo, pauseBetweenHands: true });
   for (let h = 0; h < logs.length; h++) {
     if (h > 0) replay.dealNextHand();
