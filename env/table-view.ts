@@ -11,6 +11,7 @@ import {
   actionToString,
   cardToken,
   drain,
+  logReplayStart,
   replayResult,
   stateToRecord,
   trickWinnerIndex,
@@ -123,23 +124,18 @@ const inRange = (hand: number, range: HandRange) => hand >= range.from && hand -
  */
 export function* sessionHistorySteps(state: StateReader, viewer: number, range: HandRange = ALL_HANDS): Generator<void, HandHistory[]> {
   checkHandRange(range);
-  const logs = state.handLogs();
-  const start = state.startInfo;
-  const replay = state.game.newState({
-    seed: state.seed,
-    decks: logs.map((l) => l.deck),
-    start: { dealer: start.dealer, pot: start.pot, balances: start.balances, muss: start.muss },
-  });
+  const numHands = Math.min(state.numHandsStarted, range.from + range.count);
+  const replay = logReplayStart(state, numHands, false);
   const recorder = new HistoryRecorder(viewer);
   const kept: HandHistory[] = [];
   const dealt: { cards: string[]; faceUp: string[] }[] = [];
-  hands: for (let h = 0; h < logs.length && h - range.from < range.count; h++) {
+  hands: for (let h = 0; h < numHands; h++) {
     // The replay waits at the deal of each hand; what the viewer holds then is what it was dealt.
     dealt[h] = {
       cards: replay.handOf(viewer).map(cardToken),
       faceUp: Array.from({ length: replay.numFaceUp }, (_, i) => cardToken(replay.faceUp[i]!)),
     };
-    for (const { seat, action } of logs[h]!.actions) {
+    for (const { seat, action } of state.handLog(h).actions) {
       recorder.observe(replay, seat, action);
       try {
         replay.applyAs(seat, action);
@@ -169,7 +165,7 @@ export function sessionHistory(state: StateReader, viewer: number, range: HandRa
  * or the step limit ended stops mid-hand, and listed the moves of a seat that will never act.
  */
 export function* tableViewSteps(state: StateReader, viewer: number, range: HandRange = ALL_HANDS, ended = false): Generator<void, TableView> {
-  const result = replayResult(state);
+  const result = replayResult(state, checkHandRange(range).from, range.from + range.count);
   const legal = !ended && state.currentSeat === viewer && !state.isTerminal ? state.legalActions() : [];
   const history = yield* sessionHistorySteps(state, viewer, range);
   return {
@@ -180,7 +176,7 @@ export function* tableViewSteps(state: StateReader, viewer: number, range: HandR
     complete: state.complete,
     overflowed: state.overflowed,
     history,
-    settlements: result.hands.filter((_, h) => inRange(h, range)),
+    settlements: result.hands,
     final: result.final,
   };
 }
@@ -206,13 +202,12 @@ export interface SeatRecord {
 
 /** `viewer`'s record of the finished hands in `range`; yields as sessionHistorySteps does. */
 export function* seatRecordSteps(state: StateReader, viewer: number, range: HandRange = ALL_HANDS): Generator<void, SeatRecord> {
-  const result = replayResult(state);
-  const record = stateToRecord(state);
+  const result = replayResult(state, checkHandRange(range).from, range.from + range.count);
+  const record = stateToRecord(state, 0, 0);
   const history = yield* sessionHistorySteps(state, viewer, range);
-  const hands: SeatRecord['hands'] = [];
-  result.hands.forEach((settlement, h) => {
-    if (!inRange(h, range)) return;
-    hands.push({ ...(history.find((x) => x.hand === h) ?? { hand: h, dealer: settlement.dealer, actions: [], tricks: [] }), settlement });
+  const hands: SeatRecord['hands'] = result.hands.map((settlement, k) => {
+    const h = range.from + k;
+    return { ...(history.find((x) => x.hand === h) ?? { hand: h, dealer: settlement.dealer, actions: [], tricks: [] }), settlement };
   });
   return { kind: 'seat', seat: viewer, rules: record.rules, start: record.start as SeatRecord['start'], hands, final: result.final };
 }

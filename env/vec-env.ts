@@ -508,13 +508,11 @@ export class VecEnv extends VecEnvBuffers {
   ): { record: ReturnType<typeof stateToRecord>; complete: boolean; numHands: number } {
     checkHandRange(range);
     const state = this.episodeState(i, episode);
-    const record = stateToRecord(state);
-    delete record.seed;
     // An ended hand whose session went on (it was not complete then): its hands up to that one.
     const wentOn = episode === 'ended' && this.tables[i]!.endedSessionWentOn;
     const numHands = wentOn ? this.tables[i]!.endedHands : state.numResults;
-    const end = Math.min(numHands, range.from + range.count);
-    record.hands = record.hands?.slice(Math.min(range.from, end), end);
+    const record = stateToRecord(state, range.from, Math.min(numHands, range.from + range.count));
+    delete record.seed;
     return { record, complete: !wentOn && state.complete, numHands };
   }
 

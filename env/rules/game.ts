@@ -43,6 +43,7 @@ export class KratzenState extends StateReader {
     if (options.seed !== undefined) checkSeed(options.seed);
     this.d.seed = options.seed;
     this.d.seeded = options.seed !== undefined;
+    this.d.seedAlone = this.d.seeded && options.decks === undefined && options.start === undefined;
     if (this.d.seeded) aleaSeed(this.d.f64, String(options.seed));
     this.beginSession(options.start ?? {});
   }
@@ -71,6 +72,7 @@ export class KratzenState extends StateReader {
     const d = this.d;
     d.seed = seed;
     d.seeded = true;
+    d.seedAlone = true;
     aleaSeed(d.f64, String(seed));
     this.deckSupply = [];
     d.handIndex = -1;

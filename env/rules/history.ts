@@ -62,12 +62,15 @@ export class SessionLog {
 
   /** Decks and actions of every hand started so far. */
   hands(): HandLog[] {
-    return Array.from({ length: this.numHands }, (_, h) => {
-      const deck = this.decks.subarray(h * NUM_CARDS, (h + 1) * NUM_CARDS);
-      const end = h + 1 < this.numHands ? this.handStart[h + 1]! : this.numActions;
-      const actions = Array.from(this.actions.subarray(this.handStart[h], end), (packed) => ({ seat: packed >> 8, action: packed & 255 }));
-      return { deck: Array.from(deck), actions };
-    });
+    return Array.from({ length: this.numHands }, (_, h) => this.hand(h));
+  }
+
+  /** The deck and actions of hand `h` (0 .. numHands - 1). */
+  hand(h: number): HandLog {
+    const deck = this.decks.subarray(h * NUM_CARDS, (h + 1) * NUM_CARDS);
+    const end = h + 1 < this.numHands ? this.handStart[h + 1]! : this.numActions;
+    const actions = Array.from(this.actions.subarray(this.handStart[h], end), (packed) => ({ seat: packed >> 8, action: packed & 255 }));
+    return { deck: Array.from(deck), actions };
   }
 }
 

@@ -253,18 +253,33 @@ export function* replayRecordSteps(input: unknown): Generator<void, KratzenState
 }
 
 /**
+ * A new state at the start of `state`'s session, from which its first `hands` hands replay by
+ * applying their logged actions (`state.handLog(h).actions`): from the seed alone where that
+ * deals the session again (a vector env's states), else given those hands' decks and the start.
+ * Giving every deck of a long session first took a tenth of a second in one piece.
+ */
+export function logReplayStart(state: StateReader, hands: number, pauseBetweenHands: boolean): KratzenState {
+  if (state.dealtFromSeedAlone) return state.game.newState({ seed: state.seed, pauseBetweenHands });
+  const start = state.startInfo;
+  return state.game.newState({
+    seed: state.seed,
+    decks: Array.from({ length: hands }, (_, h) => state.handLog(h).deck),
+    start: { dealer: start.dealer, pot: start.pot, balances: start.balances, muss: start.muss },
+    pauseBetweenHands,
+  });
+}
+
+/**
  * `state`'s session as it stood when its first `hands` hands were finished, before the next
  * deal, replayed from its own log a hand at a time: a hand episode that ended while its session
  * went on (dealt the next hand, and maybe played more).
  */
 export function* stateAtHandEndSteps(state: StateReader, hands: number): Generator<void, KratzenState> {
   if (!Number.isInteger(hands) || hands < 1 || hands > state.numResults) throw new RangeError(`hands must be 1..${state.numResults} (the hands finished), got ${hands}`);
-  // From the state's own log, not its record: no text to write and parse again.
-  const logs = state.handLogs().slice(0, hands);
-  const replay = state.game.newState({ seed: state.seed, decks: logs.map((log) => log.deck), start: state.startInfo, pauseBetweenHands: true });
-  for (let h = 0; h < logs.length; h++) {
+  const replay = logReplayStart(state, hands, true);
+  for (let h = 0; h < hands; h++) {
     if (h > 0) replay.dealNextHand();
-    for (const { seat, action } of logs[h]!.actions) replay.applyAs(seat, action);
+    for (const { seat, action } of state.handLog(h).actions) replay.applyAs(seat, action);
     yield;
   }
   return replay;
@@ -303,13 +318,17 @@ function handReportIn<Amount>(r: HandResult, amount: (units: number) => Amount):
   return report;
 }
 
-/** The section-6 result of a state: completed hands and the final ledger. */
-export function replayResult(state: StateReader): ReplayResult {
-  return replayResultIn(state, (units) => chips(state, units));
+/**
+ * The section-6 result of a state: completed hands and the final ledger. With `from`/`to`,
+ * `hands` holds only the reports of hands from .. to - 1 (a page of a long session).
+ */
+export function replayResult(state: StateReader, from = 0, to = Infinity): ReplayResult {
+  return replayResultIn(state, (units) => chips(state, units), from, to);
 }
 
-function replayResultIn<Amount>(state: StateReader, amount: (units: number) => Amount): ReplayResult<Amount> {
-  const last = state.results[state.results.length - 1];
+function replayResultIn<Amount>(state: StateReader, amount: (units: number) => Amount, from = 0, to = Infinity): ReplayResult<Amount> {
+  const count = state.numResults;
+  const last = count > 0 ? state.resultOf(count - 1) : undefined;
   const balances = last ? last.balances : state.startInfo.balances;
   const final: ReplayResult<Amount>['final'] = {
     balances: balances.map(amount),
@@ -317,11 +336,16 @@ function replayResultIn<Amount>(state: StateReader, amount: (units: number) => A
     complete: state.complete,
   };
   if (state.complete) final.winners = state.winners();
-  return { hands: state.results.map((r) => handReportIn(r, amount)), final };
+  const hands: HandReport<Amount>[] = [];
+  for (let h = from; h < Math.min(to, count); h++) hands.push(handReportIn(state.resultOf(h), amount));
+  return { hands, final };
 }
 
-/** Writes a state's session so far as a record, every hand with its full deck. */
-export function stateToRecord(state: StateReader): GameRecord {
+/**
+ * Writes a state's session so far as a record, every hand with its full deck; with `from`/`to`,
+ * only the hands from .. to - 1 (a page of a long session; 0, 0: rules and start alone).
+ */
+export function stateToRecord(state: StateReader, from = 0, to = Infinity): GameRecord {
   const start: NonNullable<GameRecord['start']> = {
     dealer: state.startInfo.dealer,
     pot: chips(state, state.startInfo.pot),
@@ -332,10 +356,11 @@ export function stateToRecord(state: StateReader): GameRecord {
   const record: GameRecord = { rules: ruleSetToJson(state.rules) };
   if (state.seed !== undefined) record.seed = state.seed;
   record.start = start;
-  record.hands = state.handLogs().map(({ deck, actions }) => ({
-    deck: deck.map(cardToken),
-    actions: actions.map(({ seat, action }) => ({ seat, action: actionToString(action) })),
-  }));
+  record.hands = [];
+  for (let h = from; h < Math.min(to, state.numHandsStarted); h++) {
+    const { deck, actions } = state.handLog(h);
+    record.hands.push({ deck: deck.map(cardToken), actions: actions.map(({ seat, action }) => ({ seat, action: actionToString(action) })) });
+  }
   return record;
 }
 

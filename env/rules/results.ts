@@ -140,6 +140,12 @@ export class ResultStore {
     return cache;
   }
 
+  /** Finished hand `h` alone (0 .. count - 1), without building the others. */
+  one(h: number): HandResult {
+    if (!Number.isInteger(h) || h < 0 || h >= this.count) throw new RangeError(`hand must be 0..${this.count - 1}, got ${h}`);
+    return this.cache[h] ?? this.at(h);
+  }
+
   /** The pot after the last finished hand (for views that need it without building results). */
   lastPotAfter(): number | null {
     return this.count === 0 ? null : this.data[(this.count - 1) * RESULT_STRIDE + R_POT_AFTER]!;

@@ -121,6 +121,8 @@ export class StateData {
   // ---- session
   seed: number | string | undefined = undefined;
   seeded = false;
+  /** Seeded, with no decks and no start given: the seed alone deals the session again. */
+  seedAlone = false;
   handIndex = -1;
   handsPlayed = 0;
   complete = false;
@@ -188,6 +190,7 @@ export class StateData {
     this.u8.set(o.u8);
     this.seed = o.seed;
     this.seeded = o.seeded;
+    this.seedAlone = o.seedAlone;
     this.handIndex = o.handIndex;
     this.handsPlayed = o.handsPlayed;
     this.complete = o.complete;

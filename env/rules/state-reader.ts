@@ -46,6 +46,8 @@ export abstract class StateReader {
   }
 
   get seed(): number | string | undefined { return this.d.seed; }
+  /** Whether `newState({ seed })` deals this session again: seeded, and given no decks and no start. */
+  get dealtFromSeedAlone(): boolean { return this.d.seedAlone; }
   get phase(): Phase { return this.d.phase; }
   get isTerminal(): boolean { return this.d.phase === 'over'; }
   /** The session ended by its rules. */
@@ -105,6 +107,8 @@ export abstract class StateReader {
   get numResults(): number { return this.resultStore.count; }
   /** The session's finished hands; `restart` begins a new array (an old one stays valid). */
   get results(): readonly HandResult[] { return this.resultStore.all(); }
+  /** results[h] alone: a long session's page of hands need not build them all. */
+  resultOf(h: number): HandResult { return this.resultStore.one(h); }
 
   /**
    * Throws a RangeError naming `field` unless `seat` is a seat at this table: a seat index off
@@ -151,6 +155,15 @@ export abstract class StateReader {
   /** Decks and actions of every hand started so far: the raw material of a record. */
   handLogs(): HandLog[] {
     return this.log.hands();
+  }
+
+  /** Hands started (dealt) so far: the length of handLogs(). */
+  get numHandsStarted(): number { return this.log.numHands; }
+
+  /** handLogs()[h] alone: a long session's replay reads a hand at a time. */
+  handLog(h: number): HandLog {
+    if (!Number.isInteger(h) || h < 0 || h >= this.log.numHands) throw new RangeError(`hand must be 0..${this.log.numHands - 1}, got ${h}`);
+    return this.log.hand(h);
   }
 
   // ======================= legal actions =======================
