@@ -165,7 +165,8 @@ export function sessionHistory(state: StateReader, viewer: number, range: HandRa
  * or the step limit ended stops mid-hand, and listed the moves of a seat that will never act.
  */
 export function* tableViewSteps(state: StateReader, viewer: number, range: HandRange = ALL_HANDS, ended = false): Generator<void, TableView> {
-  const result = replayResult(state, checkHandRange(range).from, range.from + range.count);
+  checkHandRange(range);
+  const result = replayResult(state, range.from, range.from + range.count);
   const legal = !ended && state.currentSeat === viewer && !state.isTerminal ? state.legalActions() : [];
   const history = yield* sessionHistorySteps(state, viewer, range);
   return {
@@ -202,7 +203,8 @@ export interface SeatRecord {
 
 /** `viewer`'s record of the finished hands in `range`; yields as sessionHistorySteps does. */
 export function* seatRecordSteps(state: StateReader, viewer: number, range: HandRange = ALL_HANDS): Generator<void, SeatRecord> {
-  const result = replayResult(state, checkHandRange(range).from, range.from + range.count);
+  checkHandRange(range);
+  const result = replayResult(state, range.from, range.from + range.count);
   const record = stateToRecord(state, 0, 0);
   const history = yield* sessionHistorySteps(state, viewer, range);
   const hands: SeatRecord['hands'] = result.hands.map((settlement, k) => {

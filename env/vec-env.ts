@@ -402,9 +402,13 @@ export class VecEnv extends VecEnvBuffers {
    */
   private *episodeStateSteps(i: number, episode: 'current' | 'ended'): Generator<void, StateReader> {
     const state = this.episodeState(i, episode);
-    const table = this.tables[i]!;
-    if (episode === 'ended' && table.endedSessionWentOn) return yield* stateAtHandEndSteps(state, table.endedHands);
+    if (this.endedSessionWentOn(i, episode)) return yield* stateAtHandEndSteps(state, this.tables[i]!.endedHands);
     return state;
+  }
+
+  /** Whether `episode` is env i's ended hand and its session went on after it (its state shows more). */
+  private endedSessionWentOn(i: number, episode: 'current' | 'ended'): boolean {
+    return episode === 'ended' && this.tables[i]!.endedSessionWentOn;
   }
 
   /**
@@ -494,7 +498,7 @@ export class VecEnv extends VecEnvBuffers {
   /** The seat to act in env i's episode in progress or the last one it finished (-1 when none is). */
   seatToActIn(i: number, episode: 'current' | 'ended' = 'current'): number {
     const state = this.episodeState(i, episode);
-    return episode === 'ended' && this.tables[i]!.endedSessionWentOn ? -1 : state.currentSeat;
+    return this.endedSessionWentOn(i, episode) ? -1 : state.currentSeat;
   }
 
   /**
@@ -509,7 +513,7 @@ export class VecEnv extends VecEnvBuffers {
     checkHandRange(range);
     const state = this.episodeState(i, episode);
     // An ended hand whose session went on (it was not complete then): its hands up to that one.
-    const wentOn = episode === 'ended' && this.tables[i]!.endedSessionWentOn;
+    const wentOn = this.endedSessionWentOn(i, episode);
     const numHands = wentOn ? this.tables[i]!.endedHands : state.numResults;
     const record = stateToRecord(state, range.from, Math.min(numHands, range.from + range.count));
     delete record.seed;
