@@ -4,8 +4,8 @@
 import path from 'node:path';
 import { NUM_ACTIONS, RuleSetError, ValidationError, actionToString, createGame, parseRuleSet, replayRecordSteps, ruleSetToJson } from '../env/rules/index.js';
 import { OBS_SIZE, encodeObservation, observationSpec, type SliceName } from '../env/observation.js';
-import { RULE_SET_SLICES } from '../env/observation-view.js';
-import type { Agent } from '../agents/agent.js';
+import { RULE_SET_SLICES, observedSeat } from '../env/observation-view.js';
+import { decodeRow, type Agent } from '../agents/agent.js';
 import { createAgent, type AgentLimits } from '../agents/registry.js';
 import { PolicyAgent, policyWeightBytes } from '../agents/policy-agent.js';
 import { selectBackend, type BackendChoice } from '../agents/tfjs.js';
@@ -109,13 +109,18 @@ export async function loadPolicy(
   return { id, agent, policy, info, rulesEntries: rules === undefined ? undefined : rulesEntries(rules) };
 }
 
-const SEAT_SLICE = observationSpec().slices.find((s) => s.name === 'seat')!;
-
-/** The absolute seat an observation was encoded for (its one-hot `seat` slice). */
+/**
+ * The absolute seat row `row` was encoded for. A row no encoder writes there (no seat, two, a
+ * seat off its table: all-zero rows above all) is refused for every policy: the random one,
+ * which reads nothing else, acted on it as seat 0's.
+ */
 function seatOf(observations: Float32Array, row: number): number {
-  const base = row * OBS_SIZE + SEAT_SLICE.offset;
-  for (let s = 0; s < SEAT_SLICE.size; s++) if (observations[base + s] === 1) return s;
-  return 0;
+  try {
+    return decodeRow(row, () => observedSeat(observations, row * OBS_SIZE));
+  } catch (e) {
+    if (!(e instanceof ValidationError)) throw e;
+    throw new BridgeError('invalid_params', `params.${e.field}: ${e.reason}`, `params.${e.field}`);
+  }
 }
 
 /**

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { NUM_ACTIONS, OBS_SIZE, VecEnv, createGame, ruleSetToJson, stateToRecord } from '../index.js';
+import { SLICE_OFFSETS } from '../env/observation.js';
 import { PolicyAgent, policyWeightBytes } from '../agents/policy-agent.js';
 import { selectBackend } from '../agents/tfjs.js';
 import { CheckpointStore } from '../checkpoints/store.js';
@@ -84,6 +85,19 @@ it('serves actions and probabilities of a checkpoint for given observations', as
     masks: [rows(env.masks, NUM_ACTIONS)[0]!, Array(NUM_ACTIONS).fill(1)],
   });
   expect(second.error).toMatchObject({ code: 'invalid_params', field: 'params.observations[1]' });
+  // The random policy reads no observation but its seat: an all-zero row (no seat, no table) or
+  // one with two seats was answered as seat 0's [known since session 44].
+  const random = (await client.call('policy.load', { agent: 'random' })).result.policy;
+  const twoSeats = rows(env.observations, OBS_SIZE)[0]!;
+  twoSeats[SLICE_OFFSETS.seat + ((env.seats[0]! + 1) % 4)] = 1;
+  for (const [policy, bad] of [[random, Array(OBS_SIZE).fill(0)], [random, twoSeats], [heuristic, twoSeats]] as const) {
+    const refused = await client.request('policy.act', { policy, observations: [rows(env.observations, OBS_SIZE)[0]!, bad], masks: rows(env.masks, NUM_ACTIONS).slice(0, 2) });
+    expect(refused.error).toMatchObject({ code: 'invalid_params', field: 'params.observations[1]' });
+    expect(refused.error!.message).toMatch(/^params\.observations\[1\]: not an observation an env writes \(slice seat is not one-hot/);
+  }
+  const played = await client.call('policy.act', { policy: random, observations: rows(env.observations, OBS_SIZE).slice(0, 2), masks: rows(env.masks, NUM_ACTIONS).slice(0, 2) });
+  (played.result.actions as number[]).forEach((a, i) => expect(env.masks[i * NUM_ACTIONS + a]).toBe(1));
+  await client.call('policy.close', { policy: random });
   await client.call('policy.close', { policy: heuristic });
   const wrongWidth = await client.request('policy.act', { policy: loaded.policy, observations: [[1, 2]], masks: [Array(NUM_ACTIONS).fill(1)] });
   expect(wrongWidth.error).toMatchObject({ code: 'invalid_params', field: 'params.observations[0]' });

@@ -258,7 +258,7 @@ export const policyActRequest = request(
         .min(1)
         .max(MAX_POLICY_ROWS, `at most ${MAX_POLICY_ROWS} rows`)
         .optional()
-        .describe(`N observations of OBS_SIZE floats, each within its slice's bounds (observationSpec) (N at most ${MAX_POLICY_ROWS}); with masks, or a record instead.`),
+        .describe(`N observations of OBS_SIZE floats, each within its slice's bounds (observationSpec) and one-hot where every observation is (seat, numPlayers, profile, phase, kind; a seat at its table), for every policy (N at most ${MAX_POLICY_ROWS}); with masks, or a record instead.`),
       masks: rowsOf(NUM_ACTIONS, 'NUM_ACTIONS').min(1).max(MAX_POLICY_ROWS, `at most ${MAX_POLICY_ROWS} rows`).optional().describe('N masks of NUM_ACTIONS entries (nonzero = legal); with observations.'),
       seats: z.array(seatIndex).max(MAX_POLICY_ROWS, `at most ${MAX_POLICY_ROWS} rows`).optional().describe('With observations: the absolute seat of each row, which must be the seat the row encodes (refused otherwise). @default the seat encoded in each observation'),
       record: rawJsonObject('a game record').optional().describe('Instead of observations: a game record (docs/rules.md §5); the policy acts for the seat to act after replaying it.'),

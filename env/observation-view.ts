@@ -239,6 +239,29 @@ function unitsFrom(y: number, unitsPerChip: number): number {
 }
 
 /**
+ * The seat an observation row was encoded for (its one-hot `seat` slice). Throws a RangeError
+ * for a row no encoder writes in the slices every observation sets: the strict one-hot slices
+ * (seat, number of players, profile, phase, hand kind) and a seat at the table. The check every
+ * consumer of a client's rows makes, also those that read nothing else (the random policy).
+ */
+export function observedSeat(vector: Float32Array, offset = 0): number {
+  checkFloatRows(vector, offset, OBS_SIZE, 'an observation');
+  for (const [name, size] of STRICT_ONE_HOT) {
+    let ones = 0;
+    for (let i = 0; i < size; i++) {
+      const value = vector[offset + O[name] + i]!;
+      if (value === 1) ones++;
+      else if (value !== 0) ones = 2;
+    }
+    if (ones !== 1) throw new RangeError(`slice ${name} is not one-hot (one 1, the rest 0)`);
+  }
+  const seat = vector.subarray(offset + O.seat, offset + O.seat + MAX_SEATS).indexOf(1);
+  const n = vector.subarray(offset + O.numPlayers, offset + O.numPlayers + 4).indexOf(1) + 3;
+  if (seat >= n) throw new RangeError(`seat ${seat} at a table of ${n}`);
+  return seat;
+}
+
+/**
  * Turns an observation vector back into the SeatView it was encoded from (what that seat knows):
  * the input of the hidden-card sampler. Amounts come back exact where float32 tells them apart;
  * sets come back in card order (the face-up Weli first: it was turned first).
@@ -246,17 +269,8 @@ function unitsFrom(y: number, unitsPerChip: number): number {
 export function decodeSeatView(vector: Float32Array, offset = 0, into = new SeatView()): SeatView {
   // What no encoder writes is named before anything is read from it: a vector one float short
   // was read past its end, null failed inside, and all-ones decoded to an 8-card hand.
-  checkFloatRows(vector, offset, OBS_SIZE, 'an observation');
+  observedSeat(vector, offset);
   const at = (name: SliceName, i = 0) => vector[offset + O[name] + i]!;
-  for (const [name, size] of STRICT_ONE_HOT) {
-    let ones = 0;
-    for (let i = 0; i < size; i++) {
-      const value = at(name, i);
-      if (value === 1) ones++;
-      else if (value !== 0) ones = 2;
-    }
-    if (ones !== 1) throw new RangeError(`slice ${name} is not one-hot (one 1, the rest 0)`);
-  }
   const oneHot = (name: SliceName, size: number) => {
     for (let i = 0; i < size; i++) if (at(name, i) === 1) return i;
     return -1;
@@ -295,7 +309,7 @@ export function decodeSeatView(vector: Float32Array, offset = 0, into = new Seat
   const fraction = at('handsPlayed');
   v.handsPlayed = Math.round(fraction * game.rules.hands);
   const hand = cardsIn('hand');
-  if (hand.length > HAND_CAPACITY || seat >= n) throw new RangeError(hand.length > HAND_CAPACITY ? `a hand of ${hand.length} cards` : `seat ${seat} at a table of ${n}`);
+  if (hand.length > HAND_CAPACITY) throw new RangeError(`a hand of ${hand.length} cards`);
   hand.forEach((c, i) => (v.hand[i] = c));
   v.handLength = hand.length;
   const discards = cardsIn('ownDiscards');

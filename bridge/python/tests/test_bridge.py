@@ -91,6 +91,11 @@ class ClientTest(unittest.TestCase):
             # Every entry a long float: the worst case for JSON, far more bytes per row than maxPolicyRows assumes.
             rng = np.random.default_rng(5)
             observations = rng.random((300, client.hello["observationSize"]), dtype=np.float32)
+            # Each row still an observation as far as every policy checks (its one-hot slices).
+            for name, s in ((s["name"], s) for s in client.spec()["observation"]["slices"]):
+                if name in ("seat", "numPlayers", "profile", "phase", "kind"):
+                    observations[:, s["offset"] : s["offset"] + s["size"]] = 0
+                    observations[:, s["offset"]] = 1
             masks = np.zeros((300, NUM_ACTIONS), dtype=np.int8)
             masks[np.arange(300), rng.integers(0, NUM_ACTIONS, 300)] = 1
             with self.assertRaises(BridgeError) as caught:
