@@ -18,6 +18,7 @@ import {
   type KratzenState,
 } from '../index.js';
 import { ObservationRows, sliceOffset, symlog } from './observation.js';
+import { observedSeat } from './observation-view.js';
 
 const CONFIGS = [
   { profile: 'didactic4', players: 3 },
@@ -355,5 +356,32 @@ describe('decodeObservation of vectors no encoder writes [probe round 8]', () =>
     const allCards = real.slice();
     allCards.fill(1, sliceOffset('hand'), sliceOffset('hand') + NUM_CARDS);
     expect(() => decodeObservation(allCards)).toThrow(/a hand of 33 cards/);
+  });
+
+  it('observedSeat reads the seat of every row an env writes and refuses the rows whose one-hot slices no encoder writes', () => {
+    for (const players of [3, 6]) {
+      const state = createGame({ profile: 'tavern5', players }).newState({ seed: 4 });
+      const rows = new Float32Array(players * OBS_SIZE);
+      for (let seat = 0; seat < players; seat++) encodeObservation(state, seat, rows, seat * OBS_SIZE);
+      for (let seat = 0; seat < players; seat++) expect(observedSeat(rows, seat * OBS_SIZE)).toBe(seat);
+    }
+    const real = new Float32Array(OBS_SIZE);
+    encodeObservation(createGame({ profile: 'didactic4', players: 4 }).newState({ seed: 2 }), 1, real);
+    const changed = (slice: 'seat' | 'numPlayers' | 'phase', at: number, value: number) => {
+      const row = real.slice();
+      row[sliceOffset(slice) + at] = value;
+      return row;
+    };
+    expect(() => observedSeat(new Float32Array(OBS_SIZE))).toThrow(/slice seat is not one-hot/);
+    expect(() => observedSeat(changed('seat', 3, 1))).toThrow(/slice seat is not one-hot/);
+    expect(() => observedSeat(changed('seat', 1, 0.5))).toThrow(/slice seat is not one-hot/);
+    expect(() => observedSeat(changed('phase', 0, 1))).toThrow(/slice phase is not one-hot/);
+    // numPlayers one-hot at 3 players: seat 1 sits there, seat 4 does not.
+    const three = changed('numPlayers', 1, 0);
+    three[sliceOffset('numPlayers')] = 1;
+    expect(observedSeat(three)).toBe(1);
+    three.fill(0, sliceOffset('seat'), sliceOffset('seat') + 6);
+    three[sliceOffset('seat') + 4] = 1;
+    expect(() => observedSeat(three)).toThrow(/seat 4 at a table of 3/);
   });
 });
