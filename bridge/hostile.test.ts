@@ -1388,6 +1388,31 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     await server.close();
   });
 
+  it('refuses a seed no session can be told apart by (a lone surrogate) in every request, naming its field [probe F1, F2, session 47]', async () => {
+    // A single session keyed the seed through an HMAC (U+FFFD for the surrogate, so '\uD800' and
+    // '\uDC00' played alike) and played it; policy.load named params.agent; multi resets refused it.
+    const server = await new BridgeServer({ port: 0 }).start();
+    const client = await BridgeClient.open(server.url);
+    const multi = (await client.call('env.create', { numEnvs: 1 })).result.session as string;
+    const single = (await client.call('env.create', { mode: 'single', numEnvs: 1 })).result.session as string;
+    for (const seed of ['\uD800', 'a\uDC00b']) {
+      for (const [method, params] of [
+        ['env.reset', { session: multi, seed }],
+        ['env.reset', { session: single, seed }],
+        ['policy.load', { agent: 'random', seed }],
+        ['policy.load', { agent: 'heuristic', seed }],
+      ] as const) {
+        const reply = await client.request(method, params);
+        expect(reply.error, `${method} ${JSON.stringify(params)}`).toMatchObject({ code: 'invalid_params', field: 'params.seed', message: expect.stringContaining('well-formed Unicode') });
+      }
+    }
+    // Well-formed text, surrogate pairs included, still seeds both kinds of session.
+    for (const session of [multi, single]) expect((await client.call('env.reset', { session, seed: 'p\u{1F0A1}q' })).result.seats).toHaveLength(1);
+    expect((await client.call('policy.load', { agent: 'random', seed: '\u{1F0A1}' })).result.policy).toBeTypeOf('string');
+    await client.close();
+    await server.close();
+  });
+
   it('refuses huge malformed lists by their first bad entry, with a short message and no internal error [probe: 65,536 bad actions, a 130,000-entry row]', async () => {
     // The schema walked every entry: 65,536 non-integer actions took 0.2-0.3 s of the main
     // thread a request, a policy.act row of 130,000 strings overflowed the stack merging one

@@ -39,7 +39,7 @@
 
 import { z } from 'zod';
 import { envConfigSchema } from '../env/table.js';
-import { MAX_SEATS, MAX_SEED_LENGTH, NUM_ACTIONS, rawJsonObject } from '../env/rules/index.js';
+import { MAX_SEATS, MAX_SEED_LENGTH, NUM_ACTIONS, ValidationError, checkSeed, rawJsonObject } from '../env/rules/index.js';
 import { OBS_SIZE } from '../env/observation.js';
 
 export type BinaryDtype = 'float32' | 'int32' | 'uint32' | 'uint16' | 'uint8';
@@ -81,7 +81,20 @@ export const BINARY_FRAME_LAYOUT = [
 export const PROTOCOL_VERSION = 2;
 
 const id = z.union([z.string().max(128), z.number().int()], { error: 'must be a string of at most 128 characters or an integer' }).describe('Request id, echoed in the reply.');
-const seed = z.union([z.number().int(), z.string().max(MAX_SEED_LENGTH)], { error: `must be an integer or a string of at most ${MAX_SEED_LENGTH} characters` }).describe('Integer or string seed; 7 and "7" are the same seed.');
+const seed = z
+  .union([z.number().int(), z.string().max(MAX_SEED_LENGTH)], { error: `must be an integer or a string of at most ${MAX_SEED_LENGTH} characters` })
+  // What the core refuses (a lone surrogate, which a single session's keyed seed and a policy's
+  // generator took as U+FFFD, so that '\uD800' and '\uDC00' played alike) is refused here for every
+  // request, naming the seed's own field.
+  .superRefine((value, ctx) => {
+    try {
+      checkSeed(value);
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      ctx.addIssue({ code: 'custom', message: e.reason });
+    }
+  })
+  .describe('Integer or string seed (well-formed Unicode); 7 and "7" are the same seed.');
 /** Longest session id a request may name (the server's are `s<number>`). */
 export const MAX_SESSION_ID_LENGTH = 64;
 /** Most envs of a session that keeps every seat's final observation (6 seats x 256 envs x OBS_SIZE floats: 3 MB). */
