@@ -224,6 +224,13 @@ describe('who may connect: Host and Origin [issue: web pages driving a local ser
     const ownV8 = rawSocket(server.url, { protocolVersion: 8, origin: `http://127.0.0.1:${server.port}` });
     expect(await ownV8.opened).toBe(true);
     ownV8.ws.close();
+    // Both spellings sent: each is checked, whichever names the foreign page [probe F3, session 47].
+    const own = `http://127.0.0.1:${server.port}`;
+    expect(await rawSocket(server.url, { origin: own, headers: { 'Sec-WebSocket-Origin': 'http://evil.example' } }).opened).toBe(false);
+    expect(await rawSocket(server.url, { protocolVersion: 8, origin: own, headers: { Origin: 'http://evil.example' } }).opened).toBe(false);
+    const bothOwn = rawSocket(server.url, { origin: own, headers: { 'Sec-WebSocket-Origin': own } });
+    expect(await bothOwn.opened).toBe(true);
+    bothOwn.ws.close();
     // A listed origin matches as browsers compare origins: case aside, and with the default port spelt out.
     expect(await rawSocket(server.url, { origin: 'https://trusted.example:8443' }).opened).toBe(false);
     expect(await rawSocket(server.url, { origin: 'http://trusted.example' }).opened).toBe(false);

@@ -409,8 +409,10 @@ export class BridgeServer {
     this.handshaking.delete(socket);
     socket.on('error', () => socket.destroy());
     // Protocol version 8 (browsers of 2011, still accepted by ws) named the origin Sec-WebSocket-Origin.
-    const origin = req.headers.origin ?? (req.headers['sec-websocket-origin'] as string | undefined);
-    const refused = this.guard!.checkRequest(req) ?? this.guard!.checkOrigin(origin) ?? malformedUpgrade(req);
+    // Each of the two that is sent is checked: our own Origin beside a foreign Sec-WebSocket-Origin got in.
+    const guard = this.guard!;
+    const refused =
+      guard.checkRequest(req) ?? guard.checkOrigin(req.headers.origin) ?? guard.checkOrigin(req.headers['sec-websocket-origin'] as string | undefined) ?? malformedUpgrade(req);
     if (refused) {
       const status = isBadRequest(refused) ? '400 Bad Request' : refused === NOT_GET ? '405 Method Not Allowed' : '403 Forbidden';
       // Destroyed once written: the socket is no longer counted among handshaking ones.
