@@ -97,7 +97,11 @@ export async function loadPolicy(
     });
   } catch (e) {
     if (e instanceof BridgeError) throw e;
-    if (e instanceof CheckpointError) throw new BridgeError('checkpoint_error', `params.agent: ${checkpointMessage(e, params.agent)}`, 'params.agent', { reason: e.code });
+    if (e instanceof CheckpointError) {
+      // Rules the client named that the checkpoint was not trained for are that field's fault.
+      const field = e.code === 'incompatible-rules' && params.rules !== undefined ? 'params.rules' : 'params.agent';
+      throw new BridgeError('checkpoint_error', `${field}: ${checkpointMessage(e, params.agent)}`, field, { reason: e.code });
+    }
     throw new BridgeError('invalid_params', `params.agent: ${(e as Error).message}`, 'params.agent');
   }
   const policy = agent instanceof PolicyAgent ? agent : undefined;

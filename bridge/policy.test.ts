@@ -171,7 +171,9 @@ it("answers for a record's seat to act, and refuses a finished or malformed reco
 
 it('reports unloadable checkpoints, and seats a checkpoint as an opponent', async () => {
   const foreign = await client.request('policy.load', { agent: checkpointDir, rules: { profile: 'didactic4', players: 3 } });
-  expect(foreign.error).toMatchObject({ code: 'checkpoint_error', details: { reason: 'incompatible-rules' } });
+  // Named by the rules the client gave, not the checkpoint it named [probe, session 47].
+  expect(foreign.error).toMatchObject({ code: 'checkpoint_error', field: 'params.rules', details: { reason: 'incompatible-rules' } });
+  expect(foreign.error!.message).toMatch(/^params\.rules: checkpoint /);
   const broken = path.join(tmp, 'broken');
   await writeCheckpoint(broken, { agent, rules: RULES, step: 3 });
   await writeFile(path.join(broken, 'weights.bin'), 'garbage');
