@@ -1574,11 +1574,12 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     const hello = (await client.call('hello', { protocolVersion: PROTOCOL_VERSION })).result as any;
     expect(hello.limits.maxPolicyRows).toBe(maxPolicyRowsFor(1 << 20));
     expect(hello.limits.maxPolicyRows).toBe(351);
-    // Zero rows are short: 512 of them fit the default limit, and 513 are too many.
+    // Rows of zeros but where every observation holds a 1 are short: 512 of them fit the default
+    // limit, and 513 are too many.
     const rows = 512;
     const policy = (await client.call('policy.load', { agent: 'random' })).result.policy;
     const mask = Array.from({ length: NUM_ACTIONS }, (_, a) => (a === 66 ? 1 : 0));
-    const observations = Array.from({ length: rows }, () => new Array(OBS_SIZE).fill(0));
+    const observations = Array.from({ length: rows }, () => withEveryRowsOnes(new Array(OBS_SIZE).fill(0)));
     const message = JSON.stringify({ id: 1, method: 'policy.act', params: { policy, observations, masks: Array.from({ length: rows }, () => mask) } });
     expect(message.length).toBeLessThan(server.options.maxMessageBytes);
     const reply = (await client.call('policy.act', { policy, observations, masks: Array.from({ length: rows }, () => mask) })).result;
@@ -1588,6 +1589,16 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     await client.close();
     await server.close();
   });
+
+  /** `row` with the slices one-hot in every observation (policy.act refuses others) set to their first entry. */
+  const withEveryRowsOnes = (row: number[]): number[] => {
+    for (const slice of observationSpec().slices) {
+      if (!['seat', 'numPlayers', 'profile', 'phase', 'kind'].includes(slice.name)) continue;
+      row.fill(0, slice.offset, slice.offset + slice.size);
+      row[slice.offset] = 1;
+    }
+    return row;
+  };
 
   const legalOf = (masks: Uint8Array, i: number) => Array.from(masks.subarray(i * NUM_ACTIONS, (i + 1) * NUM_ACTIONS)).flatMap((m, a) => (m ? [a] : []));
 
@@ -1614,8 +1625,9 @@ describe('numbers and limits [issue: overflowing rewards, limits that disagree, 
     // The longest row the server takes: 1 in every 0/1 entry, a 24-character number in every
     // other one (in every slice's bounds; a sign would make it 25, as the bound allows).
     const zeroOne = new Set(['hand', 'ownDiscards', 'faceUp', 'trump', 'currentTrick', 'playedBy', 'trickLeader', 'declarations', 'dealtIn', 'seatExists', 'dealer', 'toAct', 'seat', 'numPlayers', 'profile', 'kind', 'phase', 'tieBreak']);
-    const longestRow = observationSpec().slices.flatMap((slice) => new Array(slice.size).fill(zeroOne.has(slice.name) ? 1 : Math.fround(1.2345678e-6)));
-    const numbers = longestRow.filter((v) => v !== 1).length;
+    // (The slices one-hot in every observation have a single 1: the same length.)
+    const longestRow = withEveryRowsOnes(observationSpec().slices.flatMap((slice) => new Array(slice.size).fill(zeroOne.has(slice.name) ? 1 : Math.fround(1.2345678e-6))));
+    const numbers = longestRow.filter((v) => v !== 0 && v !== 1).length;
     expect(JSON.stringify(longestRow).length).toBe(MAX_OBSERVATION_JSON_BYTES - numbers);
     expect(MIN_MESSAGE_BYTES).toBe(5029); // docs/bridge.md, kratzen serve --help
     for (const maxMessageBytes of [MIN_MESSAGE_BYTES, 5500, 2 * MIN_MESSAGE_BYTES + 100, 20_000, 1 << 20]) {
