@@ -243,6 +243,13 @@ class KratzenAECEnv(AECEnv):
             array = None
         if array is None or array.shape != (self._session.obs_size,) or not np.isfinite(array).all():
             raise BridgeError("internal_error", f"the server's env.observe reply holds no observation of {self._session.obs_size} finite numbers")
+        # As every batch's rows are: within the spec's bounds (1e30 came back here as given), and
+        # the view of the seat it says.
+        at = np.flatnonzero(array)
+        self._session.check_values(at, array[at], "env.observe's observation")
+        own = self._session.seat_slice
+        if own is not None and not (array[own].sum() == 1 and array[own][seat] == 1):
+            raise BridgeError("internal_error", f"the server's env.observe reply is not seat {seat}'s view")
         return array
 
     def _check_reset(self, method: str) -> None:

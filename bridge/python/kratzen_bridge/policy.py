@@ -135,10 +135,12 @@ def _checked_reply(reply, mask: np.ndarray):
     rows = len(mask)
     if not isinstance(actions, list) or len(actions) != rows or not all(isinstance(a, int) and not isinstance(a, bool) for a in actions):
         raise _not_a_reply("policy.act", f"expected {rows} integer actions, got {actions!r:.80}")
-    chosen = np.asarray(actions, dtype=np.int64)
-    outside = (chosen < 0) | (chosen >= NUM_ACTIONS)
-    if outside.any() or not mask[np.arange(rows), chosen].all():
-        row = int(np.argmax(outside)) if outside.any() else int(np.argmin(mask[np.arange(rows), chosen]))
+    # Range first, as Python ints: one past int64 (10**20) failed in numpy as an OverflowError.
+    row = next((i for i, a in enumerate(actions) if not 0 <= a < NUM_ACTIONS), None)
+    chosen = np.asarray(actions if row is None else [0] * rows, dtype=np.int64)
+    if row is None and not mask[np.arange(rows), chosen].all():
+        row = int(np.argmin(mask[np.arange(rows), chosen]))
+    if row is not None:
         raise _not_a_reply("policy.act", f"action {actions[row]} for row {row} is not one of its legal actions")
     probs = reply.get("probabilities")
     if probs is None:

@@ -30,7 +30,14 @@ class Batch:
     def __init__(self, result: Dict[str, Any], session: "Session"):
         num_envs = session.num_envs
         a = result.get("arrays")
-        if not isinstance(a, dict) or result.get("numEnvs") != num_envs or not isinstance(result.get("final"), list):
+        # Every array of a binary batch, decoded (a JSON reply's "arrays" of lists, or one
+        # missing, failed as a bare KeyError or AttributeError).
+        if (
+            not isinstance(a, dict)
+            or not all(isinstance(a.get(name), np.ndarray) for name in _BATCH_ARRAYS)
+            or result.get("numEnvs") != num_envs
+            or not isinstance(result.get("final"), list)
+        ):
             raise BridgeError("internal_error", f"the server's reply is not a binary batch of this session's {num_envs} envs")
         if result.get("rewardWidth", 1) != session.reward_width:
             raise _not_ours(f"rewardWidth {result.get('rewardWidth')!r:.40} (this session's rewards are {session.reward_width} per env)")
@@ -74,6 +81,21 @@ class Batch:
             if "illegalActionSeat" in info and (not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < session.num_players):
                 raise _not_ours(f"illegalActionSeat {seat!r:.40} at a table of {session.num_players}")
         self.final = {e: (final_obs[k], infos[k]) for k, e in enumerate(envs)}
+
+
+_BATCH_ARRAYS = (
+    "observations.indptr",
+    "observations.indices",
+    "observations.values",
+    "masks",
+    "seats",
+    "rewards",
+    "terminated",
+    "truncated",
+    "finalObservations.indptr",
+    "finalObservations.indices",
+    "finalObservations.values",
+)
 
 
 def _is_finite_number(value) -> bool:
@@ -146,10 +168,16 @@ class Session:
             self.seat_slice: Optional[slice] = None if seat is None else slice(int(seat["offset"]), int(seat["offset"]) + int(seat["size"]))
             self.num_players: int = int(self.info["numPlayers"])
             self.num_envs: int = int(self.info["numEnvs"])
+            asked = params.get("numEnvs")
+            if asked is not None and self.num_envs != asked:
+                # Batches are checked against the server's count: 2 envs where 4 were asked came
+                # back as (2, N) arrays beside spaces of 4.
+                raise BridgeError("internal_error", f"the server's env.create made {self.num_envs!r:.40} envs; {asked} were asked")
             # Rewards come one per env for a learner, one per seat in self-play.
             self.reward_width: int = self.num_players if params.get("mode") == "multi" else 1
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
-            # A reply of the protocol's shape with fields of other kinds is the server's fault.
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as e:
+            # A reply of the protocol's shape with fields of other kinds (1e400 as a count: an
+            # OverflowError) is the server's fault.
             raise BridgeError("internal_error", f"the server's env.create or spec reply is not the protocol's: {e!r:.200}") from None
         if not (np.isfinite(low).all() and np.isfinite(high).all() and (low <= high).all()):
             raise BridgeError("internal_error", "the server's observation spec has bounds that are not finite, or low above high")

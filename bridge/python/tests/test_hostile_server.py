@@ -99,6 +99,9 @@ class DenseRowsTest(unittest.TestCase):
             "a text reply": {"numEnvs": 1, "final": [], "observations": [[0.0]]},
             "another env count": {**arrays, "numEnvs": 2},
             "final rows without envs": {**arrays, "final": [{"env": 0, "info": {}}]},
+            # A KeyError 'observations.indptr' [probe, session 47].
+            "no arrays": {**arrays, "arrays": {}},
+            "arrays as JSON lists": {**arrays, "arrays": {k: v.tolist() for k, v in arrays["arrays"].items()}},
         }
         for name, result in cases.items():
             with self.subTest(name):
@@ -420,11 +423,19 @@ class SessionRepliesTest(unittest.TestCase):
             "size a string": (good_created, {"observation": {"size": "big", "slices": []}}),
             "slices not a list": (good_created, {"observation": {"size": 2, "slices": 5}}),
             "a slice without offset": (good_created, {"observation": {"size": 2, "slices": [{"size": 2}]}}),
+            # An OverflowError [probe, session 47].
+            "numEnvs 1e400": ({**good_created, "numEnvs": float("inf")}, good_spec),
+            "size 1e400": (good_created, {"observation": {**good_spec["observation"], "size": float("inf")}}),
         }
         for name, (created, spec) in cases.items():
             with self.subTest(name), self.assertRaises(BridgeError) as caught:
                 Session(None, _FakeClient(created, spec), None, {})
             self.assertEqual(caught.exception.code, "internal_error")
+        # Fewer envs than asked came back as batches of that many rows beside spaces of the asked
+        # count [probe, session 47].
+        with self.assertRaisesRegex(BridgeError, "made 2 envs; 4 were asked"):
+            Session(None, _FakeClient({**good_created, "numEnvs": 2}, good_spec), None, {"numEnvs": 4})
+        self.assertEqual(Session(None, _FakeClient(good_created, good_spec), None, {"numEnvs": 1}).num_envs, 1)
         self.assertEqual(Session(None, _FakeClient(good_created, good_spec), None, {}).obs_size, 2)
 
     def test_an_observe_reply_of_another_shape_or_seat_is_a_bridge_error(self):
@@ -432,8 +443,20 @@ class SessionRepliesTest(unittest.TestCase):
         from kratzen_bridge import KratzenAECEnv
 
         aec = KratzenAECEnv.__new__(KratzenAECEnv)
-        aec._session = types.SimpleNamespace(obs_size=4)
-        for reply in ({"seat": 1, "observation": [0, 1, 0]}, {"seat": 1, "observation": "abc"}, {"seat": 1}, {"seat": 2, "observation": [0, 0, 0, 0]}, [1, 2], {"seat": 1, "observation": [0, float("nan"), 0, 0]}):
+        spec = {"observation": {"size": 4, "slices": [{"name": "seat", "offset": 0, "size": 2, "low": 0, "high": 1}, {"offset": 2, "size": 2, "low": 0, "high": 1}]}}
+        aec._session = Session(None, _FakeClient({"session": "s1", "numPlayers": 2, "numEnvs": 1}, spec), None, {})
+        cases = (
+            {"seat": 1, "observation": [0, 1, 0]},
+            {"seat": 1, "observation": "abc"},
+            {"seat": 1},
+            {"seat": 2, "observation": [0, 0, 0, 0]},
+            [1, 2],
+            {"seat": 1, "observation": [0, float("nan"), 0, 0]},
+            # Values outside the spec's bounds, and another seat's view, came back as given [probe, session 47].
+            {"seat": 1, "observation": [0, 1, 0, 1e30]},
+            {"seat": 1, "observation": [1, 0, 0, 0]},
+        )
+        for reply in cases:
             with self.subTest(reply=reply), self.assertRaises(BridgeError) as caught:
                 aec._observation_of(reply, 1)
             self.assertEqual(caught.exception.code, "internal_error")
@@ -469,6 +492,8 @@ class PolicyReplyTest(unittest.TestCase):
             "probabilities (1, 1)": {"actions": [5] * 10, "probabilities": [[0.5]]},
             "probabilities above 1": {"actions": [5] * 10, "probabilities": (np.array(uniform) * 2).tolist()},
             "not an object": [5] * 10,
+            # An OverflowError in numpy [probe, session 47].
+            "action 10**20": {"actions": [10**20] * 10},
         }
         for name, reply in cases.items():
             with self.subTest(name), self.assertRaises(BridgeError) as caught:
