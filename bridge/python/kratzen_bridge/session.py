@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ._compat import Box
-from .client import NUM_ACTIONS, BridgeClient, BridgeError, csr_to_dense
+from .client import BINARY_ARRAYS, NUM_ACTIONS, BridgeClient, BridgeError, csr_to_dense
 
 # Observation entries are indexed by uint16 in the binary frames: no spec may have more.
 MAX_OBSERVATION_SIZE = 1 << 16
@@ -34,7 +34,7 @@ class Batch:
         # missing, failed as a bare KeyError or AttributeError).
         if (
             not isinstance(a, dict)
-            or not all(isinstance(a.get(name), np.ndarray) for name in _BATCH_ARRAYS)
+            or not all(isinstance(a.get(name), np.ndarray) for name, _ in BINARY_ARRAYS)
             or result.get("numEnvs") != num_envs
             or not isinstance(result.get("final"), list)
         ):
@@ -81,21 +81,6 @@ class Batch:
             if "illegalActionSeat" in info and (not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < session.num_players):
                 raise _not_ours(f"illegalActionSeat {seat!r:.40} at a table of {session.num_players}")
         self.final = {e: (final_obs[k], infos[k]) for k, e in enumerate(envs)}
-
-
-_BATCH_ARRAYS = (
-    "observations.indptr",
-    "observations.indices",
-    "observations.values",
-    "masks",
-    "seats",
-    "rewards",
-    "terminated",
-    "truncated",
-    "finalObservations.indptr",
-    "finalObservations.indices",
-    "finalObservations.values",
-)
 
 
 def _is_finite_number(value) -> bool:
