@@ -106,6 +106,8 @@ describe('integer flags', () => {
 describe('--variant and the rule flags [probe round 8]', () => {
   it('refuse naming one field two ways (the flag won without a word), and take it named alike', () => {
     expect(() => rulesFromFlags({ variant: '{"players":5}', players: '4' })).toThrow(expect.objectContaining({ field: 'players', reason: '--players 4 and --variant\'s players 5 differ: give it once' }));
+    // 1e400 is Infinity, which JSON writes as null [probe, session 47].
+    expect(() => rulesFromFlags({ variant: '{"hands":1e400}', hands: '1' })).toThrow(expect.objectContaining({ field: 'hands', reason: '--hands 1 and --variant\'s hands Infinity differ: give it once' }));
     expect(() => rulesFromFlags({ variant: '{"profile":"tavern5"}', profile: 'didactic4' })).toThrow(expect.objectContaining({ field: 'profile' }));
     expect(rulesFromFlags({ variant: '{"players":4,"hands":2}', players: '4' })).toEqual({ players: 4, hands: 2 });
   });

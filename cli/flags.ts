@@ -58,7 +58,9 @@ export function rulesFromFlags(values: Record<string, string | boolean | undefin
   const set = (field: 'profile' | 'players' | 'hands' | 'deckStyle', value: unknown, flag: string = field) => {
     if (value === undefined) return;
     if (rules[field] !== undefined && rules[field] !== value) {
-      throw new ValidationError('invalid arguments', flag, `--${flag} ${JSON.stringify(value)} and --variant's ${field} ${JSON.stringify(rules[field])?.slice(0, 40)} differ: give it once`);
+      // A number as written: JSON.stringify wrote 1e400 (Infinity) as null.
+      const shown = (v: unknown) => (typeof v === 'number' ? String(v) : JSON.stringify(v)?.slice(0, 40));
+      throw new ValidationError('invalid arguments', flag, `--${flag} ${shown(value)} and --variant's ${field} ${shown(rules[field])} differ: give it once`);
     }
     rules[field] = value;
   };

@@ -54,6 +54,10 @@ describe('rule sets', () => {
   ])('rejects %j naming %s', (input, field) => {
     expect(rejection(input).field).toBe(field);
   });
+  it('says which values a field with a few allowed ones takes (dealerMinTricks said "Invalid input") [probe, session 47]', () => {
+    for (const dealerMinTricks of [1, 4, '3']) expect(rejection({ profile: 'tavern5', dealerMinTricks })).toEqual({ field: 'dealerMinTricks', reason: 'Invalid option: expected one of 2|3' });
+    expect(rejection({ profile: 'tavern5', weliRank: 'third' }).reason).toMatch(/^Invalid option: expected one of /);
+  });
   it('accepts amounts in fifths of a chip', () => {
     expect(parseRuleSet({ profile: 'tavern5', ante: 0.2, bettler: { bonus: 1.4 } }).ante).toBe(0.2);
     expect(parseRuleSet({ profile: 'tavern5', ante: 0.6, startingChips: 123456789.4 }).startingChips).toBe(123456789.4);

@@ -106,7 +106,7 @@ const ruleSetSchema = z.strictObject({
   deckStyle: z.enum(['german', 'french', 'french-joker']).default('german'),
   ante: fifths('ante').refine((x) => x > 0, 'ante must be positive').default(1),
   weliRank: z.enum(['second', 'highest']).default('second'),
-  dealerMinTricks: z.union([z.literal(2), z.literal(3)]).default(2),
+  dealerMinTricks: z.union([z.literal(2), z.literal(3)], { error: 'Invalid option: expected one of 2|3' }).default(2),
   failPenalty: z.enum(['double-ante', 'pot']).default('double-ante'),
   exchange: z
     .strictObject({
