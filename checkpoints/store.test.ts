@@ -9,7 +9,7 @@ import { PolicyAgent } from '../agents/policy-agent.js';
 import { selectBackend } from '../agents/tfjs.js';
 import { replaceFileAtomic, writeFileDurable } from './durable-fs.js';
 import { CheckpointError } from './errors.js';
-import { CheckpointStore, checkpointName } from './store.js';
+import { CheckpointStore, checkpointName, loadCheckpointOrLatest } from './store.js';
 
 // Wrapped, not replaced: tests make one call throw to simulate a crash in the middle of a save.
 vi.mock('./durable-fs.js', async (importOriginal) => {
@@ -50,6 +50,17 @@ afterEach(() => {
 });
 
 describe('CheckpointStore', () => {
+  it('says a folder that is no checkpoint, store or run is none of them (it was "the store has no latest checkpoint", naming latest.json) [probe, session 47]', async () => {
+    const empty = path.join(tmp, 'neither');
+    await mkdir(empty);
+    const error = await loadCheckpointOrLatest(empty).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CheckpointError);
+    expect(error).toMatchObject({ code: 'missing-file', path: empty, reason: expect.stringMatching(/^no manifest\.json \(so no checkpoint\) and no latest checkpoint/) });
+    const store = await newStore();
+    await store.save(agent, { step: 7 });
+    expect((await loadCheckpointOrLatest(store.root)).manifest.step).toBe(7);
+  });
+
   it('points latest at each save and lists by step', async () => {
     const store = await newStore();
     expect(await store.list()).toEqual([]);

@@ -73,7 +73,12 @@ function pathExists(file: string): Promise<boolean> {
 export async function loadCheckpointOrLatest(dir: string, options: Omit<LoadCheckpointOptions, 'manifestSha256'> = {}): Promise<LoadedCheckpoint> {
   if (await pathExists(path.join(dir, MANIFEST_FILE))) return loadCheckpoint(dir, options);
   const { rules, ...rest } = options;
-  return new CheckpointStore(await storeFolderOf(dir, pathExists), { rules: rules as RulesInput }).load('latest', rest);
+  const store = new CheckpointStore(await storeFolderOf(dir, pathExists), { rules: rules as RulesInput });
+  // A folder that is none of the three: said so, not as a store that lacks its latest.json.
+  if ((await store.pointer('latest')) === null) {
+    throw new CheckpointError('missing-file', dir, `no ${MANIFEST_FILE} (so no checkpoint) and no latest checkpoint (so no store and no training run's folder)`);
+  }
+  return store.load('latest', rest);
 }
 
 const pointerSchema = z.strictObject({
