@@ -50,6 +50,18 @@ afterEach(() => {
 });
 
 describe('CheckpointStore', () => {
+  it('refuses a latest.json whose step contradicts the checkpoint it names (it was accepted) [probe, session 47]', async () => {
+    const store = await newStore();
+    await store.save(agent, { step: 4 });
+    const file = path.join(store.root, 'latest.json');
+    const pointer = JSON.parse(await readFile(file, 'utf8'));
+    await writeFile(file, JSON.stringify({ ...pointer, step: 99 }));
+    const error = await store.load('latest').catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'bad-pointer', path: file, reason: expect.stringContaining('says step 99') });
+    await writeFile(file, JSON.stringify(pointer));
+    expect((await store.load('latest')).manifest.step).toBe(4);
+  });
+
   it('says a folder that is no checkpoint, store or run is none of them (it was "the store has no latest checkpoint", naming latest.json) [probe, session 47]', async () => {
     const empty = path.join(tmp, 'neither');
     await mkdir(empty);

@@ -155,7 +155,12 @@ export class CheckpointStore {
     if (nameOrPointer === 'latest' || nameOrPointer === 'best') {
       const pointer = await this.readPointer(nameOrPointer);
       if (!pointer) throw new CheckpointError('missing-file', this.pointerFile(nameOrPointer), `the store has no ${nameOrPointer} checkpoint`);
-      return loadCheckpoint(this.dir(pointer.checkpoint), { rules: this.options.rules, manifestSha256: pointer.manifestSha256, ...options });
+      const loaded = await loadCheckpoint(this.dir(pointer.checkpoint), { rules: this.options.rules, manifestSha256: pointer.manifestSha256, ...options });
+      // The manifest hash binds the checkpoint; a step that contradicts it was read as it stood.
+      if (loaded.manifest.step !== pointer.step) {
+        throw new CheckpointError('bad-pointer', this.pointerFile(nameOrPointer), `it says step ${pointer.step}, but its checkpoint ${pointer.checkpoint} is step ${loaded.manifest.step}`);
+      }
+      return loaded;
     }
     return loadCheckpoint(this.dir(this.checkName(nameOrPointer)), { rules: this.options.rules, ...options });
   }
