@@ -142,3 +142,15 @@ it('a checkpoint loaded from shared networks makes one agent (a second would pla
   first.dispose();
   agent.dispose();
 });
+
+it('says a symbolic link that leads to nothing is one, and a path that is not there is no agent [probe, session 47]', async () => {
+  const rules = { profile: 'didactic4', players: 4 };
+  const loop = path.join(tmp, 'loop');
+  await symlink(loop, loop);
+  const dangling = path.join(tmp, 'dangling');
+  await symlink(path.join(tmp, 'nowhere'), dangling);
+  for (const link of [loop, dangling]) {
+    await expect(loadCheckpoint(link, { rules, seed: 0 })).rejects.toMatchObject({ code: 'bad-file', path: link, reason: expect.stringContaining('symbolic link that leads to nothing') });
+  }
+  await expect(loadCheckpoint(path.join(tmp, 'absent'), { rules, seed: 0 })).rejects.toThrow(/^unknown agent /);
+});

@@ -2,7 +2,7 @@
 // workers (which import this module by URL) use for an agent spec that is a directory.
 
 import { existsSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Agent } from '../agents/agent.js';
 import { unknownAgent, type AgentContext } from '../agents/registry.js';
@@ -42,7 +42,11 @@ export async function loadPolicyCheckpoint(dir: string, rules: RulesInput | unde
  * across sessions and workers: a stateless agent plays the same whatever order the deals run in.
  */
 export async function loadCheckpoint(dir: string, context: AgentContext): Promise<Agent> {
-  if (!existsSync(dir)) throw unknownAgent(dir);
+  if (!existsSync(dir)) {
+    // A link whose target is missing or a loop is there, but leads to nothing: said so, not as a name no agent has.
+    if ((await lstat(dir).catch(() => null))?.isSymbolicLink()) throw new CheckpointError('bad-file', dir, 'a symbolic link that leads to nothing (its target is missing, or it loops)');
+    throw unknownAgent(dir);
+  }
   // The backend: the caller's, or `auto` when none is chosen yet (the checkpoint loader's ensureBackend).
   const loaded = await loadPolicyCheckpoint(dir, context.rules as RulesInput);
   return loaded.toAgent({ mode: 'greedy', name: `policy:${path.basename(path.resolve(dir))}` });

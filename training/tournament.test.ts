@@ -1,10 +1,10 @@
 // Duplicate tournaments: rotations, fairness, significance, reproducibility.
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bradleyTerryElo, dealsBetterText, meanCi, runTournament, seating, t975, writeTournamentReport } from './index.js';
-import { TournamentStopped, maxDealHands } from './tournament.js';
+import { TournamentStopped, checkAgentSpec, maxDealHands } from './tournament.js';
 import { randomSession } from '../env/rules/index.js';
 import { PolicyAgent, selectBackend } from '../agents/index.js';
 import { CheckpointStore } from '../checkpoints/index.js';
@@ -216,5 +216,19 @@ describe('statistics', () => {
     expect(elo[1]).toBeGreaterThan(elo[2]!);
     expect(elo.every(Number.isFinite)).toBe(true);
     expect(elo.reduce((a, b) => a + b, 0) / 3).toBeCloseTo(1500, 6);
+  });
+});
+
+describe('checkAgentSpec [probe, session 47]', () => {
+  it('takes a symbolic link that leads to nothing as a checkpoint path, which its loader refuses as such (it said "unknown agent")', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-spec-'));
+    const loop = join(dir, 'loop');
+    symlinkSync(loop, loop);
+    const rules = { profile: 'didactic4', players: 4 };
+    const { loadCheckpoint } = await import('../checkpoints/agent-loader.js');
+    expect(await checkAgentSpec(loop, rules)).toBe(true);
+    await expect(checkAgentSpec(loop, rules, loadCheckpoint)).rejects.toMatchObject({ code: 'bad-file', path: loop });
+    await expect(checkAgentSpec(join(dir, 'absent'), rules, loadCheckpoint)).rejects.toThrow(/^unknown agent /);
+    expect(await checkAgentSpec('random', rules, loadCheckpoint)).toBe(false);
   });
 });

@@ -8,7 +8,7 @@
 // agent is created afresh for each deal with a seed derived from (seed, deal, rotation, seat), and
 // deals are reassembled in order whatever the number of workers.
 
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { AmountOverflowError, ValidationError, createGame } from '../env/rules/index.js';
 import { createAgent, playSession, type Agent, type AgentContext } from '../agents/index.js';
@@ -37,7 +37,8 @@ export interface WorkerFailure {
  * with `loadCheckpoint`, else left to the run. Says whether the spec is a checkpoint.
  */
 export async function checkAgentSpec(spec: string, rules: unknown, loadCheckpoint?: AgentContext['loadCheckpoint']): Promise<boolean> {
-  const isCheckpoint = !isBuiltinAgent(spec) && existsSync(spec);
+  // A link that leads to nothing is a path too: its loader says so (it was "unknown agent").
+  const isCheckpoint = !isBuiltinAgent(spec) && (existsSync(spec) || lstatSync(spec, { throwIfNoEntry: false })?.isSymbolicLink() === true);
   if (isCheckpoint && !loadCheckpoint) return true;
   (await createAgent(spec, { rules, seed: 0, ...(isCheckpoint ? { loadCheckpoint } : {}) })).dispose?.();
   return isCheckpoint;
