@@ -123,8 +123,15 @@ function seatOf(observations: Float32Array, row: number): number {
     return decodeRow(row, () => observedSeat(observations, row * OBS_SIZE));
   } catch (e) {
     if (!(e instanceof ValidationError)) throw e;
-    throw new BridgeError('invalid_params', `params.${e.field}: ${e.reason}`, `params.${e.field}`);
+    throw observationsError(e);
   }
+}
+
+/** A ValidationError over the client's observation rows (decodeRow's, naming `observations[i]`) as the reply names it. */
+function observationsError(e: ValidationError): BridgeError {
+  const namesRow = e.field.startsWith('observations[');
+  const field = namesRow ? `params.${e.field}` : 'params.observations';
+  return new BridgeError('invalid_params', `${field}: ${namesRow ? e.reason : `a row is no observation this encoder writes (${e.message})`}`, field);
 }
 
 /**
@@ -202,9 +209,7 @@ export async function actWithPolicy(served: ServedPolicy, params: PolicyActParam
     // Agents that rebuild the table from an observation (heuristic, pimc) meet one no encoder
     // wrote: the fault is in the observations the client sent, not in some rules field.
     if (fromRecord || !(e instanceof ValidationError)) throw e;
-    const namesRow = e.field.startsWith('observations[');
-    const field = namesRow ? `params.${e.field}` : 'params.observations';
-    throw new BridgeError('invalid_params', `${field}: ${namesRow ? e.reason : `a row is no observation this encoder writes (${e.message})`}`, field);
+    throw observationsError(e);
   }
   const result: Record<string, unknown> = { actions: Array.from(actions), actionNames: Array.from(actions, actionToString) };
   if (fromRecord) result.seat = fromRecord.seat;

@@ -1,8 +1,8 @@
 // Checkpoints as seatable agents: the loader that agents/registry.ts, the CLI and tournament
 // workers (which import this module by URL) use for an agent spec that is a directory.
 
-import { existsSync } from 'node:fs';
-import { lstat, stat } from 'node:fs/promises';
+import { existsSync, lstatSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Agent } from '../agents/agent.js';
 import { unknownAgent, type AgentContext } from '../agents/registry.js';
@@ -36,6 +36,11 @@ export async function loadPolicyCheckpoint(dir: string, rules: RulesInput | unde
   return loadCheckpointOrLatest(dir, { rules, policyOnly: true, maxWeightBytes, sharedModels: SHARED_MODELS });
 }
 
+/** Whether `spec` names an entry of the file system: one that exists, or a symbolic link that leads to nothing. */
+export function namesPath(spec: string): boolean {
+  return existsSync(spec) || lstatSync(spec, { throwIfNoEntry: false })?.isSymbolicLink() === true;
+}
+
 /**
  * Loads `dir` (a checkpoint, a store or a training run's folder: loadPolicyCheckpoint) as a
  * greedy PolicyAgent for `context.rules`. Greedy because tournaments cache checkpoint agents
@@ -44,7 +49,7 @@ export async function loadPolicyCheckpoint(dir: string, rules: RulesInput | unde
 export async function loadCheckpoint(dir: string, context: AgentContext): Promise<Agent> {
   if (!existsSync(dir)) {
     // A link whose target is missing or a loop is there, but leads to nothing: said so, not as a name no agent has.
-    if ((await lstat(dir).catch(() => null))?.isSymbolicLink()) throw new CheckpointError('bad-file', dir, 'a symbolic link that leads to nothing (its target is missing, or it loops)');
+    if (namesPath(dir)) throw new CheckpointError('bad-file', dir, 'a symbolic link that leads to nothing (its target is missing, or it loops)');
     throw unknownAgent(dir);
   }
   // The backend: the caller's, or `auto` when none is chosen yet (the checkpoint loader's ensureBackend).

@@ -8,7 +8,7 @@
 // agent is created afresh for each deal with a seed derived from (seed, deal, rotation, seat), and
 // deals are reassembled in order whatever the number of workers.
 
-import { existsSync, lstatSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { AmountOverflowError, ValidationError, createGame } from '../env/rules/index.js';
 import { createAgent, playSession, type Agent, type AgentContext } from '../agents/index.js';
@@ -17,6 +17,7 @@ import { builtModule } from '../env/built-module.js';
 import { CheckpointError, type CheckpointErrorCode } from '../checkpoints/errors.js';
 import { isBuiltinAgent } from '../agents/registry.js';
 import { checkpointFolderOf } from '../checkpoints/store.js';
+import { namesPath } from '../checkpoints/agent-loader.js';
 import { pinCheckpoints } from './pinned-checkpoints.js';
 
 /**
@@ -38,7 +39,7 @@ export interface WorkerFailure {
  */
 export async function checkAgentSpec(spec: string, rules: unknown, loadCheckpoint?: AgentContext['loadCheckpoint']): Promise<boolean> {
   // A link that leads to nothing is a path too: its loader says so (it was "unknown agent").
-  const isCheckpoint = !isBuiltinAgent(spec) && (existsSync(spec) || lstatSync(spec, { throwIfNoEntry: false })?.isSymbolicLink() === true);
+  const isCheckpoint = !isBuiltinAgent(spec) && namesPath(spec);
   if (isCheckpoint && !loadCheckpoint) return true;
   (await createAgent(spec, { rules, seed: 0, ...(isCheckpoint ? { loadCheckpoint } : {}) })).dispose?.();
   return isCheckpoint;
