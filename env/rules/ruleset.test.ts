@@ -54,7 +54,7 @@ describe('rule sets', () => {
   ])('rejects %j naming %s', (input, field) => {
     expect(rejection(input).field).toBe(field);
   });
-  it('says which values a field with a few allowed ones takes (dealerMinTricks said "Invalid input") [probe, session 47]', () => {
+  it('says which values a field with a few allowed ones takes (§0: dealerMinTricks is 2 or 3; it said "Invalid input") [probe, session 47]', () => {
     for (const dealerMinTricks of [1, 4, '3']) expect(rejection({ profile: 'tavern5', dealerMinTricks })).toEqual({ field: 'dealerMinTricks', reason: 'Invalid option: expected one of 2|3' });
     expect(rejection({ profile: 'tavern5', weliRank: 'third' }).reason).toMatch(/^Invalid option: expected one of /);
   });
