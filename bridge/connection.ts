@@ -194,6 +194,15 @@ export class Connection implements Servable {
     return this.busy;
   }
 
+  /**
+   * True once the connection is over: disposed, or its socket no longer open (the peer's close
+   * frame puts it in CLOSING, where no reply can go out, though `ws` waits up to 30 s for TCP to
+   * close before it says 'close').
+   */
+  get gone(): boolean {
+    return this.closed || this.ws.readyState !== this.ws.OPEN;
+  }
+
   /** True once `hello` succeeded. */
   get greeted(): boolean {
     return this.greetedFlag;
@@ -287,6 +296,11 @@ export class Connection implements Servable {
   /** Handles the next queued request (the scheduler calls it in turn); true if another can follow at once. */
   serveOne(): boolean {
     if (this.closed || this.busy || this.queue.length === 0) return false;
+    // A peer that sent its close frame (and may never close TCP) gets no more work done.
+    if (this.gone) {
+      this.dispose();
+      return false;
+    }
     // A client that does not read its replies gets no more work done for it until it does.
     const buffered = this.ws.bufferedAmount;
     if (buffered > this.context.maxBufferedBytes) {
@@ -329,6 +343,7 @@ export class Connection implements Servable {
   /** After a wait: back in turn if requests are queued, else idle. */
   private next(): void {
     if (this.closed) return;
+    if (this.gone) return this.dispose();
     if (this.queue.length > 0) scheduler.wake(this);
     else this.notifyIdle();
   }
@@ -563,7 +578,7 @@ export class Connection implements Servable {
     // A reset on the main thread gives way like the scheduler's slices: the first one of a large
     // session, before the JIT has compiled the deal, held every other client up for 0.15 s.
     // Its slices after the first count against this connection's use, as requests do.
-    const control = place === 'main' && method === 'env.reset' ? slicedControl(SLICE_MS, this, () => this.closed) : undefined;
+    const control = place === 'main' && method === 'env.reset' ? slicedControl(SLICE_MS, this, () => this.gone) : undefined;
     const outcome: HostedReply | Promise<HostedReply> = place !== 'main' ? this.context.pool.run(place, request) : this.context.host.handle(request, control);
     if (outcome instanceof Promise) {
       return outcome.then(

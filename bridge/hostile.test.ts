@@ -68,10 +68,15 @@ function rawHttp(port: number, request: string): Promise<string> {
 
 /** A client's text frame (masked, as RFC 6455 requires of clients) of fewer than 126 bytes. */
 function maskedTextFrame(text: string): Buffer {
-  const payload = Buffer.from(text);
-  if (payload.length > 125) throw new RangeError('short frames only');
+  return maskedFrame(0x1, Buffer.from(text));
+}
+
+/** A client's masked frame of `opcode` (0x1 text, 0x8 close), payload under 64 KiB. */
+function maskedFrame(opcode: number, payload: Buffer): Buffer {
+  if (payload.length > 0xffff) throw new RangeError('frames under 64 KiB only');
   const mask = Buffer.from([0x12, 0x34, 0x56, 0x78]);
-  return Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, payload.map((b, i) => b ^ mask[i % 4]!)]);
+  const length = payload.length > 125 ? Buffer.from([0x80 | 126, payload.length >> 8, payload.length & 0xff]) : Buffer.from([0x80 | payload.length]);
+  return Buffer.concat([Buffer.from([0x80 | opcode]), length, mask, payload.map((b, i) => b ^ mask[i % 4]!)]);
 }
 
 /** Pings through `client` every 10 ms until `done()`; the round-trip times in ms. */
@@ -1073,6 +1078,37 @@ describe('heavy work [issue: one request freezing every client]', () => {
     expect(server.queuedRequestBytes).toBe(0);
     await by.check();
     await by.client.close();
+  }, 60_000);
+
+  it('lets go of a client that sends its close frame and never closes TCP: its work stops, its envs and its slot are free within a second [probe]', async () => {
+    // ws waits 30 s for TCP to close after the closing handshake: meanwhile the connection kept
+    // its envs and its slot, and its queued pimc resets ran on for a client gone.
+    const small = await new BridgeServer({ port: 0, maxConnections: 1, maxTotalEnvs: 16, heavyWorkers: 1 }).start();
+    // allowHalfOpen: the server's FIN does not end this side, as a peer that never closes.
+    const socket = connect({ port: small.port, host: '127.0.0.1', allowHalfOpen: true });
+    socket.on('error', () => undefined);
+    let received = Buffer.alloc(0);
+    socket.on('data', (d) => (received = Buffer.concat([received, d])));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const create = { id: 1, method: 'env.create', params: { mode: 'single', numEnvs: 16, opponents: 'pimc:samples=32', config: { rules: { players: 6 } } } };
+    const resets = Array.from({ length: 10 }, (_, k) => maskedTextFrame(JSON.stringify({ id: 10 + k, method: 'env.reset', params: { session: 's1', seed: k } })));
+    socket.write(Buffer.concat([Buffer.from(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${small.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`), maskedTextFrame(HELLO), maskedFrame(0x1, Buffer.from(JSON.stringify(create))), ...resets]));
+    // The session exists and its first reset (about a second of pimc) is at work.
+    while (!received.includes('"session":"s1"')) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 200));
+    socket.write(maskedFrame(0x8, Buffer.from([0x03, 0xe8])));
+    await new Promise((r) => setTimeout(r, 700));
+    // Nothing runs for it any more (the worker's CPU counts in this process's use) ...
+    const before = process.cpuUsage();
+    await new Promise((r) => setTimeout(r, 1000));
+    const used = process.cpuUsage(before);
+    expect((used.user + used.system) / 1000).toBeLessThan(400);
+    // ... and its slot and its envs are another client's.
+    const next = await BridgeClient.open(small.url);
+    expect((await next.call('env.create', { numEnvs: 16 })).result.session).toBeTruthy();
+    await next.close();
+    socket.destroy();
+    await small.close();
   }, 60_000);
 
   it('closes a connection that pipelines more requests than its queue holds, and stops its work', async () => {

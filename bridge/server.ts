@@ -366,6 +366,7 @@ export class BridgeServer {
     this.timers.push(setInterval(() => this.heartbeat(), o.heartbeatIntervalMs).unref());
     this.timers.push(setInterval(() => this.closeIdle(), Math.max(10, Math.min(o.idleTimeoutMs / 4, 10_000))).unref());
     this.timers.push(setInterval(() => this.boundBuffers(), 250).unref());
+    this.timers.push(setInterval(() => this.dropClosing(), 250).unref());
     return this;
   }
 
@@ -513,6 +514,20 @@ export class BridgeServer {
     const now = Date.now();
     for (const [ws, connection] of this.connections) {
       if (now - connection.lastActivity > this.options.idleTimeoutMs && !connection.working) closeSoon(ws, CLOSE_IDLE, 'idle timeout');
+    }
+  }
+
+  /**
+   * Lets go of connections whose socket is closing: a peer that sent its close frame and never
+   * closes TCP (or stops reading) kept its envs, its slot and its queued work for the 30 s `ws`
+   * waits; its connection is disposed now and its socket destroyed after CLOSE_GRACE_MS.
+   */
+  private dropClosing(): void {
+    for (const [ws, connection] of this.connections) {
+      if (ws.readyState !== ws.CLOSING) continue;
+      connection.dispose();
+      this.connections.delete(ws);
+      terminateAfterGrace(ws);
     }
   }
 
