@@ -580,6 +580,7 @@ describe('before authentication [issue: silent sockets locking out the token hol
     await server.close();
   });
 
+
   it('destroys closed sockets whose peer never answers the close frame, after a second', async () => {
     // ws alone waits 30 s for the answer: 400 silent sockets held 400 descriptors that long,
     // no longer counted by the pending limit or the hello deadline.
