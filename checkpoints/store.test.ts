@@ -121,6 +121,24 @@ describe('CheckpointStore', () => {
     expect(await codeOf(store.setBest('step-nope'))).toBe('missing-file');
   });
 
+  it('catchUpBest points best at a checkpoint that beats it, as save would have (a stop between the two pointers left best behind) [determinism probe, session 48]', async () => {
+    const store = await newStore({ bestMetric: { name: 'winRate', higherIsBetter: true } });
+    await store.save(agent, { step: 1, metrics: { winRate: 0.3 } });
+    await store.save(agent, { step: 2, metrics: { winRate: 0.5 } });
+    // As a run stopped after step 2's latest.json and before its best.json leaves the store.
+    await store.setBest(checkpointName(1));
+    expect(await store.catchUpBest(checkpointName(2))).toBe(true);
+    expect(await store.pointer('best')).toBe(checkpointName(2));
+    expect(await store.catchUpBest(checkpointName(2))).toBe(false);
+    // A worse checkpoint, or one without the metric, leaves best where it is.
+    await store.save(agent, { step: 3, metrics: { winRate: 0.4 } });
+    await store.save(agent, { step: 4 });
+    expect(await store.catchUpBest(checkpointName(3))).toBe(false);
+    expect(await store.catchUpBest(checkpointName(4))).toBe(false);
+    expect(await store.pointer('best')).toBe(checkpointName(2));
+    expect(await codeOf(store.catchUpBest('step-nope'))).toBe('missing-file');
+  });
+
   it('prunes to the newest N plus best, and removes leftovers of interrupted writes', async () => {
     const store = await newStore();
     for (const step of [1, 2, 3, 4, 5, 6]) await store.save(agent, { step });

@@ -216,6 +216,18 @@ export class CheckpointStore {
     await this.pointAt('best', name);
   }
 
+  /**
+   * Points `best` at checkpoint `name` when its metric beats the one `best` names, as `save`
+   * decides: a run stopped between save's two pointer writes left `best` behind the checkpoint
+   * `latest` names (and pruning later removed the better one). Whether `best` moved.
+   */
+  async catchUpBest(name: string): Promise<boolean> {
+    const { manifest, bytes } = await readManifest(this.dir(this.checkName(name)));
+    if ((await this.readPointer('best'))?.checkpoint === name || !(await this.improvesBest(manifest))) return false;
+    await this.writePointer('best', { checkpoint: name, step: manifest.step, manifestSha256: sha256(bytes) });
+    return true;
+  }
+
   private async pointAt(which: PointerName, name: string): Promise<void> {
     const { manifest, bytes } = await readManifest(this.dir(this.checkName(name)));
     await this.writePointer(which, { checkpoint: name, step: manifest.step, manifestSha256: sha256(bytes) });

@@ -497,6 +497,26 @@ describe('trainer', () => {
     expect(readdirSync(join(dir, 'damaged', 'checkpoints')).sort()).toEqual(checkpoints);
   });
 
+  it('points best.json at the checkpoint it resumes from when the run stopped between that checkpoint\'s latest and best pointers (a later prune removed the real best) [determinism probe, session 48]', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kratzen-train-'));
+    await run('behind', dir, { stopAfter: 2 });
+    const pointer = (which: string) => join(dir, 'behind', 'checkpoints', `${which}.json`);
+    const latest = JSON.parse(readFileSync(pointer('latest'), 'utf8')).checkpoint;
+    // Update 2's checkpoint is the first evaluated one, so the best: a stop before its best.json left none.
+    expect(JSON.parse(readFileSync(pointer('best'), 'utf8')).checkpoint).toBe(latest);
+    rmSync(pointer('best'));
+    const said: string[] = [];
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (said.push(String(chunk)), true));
+    try {
+      // Update 3 is not evaluated (evalEvery 2): it leaves best where the resume put it.
+      await train({ ...TINY, name: 'behind', runsDir: dir }, { resume: true, stopAfter: 3 });
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(said.join('')).toMatch(/best\.json now names step-0+2, which beats/);
+    expect(JSON.parse(readFileSync(pointer('best'), 'utf8')).checkpoint).toBe(latest);
+  });
+
   it('resumes a run stopped between a checkpoint and its pointer from the newest checkpoint, as if latest.json named it, and removes the temporary files the stop left [crash probe, session 36]', async () => {
     // At the run's first checkpoint there is no older latest.json: the run could neither resume
     // ("restore it") nor start again ("run exists").

@@ -352,6 +352,9 @@ class TrainingRun {
         await this.store.setLatest(adopted);
         this.log(`checkpoints/latest.json was missing (as a run stopped between a checkpoint and its pointer leaves it): it now names ${adopted}, the newest checkpoint`);
       }
+      if (await this.store.catchUpBest(latest)) {
+        this.log(`checkpoints/best.json now names ${latest}, which beats the checkpoint it named (the run stopped before pointing it there)`);
+      }
       this.log(`resuming after update ${this.state.update}`);
     } else {
       if (this.options.resume) this.log('no checkpoint to resume from: the run starts again from update 0');
