@@ -541,6 +541,33 @@ describe('the web table in headless Chromium', () => {
     }
   }, 60_000);
 
+  // The history list was told to scroll, but the panel around it is what scrolls: the newest hand
+  // and the final standings stayed below the panel's edge at desktop widths [web probe, session 48].
+  browserIt('scrolls the history panel to the newest hand and the final standings', async () => {
+    expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
+    const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      await page.goto(`${base}/?opponents=heuristic&profile=tavern5&players=4&seed=5`);
+      await page.waitForFunction(() => document.body.dataset.status === 'setup');
+      expect(await pressStart(page)).not.toMatch(/Error/);
+      for (let k = 0; k < 200 && (await page.evaluate(() => document.body.dataset.status)) !== 'over'; k++) {
+        await page.waitForFunction(() => ['your-turn', 'over'].includes(document.body.dataset.status ?? ''));
+        await page.evaluate(() => (document.querySelector('#hand button:enabled, #calls button:enabled') as any)?.click());
+        await page.waitForFunction(() => document.body.dataset.status !== 'busy');
+      }
+      const panel = await page.evaluate(() => {
+        const log = document.querySelector('aside.log')!;
+        const final = log.querySelector('.final')!.getBoundingClientRect();
+        const edge = log.getBoundingClientRect();
+        return { overflows: log.scrollHeight > log.clientHeight + 50, atEnd: log.scrollTop + log.clientHeight >= log.scrollHeight - 2, finalInView: final.top >= edge.top && final.top < edge.bottom };
+      });
+      expect(panel).toEqual({ overflows: true, atEnd: true, finalInView: true });
+    } finally {
+      await browser.close();
+    }
+  }, 90_000);
+
   // Restart while the bots played: the step, cut short by the session's close, flashed "Error: no
   // session" over the new table [web probe, session 38].
   browserIt('says nothing of the old table\'s move when Restart is pressed while the bots play', async () => {
@@ -737,6 +764,38 @@ describe('the web table when the server stops answering or refuses a restart [we
       await page.waitForFunction(() => (document.getElementById('status')!.textContent ?? '').startsWith('Error:'));
       expect(await page.locator('#table').isHidden()).toBe(true);
       expect(await page.locator('#hand button:enabled, #calls button:enabled').count()).toBe(0);
+    } finally {
+      await browser.close();
+      await own.close();
+    }
+  }, 60_000);
+});
+
+describe('the web table restarted while the server has stopped answering [web probe, session 48]', () => {
+  browserIt('says a restart is under way, then why it failed and to press Restart (it kept "Your turn", then said "not connected")', async () => {
+    expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
+    const own = await new BridgeServer({ port: 0, web: true }).start();
+    const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      await page.addInitScript(() => ((globalThis as { kratzenReplyTimeoutMs?: number }).kratzenReplyTimeoutMs = 1_500));
+      let stalled = false;
+      await page.routeWebSocket(/.*/, (ws) => {
+        const server = ws.connectToServer();
+        ws.onMessage((message) => server.send(message));
+        server.onMessage((message) => {
+          if (!stalled) ws.send(message);
+        });
+      });
+      await page.goto(`http://127.0.0.1:${own.port}/?seed=11&opponents=heuristic&players=4`);
+      await page.waitForFunction(() => document.body.dataset.status === 'setup');
+      await page.click('#start');
+      await page.waitForFunction(() => document.body.dataset.status === 'your-turn');
+      stalled = true;
+      await page.click('#start');
+      expect(await page.evaluate(() => [document.getElementById('status')!.textContent, document.body.dataset.status, document.getElementById('prompt')!.textContent])).toEqual(['Starting a new session…', 'starting', '']);
+      await page.waitForFunction(() => !(document.getElementById('start') as unknown as { disabled: boolean }).disabled, undefined, { timeout: 10_000 });
+      expect(await page.evaluate(() => document.getElementById('status')!.textContent)).toBe('Error: The server has not answered for 2 s. Press Restart to reconnect.');
     } finally {
       await browser.close();
       await own.close();

@@ -18,6 +18,8 @@ const table = {
   busy: false,
   /** A start (connect, hello, create, reset) is under way: one at a time, and no moves meanwhile. */
   starting: false,
+  /** Why the last connection went (shown by requests made after it), null while connected. */
+  lostReason: null,
 };
 
 // ---------------------------------------------------------------- protocol
@@ -25,6 +27,7 @@ const table = {
 function connect() {
   const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/`);
   table.ws = ws;
+  table.lostReason = null;
   return new Promise((resolve, reject) => {
     // A server that takes the connection but never answers the handshake (a stopped process) left
     // Start disabled without a word: connecting gives up as a request does.
@@ -47,7 +50,8 @@ function connect() {
       // An error shown just before (a refused hello: "wrong token") says why: keep it in front.
       const shown = $('status');
       const why = shown.className === 'error' && shown.textContent.startsWith('Error:') ? `${shown.textContent} ` : '';
-      setStatus(`${why}Disconnected from the server (${e.code}${e.reason ? `: ${e.reason}` : ''}). Press Restart to reconnect.`, 'error');
+      table.lostReason = `Disconnected from the server (${e.code}${e.reason ? `: ${e.reason}` : ''}). Press Restart to reconnect.`;
+      setStatus(`${why}${table.lostReason}`, 'error');
     };
     // Replies arrive in request order, so pending requests are a queue.
     ws.onmessage = (e) => {
@@ -64,7 +68,9 @@ let nextId = 1;
 function call(method, params = {}) {
   return new Promise((resolve, reject) => {
     const ws = table.ws;
-    if (!ws || ws.readyState !== WebSocket.OPEN) return reject(new Error('not connected'));
+    // A Restart's requests after the server was given up said "Error: not connected" over the
+    // reason (and the hint to press Restart).
+    if (!ws || ws.readyState !== WebSocket.OPEN) return reject(new Error(table.lostReason ?? 'not connected'));
     const timer = setTimeout(() => giveUp(ws), replyTimeoutMs());
     const settled = (then) => (value) => (clearTimeout(timer), then(value));
     table.pending.push({ resolve: settled(resolve), reject: settled(reject) });
@@ -86,6 +92,7 @@ function giveUp(ws) {
   if (table.ws !== ws) return;
   table.ws = null;
   const why = `The server has not answered for ${Math.round(replyTimeoutMs() / 1000)} s. Press Restart to reconnect.`;
+  table.lostReason = why;
   for (const p of table.pending.splice(0)) p.reject(new Error(why));
   ws.close();
   renderMoves();
@@ -234,8 +241,9 @@ function renderHand(t) {
   else if (!isOver(t)) prompt = 'waiting…';
   // Without a connection no turn is the player's: a failed move's redraw after the server was
   // given up said "your-turn" and "play a card" again.
-  $('prompt').textContent = prompt && connected ? `— ${prompt}` : '';
-  document.body.dataset.status = !connected ? 'disconnected' : table.busy ? 'busy' : isOver(t) ? 'over' : t.legal.length ? 'your-turn' : 'waiting';
+  // Nor while a restart is under way: the old table's "your-turn" stayed up while it waited.
+  $('prompt').textContent = prompt && connected && !table.starting ? `— ${prompt}` : '';
+  document.body.dataset.status = !connected ? 'disconnected' : table.starting ? 'starting' : table.busy ? 'busy' : isOver(t) ? 'over' : t.legal.length ? 'your-turn' : 'waiting';
 }
 
 /** The moves again, after the connection or a start changed whether they may be made. */
@@ -330,7 +338,10 @@ function renderHistory(t) {
   }
   const box = $('history');
   box.replaceChildren(...blocks);
-  box.scrollTop = box.scrollHeight;
+  // The panel around it is what scrolls (table.css, .log): scrolling the list itself did nothing,
+  // and the newest hand stayed below the panel's edge.
+  const panel = box.closest('.log') ?? box;
+  panel.scrollTop = panel.scrollHeight;
 }
 
 // ---------------------------------------------------------------- play
@@ -580,6 +591,7 @@ async function main() {
     renderMoves();
     $('start').disabled = true;
     try {
+      setStatus(table.session ? 'Starting a new session…' : 'Starting…');
       if (!table.ws || table.ws.readyState !== WebSocket.OPEN) {
         setStatus('Connecting…');
         await connect();
