@@ -513,7 +513,7 @@ describe('trainer', () => {
     } finally {
       stderr.mockRestore();
     }
-    expect(said.join('')).toMatch(/best\.json now names step-0+2, which beats/);
+    expect(said.join('')).toMatch(/best\.json now names step-0+2, the best so far/);
     expect(JSON.parse(readFileSync(pointer('best'), 'utf8')).checkpoint).toBe(latest);
   });
 

@@ -353,7 +353,7 @@ class TrainingRun {
         this.log(`checkpoints/latest.json was missing (as a run stopped between a checkpoint and its pointer leaves it): it now names ${adopted}, the newest checkpoint`);
       }
       if (await this.store.catchUpBest(latest)) {
-        this.log(`checkpoints/best.json now names ${latest}, which beats the checkpoint it named (the run stopped before pointing it there)`);
+        this.log(`checkpoints/best.json now names ${latest}, the best so far (the run stopped before pointing it there)`);
       }
       this.log(`resuming after update ${this.state.update}`);
     } else {
