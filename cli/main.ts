@@ -295,11 +295,23 @@ function endQuietlyOnClosedStdout(verb: string | undefined): void {
     if (verb !== 'play') failOutput('stdout', e.message);
     reportOutputLost('stdout', e.message);
     stdoutLost = true;
+    // The write that fails may be the last one, its error coming after the game ended.
+    if (e.code === 'EIO' && process.stdout.isTTY === true) process.once('exit', endAsHangUp);
   });
 }
 
 /** Whether stdout failed (not a reader that stopped early) while `play` went on. */
 let stdoutLost = false;
+/**
+ * Ends the process as a closed terminal's SIGHUP would (exit status 129 in a shell), once the
+ * record is saved: stdout was a terminal that has gone (writes fail with EIO). Exiting normally,
+ * Node restores the terminal's settings, fails on the closed one and aborts (SIGABRT, 134):
+ * `play` in a window that was closed got its end of input before its SIGHUP.
+ */
+function endAsHangUp(): void {
+  process.removeAllListeners('SIGHUP');
+  process.kill(process.pid, 'SIGHUP');
+}
 
 /**
  * Progress bars and notes go to stderr; when it is gone (a closed pipe, a full disk) they are
