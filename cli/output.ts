@@ -56,12 +56,12 @@ export function failOutput(field: string, reason: string): never {
 }
 
 /**
- * `text` with control and bidirectional-format characters shown as escapes (\u001b): echoed
+ * `text` with control, bidirectional-format and line-separator characters shown as escapes (\u001b): echoed
  * raw, an answer's escape sequences set the terminal's title or cleared its screen, and a name
  * holding a newline broke a table's lines.
  */
 export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**

@@ -283,7 +283,7 @@ describe('kratzen play', () => {
     expect(JSON.parse(line)).toEqual({ error: 'cannot write output', field: 'record', reason: expect.stringMatching(/\((EEXIST|ENOTDIR)\)$/) });
   });
 
-  it('ends the session after 1 MiB of input with no newline, saving the record (< /dev/zero ran out of memory)', async () => {
+  it('ends the session after 64 MiB of input with no newline, saving the record (< /dev/zero ran out of memory)', async () => {
     const endless = new Readable({ read() { this.push('x'.repeat(65_536)); } });
     const path = join(tmp, 'endless.json');
     let text = '';
@@ -291,13 +291,15 @@ describe('kratzen play', () => {
     expect(await runPlay(['--seed', '2', '--hands', '1', '--record', path], { input: endless, output })).toBe(0);
     expect(replayRecord(JSON.parse(readFileSync(path, 'utf8'))).result.final.complete).toBe(false);
     // Said why: it read as a plain "(end of input)" [probe round 14].
-    expect(text).toContain('(end of input: a line of over 1048576 characters without a newline)');
+    expect(text).toContain('(end of input: a line of over 67108864 characters without a newline)');
   });
 
   it('answers a line over 4096 characters as too long and goes on, whichever chunks it comes in (it ended the session when split)', async () => {
     const long = 'x'.repeat(200_000);
     const split = [...Array.from({ length: 50 }, () => 'x'.repeat(4000)), '\n1\nquit\n'];
-    for (const chunks of [[`${long}\n1\nquit\n`], split]) {
+    // A pasted line of 2 MB with its newline is one answer too (it ended the session) [play probe, session 48].
+    const pasted = [...Array.from({ length: 32 }, () => 'x'.repeat(65_536)), '\n1\nquit\n'];
+    for (const chunks of [[`${long}\n1\nquit\n`], split, pasted]) {
       let text = '';
       const output = new Writable({ write: (chunk, _e, done) => ((text += chunk.toString()), done()) });
       expect(await runPlay(['--seed', '2', '--record', join(tmp, `long-${chunks.length}.json`)], { input: Readable.from(chunks), output })).toBe(0);
@@ -372,10 +374,35 @@ describe('parseMove and card names', () => {
   });
 });
 
+describe('a closed terminal', () => {
+  // The window's close reached the game as its end of input before its SIGHUP: the record was
+  // saved, then Node's exit failed restoring the closed terminal's settings and aborted
+  // (SIGABRT, 134 in a shell) [play probe, session 48].
+  it('ends the game as a hangup would (SIGHUP, 129 in a shell), its record saved', () => {
+    const path = join(tmp, 'hangup.json');
+    const closeTerminal = [
+      'import os, pty, select, sys, time',
+      'pid, fd = pty.fork()',
+      'if pid == 0: os.execv(sys.argv[1], sys.argv[1:])',
+      "seen = b''",
+      'deadline = time.time() + 20',
+      "while time.time() < deadline and b'[1-' not in seen:",
+      '    if select.select([fd], [], [], 0.5)[0]: seen += os.read(fd, 65536)',
+      'os.close(fd)',
+      'print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))',
+    ].join('\n');
+    const run = spawnSync('/usr/bin/python3', ['-c', closeTerminal, process.execPath, MAIN_BIN, 'play', '--seed', '5', '--record', path], { encoding: 'utf8', timeout: 30_000 });
+    expect(run.stdout.trim()).toBe('-1'); // killed by signal 1
+    expect(replayRecord(JSON.parse(readFileSync(path, 'utf8'))).result.final.complete).toBe(false);
+  });
+});
+
 describe('echoed answers', () => {
   it('show control and direction characters as escapes: raw, they set the title or cleared the screen [probe round 6]', () => {
     expect(printable('\u001b]0;PWNED\u0007\u001b[2J play Ac\u202e')).toBe('\\u001b]0;PWNED\\u0007\\u001b[2J play Ac\\u202e');
     expect(printable('play Qh ♥ Ä')).toBe('play Qh ♥ Ä');
+    // The Arabic letter mark, line and paragraph separators and the BOM came through raw [play probe, session 48].
+    expect(printable('a\u061cb\u2028c\u2029d\ufeff')).toBe('a\\u061cb\\u2028c\\u2029d\\ufeff');
     const run = spawnSync(process.execPath, [join(ROOT, 'dist/cli/main.js'), 'play', '--seed', '1', '--record', join(tmp, 'escapes.json')], {
       input: '\u001b]0;PWNED\u0007\u001b[2J\u001b[31mRED\nquit\n',
       encoding: 'utf8',

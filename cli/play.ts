@@ -297,8 +297,12 @@ class TerminalGame {
  * (`next()` gives its first MAX_LINE_CHARS + 1 characters, the rest is dropped up to its newline).
  */
 const MAX_LINE_CHARS = 4096;
-/** Characters dropped from one line before the input counts as ended (`< /dev/zero` has no newline). */
-const MAX_DROPPED_CHARS = 1 << 20;
+/**
+ * Characters dropped from one line before the input counts as ended (`< /dev/zero` has no
+ * newline): far more than any pasted line (at 1 MiB a pasted 2 MB line ended the session, and
+ * the answers after it were lost), and read from /dev/zero in a fraction of a second.
+ */
+const MAX_DROPPED_CHARS = 1 << 26;
 
 function stdinIsDirectory(): boolean {
   try {
