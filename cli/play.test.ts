@@ -356,6 +356,13 @@ describe('parseMove and card names', () => {
       }
     }
     expect(parseMove('play W♦', legal, (a) => new CardNames('french').action(actionToString(a)))).toBe(legal[2]);
+    // A bare card as the hand shows it: `O♥` was refused while `play O♥` was taken [play probe, session 48].
+    const german = new CardNames('german');
+    const queen = [parseAction('play Qh'), parseAction('play Jc'), ACTION_OUT];
+    const shownGerman = (a: number) => german.action(actionToString(a));
+    expect(parseMove('O♥', queen, shownGerman)).toBe(queen[0]);
+    expect(parseMove('u♣', queen, shownGerman)).toBe(queen[1]);
+    expect(parseMove('O♣', queen, shownGerman)).toBeNull();
   });
   it('refuses anything not legal', () => {
     for (const text of ['0', '5', 'in', 'play Ac', 'Ac', 'play', '', 'play Kc now', '1.5']) expect(parseMove(text, legal), text).toBeNull();

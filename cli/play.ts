@@ -98,14 +98,20 @@ export class CardNames {
  * text as `shown` lists it is that move (the Weli was listed as `play W♦`, which the card parser
  * read as a card `Wd` and refused).
  */
+/** A move's label without the card's long name: `play O♥` of `play O♥ (Herz Ober)`. */
+function shortLabel(label: string): string {
+  return label.replace(/\s*\(.*\)$/, '');
+}
+
 export function parseMove(input: string, legal: readonly number[], shown?: (action: number) => string): number | null {
   const text = input.trim().replace(/\s+/g, ' ');
   if (/^\d+$/.test(text)) {
     const k = Number(text);
     return k >= 1 && k <= legal.length ? legal[k - 1]! : null;
   }
-  // As listed, or its short part before the card's long name (`play W♦`).
-  const asListed = (label: string) => [label, label.replace(/\s*\(.*\)$/, '')].map((form) => form.trim().replace(/\s+/g, ' ').toLowerCase());
+  // As listed, its short part before the card's long name (`play W♦`), or that card alone (`O♥`:
+  // the hand is shown so, and a bare card was read as the engine's token only).
+  const asListed = (label: string) => [label, shortLabel(label), shortLabel(label).replace(/^(play|discard) /, '')].map((form) => form.trim().replace(/\s+/g, ' ').toLowerCase());
   const listed = shown ? legal.filter((a) => asListed(shown(a)).includes(text.toLowerCase())) : [];
   if (listed.length === 1) return listed[0]!;
   const candidates = new Set<number>();
@@ -238,7 +244,8 @@ class TerminalGame {
     const legal = this.state.legalActions();
     this.showTable(legal);
     for (;;) {
-      this.write(`Your move [1-${legal.length}, text like "${actionToString(legal[0]!)}", help, quit]: `);
+      // The example is written as the list shows moves (`play O♥`, not the engine's `play Qh`).
+      this.write(`Your move [1-${legal.length}, text like "${shortLabel(this.names.action(actionToString(legal[0]!)))}", help, quit]: `);
       const line = await reader.next();
       if (line === null) {
         this.write(reader.stopped ? '\n(stopped)\n' : reader.cutShort ? `\n(end of input: ${reader.cutShort})\n` : '\n(end of input)\n');
