@@ -77,6 +77,14 @@ describe('reports', () => {
     // A run without periodic evaluations said "no data yet" of ones that never come [probe].
     const never = trainingHtml('run', { evalDeals: 2, evalEvery: 0 }, lines.map(({ update, envSteps, learnerReturn, elapsed }) => ({ update, envSteps, learnerReturn, elapsed })));
     expect(never).toContain('chips per hand (none: evalEvery is 0): no data yet');
+    // Where the run stands, imitation included, and the reward's unit from the config; each loss
+    // on its own scale (they shared one, the policy's flat on zero) [report review, session 48].
+    const reported = trainingHtml('run', { updates: 6, imitationUpdates: 10, rewardNormalization: 'pot' }, lines, 'done');
+    expect(reported).toContain('Update 4 of 16 (10 imitating the heuristic, then 6 of PPO), 16,384 environment steps; finished.');
+    expect(reported).toContain('Learner reward per hand (chips / pot)');
+    expect(trainingHtml('run', { rewardNormalization: 'chips', rewardScale: 0.1 }, lines)).toContain('Learner reward per hand (chips × 0.1)');
+    for (const title of ['Policy loss', 'Value loss', 'Clip fraction']) expect(reported).toContain(`>${title}: no data yet<`);
+    expect(reported).toContain('an interval that holds 0 is a tie');
   });
   it('the tournament report shows the head-to-head matrix as a heat map', () => {
     const config = { agents: ['x', 'y', 'z'], rules: {}, deals: 2, seed: 0 };
@@ -88,6 +96,12 @@ describe('reports', () => {
     expect(html).toContain('Head to head: row minus column');
     expect(html).toContain('>+2.00<'); // x - y: (1 + 3) / 2 over the two deals
     offline(html);
+    // What a deal is (13 deals x 4 rotations read as 208 hands unexplained), the terms, a scale
+    // under the bars, and three decimals as the command line prints them [report review, session 48].
+    expect(html).toContain('2 deals (a deal is a session of 4 hands), each played in all 3 seat rotations (24 hands)');
+    expect(html).toContain('± is a 95% confidence interval');
+    expect(html).toContain('>chips per hand</text>');
+    expect(html).toMatch(/<td>1\.500<\/td>/);
   });
 });
 

@@ -48,13 +48,17 @@ function chartLabel(label: string, attributes: string): string {
   return `<text ${attributes}><title>${escape(label)}</title>${escape(shown)}</text>`;
 }
 
-/** Horizontal bars (one per label) with a ±error whisker, around a zero line. */
-export function barChartSvg(title: string, bars: { label: string; value: number; error?: number }[]): string {
+/**
+ * Horizontal bars (one per label) with a ±error whisker, around a zero line, over an axis of
+ * ticks labelled `xLabel`; each bar's value (`digits` decimals) is written at the right.
+ */
+export function barChartSvg(title: string, bars: { label: string; value: number; error?: number }[], xLabel = '', digits = 3): string {
   const width = 640;
   const rowHeight = 34;
   const left = 170;
-  const right = 50;
-  const height = 50 + rowHeight * bars.length;
+  const right = 60;
+  const axisY = 40 + rowHeight * bars.length + 4;
+  const height = axisY + 44;
   const extent = Math.max(1e-9, ...bars.map((b) => Math.abs(b.value) + (Number.isFinite(b.error) ? b.error! : 0)));
   const x = (v: number) => left + ((v + extent) / (2 * extent)) * (width - left - right);
   const rows = bars.map((b, i) => {
@@ -68,13 +72,22 @@ export function barChartSvg(title: string, bars: { label: string; value: number;
     return (
       chartLabel(b.label, `x="${left - 8}" y="${y + 15}" text-anchor="end" font-size="13"`) +
       `<rect x="${x0}" y="${y + 2}" width="${Math.max(1, w)}" height="18" fill="${color}" opacity="0.8"/>${whisker}` +
-      `<text x="${width - right + 4}" y="${y + 15}" font-size="11">${fmt(b.value)}</text>`
+      `<text x="${width - right + 6}" y="${y + 15}" font-size="12">${Number.isFinite(b.value) ? b.value.toFixed(digits) : String(b.value)}</text>`
     );
   });
+  // The scale: without it the whiskers' ends could not be read.
+  const ticks = niceTicks(-extent, extent, 6).map(
+    (t) =>
+      `<line x1="${x(t).toFixed(1)}" x2="${x(t).toFixed(1)}" y1="${axisY}" y2="${axisY + 5}" stroke="#888"/>` +
+      `<text x="${x(t).toFixed(1)}" y="${axisY + 17}" text-anchor="middle" font-size="11">${tickLabel(t)}</text>`,
+  );
   return (
     svgOpen(width, height) +
     `<text x="${width / 2}" y="22" text-anchor="middle" font-size="15">${escape(title)}</text>` +
-    `<line x1="${x(0)}" x2="${x(0)}" y1="32" y2="${height - 8}" stroke="#888"/>${rows.join('')}</svg>`
+    `<line x1="${x(0)}" x2="${x(0)}" y1="32" y2="${axisY}" stroke="#888"/>${rows.join('')}` +
+    `<line x1="${left}" x2="${width - right}" y1="${axisY}" y2="${axisY}" stroke="#888"/>${ticks.join('')}` +
+    (xLabel ? `<text x="${(left + width - right) / 2}" y="${axisY + 36}" text-anchor="middle" font-size="12">${escape(xLabel)}</text>` : '') +
+    '</svg>'
   );
 }
 
