@@ -52,7 +52,7 @@ export function tournamentHtml(result: TournamentResult): string {
 
 /** Writes `result.json` and `report.html` into `dir`; returns the report's path. */
 export function writeTournamentReport(result: TournamentResult, dir: string): string {
-  const path = join(dir, REPORT_FILE);
+  const path = join(dir, TOURNAMENT_REPORT_FILE);
   // Both or neither: a full disk leaves an earlier report in `dir` whole.
   writeFilesAtomic([
     [join(dir, RESULT_FILE), `${JSON.stringify(result, null, 2)}\n`],
@@ -62,13 +62,14 @@ export function writeTournamentReport(result: TournamentResult, dir: string): st
 }
 
 const RESULT_FILE = 'result.json';
-const REPORT_FILE = 'report.html';
+/** The file name of a tournament's HTML report in its folder. */
+export const TOURNAMENT_REPORT_FILE = 'report.html';
 
 /**
  * Why writeTournamentReport could not write into `dir` (a folder holds a report file's name), or
  * null: checked before an evaluation, which found out only after all its deals.
  */
 export function tournamentReportProblem(dir: string): string | null {
-  const folder = folderInPlaceOf([RESULT_FILE, REPORT_FILE].map((name) => join(dir, name)));
+  const folder = folderInPlaceOf([RESULT_FILE, TOURNAMENT_REPORT_FILE].map((name) => join(dir, name)));
   return folder === null ? null : `${folder} is a folder, where the report's ${basename(folder)} goes`;
 }

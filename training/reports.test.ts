@@ -85,6 +85,7 @@ describe('reports', () => {
     expect(trainingHtml('run', { rewardNormalization: 'chips', rewardScale: 0.1 }, lines)).toContain('Learner reward per hand (chips × 0.1)');
     for (const title of ['Policy loss', 'Value loss', 'Clip fraction']) expect(reported).toContain(`>${title}: no data yet<`);
     expect(reported).toContain('an interval that holds 0 is a tie');
+    expect(reported).toContain('<a href="eval-vs-random/report.html">vs random</a> · <a href="eval-vs-heuristic/report.html">vs heuristic</a>');
   });
   it('the tournament report shows the head-to-head matrix as a heat map', () => {
     const config = { agents: ['x', 'y', 'z'], rules: {}, deals: 2, seed: 0 };

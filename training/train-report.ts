@@ -2,6 +2,10 @@
 
 import { writeFileAtomic } from './files.js';
 import { escapeHtml, lineChartSvg, type LineSeries } from './svg.js';
+import { TOURNAMENT_REPORT_FILE } from './eval-report.js';
+
+/** The run's final evaluations: opponent, and the folder (in the run's) of its report. */
+export const FINAL_EVAL_FOLDERS = [['random', 'eval-vs-random'], ['heuristic', 'eval-vs-heuristic']] as const;
 
 export interface MetricsLine {
   update: number;
@@ -88,7 +92,7 @@ export function trainingHtml(title: string, config: unknown, lines: MetricsLine[
 <h1>${escapeHtml(title)}</h1>
 <p>${escapeHtml(progressLine(reported, last, final !== undefined))}</p>
 <p>The evaluations are duplicate matches: each deal is played once per seat rotation, so the luck of the cards cancels out. Their figures are the learner's chips per hand minus the opponent's, with a 95% confidence interval (± and the shaded bands): an interval that holds 0 is a tie. The imitation updates (cloning the heuristic) come before PPO; the PPO figures (policy loss, entropy, KL, clip fraction) start after them.</p>
-${final ? `<h2>Final evaluation</h2><pre class="summary">${escapeHtml(final)}</pre>` : ''}
+${final ? `<h2>Final evaluation</h2><pre class="summary">${escapeHtml(final)}</pre><p>Their reports: ${FINAL_EVAL_FOLDERS.map(([opponent, folder]) => `<a href="${folder}/${TOURNAMENT_REPORT_FILE}">vs ${opponent}</a>`).join(' · ')}.</p>` : ''}
 ${charts.map((chart) => `<div class="chart">${chart}</div>`).join('\n')}
 <h2>Configuration</h2><pre>${escapeHtml(JSON.stringify(config, null, 2))}</pre>
 </body></html>

@@ -28,7 +28,7 @@ import { RedisActors } from './distributed/rollout-jobs.js';
 import type { RedisConnection } from './distributed/redis.js';
 import { TournamentStopped, dealsBetterText, runTournament, type RunOptions, type TournamentResult } from './tournament.js';
 import { writeTournamentReport } from './eval-report.js';
-import { writeTrainingReport, type MetricsLine } from './train-report.js';
+import { FINAL_EVAL_FOLDERS, writeTrainingReport, type MetricsLine } from './train-report.js';
 import { ProgressBar } from './progress.js';
 import { builtModule } from '../env/built-module.js';
 
@@ -636,8 +636,9 @@ class TrainingRun {
       }
       const [vsRandom, vsHeuristic] = matches;
       finalEval = { vsRandom, vsHeuristic };
-      writeTournamentReport(vsRandom, join(this.runDir, 'eval-vs-random'));
-      writeTournamentReport(vsHeuristic, join(this.runDir, 'eval-vs-heuristic'));
+      const [[, randomFolder], [, heuristicFolder]] = FINAL_EVAL_FOLDERS;
+      writeTournamentReport(vsRandom, join(this.runDir, randomFolder));
+      writeTournamentReport(vsHeuristic, join(this.runDir, heuristicFolder));
       const summary = [vsRandom, vsHeuristic].map(describeMatch).join('\n');
       writeTrainingReport(this.reportPath, `Kratzen training: ${config.name}`, config, this.metrics, summary);
       if (this.verbose) process.stdout.write(`${summary}\n`);
