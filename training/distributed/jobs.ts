@@ -76,7 +76,10 @@ function redisLost(reason: string): ValidationError {
  */
 export function distributedRunFailure(e: unknown): ValidationError {
   if (e instanceof ValidationError) return e;
-  return redisLost(e instanceof Error ? e.message : String(e));
+  const message = e instanceof Error ? e.message : String(e);
+  // ioredis's words for a command left unanswered past its timeout (a training run's blob
+  // uploads): an evaluation said "Redis has not answered" of the same silence.
+  return redisLost(message === 'Command timed out' ? 'Redis has not answered a command in time (it timed out)' : message);
 }
 
 /** Adds the jobs and resolves with their return values in the order given. */

@@ -1,10 +1,12 @@
 // The Redis URL a user passes: parsed into connection options, and never echoed with its
-// password (error messages end up in terminals, CI logs and issue reports).
+// password (error messages end up in terminals, CI logs and issue reports), and what a run on it
+// says when Redis fails it.
 
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { distributedRunFailure } from './jobs.js';
 import { parseRedisUrl, redactedUrl } from './redis.js';
 
 const BIN = join(import.meta.dirname, '../../dist/cli/main.js');
@@ -55,9 +57,20 @@ describe('parseRedisUrl', () => {
       expect(run.status, args[0]).not.toBe(0);
       expect(run.stdout + run.stderr, args[0]).toMatch(/redis/);
       expect(run.stdout + run.stderr, args[0]).not.toContain('s3cret');
+      // Why: nobody listens there (it said "Connection is closed.") [redis probe, session 48].
+      expect(run.stderr, args[0]).toMatch(/cannot reach Redis at 127\.0\.0\.1:1: connect ECONNREFUSED/);
       // Said at once, as eval says it (a train on Redis with no worker running waited without a word).
       if (args[0] === 'train') expect(run.stderr).toMatch(/^train: rollouts go to Redis at redis:\/\/\*\*\*@127\.0\.0\.1:1; .*\(until one takes them, this waits\)$/m);
     }
   }, 120_000);
 });
 
+
+describe('distributed run failures', () => {
+  it('say that Redis went silent when a command timed out, as an evaluation says it (ioredis said "Command timed out") [redis probe, session 48]', () => {
+    const failure = distributedRunFailure(new Error('Command timed out'));
+    expect(failure).toMatchObject({ field: 'redis' });
+    expect(failure.message).toMatch(/Redis has not answered a command in time/);
+    expect(distributedRunFailure(new Error('READONLY')).message).toMatch(/READONLY/);
+  });
+});

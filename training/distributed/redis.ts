@@ -146,8 +146,9 @@ export class BlobStore {
       await this.redis.ping();
     } catch (e) {
       this.redis.disconnect();
-      // A wrong password came out as "Connection is closed.": the server's own refusal says more.
-      const refusal = this.lastError?.message.match(/^(WRONGPASS|NOAUTH|NOPERM)\b.*/)?.[0];
+      // A wrong password, or a port nobody listens on, came out as "Connection is closed.": the
+      // server's refusal, or the socket's, says more.
+      const refusal = this.lastError?.message.match(/^(WRONGPASS|NOAUTH|NOPERM)\b.*|^(connect|getaddrinfo) (ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|ENOTFOUND|EAI_AGAIN)\b.*/)?.[0];
       throw new ValidationError('unreachable server', 'redis', `cannot reach Redis at ${host}:${port}: ${refusal ?? (e as Error).message}`);
     }
     // ioredis reports a database it cannot select as an error event and goes on in database 0.
