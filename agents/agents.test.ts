@@ -86,6 +86,17 @@ describe('agents read the rules from the observed rule set (docs/rules.md §0)',
     return actionToString(new HeuristicAgent().act(obs, mask, Int32Array.of(state.currentSeat))[0]!);
   }
 
+  it('the heuristic refuses a mask that does not fit its observation (it chose -1) [library probe, session 48]', () => {
+    const vec = new VecEnv({ numEnvs: 1, config: { rules: { players: 4 } } }).reset(3);
+    let steps = 0;
+    while (vec.stateOf(0).phase !== 'play' && steps++ < 100) vec.step(Int32Array.of(vec.stateOf(0).legalActions()[0]!));
+    expect(vec.stateOf(0).phase).toBe('play');
+    const mask = new Uint8Array(NUM_ACTIONS);
+    mask[parseAction('in')] = 1;
+    mask[parseAction('done')] = 1;
+    expect(() => new HeuristicAgent().act(vec.observations.slice(0, OBS_SIZE), mask, Int32Array.of(vec.seats[0]!))).toThrow(/row 0's mask does not fit its observation \(phase play\)/);
+  });
+
   it('weliRank highest: the heuristic counts the Weli as the top trump when it declares', () => {
     // Seat 1 speaks first holding the Weli and nothing else of worth (clubs are trump): the
     // second-best trump is not enough to play, the best one is.

@@ -69,7 +69,10 @@ export class HeuristicAgent implements Agent {
         observedGame(decoded);
         return decoded;
       });
-      actions[i] = this.choose(view, legal);
+      const chosen = this.choose(view, legal);
+      // A mask that does not fit its observation (another row's) left a choice outside it: -1.
+      if (!legal.includes(chosen)) throw new RangeError(`heuristic agent: row ${i}'s mask does not fit its observation (phase ${view.phase}): none of its legal actions is a move of that phase`);
+      actions[i] = chosen;
     }
     return actions;
   }

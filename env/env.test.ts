@@ -1023,12 +1023,24 @@ describe('buffers, indices and opponents that do not fit [probe round 3b]', () =
     expect(() => encodeObservation(state, 0, new Float32Array(OBS_SIZE), OBS_SIZE)).toThrow(RangeError);
     expect(() => state.legalActionMask(new Uint8Array(5))).toThrow(/a mask needs 74 entries/);
     expect(() => state.legalActionMask(new Uint8Array(NUM_ACTIONS), -10)).toThrow(RangeError);
+    // A fractional offset wrote nothing and returned an all-zero mask; '74' was added as text;
+    // null failed inside [library probe, session 48].
+    expect(() => state.legalActionMask(new Uint8Array(2 * NUM_ACTIONS), 1.5)).toThrow(/from offset 1\.5 \(a whole number\)/);
+    expect(() => state.legalActionMask(new Uint8Array(2 * NUM_ACTIONS), '74' as unknown as number)).toThrow(RangeError);
+    expect(() => state.legalActionMask(null as unknown as Uint8Array)).toThrow(/a mask is a Uint8Array, got null/);
+    // Misspelt options were dropped without a word (the first dealer drawn instead).
+    expect(() => state.game.newState({ seed: 1, start: { dealr: 0 } } as never)).toThrow(/newState start has no option "dealr"/);
+    expect(() => state.game.newState({ sed: 5 } as never)).toThrow(/newState has no option "sed"/);
+    expect(() => state.game.newState(null as never)).toThrow(/newState takes an object of options/);
     // A reader has no transitions (env.state and stateOf hand out readers); a state of its own checks its seat too.
     expect(() => vec.stateOf(0).game.newState({ seed: 1 }).applyAs('1' as unknown as number, 0)).toThrow(/seat must be a seat 0\.\.3/);
   });
 
   it('a vector env too big to allocate names numEnvs; an action given as a string is named as one [probe round 6]', () => {
     expect(() => new VecEnv({ numEnvs: 1e9, config })).toThrow(/^numEnvs 1000000000: the observations buffer \(1960000000000 bytes\) cannot be allocated/);
+    // One past the engine's typed-array length but within memory was allocated, then its view
+    // failed: "Invalid typed array length: undefined" [library probe, session 48].
+    expect(() => new VecEnv({ numEnvs: 1e7, config })).toThrow(/^numEnvs 10000000: the observations buffer \(19600000000 bytes\) cannot be allocated/);
     const env = new KratzenEnv(config);
     env.reset({ seed: 1 });
     const legal = env.state.legalActions()[0]!;

@@ -78,6 +78,9 @@ export function allocateVecMemory(numEnvs: number, allocate: (bytes: number) => 
     const bytes = numEnvs * width * BYTES[kind];
     try {
       out[name] = allocate(bytes);
+      // A buffer past the engine's typed-array length was allocated, then its view failed with
+      // "Invalid typed array length: undefined".
+      viewOf(kind, out[name]);
     } catch (e) {
       // The engine's "Array buffer allocation failed" did not say which setting asked for it.
       if (e instanceof RangeError) throw new RangeError(`numEnvs ${numEnvs}: the ${name} buffer (${bytes} bytes) cannot be allocated: ${e.message}`);

@@ -5,6 +5,7 @@ import { NUM_ACTIONS } from './actions.js';
 import { parseRuleSet, unitsPerChip, type RuleSet } from './ruleset.js';
 import { profileOf, type GameUnits, type ProfileRules } from './profiles.js';
 import { KratzenState } from './game.js';
+import { checkOptionKeys } from './errors.js';
 
 export interface SessionStart {
   /** First dealer; default: drawn from the seed. */
@@ -17,6 +18,8 @@ export interface SessionStart {
   muss?: boolean;
 }
 
+const SESSION_START_FIELDS = Object.keys({ dealer: true, pot: true, balances: true, muss: true } satisfies Record<keyof SessionStart, true>);
+
 export interface NewStateOptions {
   seed?: number | string;
   /** Decks by hand index (33 card ids, top first); a missing one is shuffled from the seed. */
@@ -25,6 +28,8 @@ export interface NewStateOptions {
   pauseBetweenHands?: boolean;
   start?: SessionStart;
 }
+
+const NEW_STATE_OPTIONS = Object.keys({ seed: true, decks: true, pauseBetweenHands: true, start: true } satisfies Record<keyof NewStateOptions, true>);
 
 /** The immutable game: a validated rule set and the sizes and exact amounts derived from it. */
 export class KratzenGame implements GameUnits {
@@ -57,6 +62,9 @@ export class KratzenGame implements GameUnits {
   }
 
   newState(options: NewStateOptions = {}): KratzenState {
+    // A misspelt option (`start: { dealr: 0 }`, `sed`) was dropped without a word.
+    checkOptionKeys(options, NEW_STATE_OPTIONS, 'newState');
+    if (options.start !== undefined) checkOptionKeys(options.start, SESSION_START_FIELDS, 'newState start');
     return new KratzenState(this, options);
   }
 

@@ -176,7 +176,11 @@ export abstract class StateReader {
 
   /** Writes 1 for each legal action into `out` (length NUM_ACTIONS), 0 elsewhere. */
   legalActionMask(out: Uint8Array, offset = 0): Uint8Array {
-    if (!(offset >= 0 && offset + NUM_ACTIONS <= out.length)) throw new RangeError(`a mask needs ${NUM_ACTIONS} entries from offset ${offset}; the buffer holds ${out.length}`);
+    // A fractional offset wrote nothing (and returned an all-zero mask); '74' was added as text.
+    if (!(out instanceof Uint8Array)) throw new TypeError(`a mask is a Uint8Array, got ${out === null ? 'null' : typeof out}`);
+    if (!(Number.isSafeInteger(offset) && offset >= 0 && offset + NUM_ACTIONS <= out.length)) {
+      throw new RangeError(`a mask needs ${NUM_ACTIONS} entries from offset ${String(offset).slice(0, 20)} (a whole number); the buffer holds ${out.length}`);
+    }
     this.refreshLegal();
     out.fill(0, offset, offset + NUM_ACTIONS);
     const i16 = this.d.i16;
