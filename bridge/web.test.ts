@@ -522,11 +522,7 @@ describe('the web table in headless Chromium', () => {
       await page.goto(`${base}/?opponents=random&profile=tavern5&players=4&seed=3&rules=${encodeURIComponent(more)}`);
       await page.waitForFunction(() => document.body.dataset.status === 'setup');
       expect(await pressStart(page)).not.toMatch(/Error/);
-      for (let k = 0; k < 100 && (await page.evaluate(() => document.body.dataset.status)) !== 'over'; k++) {
-        await page.waitForFunction(() => ['your-turn', 'over'].includes(document.body.dataset.status ?? ''));
-        await page.evaluate(() => (document.querySelector('#hand button:enabled, #calls button:enabled') as any)?.click());
-        await page.waitForFunction(() => document.body.dataset.status !== 'busy');
-      }
+      await playToTheEnd(page, 100);
       await page.waitForFunction(() => !document.getElementById('over')!.hidden);
       const t = (await page.evaluate(() => window.kratzenTable.view)) as { complete: boolean; overflowed: boolean; handIndex: number; settlements: unknown[] };
       expect(t).toMatchObject({ complete: false, overflowed: true });
@@ -551,11 +547,7 @@ describe('the web table in headless Chromium', () => {
       await page.goto(`${base}/?opponents=heuristic&profile=tavern5&players=4&seed=5`);
       await page.waitForFunction(() => document.body.dataset.status === 'setup');
       expect(await pressStart(page)).not.toMatch(/Error/);
-      for (let k = 0; k < 200 && (await page.evaluate(() => document.body.dataset.status)) !== 'over'; k++) {
-        await page.waitForFunction(() => ['your-turn', 'over'].includes(document.body.dataset.status ?? ''));
-        await page.evaluate(() => (document.querySelector('#hand button:enabled, #calls button:enabled') as any)?.click());
-        await page.waitForFunction(() => document.body.dataset.status !== 'busy');
-      }
+      await playToTheEnd(page, 200);
       const panel = await page.evaluate(() => {
         const log = document.querySelector('aside.log')!;
         const final = log.querySelector('.final')!.getBoundingClientRect();
@@ -726,15 +718,17 @@ describe('the web table under a careless user [web probe]', () => {
 });
 
 describe('the web table when the server stops answering or refuses a restart [web probe, session 32]', () => {
-  browserIt('gives up a socket whose server stopped answering, saying so, and takes the old table away when a restart is refused', async () => {
-    expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
+  /**
+   * Runs `check` on a page at its first turn whose server's replies can be held back
+   * (`stall(true)`), as from a stopped server process whose socket stays open (requests still
+   * reach the server), then closes browser and server.
+   */
+  async function withStallingServer(check: (page: any, stall: (on: boolean) => void) => Promise<void>): Promise<void> {
     const own = await new BridgeServer({ port: 0, web: true }).start();
     const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     try {
       const page = await browser.newPage();
       await page.addInitScript(() => ((globalThis as { kratzenReplyTimeoutMs?: number }).kratzenReplyTimeoutMs = 1_500));
-      // The server's replies stop reaching the page while its socket stays open (a stopped process):
-      // the page said "The bots are playing" for good.
       let stalled = false;
       await page.routeWebSocket(/.*/, (ws) => {
         const server = ws.connectToServer();
@@ -747,7 +741,18 @@ describe('the web table when the server stops answering or refuses a restart [we
       await page.waitForFunction(() => document.body.dataset.status === 'setup');
       await page.click('#start');
       await page.waitForFunction(() => document.body.dataset.status === 'your-turn');
-      stalled = true;
+      await check(page, (on) => (stalled = on));
+    } finally {
+      await browser.close();
+      await own.close();
+    }
+  }
+
+  browserIt('gives up a socket whose server stopped answering, saying so, and takes the old table away when a restart is refused', async () => {
+    expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
+    // The page said "The bots are playing" for good.
+    await withStallingServer(async (page, stall) => {
+      stall(true);
       await page.click('#hand button:enabled, #calls button:enabled');
       await page.waitForFunction(() => (document.getElementById('status')!.textContent ?? '').includes('has not answered'), undefined, { timeout: 10_000 });
       expect(await page.evaluate(() => document.getElementById('status')!.textContent)).toBe('The server has not answered for 2 s. Press Restart to reconnect.');
@@ -756,7 +761,7 @@ describe('the web table when the server stops answering or refuses a restart [we
       expect(await page.evaluate(() => [document.body.dataset.status, document.getElementById('prompt')!.textContent])).toEqual(['disconnected', '']);
       // Restart reconnects. Then a restart the server refuses (an unknown agent) takes the old
       // table away: it stayed, its moves enabled and failing with "no session".
-      stalled = false;
+      stall(false);
       await page.click('#start');
       await page.waitForFunction(() => document.body.dataset.status === 'your-turn');
       await page.fill('[name=opponents]', 'nosuchagent');
@@ -764,42 +769,20 @@ describe('the web table when the server stops answering or refuses a restart [we
       await page.waitForFunction(() => (document.getElementById('status')!.textContent ?? '').startsWith('Error:'));
       expect(await page.locator('#table').isHidden()).toBe(true);
       expect(await page.locator('#hand button:enabled, #calls button:enabled').count()).toBe(0);
-    } finally {
-      await browser.close();
-      await own.close();
-    }
+    });
   }, 60_000);
-});
 
-describe('the web table restarted while the server has stopped answering [web probe, session 48]', () => {
-  browserIt('says a restart is under way, then why it failed and to press Restart (it kept "Your turn", then said "not connected")', async () => {
+  // Restarted after the server stopped answering, the page kept "Your turn" while it waited, then
+  // said "Error: not connected" over the reason [web probe, session 48].
+  browserIt('says a restart is under way, then why it failed and to press Restart', async () => {
     expect(missing, `CI must install ${missing.join(' and ')}`).toEqual([]);
-    const own = await new BridgeServer({ port: 0, web: true }).start();
-    const browser = await playwright!.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    try {
-      const page = await browser.newPage();
-      await page.addInitScript(() => ((globalThis as { kratzenReplyTimeoutMs?: number }).kratzenReplyTimeoutMs = 1_500));
-      let stalled = false;
-      await page.routeWebSocket(/.*/, (ws) => {
-        const server = ws.connectToServer();
-        ws.onMessage((message) => server.send(message));
-        server.onMessage((message) => {
-          if (!stalled) ws.send(message);
-        });
-      });
-      await page.goto(`http://127.0.0.1:${own.port}/?seed=11&opponents=heuristic&players=4`);
-      await page.waitForFunction(() => document.body.dataset.status === 'setup');
-      await page.click('#start');
-      await page.waitForFunction(() => document.body.dataset.status === 'your-turn');
-      stalled = true;
+    await withStallingServer(async (page, stall) => {
+      stall(true);
       await page.click('#start');
       expect(await page.evaluate(() => [document.getElementById('status')!.textContent, document.body.dataset.status, document.getElementById('prompt')!.textContent])).toEqual(['Starting a new session…', 'starting', '']);
       await page.waitForFunction(() => !(document.getElementById('start') as unknown as { disabled: boolean }).disabled, undefined, { timeout: 10_000 });
       expect(await page.evaluate(() => document.getElementById('status')!.textContent)).toBe('Error: The server has not answered for 2 s. Press Restart to reconnect.');
-    } finally {
-      await browser.close();
-      await own.close();
-    }
+    });
   }, 60_000);
 });
 
@@ -896,6 +879,15 @@ describe('the web table on a server with a short idle timeout [web probe, round 
     }
   }, 60_000);
 });
+
+/** Plays the first enabled move at every turn until the session is over (at most `moves` moves). */
+async function playToTheEnd(page: any, moves: number): Promise<void> {
+  for (let k = 0; k < moves && (await page.evaluate(() => document.body.dataset.status)) !== 'over'; k++) {
+    await page.waitForFunction(() => ['your-turn', 'over'].includes(document.body.dataset.status ?? ''));
+    await page.evaluate(() => (document.querySelector('#hand button:enabled, #calls button:enabled') as any)?.click());
+    await page.waitForFunction(() => document.body.dataset.status !== 'busy');
+  }
+}
 
 /**
  * Presses Start (or Restart) and returns the status once a new session shows or the page says
