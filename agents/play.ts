@@ -31,7 +31,8 @@ export function decide(agent: Agent, state: StateReader, seat: number, rows: Dec
 
 /** Plays one session with `agents[s]` at seat s; returns the final state. */
 export function playSession(agents: readonly Agent[], options: PlayOptions = {}): KratzenState {
-  const state = createGame(options.rules ?? {}).newState(options);
+  const { rules, onDecision: _, ...stateOptions } = options;
+  const state = createGame(rules ?? {}).newState(stateOptions);
   if (agents.length !== state.numPlayers) throw new Error(`need ${state.numPlayers} agents, got ${agents.length}`);
   const rows = new DecisionRows();
   while (!state.isTerminal) {
