@@ -222,15 +222,19 @@ export class CheckpointStore {
    * `latest` names (and pruning later removed the better one). Whether `best` moved.
    */
   async catchUpBest(name: string): Promise<boolean> {
-    const { manifest, bytes } = await readManifest(this.dir(this.checkName(name)));
-    if ((await this.readPointer('best'))?.checkpoint === name || !(await this.improvesBest(manifest))) return false;
-    await this.writePointer('best', { checkpoint: name, step: manifest.step, manifestSha256: sha256(bytes) });
+    const read = await readManifest(this.dir(this.checkName(name)));
+    if ((await this.readPointer('best'))?.checkpoint === name || !(await this.improvesBest(read.manifest))) return false;
+    await this.writePointerTo('best', name, read);
     return true;
   }
 
   private async pointAt(which: PointerName, name: string): Promise<void> {
-    const { manifest, bytes } = await readManifest(this.dir(this.checkName(name)));
-    await this.writePointer(which, { checkpoint: name, step: manifest.step, manifestSha256: sha256(bytes) });
+    await this.writePointerTo(which, name, await readManifest(this.dir(this.checkName(name))));
+  }
+
+  /** Points `which` at checkpoint `name`, whose manifest (and its bytes) `read` holds. */
+  private async writePointerTo(which: PointerName, name: string, read: { manifest: CheckpointManifest; bytes: Uint8Array }): Promise<void> {
+    await this.writePointer(which, { checkpoint: name, step: read.manifest.step, manifestSha256: sha256(read.bytes) });
   }
 
   /** The store folder's entries; none before anything was saved in it (a run's league before its first snapshot). */
